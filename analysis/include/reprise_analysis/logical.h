@@ -1,0 +1,72 @@
+#pragma once
+// Logical dependence analysis: per region tree, the users (op requirements) that later ops may
+// have to wait for, with field masks and footprints. Computes per-point preconditions.
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "reprise_rt/event.h"
+#include "reprise_rt/forest.h"
+#include "reprise_rt/op.h"
+
+namespace reprise::detail {
+
+class EventTable;
+
+// One requirement of an earlier op that is still relevant.
+struct LogicalUser {
+  OpRef op;
+  std::uint32_t req = 0;
+  FieldMask mask = 0;
+};
+
+// Per-point lists of events, reused across ops to avoid allocation.
+class PointPreconditions {
+ public:
+  void reset(std::size_t points);
+  void add(std::size_t point, Event e);
+  void add_all(Event e);
+  std::span<const Event> of(std::size_t point) const { return lists_[point]; }
+  std::size_t points() const { return points_; }
+
+ private:
+  std::vector<std::vector<Event>> lists_;
+  std::size_t points_ = 0;
+};
+
+class LogicalAnalysis {
+ public:
+  explicit LogicalAnalysis(const RegionForest& forest, EventTable& events)
+      : forest_(forest), events_(events) {}
+  // Fills op.point_rects and each requirement's bbox.
+  void compute_rects(Op& op) const;
+  // Adds the events of earlier conflicting users to each point's list.
+  void dependences(const Op& op, PointPreconditions& pre) const;
+  // Records op's requirements as users, pruning users they make irrelevant.
+  void record(const OpRef& op);
+  // Every user of a tree (for destruction).
+  void users_of(std::uint32_t tree, std::vector<Event>& out) const;
+  void forget_tree(std::uint32_t tree);
+  // After a fence every earlier user has completed before anything later may start.
+  void clear();
+  std::size_t user_count() const;
+
+  // Counters for tests and benchmarks.
+  std::uint64_t pointwise_pairs() const { return pointwise_pairs_; }
+  std::uint64_t general_pairs() const { return general_pairs_; }
+
+ private:
+  void add_pair(const Op& op, std::uint32_t r, const LogicalUser& u, PointPreconditions& pre) const;
+  bool covers(const Op& op, std::uint32_t r, const LogicalUser& u) const;
+  void drop_completed(std::vector<LogicalUser>& users) const;
+
+  const RegionForest& forest_;
+  EventTable& events_;
+  std::vector<std::vector<LogicalUser>> trees_;
+  mutable std::uint64_t pointwise_pairs_ = 0;  // resolved by the same-partition fast path
+  mutable std::uint64_t general_pairs_ = 0;    // resolved by rect intersection
+};
+
+bool privileges_conflict(const ReqInfo& a, const ReqInfo& b);
+
+}  // namespace reprise::detail

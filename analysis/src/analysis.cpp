@@ -1,0 +1,193 @@
+#include "reprise_analysis/analysis.h"
+
+#include <fmt/core.h>
+
+#include "reprise_rt/log.h"
+#include "reprise_rt/pool.h"
+
+namespace reprise::detail {
+
+Analysis::Analysis(Runtime& rt)
+    : rt_(rt), logical_(rt.forest(), rt.events()) {}
+
+void Analysis::submit(const OpRef& op) {
+  switch (op->kind) {
+    case OpKind::Task:
+    case OpKind::IndexTask:
+    case OpKind::Fill:
+    case OpKind::Copy: analyse_points(op); break;
+    case OpKind::FutureReduce: reduce_futures(op); break;
+    case OpKind::Fence: fence(op); break;
+    case OpKind::DestroyRegion: destroy_region(op); break;
+  }
+}
+
+void Analysis::idle() {
+  std::erase_if(since_fence_, [&](Event e) { return rt_.events().has_triggered(e); });
+}
+
+void Analysis::remember_done(Event e) {
+  since_fence_.push_back(e);
+  if (since_fence_.size() >= compact_at_) {
+    idle();
+    compact_at_ = std::max<std::size_t>(64, since_fence_.size() * 2);
+  }
+}
+
+Instance* Analysis::instance_for(std::uint32_t tree) {
+  if (instance_cache_.size() <= tree) instance_cache_.resize(tree + 1, nullptr);
+  Instance*& inst = instance_cache_[tree];
+  if (!inst) inst = rt_.instances().tree_instance(rt_.forest(), tree, 0);
+  return inst;
+}
+
+void Analysis::analyse_points(const OpRef& ref) {
+  Op& op = *ref;
+  const std::size_t points = op.num_points(), nreq = op.reqs.size();
+  remember_done(op.done);
+  if (points == 0) {
+    rt_.op_completed(op);
+    return;
+  }
+  // Everything that can fail happens before the first point is launched.
+  logical_.compute_rects(op);
+  op.point_instances.resize(points * nreq);
+  for (std::size_t r = 0; r < nreq; ++r) {
+    Instance* inst = instance_for(op.reqs[r].tree);
+    for (std::size_t p = 0; p < points; ++p) op.point_instances[p * nreq + r] = inst;
+  }
+  procs_.resize(points);
+  const MachineInfo machine = rt_.machine();
+  if (op.task_info) {
+    const TaskInfo& t = *op.task_info;
+    MapperTaskInfo info{op.task, t.name, op.domain, DomainPoint(), 0,
+                        t.variant(ProcessorKind::CPU) != nullptr,
+                        t.variant(ProcessorKind::GPU) != nullptr};
+    for (std::size_t p = 0; p < points; ++p) {
+      info.point = op.domain.delinearize(coord_t(p));
+      info.point_index = p;
+      Processor proc = rt_.mapper().select_processor(info, machine);
+      bool ok = (proc.kind == ProcessorKind::CPU && proc.index < machine.num_cpus) ||
+                (proc.kind == ProcessorKind::GPU && proc.index < machine.num_gpus);
+      if (!ok)
+        throw Error(fmt::format("{}: the mapper chose processor {}{} for point {}, which does not "
+                                "exist",
+                                op.describe(), proc.kind == ProcessorKind::GPU ? "gpu" : "cpu",
+                                proc.index, info.point.str()));
+      procs_[p] = proc;
+    }
+  } else {
+    // Fills and copies run on a utility thread when there is a spare one.
+    procs_[0] = rt_.config().utils > 1 ? Processor{ProcessorKind::Utility, 0}
+                                       : Processor{ProcessorKind::CPU,
+                                                   std::uint32_t(op.seq % machine.num_cpus)};
+  }
+
+  pre_.reset(points);
+  logical_.dependences(op, pre_);
+  for (const Future& f : op.futures) {
+    const auto& s = f.state();
+    if (s->map) {
+      if (!s->map->ready.load(std::memory_order_acquire)) pre_.add_all(s->map->ready_event);
+    } else if (!s->ready.load(std::memory_order_acquire)) {
+      pre_.add_all(s->ready_event);
+    }
+  }
+  if (fence_event_.exists()) {
+    if (rt_.events().has_triggered(fence_event_))
+      fence_event_ = kNoEvent;
+    else
+      pre_.add_all(fence_event_);
+  }
+
+  op.point_done.assign(points, kNoEvent);
+  for (std::size_t p = 0; p < points; ++p) graph().op(op, std::uint32_t(p), procs_[p], pre_.of(p));
+  rt_.count_points(points);
+  logical_.record(ref);
+}
+
+namespace {
+struct PendingReduce {
+  Runtime* rt;
+  OpRef op;
+};
+void finish_reduce(void* ctx, std::uint64_t) {
+  PoolPtr<PendingReduce> pr(static_cast<PendingReduce*>(ctx));
+  Op& op = *pr->op;
+  const auto& map = *op.reduce_source.state();
+  if (!map.error) {
+    try {
+      TaskResult acc = map.values[0];
+      for (std::size_t i = 1; i < map.values.size(); ++i)
+        fold_value(acc, map.values[i], map.kind, op.reduce_op);
+      op.future->value = acc;
+    } catch (...) {
+      op.error = std::current_exception();
+      pr->rt->record_error(op.error);
+    }
+  } else {
+    op.error = map.error;
+  }
+  pr->rt->op_completed(op);
+}
+}  // namespace
+
+void Analysis::reduce_futures(const OpRef& op) {
+  remember_done(op->done);
+  const auto& map = *op->reduce_source.state();
+  auto pr = make_pooled<PendingReduce>(PendingReduce{&rt_, op});
+  PendingReduce* raw = pr.release();
+  if (map.ready.load(std::memory_order_acquire) ||
+      !rt_.events().add_waiter(map.ready_event, &finish_reduce, raw, 0))
+    finish_reduce(raw, 0);
+}
+
+namespace {
+struct PendingCompletion {
+  Runtime* rt;
+  OpRef op;
+  std::uint32_t tree;
+};
+void complete_fence(void* ctx, std::uint64_t) {
+  PoolPtr<PendingCompletion> pc(static_cast<PendingCompletion*>(ctx));
+  pc->rt->op_completed(*pc->op);
+}
+void complete_destroy(void* ctx, std::uint64_t) {
+  PoolPtr<PendingCompletion> pc(static_cast<PendingCompletion*>(ctx));
+  pc->rt->instances().release_tree(pc->tree);
+  pc->rt->op_completed(*pc->op);
+}
+void when_triggered(Runtime& rt, Event e, WaiterFn fn, PendingCompletion* pc) {
+  if (!rt.events().add_waiter(e, fn, pc, 0)) fn(pc, 0);
+}
+}  // namespace
+
+void Analysis::fence(const OpRef& op) {
+  idle();
+  if (fence_event_.exists()) since_fence_.push_back(fence_event_);
+  Event all = rt_.events().merge(since_fence_);
+  since_fence_.clear();
+  compact_at_ = 64;
+  // Everything before the fence completes before anything after it starts, so no earlier
+  // user matters to later ops: they wait on the fence instead.
+  logical_.clear();
+  fence_event_ = op->done;
+  since_fence_.push_back(op->done);
+  auto pc = make_pooled<PendingCompletion>(PendingCompletion{&rt_, op, 0});
+  when_triggered(rt_, all, &complete_fence, pc.release());
+}
+
+void Analysis::destroy_region(const OpRef& op) {
+  std::uint32_t tree = op->destroy_tree;
+  std::vector<Event> users;
+  logical_.users_of(tree, users);
+  if (fence_event_.exists()) users.push_back(fence_event_);
+  Event all = rt_.events().merge(users);
+  logical_.forget_tree(tree);
+  if (tree < instance_cache_.size()) instance_cache_[tree] = nullptr;
+  remember_done(op->done);
+  auto pc = make_pooled<PendingCompletion>(PendingCompletion{&rt_, op, tree});
+  when_triggered(rt_, all, &complete_destroy, pc.release());
+}
+
+}  // namespace reprise::detail

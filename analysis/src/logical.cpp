@@ -1,0 +1,180 @@
+#include "reprise_analysis/logical.h"
+
+#include <algorithm>
+
+namespace reprise::detail {
+
+void PointPreconditions::reset(std::size_t points) {
+  if (lists_.size() < points) lists_.resize(points);
+  for (std::size_t i = 0; i < points; ++i) lists_[i].clear();
+  points_ = points;
+}
+
+void PointPreconditions::add(std::size_t point, Event e) {
+  auto& l = lists_[point];
+  for (Event x : l)
+    if (x == e) return;
+  l.push_back(e);
+}
+
+void PointPreconditions::add_all(Event e) {
+  for (std::size_t p = 0; p < points_; ++p) add(p, e);
+}
+
+bool privileges_conflict(const ReqInfo& a, const ReqInfo& b) {
+  if (a.privilege == Privilege::ReadOnly && b.privilege == Privilege::ReadOnly) return false;
+  if (a.privilege == Privilege::Reduce && b.privilege == Privilege::Reduce && a.redop == b.redop)
+    return false;
+  return true;
+}
+
+namespace {
+Domain bounding_union(const Domain& a, const Domain& b) {
+  if (a.empty()) return b;
+  if (b.empty()) return a;
+  Domain u = a;
+  for (int i = 0; i < a.dim; ++i) {
+    u.lo[i] = std::min(a.lo[i], b.lo[i]);
+    u.hi[i] = std::max(a.hi[i], b.hi[i]);
+  }
+  return u;
+}
+}  // namespace
+
+void LogicalAnalysis::compute_rects(Op& op) const {
+  const std::size_t points = op.num_points(), nreq = op.reqs.size();
+  op.point_rects.resize(points * nreq);
+  for (std::size_t r = 0; r < nreq; ++r) {
+    ReqInfo& q = op.reqs[r];
+    Domain bbox;
+    if (q.partition == kInvalidId) {
+      // A copy writes its destination only where the source lies.
+      Domain rect = (op.kind == OpKind::Copy && r == 1) ? op.rect(0, 0) : forest_.region(q.region).bounds;
+      for (std::size_t p = 0; p < points; ++p) op.point_rects[p * nreq + r] = rect;
+      bbox = rect;
+    } else {
+      const PartitionNode& part = forest_.partition(q.partition);
+      const bool identity = q.projection.kind() == Projection::Kind::Identity;
+      const bool same_space = identity && op.domain == part.colors;
+      for (std::size_t p = 0; p < points; ++p) {
+        std::size_t color;
+        if (same_space) {
+          color = p;
+        } else {
+          DomainPoint c = q.projection.apply(op.domain.delinearize(coord_t(p)));
+          color = std::size_t(part.colors.linearize(c));
+        }
+        const Domain& rect = part.pieces[color];
+        op.point_rects[p * nreq + r] = rect;
+        bbox = bounding_union(bbox, rect);
+      }
+    }
+    q.bbox = bbox;
+  }
+}
+
+void LogicalAnalysis::add_pair(const Op& op, std::uint32_t r, const LogicalUser& u,
+                               PointPreconditions& pre) const {
+  const Op& prev = *u.op;
+  const ReqInfo& a = op.reqs[r];
+  const ReqInfo& b = prev.reqs[u.req];
+  if (a.partition != kInvalidId && a.partition == b.partition &&
+      forest_.partition(a.partition).disjoint &&
+      a.projection.kind() == Projection::Kind::Identity &&
+      b.projection.kind() == Projection::Kind::Identity) {
+    // Same disjoint partition, both by identity: point c only meets point c.
+    ++pointwise_pairs_;
+    const std::size_t points = op.num_points();
+    const bool same_domain = op.domain == prev.domain;
+    for (std::size_t p = 0; p < points; ++p) {
+      if (same_domain) {
+        pre.add(p, prev.point_done[p]);
+      } else {
+        DomainPoint c = op.domain.delinearize(coord_t(p));
+        if (prev.domain.contains(c)) pre.add(p, prev.point_done[std::size_t(prev.domain.linearize(c))]);
+      }
+    }
+    return;
+  }
+  ++general_pairs_;
+  const std::size_t points = op.num_points(), prev_points = prev.num_points();
+  const std::size_t nreq = op.reqs.size(), prev_nreq = prev.reqs.size();
+  for (std::size_t p = 0; p < points; ++p) {
+    const Domain& rp = op.point_rects[p * nreq + r];
+    if (!rp.overlaps(b.bbox)) continue;
+    for (std::size_t q = 0; q < prev_points; ++q)
+      if (rp.overlaps(prev.point_rects[q * prev_nreq + u.req])) pre.add(p, prev.point_done[q]);
+  }
+}
+
+void LogicalAnalysis::dependences(const Op& op, PointPreconditions& pre) const {
+  for (std::uint32_t r = 0; r < op.reqs.size(); ++r) {
+    const ReqInfo& a = op.reqs[r];
+    if (a.tree >= trees_.size()) continue;
+    for (const LogicalUser& u : trees_[a.tree]) {
+      if (!(u.mask & a.mask)) continue;
+      const ReqInfo& b = u.op->reqs[u.req];
+      if (!privileges_conflict(a, b) || !a.bbox.overlaps(b.bbox)) continue;
+      add_pair(op, r, u, pre);
+    }
+  }
+}
+
+bool LogicalAnalysis::covers(const Op& op, std::uint32_t r, const LogicalUser& u) const {
+  const ReqInfo& a = op.reqs[r];
+  const Op& prev = *u.op;
+  const ReqInfo& b = prev.reqs[u.req];
+  if (a.partition == kInvalidId) return a.bbox.contains(b.bbox);
+  const PartitionNode& part = forest_.partition(a.partition);
+  if (a.projection.kind() != Projection::Kind::Identity) return false;
+  if (b.partition == a.partition && b.projection.kind() == Projection::Kind::Identity &&
+      op.domain.contains(prev.domain))
+    return true;
+  // The launch writes every piece of a complete partition: the whole parent.
+  if (part.complete && op.domain == part.colors)
+    return forest_.region(part.parent_region).bounds.contains(b.bbox);
+  return false;
+}
+
+void LogicalAnalysis::drop_completed(std::vector<LogicalUser>& users) const {
+  std::erase_if(users, [&](const LogicalUser& u) { return events_.has_triggered(u.op->done); });
+}
+
+void LogicalAnalysis::record(const OpRef& op) {
+  for (std::uint32_t r = 0; r < op->reqs.size(); ++r) {
+    const ReqInfo& a = op->reqs[r];
+    if (a.tree >= trees_.size()) trees_.resize(a.tree + 1);
+    auto& users = trees_[a.tree];
+    if (a.writes()) {
+      // A write that covers an earlier user's footprint orders everything after it behind
+      // that user (transitively), so the user is no longer needed for those fields.
+      for (auto& u : users)
+        if ((u.mask & a.mask) && u.op.get() != op.get() && covers(*op, r, u)) u.mask &= ~a.mask;
+      std::erase_if(users, [](const LogicalUser& u) { return u.mask == 0; });
+    }
+    users.push_back(LogicalUser{op, r, a.mask});
+    // Long runs of readers: completed users impose nothing any more.
+    if (users.size() > 64 && users.size() % 32 == 0) drop_completed(users);
+  }
+}
+
+void LogicalAnalysis::users_of(std::uint32_t tree, std::vector<Event>& out) const {
+  if (tree >= trees_.size()) return;
+  for (const auto& u : trees_[tree]) out.push_back(u.op->done);
+}
+
+void LogicalAnalysis::forget_tree(std::uint32_t tree) {
+  if (tree < trees_.size()) trees_[tree].clear();
+}
+
+void LogicalAnalysis::clear() {
+  for (auto& t : trees_) t.clear();
+}
+
+std::size_t LogicalAnalysis::user_count() const {
+  std::size_t n = 0;
+  for (const auto& t : trees_) n += t.size();
+  return n;
+}
+
+}  // namespace reprise::detail

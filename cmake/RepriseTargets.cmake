@@ -1,0 +1,31 @@
+# Warnings, sanitizers and helpers shared by every Reprise target.
+set(REPRISE_WARNINGS -Wall -Wextra -Wpedantic -Wshadow -Wnon-virtual-dtor -Wno-missing-field-initializers)
+if(REPRISE_WERROR)
+  list(APPEND REPRISE_WARNINGS -Werror)
+endif()
+
+if(REPRISE_SANITIZE STREQUAL "address")
+  add_compile_options(-fsanitize=address,undefined -fno-omit-frame-pointer)
+  add_link_options(-fsanitize=address,undefined)
+elseif(REPRISE_SANITIZE STREQUAL "thread")
+  add_compile_options(-fsanitize=thread -fno-omit-frame-pointer)
+  add_link_options(-fsanitize=thread)
+elseif(NOT REPRISE_SANITIZE STREQUAL "")
+  message(FATAL_ERROR "REPRISE_SANITIZE must be '', address or thread")
+endif()
+
+# reprise_library(name SOURCES ... DEPS ...): a component library with our warnings.
+function(reprise_library name)
+  cmake_parse_arguments(ARG "" "" "SOURCES;DEPS;PRIVATE_DEPS" ${ARGN})
+  add_library(${name} STATIC ${ARG_SOURCES})
+  target_compile_options(${name} PRIVATE $<$<COMPILE_LANGUAGE:CXX>:${REPRISE_WARNINGS}>)
+  target_link_libraries(${name} PUBLIC ${ARG_DEPS} PRIVATE ${ARG_PRIVATE_DEPS})
+endfunction()
+
+# reprise_executable(name SOURCES ... DEPS ...)
+function(reprise_executable name)
+  cmake_parse_arguments(ARG "" "" "SOURCES;DEPS" ${ARGN})
+  add_executable(${name} ${ARG_SOURCES})
+  target_compile_options(${name} PRIVATE $<$<COMPILE_LANGUAGE:CXX>:${REPRISE_WARNINGS}>)
+  target_link_libraries(${name} PRIVATE ${ARG_DEPS})
+endfunction()

@@ -1,0 +1,8 @@
+#include "reprise_gpu/devices.h"
+
+namespace reprise::cuda {
+
+bool built_with_cuda() { return false; }
+int device_count() { return 0; }
+
+}  // namespace reprise::cuda

@@ -1,0 +1,72 @@
+#pragma once
+// Context: what the top-level task uses to create data and issue ops. Every call returns at
+// once (ops are analysed and executed behind the application) except Future/FutureMap waits.
+#include <cstdint>
+#include <functional>
+#include <initializer_list>
+#include <vector>
+
+#include "reprise/future.h"
+#include "reprise/launcher.h"
+#include "reprise/types.h"
+
+namespace reprise {
+
+namespace detail {
+class Runtime;
+}
+
+class Context {
+ public:
+  explicit Context(detail::Runtime& rt) : rt_(rt) {}
+  Context(const Context&) = delete;
+  Context& operator=(const Context&) = delete;
+
+  IndexSpace create_index_space(const Domain& bounds);
+  FieldSpace create_field_space(std::initializer_list<FieldDef> fields);
+  FieldSpace create_field_space(const std::vector<FieldDef>& fields);
+  Region create_region(const IndexSpace& is, FieldSpace fs);
+
+  // Partitions of a region (root or subregion) over a color space.
+  // equal: as even blocks as possible; one color dimension per region dimension.
+  Partition partition_equal(Region parent, const IndexSpace& colors);
+  // blocks of `block` points per dimension; the color space follows from the bounds.
+  Partition partition_by_blocks(Region parent, const DomainPoint& block);
+  // explicit rects per color (clipped to the parent); disjointness and completeness computed.
+  Partition partition_by_rects(Region parent, const IndexSpace& colors,
+                               const std::function<Domain(const DomainPoint&)>& rect_of);
+  Partition partition_by_rects(Region parent, const IndexSpace& colors,
+                               const std::vector<Domain>& rects);
+  // each piece of `base` shifted by `offset` and clipped to the parent's bounds.
+  Partition partition_by_translation(const Partition& base, const DomainPoint& offset);
+  Region subregion(const Partition& p, const DomainPoint& color);
+
+  Future execute(const TaskLauncher& launcher);
+  FutureMap execute(const IndexLauncher& launcher);
+  void fill(const FillLauncher& launcher);
+  template <typename T>
+  void fill(Region r, FieldID f, const T& value) {
+    fill(FillLauncher::of(r, {f}, value));
+  }
+  void copy(const CopyLauncher& launcher);
+  // Reduces every point's value of the future map into one future.
+  Future reduce(const FutureMap& fm, ReductionOp op);
+  // Ops after the fence start only once every op before it has completed. The returned
+  // future is ready when that has happened.
+  Future fence();
+
+  // Destruction is deferred until the ops already issued on the region are done; using a
+  // destroyed region or partition afterwards is an error.
+  void destroy(Region r);
+  void destroy(const Partition& p);
+
+  std::uint32_t num_cpus() const;
+  std::uint32_t shard() const;
+  std::uint32_t num_shards() const;
+  detail::Runtime& runtime() { return rt_; }
+
+ private:
+  detail::Runtime& rt_;
+};
+
+}  // namespace reprise

@@ -1,0 +1,119 @@
+#pragma once
+// Launchers: descriptions of the ops a program issues (tasks, index launches, fills, copies).
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <initializer_list>
+#include <type_traits>
+#include <vector>
+
+#include "reprise/future.h"
+#include "reprise/types.h"
+
+namespace reprise {
+
+// Scalar task arguments: the bytes of one trivially-copyable value (use a struct for several).
+class TaskArgs {
+ public:
+  TaskArgs() = default;
+  template <typename T, typename = std::enable_if_t<!std::is_same_v<std::decay_t<T>, TaskArgs>>>
+  TaskArgs(const T& v) {  // NOLINT: implicit by design, as in TaskArgs{alpha}
+    static_assert(std::is_trivially_copyable_v<T>, "task arguments must be trivially copyable");
+    bytes_.resize(sizeof(T));
+    std::memcpy(bytes_.data(), &v, sizeof(T));
+  }
+  const std::byte* data() const { return bytes_.data(); }
+  std::size_t size() const { return bytes_.size(); }
+
+ private:
+  std::vector<std::byte> bytes_;
+};
+
+// What a task declares about one region it uses.
+struct RegionRequirement {
+  Region region;            // the region (single launches), or the partition's parent
+  Partition partition;      // valid for index launches over a partition
+  Projection projection = Projection::identity();
+  Privilege privilege = Privilege::ReadOnly;
+  ReductionOp redop = ReductionOp::None;
+  std::vector<FieldID> fields;
+};
+
+// A single task.
+class TaskLauncher {
+ public:
+  TaskLauncher(TaskID task, TaskArgs args = {}) : task_(task), args_(std::move(args)) {}
+  TaskLauncher& add(Region r, Privilege p, std::initializer_list<FieldID> fields);
+  TaskLauncher& add(Region r, Privilege p, std::vector<FieldID> fields);
+  TaskLauncher& add_reduction(Region r, ReductionOp op, std::initializer_list<FieldID> fields);
+  // The task waits for f and may read it with TaskContext::future<T>(i).
+  TaskLauncher& add_future(Future f);
+
+  TaskID task() const { return task_; }
+  const TaskArgs& args() const { return args_; }
+  const std::vector<RegionRequirement>& requirements() const { return reqs_; }
+  const std::vector<Future>& futures() const { return futures_; }
+
+ private:
+  TaskID task_;
+  TaskArgs args_;
+  std::vector<RegionRequirement> reqs_;
+  std::vector<Future> futures_;
+};
+
+// One task per point of a launch domain.
+class IndexLauncher {
+ public:
+  IndexLauncher(TaskID task, const Domain& launch_domain, TaskArgs args = {})
+      : task_(task), domain_(launch_domain), args_(std::move(args)) {}
+  IndexLauncher(TaskID task, const IndexSpace& launch_space, TaskArgs args = {})
+      : IndexLauncher(task, launch_space.bounds(), std::move(args)) {}
+  IndexLauncher& add(const Partition& p, const Projection& proj, Privilege priv,
+                     std::initializer_list<FieldID> fields);
+  IndexLauncher& add(const Partition& p, const Projection& proj, Privilege priv,
+                     std::vector<FieldID> fields);
+  // Every point uses the whole region r.
+  IndexLauncher& add(Region r, Privilege priv, std::initializer_list<FieldID> fields);
+  IndexLauncher& add_reduction(const Partition& p, const Projection& proj, ReductionOp op,
+                               std::initializer_list<FieldID> fields);
+  IndexLauncher& add_reduction(Region r, ReductionOp op, std::initializer_list<FieldID> fields);
+  IndexLauncher& add_future(Future f);
+
+  TaskID task() const { return task_; }
+  const Domain& domain() const { return domain_; }
+  const TaskArgs& args() const { return args_; }
+  const std::vector<RegionRequirement>& requirements() const { return reqs_; }
+  const std::vector<Future>& futures() const { return futures_; }
+
+ private:
+  TaskID task_;
+  Domain domain_;
+  TaskArgs args_;
+  std::vector<RegionRequirement> reqs_;
+  std::vector<Future> futures_;
+};
+
+// Sets fields of a region (all of it, or a subregion) to one value.
+struct FillLauncher {
+  Region region;
+  std::vector<FieldID> fields;
+  std::vector<std::byte> value;
+  template <typename T>
+  static FillLauncher of(Region r, std::initializer_list<FieldID> f, const T& v) {
+    static_assert(std::is_trivially_copyable_v<T>);
+    FillLauncher l{r, f, std::vector<std::byte>(sizeof(T))};
+    std::memcpy(l.value.data(), &v, sizeof(T));
+    return l;
+  }
+};
+
+// Copies src_fields of src into dst_fields of dst over src's bounds, which dst's bounds must
+// contain; fields are paired in order and must have equal sizes.
+struct CopyLauncher {
+  Region src;
+  std::vector<FieldID> src_fields;
+  Region dst;
+  std::vector<FieldID> dst_fields;
+};
+
+}  // namespace reprise

@@ -1,0 +1,67 @@
+#pragma once
+// What a running task sees: its point, arguments, futures and region accessors.
+#include <cstddef>
+#include <cstring>
+#include <span>
+#include <type_traits>
+
+#include "reprise/accessor.h"
+#include "reprise/error.h"
+#include "reprise/future.h"
+
+namespace reprise {
+
+namespace detail {
+struct PointTask;
+}
+
+class TaskContext {
+ public:
+  explicit TaskContext(detail::PointTask& t) : t_(t) {}
+  TaskContext(const TaskContext&) = delete;
+  TaskContext& operator=(const TaskContext&) = delete;
+
+  // Typed view of field `fid` of requirement `req`. Use const T for read-only access.
+  template <typename T, int N>
+  Accessor<T, N> accessor(int req, FieldID fid) const {
+    return Accessor<T, N>(raw(req, fid, sizeof(std::remove_const_t<T>), std::is_const_v<T>, N));
+  }
+  template <typename T, int N>
+  Reducer<T, N> reducer(int req, FieldID fid) const {
+    return Reducer<T, N>(raw_reduce(req, fid, sizeof(T), N), redop(req));
+  }
+  // Bounds of requirement `req`'s region for this point.
+  Domain domain(int req) const;
+  int num_requirements() const;
+  DomainPoint point() const;
+  Domain launch_domain() const;
+  const char* task_name() const;
+
+  template <typename T>
+  T args() const {
+    static_assert(std::is_trivially_copyable_v<T>);
+    auto b = arg_bytes();
+    if (b.size() != sizeof(T)) arg_size_mismatch(sizeof(T));
+    T v;
+    std::memcpy(&v, b.data(), sizeof(T));
+    return v;
+  }
+  std::span<const std::byte> arg_bytes() const;
+
+  // The value of the i-th future given to the launcher (ready before the task starts).
+  template <typename T>
+  T future(int i) const {
+    return future_handle(i).get<T>();
+  }
+  const Future& future_handle(int i) const;
+
+ private:
+  detail::RawAccess raw(int req, FieldID fid, std::size_t elem_size, bool read_only,
+                        int dim) const;
+  detail::RawAccess raw_reduce(int req, FieldID fid, std::size_t elem_size, int dim) const;
+  ReductionOp redop(int req) const;
+  [[noreturn]] void arg_size_mismatch(std::size_t asked) const;
+  detail::PointTask& t_;
+};
+
+}  // namespace reprise

@@ -1,0 +1,132 @@
+#pragma once
+// Identifiers, handles, privileges, reduction operators and projections.
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+
+#include "reprise/geometry.h"
+
+namespace reprise {
+
+using TaskID = std::uint32_t;
+using FieldID = std::uint32_t;
+using TraceID = std::uint32_t;
+
+inline constexpr std::uint32_t kInvalidId = 0xffffffffu;
+
+// Index space: a dense rectangle of points.
+struct IndexSpace {
+  std::uint32_t id = kInvalidId;
+  Domain domain;  // cached bounds
+  const Domain& bounds() const { return domain; }
+  bool valid() const { return id != kInvalidId; }
+  friend bool operator==(const IndexSpace& a, const IndexSpace& b) { return a.id == b.id; }
+};
+
+// Field space: a set of typed fields (id, size in bytes); at most 64 fields.
+struct FieldSpace {
+  std::uint32_t id = kInvalidId;
+  bool valid() const { return id != kInvalidId; }
+  friend bool operator==(const FieldSpace& a, const FieldSpace& b) { return a.id == b.id; }
+};
+
+struct FieldDef {
+  FieldID id;
+  std::size_t size;
+};
+
+class Partition;
+
+// A logical region: the root of a region tree or a subregion of a partition.
+class Region {
+ public:
+  Region() = default;
+  Region(std::uint32_t tree, std::uint32_t node, const Domain& bounds, FieldSpace fs)
+      : tree_(tree), node_(node), bounds_(bounds), fs_(fs) {}
+  std::uint32_t tree() const { return tree_; }
+  std::uint32_t node() const { return node_; }
+  const Domain& bounds() const { return bounds_; }
+  FieldSpace field_space() const { return fs_; }
+  bool valid() const { return node_ != kInvalidId; }
+  friend bool operator==(const Region& a, const Region& b) {
+    return a.tree_ == b.tree_ && a.node_ == b.node_;
+  }
+
+ private:
+  std::uint32_t tree_ = kInvalidId, node_ = kInvalidId;
+  Domain bounds_;
+  FieldSpace fs_;
+};
+
+// A coloring of a region into subregions (pieces), one per color of its color space.
+class Partition {
+ public:
+  Partition() = default;
+  Partition(std::uint32_t tree, std::uint32_t node, const Domain& colors, bool disjoint,
+            bool complete)
+      : tree_(tree), node_(node), colors_(colors), disjoint_(disjoint), complete_(complete) {}
+  std::uint32_t tree() const { return tree_; }
+  std::uint32_t node() const { return node_; }
+  const Domain& color_space() const { return colors_; }
+  bool disjoint() const { return disjoint_; }
+  bool complete() const { return complete_; }
+  bool valid() const { return node_ != kInvalidId; }
+  // Bounds of the piece of color c; a subregion handle for it.
+  Domain rect(const DomainPoint& c) const;
+  Region operator[](const DomainPoint& c) const;
+  Region parent() const;
+  friend bool operator==(const Partition& a, const Partition& b) {
+    return a.tree_ == b.tree_ && a.node_ == b.node_;
+  }
+
+ private:
+  std::uint32_t tree_ = kInvalidId, node_ = kInvalidId;
+  Domain colors_;
+  bool disjoint_ = false, complete_ = false;
+};
+
+enum class Privilege : std::uint8_t { ReadOnly, ReadWrite, WriteDiscard, Reduce };
+enum class ReductionOp : std::uint8_t { None, Sum, Prod, Min, Max };
+
+std::string_view to_string(Privilege p);
+std::string_view to_string(ReductionOp op);
+
+// Maps a point of the launch domain to a color of the partition.
+// identity: color = p; constant: color = c; affine: color = M·p + b (M is dim_out × dim_in).
+class Projection {
+ public:
+  enum class Kind : std::uint8_t { Identity, Constant, Affine };
+  static Projection identity() { return Projection(Kind::Identity); }
+  static Projection constant(const DomainPoint& c);
+  static Projection translate(const DomainPoint& offset);
+  // rows: dim_out rows of dim_in coefficients each.
+  static Projection affine(int dim_out, int dim_in,
+                           const std::array<std::array<coord_t, kMaxDim>, kMaxDim>& m,
+                           const DomainPoint& offset);
+
+  Kind kind() const { return kind_; }
+  DomainPoint apply(const DomainPoint& p) const;
+  // The bounding box of the image of a launch domain (exact for these maps).
+  Domain image(const Domain& launch) const;
+  bool injective_on(const Domain& launch) const;
+  bool operator==(const Projection& o) const;
+  std::uint64_t hash() const;
+
+ private:
+  explicit Projection(Kind k) : kind_(k) {}
+  Kind kind_;
+  int dim_out_ = 0, dim_in_ = 0;
+  std::array<std::array<coord_t, kMaxDim>, kMaxDim> m_{};
+  DomainPoint offset_;
+};
+
+enum class ProcessorKind : std::uint8_t { CPU, GPU, Utility };
+
+struct Processor {
+  ProcessorKind kind = ProcessorKind::CPU;
+  std::uint32_t index = 0;
+  friend bool operator==(const Processor&, const Processor&) = default;
+};
+
+}  // namespace reprise

@@ -1,0 +1,79 @@
+#pragma once
+// Events: one-shot completion signals. A handle is (slot, generation); a slot is recycled as
+// soon as its event triggers, and a handle whose generation is at or below the slot's last
+// triggered generation reads as triggered, so recycling never confuses old handles.
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <span>
+#include <vector>
+
+#include "reprise_rt/spin_lock.h"
+
+namespace reprise::detail {
+
+struct Event {
+  std::uint32_t id = 0;  // 0: the event that has always triggered
+  std::uint32_t gen = 0;
+  bool exists() const { return id != 0; }
+  friend bool operator==(const Event&, const Event&) = default;
+};
+inline constexpr Event kNoEvent{};
+
+using WaiterFn = void (*)(void* ctx, std::uint64_t arg);
+
+class EventTable {
+ public:
+  EventTable();
+  ~EventTable();
+  EventTable(const EventTable&) = delete;
+  EventTable& operator=(const EventTable&) = delete;
+
+  Event create();
+  // Triggers e and runs its waiters on the calling thread.
+  void trigger(Event e);
+  bool has_triggered(Event e) const;
+  // Arranges fn(ctx, arg) to run when e triggers. Returns false, without calling fn, if e has
+  // triggered already.
+  bool add_waiter(Event e, WaiterFn fn, void* ctx, std::uint64_t arg);
+  // Blocks the calling thread until e triggers.
+  void wait(Event e);
+  // An event that triggers when all of events have (kNoEvent if they all have already).
+  Event merge(std::span<const Event> events);
+
+  // Slots allocated so far: bounded by the number of events alive at once, not ever created.
+  std::size_t slots_allocated() const { return allocated_.load(std::memory_order_relaxed); }
+
+ private:
+  struct Waiter {
+    WaiterFn fn;
+    void* ctx;
+    std::uint64_t arg;
+  };
+  struct Slot {
+    std::atomic<std::uint32_t> triggered_gen{0};
+    std::uint32_t next_gen = 1;
+    std::atomic<std::uint32_t> next_free{0};
+    SpinLock lock;
+    std::vector<Waiter> waiters;
+  };
+  static constexpr std::uint32_t kChunkBits = 12;
+  static constexpr std::uint32_t kChunk = 1u << kChunkBits;
+  static constexpr std::uint32_t kMaxChunks = 1u << 14;
+
+  Slot& slot(std::uint32_t id) const {
+    return chunks_[id >> kChunkBits].load(std::memory_order_acquire)[id & (kChunk - 1)];
+  }
+  std::uint32_t pop_free();
+  void push_free(std::uint32_t id);
+  void grow();
+
+  std::unique_ptr<std::atomic<Slot*>[]> chunks_;
+  std::vector<std::unique_ptr<Slot[]>> owned_;
+  std::mutex grow_mutex_;
+  std::atomic<std::uint64_t> free_head_{0};  // (tag << 32) | slot id; 0 id = empty
+  std::atomic<std::size_t> allocated_{0};
+};
+
+}  // namespace reprise::detail

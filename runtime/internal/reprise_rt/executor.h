@@ -1,0 +1,53 @@
+#pragma once
+// The executor: CPU worker threads (pinned with hwloc) and extra utility threads, each with a
+// ready queue; implements the graph calculus by launching points when their preconditions
+// have triggered.
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <thread>
+#include <vector>
+
+#include "reprise_rt/graph.h"
+#include "reprise_rt/point_task.h"
+#include "reprise_rt/ready_queue.h"
+
+namespace reprise::detail {
+
+class Runtime;
+
+class Executor final : public GraphSink {
+ public:
+  explicit Executor(Runtime& rt);
+  ~Executor() override;
+  void start();
+  void stop();  // joins every thread; queues must be empty
+
+  Event op(Op& op, std::uint32_t point, Processor proc, std::span<const Event> pre) override;
+  Event merge(std::span<const Event> events) override;
+
+  std::uint32_t num_cpus() const { return std::uint32_t(cpu_queues_.size()); }
+  // CPU time spent by worker threads running task bodies, fills and copies (ns).
+  std::uint64_t tasks_run() const { return tasks_run_.load(std::memory_order_relaxed); }
+
+ private:
+  static void precondition_done(void* ctx, std::uint64_t);
+  void enqueue(PointTask* t);
+  void worker_loop(ReadyQueue& q, int pin_core);
+  void run_point(PointTask* t);
+  void run_task_body(PointTask& t);
+  void run_fill(PointTask& t);
+  void run_copy(PointTask& t);
+  ReadyQueue& queue_of(const Processor& p);
+
+  Runtime& rt_;
+  std::vector<std::unique_ptr<ReadyQueue>> cpu_queues_;
+  std::vector<std::unique_ptr<ReadyQueue>> dma_queues_;  // utility threads after the first
+  std::vector<std::thread> threads_;
+  std::atomic<std::uint64_t> tasks_run_{0};
+  struct Topology;
+  std::unique_ptr<Topology> topo_;
+};
+
+}  // namespace reprise::detail

@@ -1,0 +1,39 @@
+#pragma once
+// The shared state behind Future and FutureMap.
+#include <atomic>
+#include <exception>
+#include <memory>
+#include <vector>
+
+#include "reprise/future.h"
+#include "reprise/registry.h"
+#include "reprise_rt/event.h"
+
+namespace reprise::detail {
+
+struct FutureMapState;
+
+struct FutureState {
+  Event ready_event;
+  std::atomic<bool> ready{false};
+  ValueKind kind = ValueKind::None;
+  TaskResult value;
+  std::exception_ptr error;
+  // A future of one point of a map reads its value there.
+  std::shared_ptr<FutureMapState> map;
+  std::uint64_t map_index = 0;
+};
+
+struct FutureMapState {
+  Event ready_event;
+  std::atomic<bool> ready{false};
+  Domain domain;
+  ValueKind kind = ValueKind::None;
+  std::vector<TaskResult> values;  // by row-major point index
+  std::exception_ptr error;
+};
+
+// Folds b into a (both of kind k) with op; throws Error for kinds that cannot be reduced.
+void fold_value(TaskResult& a, const TaskResult& b, ValueKind k, ReductionOp op);
+
+}  // namespace reprise::detail

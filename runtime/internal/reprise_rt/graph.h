@@ -1,0 +1,33 @@
+#pragma once
+// The graph calculus of the dynamic-tracing paper: what the analysis emits per op. The
+// executor implements it by launching work; the memoizer's recorder wraps it to record.
+//   e := fence            e := op(k, pre)            e := merge(e1..en)
+// (copy, fill and send/recv instructions join when the physical analysis generates copies.)
+#include <cstdint>
+#include <span>
+
+#include "reprise/types.h"
+#include "reprise_rt/event.h"
+#include "reprise_rt/op.h"
+
+namespace reprise::detail {
+
+class GraphSink {
+ public:
+  virtual ~GraphSink() = default;
+  // Launches point `point` of op on proc once every event in pre has triggered; returns the
+  // point's completion event (also stored in op.point_done[point]).
+  virtual Event op(Op& op, std::uint32_t point, Processor proc, std::span<const Event> pre) = 0;
+  virtual Event merge(std::span<const Event> events) = 0;
+};
+
+// A stage of the utility thread's pipeline: receives ops in program order.
+class OpSink {
+ public:
+  virtual ~OpSink() = default;
+  virtual void submit(const OpRef& op) = 0;
+  // Called when the op queue has drained, before the utility thread sleeps.
+  virtual void idle() {}
+};
+
+}  // namespace reprise::detail

@@ -1,0 +1,117 @@
+#pragma once
+// The runtime of one process: owns the forest, events, instances, executor and the utility
+// thread that drives the pipeline of OpSinks (tracing -> memoizer -> analysis).
+#include <atomic>
+#include <cstdint>
+#include <exception>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include "reprise/mapper.h"
+#include "reprise/registry.h"
+#include "reprise_rt/config.h"
+#include "reprise_rt/event.h"
+#include "reprise_rt/executor.h"
+#include "reprise_rt/forest.h"
+#include "reprise_rt/graph.h"
+#include "reprise_rt/instance.h"
+#include "reprise_rt/op.h"
+#include "reprise_rt/op_queue.h"
+
+namespace reprise {
+class Context;
+}
+
+namespace reprise::detail {
+
+struct TaskInfo {
+  TaskID id = 0;
+  std::string name;
+  std::vector<TaskVariant> variants;
+  const TaskVariant* variant(ProcessorKind k) const {
+    for (const auto& v : variants)
+      if (v.kind == k) return &v;
+    return nullptr;
+  }
+};
+
+// Figures the benchmarks read.
+struct RuntimeStats {
+  std::uint64_t ops_issued = 0;
+  std::uint64_t points_launched = 0;
+  std::uint64_t analysis_cpu_ns = 0;  // CPU time of the utility thread
+};
+
+class Runtime {
+ public:
+  Runtime(Config config, std::unique_ptr<Mapper> mapper);
+  ~Runtime();
+  Runtime(const Runtime&) = delete;
+  Runtime& operator=(const Runtime&) = delete;
+
+  // The runtime running in this process (one at a time), or nullptr.
+  static Runtime* current();
+
+  // Installs the pipeline's first stage; must be called before run().
+  void set_pipeline(std::unique_ptr<OpSink> first_stage, GraphSink* graph);
+  // Runs top_level on the calling thread, waits for every op, shuts down. Rethrows the first
+  // error of the program (from the application, the analysis or a task).
+  void run(const std::function<void(Context&)>& top_level);
+
+  // --- application thread ---
+  // Assigns the op its sequence number and completion event and hands it to the utility
+  // thread (waiting first while -lg:window ops are in flight).
+  void issue(OpRef op);
+  const TaskInfo* find_task(TaskID id) const;
+
+  // --- any thread ---
+  void op_completed(Op& op);  // every point (if any) is done
+  void record_error(std::exception_ptr e);
+  bool failed() const { return failed_.load(std::memory_order_acquire); }
+  void rethrow_if_failed();
+  // Waits for e on the application thread, rethrowing the program's error if one occurs.
+  void wait(Event e);
+
+  const Config& config() const { return config_; }
+  EventTable& events() { return events_; }
+  RegionForest& forest() { return forest_; }
+  InstanceManager& instances() { return instances_; }
+  Executor& executor() { return executor_; }
+  GraphSink& graph() { return *graph_; }
+  Mapper& mapper() { return *mapper_; }
+  MachineInfo machine() const;
+  RuntimeStats stats() const;
+  void count_points(std::uint64_t n) { points_launched_.fetch_add(n, std::memory_order_relaxed); }
+
+ private:
+  void utility_loop();
+  void snapshot_registry();
+
+  Config config_;
+  std::unique_ptr<Mapper> mapper_;
+  EventTable events_;
+  RegionForest forest_;
+  InstanceManager instances_;
+  Executor executor_;
+  std::unordered_map<TaskID, TaskInfo> tasks_;
+  std::unique_ptr<OpSink> pipeline_;
+  GraphSink* graph_ = nullptr;
+  OpQueue queue_;
+  std::thread utility_;
+
+  std::uint64_t next_seq_ = 0;  // application thread
+  std::atomic<std::int64_t> outstanding_{0};
+  std::atomic<bool> app_waiting_{false};
+  std::atomic<std::uint64_t> points_launched_{0};
+  std::atomic<std::uint64_t> analysis_cpu_ns_{0};
+
+  std::mutex error_mutex_;
+  std::exception_ptr error_;
+  std::atomic<bool> failed_{false};
+};
+
+}  // namespace reprise::detail

@@ -1,0 +1,138 @@
+#include "reprise_rt/config.h"
+
+#include <fmt/core.h>
+
+#include <cstdlib>
+#include <functional>
+#include <sstream>
+
+#include "reprise/error.h"
+
+namespace reprise::detail {
+
+namespace {
+
+struct FlagDef {
+  const char* name;
+  const char* value;  // nullptr for a switch
+  const char* help;
+  std::function<std::string(const Config&)> show;
+  std::function<void(Config&, const std::string&)> set;
+};
+
+std::int64_t parse_int(const std::string& flag, const std::string& v, std::int64_t lo,
+                       std::int64_t hi) {
+  char* end = nullptr;
+  long long x = std::strtoll(v.c_str(), &end, 10);
+  if (v.empty() || *end != '\0' || x < lo || x > hi)
+    throw Error(fmt::format("flag {}: '{}' is not an integer in [{}, {}]", flag, v, lo, hi));
+  return x;
+}
+
+int parse_level(const std::string& v) {
+  static const char* names[] = {"spew", "debug", "info", "print", "warning", "error"};
+  for (int i = 0; i < 6; ++i)
+    if (v == names[i]) return i;
+  return int(parse_int("-level", v, 0, 5));
+}
+
+const std::vector<FlagDef>& flag_table() {
+  auto i32 = [](int Config::*m, std::int64_t lo, std::int64_t hi, const char* n) {
+    return std::make_pair(
+        [m](const Config& c) { return std::to_string(c.*m); },
+        [m, lo, hi, n](Config& c, const std::string& v) { c.*m = int(parse_int(n, v, lo, hi)); });
+  };
+  auto sw = [](bool Config::*m) {
+    return std::make_pair([m](const Config& c) { return std::string(c.*m ? "on" : "off"); },
+                          [m](Config& c, const std::string&) { c.*m = true; });
+  };
+  static const std::vector<FlagDef> table = [&] {
+    std::vector<FlagDef> t;
+    auto add = [&](const char* name, const char* value, const char* help, auto p) {
+      t.push_back(FlagDef{name, value, help, p.first, p.second});
+    };
+    add("-ll:cpu", "N", "CPU worker threads (pinned with hwloc)", i32(&Config::cpus, 1, 1024, "-ll:cpu"));
+    add("-ll:util", "N", "utility threads: the first runs the analysis, others run fills/copies",
+        i32(&Config::utils, 1, 64, "-ll:util"));
+    add("-ll:csize", "MiB", "system memory capacity for instances",
+        std::make_pair([](const Config& c) { return std::to_string(c.csize_mib); },
+                       [](Config& c, const std::string& v) {
+                         c.csize_mib = parse_int("-ll:csize", v, 1, std::int64_t(1) << 30);
+                       }));
+    add("-ll:pin", "0|1", "pin CPU workers to cores",
+        std::make_pair([](const Config& c) { return std::string(c.pin ? "1" : "0"); },
+                       [](Config& c, const std::string& v) {
+                         c.pin = parse_int("-ll:pin", v, 0, 1) != 0;
+                       }));
+    add("-ll:spin", "us", "how long an idle thread spins before it sleeps",
+        i32(&Config::spin_us, 0, 100000, "-ll:spin"));
+    add("-lg:bounds_checks", nullptr, "check every accessor use against its bounds",
+        sw(&Config::bounds_checks));
+    add("-lg:inorder", nullptr, "run each op to completion before the next is issued",
+        sw(&Config::inorder));
+    add("-lg:window", "N", "ops in flight before the application thread waits",
+        i32(&Config::window, 2, 1 << 24, "-lg:window"));
+    add("-lg:help", nullptr, "print this list and exit", sw(&Config::help));
+    add("-level", "N|name", "log level: 0 spew .. 5 error (or spew/debug/info/print/warning/error)",
+        std::make_pair([](const Config& c) { return std::to_string(c.log_level); },
+                       [](Config& c, const std::string& v) { c.log_level = parse_level(v); }));
+    return t;
+  }();
+  return table;
+}
+
+bool is_runtime_flag(const std::string& a) {
+  return a.rfind("-ll:", 0) == 0 || a.rfind("-lg:", 0) == 0 || a == "-level";
+}
+
+std::vector<std::string> split_env(const char* s) {
+  std::vector<std::string> out;
+  std::istringstream in(s);
+  std::string w;
+  while (in >> w) out.push_back(w);
+  return out;
+}
+
+}  // namespace
+
+ParsedArgs parse_args(const std::vector<std::string>& args_in, bool use_env) {
+  std::vector<std::string> args = args_in;
+  if (use_env) {
+    if (const char* env = std::getenv("REPRISE_ARGS")) {
+      auto extra = split_env(env);
+      args.insert(args.end(), extra.begin(), extra.end());
+    }
+  }
+  ParsedArgs out;
+  const auto& table = flag_table();
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    if (!is_runtime_flag(a)) {
+      out.app_args.push_back(a);
+      continue;
+    }
+    const FlagDef* def = nullptr;
+    for (const auto& f : table)
+      if (a == f.name) def = &f;
+    if (!def) throw Error(fmt::format("unknown flag '{}' (see -lg:help)", a));
+    std::string value;
+    if (def->value) {
+      if (i + 1 >= args.size()) throw Error(fmt::format("flag {} needs a value ({})", a, def->value));
+      value = args[++i];
+    }
+    def->set(out.config, value);
+  }
+  return out;
+}
+
+std::string flags_help() {
+  Config defaults;
+  std::string s = "Reprise runtime flags (also read from REPRISE_ARGS):\n";
+  for (const auto& f : flag_table()) {
+    std::string name = f.value ? fmt::format("{} {}", f.name, f.value) : std::string(f.name);
+    s += fmt::format("  {:<22} {} [default: {}]\n", name, f.help, f.show(defaults));
+  }
+  return s;
+}
+
+}  // namespace reprise::detail

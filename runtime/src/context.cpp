@@ -1,0 +1,467 @@
+// The application-facing API: creates data immediately, checks every launch on the
+// application thread (so bad input fails at the call that made it) and issues ops.
+#include "reprise/context.h"
+
+#include <fmt/core.h>
+
+#include <algorithm>
+
+#include "reprise_rt/runtime.h"
+
+namespace reprise {
+
+using detail::OpKind;
+using detail::OpRef;
+using detail::ReqInfo;
+using detail::Runtime;
+
+namespace {
+
+Runtime& current_runtime(const char* what) {
+  Runtime* rt = Runtime::current();
+  if (!rt) throw Error(fmt::format("{}: no runtime is running", what));
+  return *rt;
+}
+
+std::string op_name(const char* kind, const detail::TaskInfo* t) {
+  return t ? fmt::format("{} '{}'", kind, t->name) : std::string(kind);
+}
+
+// Resolves the fields of a requirement against the tree's field space.
+void resolve_fields(const detail::RegionForest& forest, const std::string& op, int index,
+                    const std::vector<FieldID>& fields, ReqInfo& out) {
+  const auto& fs = forest.field_space(forest.tree(out.tree).field_space);
+  if (fields.empty()) throw Error(fmt::format("{}: requirement {} names no field", op, index));
+  for (FieldID f : fields) {
+    int fi = fs.index_of(f);
+    if (fi < 0)
+      throw Error(fmt::format("{}: requirement {} names field {}, which its region's field "
+                              "space does not have",
+                              op, index, f));
+    if (out.mask & (detail::FieldMask(1) << fi))
+      throw Error(fmt::format("{}: requirement {} names field {} twice", op, index, f));
+    out.mask |= detail::FieldMask(1) << fi;
+    out.field_indices.push_back(fi);
+  }
+  out.fields = fields;
+}
+
+void check_privilege(const std::string& op, int index, const RegionRequirement& r) {
+  if (r.privilege == Privilege::Reduce && r.redop == ReductionOp::None)
+    throw Error(fmt::format("{}: requirement {} is REDUCE without a reduction operator", op, index));
+  if (r.privilege != Privilege::Reduce && r.redop != ReductionOp::None)
+    throw Error(fmt::format("{}: requirement {} has a reduction operator but privilege {}", op,
+                            index, to_string(r.privilege)));
+}
+
+// The rect requirement `r` gives point p of the launch (for interference checks).
+Domain point_rect(const detail::RegionForest& forest, const ReqInfo& r, const Domain& launch,
+                  coord_t p) {
+  if (r.partition == kInvalidId) return forest.region(r.region).bounds;
+  const auto& part = forest.partition(r.partition);
+  DomainPoint c = r.projection.apply(launch.delinearize(p));
+  return part.pieces[std::size_t(part.colors.linearize(c))];
+}
+
+bool conflicting(const ReqInfo& a, const ReqInfo& b) {
+  if (a.tree != b.tree || !(a.mask & b.mask)) return false;
+  if (a.privilege == Privilege::ReadOnly && b.privilege == Privilege::ReadOnly) return false;
+  if (a.privilege == Privilege::Reduce && b.privilege == Privilege::Reduce && a.redop == b.redop)
+    return false;
+  return true;
+}
+
+// Two requirements of one launch that touch the same data with a write would race.
+void check_interference(const detail::RegionForest& forest, const std::string& op,
+                        const Domain& launch, const std::vector<ReqInfo>& reqs) {
+  coord_t points = launch.volume();
+  for (std::size_t a = 0; a < reqs.size(); ++a)
+    for (std::size_t b = a + 1; b < reqs.size(); ++b) {
+      if (!conflicting(reqs[a], reqs[b])) continue;
+      for (coord_t p = 0; p < points; ++p)
+        for (coord_t q = 0; q < points; ++q)
+          if (point_rect(forest, reqs[a], launch, p).overlaps(point_rect(forest, reqs[b], launch, q)))
+            throw Error(fmt::format(
+                "{}: requirements {} and {} interfere: they share fields and overlap (points {} "
+                "and {}) while one of them writes",
+                op, a, b, launch.delinearize(p).str(), launch.delinearize(q).str()));
+    }
+}
+
+ReqInfo resolve_region_req(const detail::RegionForest& forest, const std::string& op, int index,
+                           const RegionRequirement& r, const Domain& launch) {
+  forest.check_region(r.region, op.c_str());
+  check_privilege(op, index, r);
+  ReqInfo q;
+  q.tree = r.region.tree();
+  q.region = r.region.node();
+  q.privilege = r.privilege;
+  q.redop = r.redop;
+  resolve_fields(forest, op, index, r.fields, q);
+  if (q.writes() && launch.volume() > 1)
+    throw Error(fmt::format("{}: requirement {} gives every point of the launch write access to "
+                            "the same region; the points would interfere",
+                            op, index));
+  return q;
+}
+
+ReqInfo resolve_partition_req(const detail::RegionForest& forest, const std::string& op, int index,
+                              const RegionRequirement& r, const Domain& launch) {
+  forest.check_partition(r.partition, op.c_str());
+  check_privilege(op, index, r);
+  const auto& part = forest.partition(r.partition.node());
+  ReqInfo q;
+  q.tree = r.partition.tree();
+  q.partition = r.partition.node();
+  q.region = part.parent_region;
+  q.projection = r.projection;
+  q.privilege = r.privilege;
+  q.redop = r.redop;
+  resolve_fields(forest, op, index, r.fields, q);
+  if (r.projection.kind() == Projection::Kind::Identity) {
+    if (launch.dim != part.colors.dim || !part.colors.contains(launch))
+      throw Error(fmt::format("{}: requirement {}: the launch domain {} does not match the color "
+                              "space {} of its partition",
+                              op, index, launch.str(), part.colors.str()));
+  } else {
+    Domain image = r.projection.image(launch);
+    if (image.dim != part.colors.dim || !part.colors.contains(image)) {
+      for (coord_t p = 0; p < launch.volume(); ++p) {
+        DomainPoint c = r.projection.apply(launch.delinearize(p));
+        if (!part.colors.contains(c))
+          throw Error(fmt::format("{}: requirement {}: the projection maps launch point {} to "
+                                  "color {}, which leaves the partition's color space {}",
+                                  op, index, launch.delinearize(p).str(), c.str(),
+                                  part.colors.str()));
+      }
+    }
+  }
+  if (q.writes() && launch.volume() > 1) {
+    if (!part.disjoint)
+      throw Error(fmt::format("{}: requirement {} writes through an aliased partition; its points "
+                              "would interfere (use READ_ONLY or REDUCE)",
+                              op, index));
+    if (!r.projection.injective_on(launch))
+      throw Error(fmt::format("{}: requirement {} writes, but its projection sends several points "
+                              "to one subregion; they would interfere",
+                              op, index));
+  }
+  return q;
+}
+
+bool needs_interference_check(const std::vector<ReqInfo>& reqs) {
+  for (std::size_t a = 0; a < reqs.size(); ++a)
+    for (std::size_t b = a + 1; b < reqs.size(); ++b)
+      if (conflicting(reqs[a], reqs[b])) return true;
+  return false;
+}
+
+void check_futures(const std::string& op, const std::vector<Future>& fs) {
+  for (std::size_t i = 0; i < fs.size(); ++i)
+    if (!fs[i].valid()) throw Error(fmt::format("{}: future argument {} is empty", op, i));
+}
+
+const detail::TaskInfo& find_task(Runtime& rt, TaskID id, const char* what) {
+  const detail::TaskInfo* t = rt.find_task(id);
+  if (!t) throw Error(fmt::format("{}: unknown task id {} (not registered)", what, id));
+  if (!t->variant(ProcessorKind::CPU) && rt.machine().num_gpus == 0)
+    throw Error(fmt::format("{}: task '{}' has no CPU variant and there is no GPU", what, t->name));
+  return *t;
+}
+
+}  // namespace
+
+IndexSpace Context::create_index_space(const Domain& bounds) {
+  return rt_.forest().create_index_space(bounds);
+}
+
+FieldSpace Context::create_field_space(std::initializer_list<FieldDef> fields) {
+  return rt_.forest().create_field_space(std::vector<FieldDef>(fields));
+}
+
+FieldSpace Context::create_field_space(const std::vector<FieldDef>& fields) {
+  return rt_.forest().create_field_space(fields);
+}
+
+Region Context::create_region(const IndexSpace& is, FieldSpace fs) {
+  return rt_.forest().create_region(is, fs);
+}
+
+Partition Context::partition_equal(Region parent, const IndexSpace& colors) {
+  rt_.forest().check_region(parent, "partition_equal");
+  const Domain& b = parent.bounds();
+  const Domain& c = colors.bounds();
+  if (c.dim != b.dim)
+    throw Error(fmt::format("partition_equal: color space {} must have the region's dimension {}",
+                            c.str(), b.dim));
+  if (c.empty()) throw Error("partition_equal: empty color space");
+  std::vector<Domain> pieces(std::size_t(c.volume()));
+  for (coord_t i = 0; i < c.volume(); ++i) {
+    DomainPoint col = c.delinearize(i);
+    Domain r;
+    r.dim = b.dim;
+    for (int d = 0; d < b.dim; ++d) {
+      coord_t n = b.extent(d), k = c.extent(d), j = col.x[d] - c.lo[d];
+      r.lo[d] = b.lo[d] + n * j / k;
+      r.hi[d] = b.lo[d] + n * (j + 1) / k - 1;
+    }
+    pieces[std::size_t(i)] = r;
+  }
+  return rt_.forest().create_partition(parent, c, std::move(pieces));
+}
+
+Partition Context::partition_by_blocks(Region parent, const DomainPoint& block) {
+  rt_.forest().check_region(parent, "partition_by_blocks");
+  const Domain& b = parent.bounds();
+  if (block.dim != b.dim)
+    throw Error("partition_by_blocks: block size must have the region's dimension");
+  Domain colors;
+  colors.dim = b.dim;
+  for (int d = 0; d < b.dim; ++d) {
+    if (block.x[d] <= 0) throw Error("partition_by_blocks: block sizes must be positive");
+    colors.lo[d] = 0;
+    colors.hi[d] = (b.extent(d) + block.x[d] - 1) / block.x[d] - 1;
+  }
+  std::vector<Domain> pieces(std::size_t(colors.volume()));
+  for (coord_t i = 0; i < colors.volume(); ++i) {
+    DomainPoint col = colors.delinearize(i);
+    Domain r;
+    r.dim = b.dim;
+    for (int d = 0; d < b.dim; ++d) {
+      r.lo[d] = b.lo[d] + col.x[d] * block.x[d];
+      r.hi[d] = std::min(b.hi[d], r.lo[d] + block.x[d] - 1);
+    }
+    pieces[std::size_t(i)] = r;
+  }
+  return rt_.forest().create_partition(parent, colors, std::move(pieces));
+}
+
+Partition Context::partition_by_rects(Region parent, const IndexSpace& colors,
+                                      const std::function<Domain(const DomainPoint&)>& rect_of) {
+  rt_.forest().check_region(parent, "partition_by_rects");
+  const Domain& c = colors.bounds();
+  std::vector<Domain> pieces(std::size_t(c.volume()));
+  for (coord_t i = 0; i < c.volume(); ++i) pieces[std::size_t(i)] = rect_of(c.delinearize(i));
+  return rt_.forest().create_partition(parent, c, std::move(pieces));
+}
+
+Partition Context::partition_by_rects(Region parent, const IndexSpace& colors,
+                                      const std::vector<Domain>& rects) {
+  rt_.forest().check_region(parent, "partition_by_rects");
+  if (coord_t(rects.size()) != colors.bounds().volume())
+    throw Error(fmt::format("partition_by_rects: {} rects given for {} colors", rects.size(),
+                            colors.bounds().volume()));
+  return rt_.forest().create_partition(parent, colors.bounds(), rects);
+}
+
+Partition Context::partition_by_translation(const Partition& base, const DomainPoint& offset) {
+  rt_.forest().check_partition(base, "partition_by_translation");
+  const auto& pn = rt_.forest().partition(base.node());
+  if (offset.dim != rt_.forest().region(pn.parent_region).bounds.dim)
+    throw Error("partition_by_translation: offset must have the region's dimension");
+  std::vector<Domain> pieces;
+  pieces.reserve(pn.pieces.size());
+  for (const auto& p : pn.pieces) pieces.push_back(translate(p, offset));
+  return rt_.forest().create_partition(rt_.forest().region_handle(pn.parent_region), pn.colors,
+                                       std::move(pieces));
+}
+
+Region Context::subregion(const Partition& p, const DomainPoint& color) {
+  rt_.forest().check_partition(p, "subregion");
+  return p[color];
+}
+
+Future Context::execute(const TaskLauncher& l) {
+  const detail::TaskInfo& t = find_task(rt_, l.task(), "execute");
+  std::string name = op_name("task", &t);
+  OpRef op = detail::make_op();
+  op->kind = OpKind::Task;
+  op->task = l.task();
+  op->task_info = &t;
+  op->domain = Domain(Rect<1>({0}, {0}));
+  op->args.assign(l.args().data(), l.args().data() + l.args().size());
+  for (std::size_t i = 0; i < l.requirements().size(); ++i) {
+    const auto& r = l.requirements()[i];
+    if (r.partition.valid())
+      throw Error(fmt::format("{}: requirement {} names a partition; single tasks use regions",
+                              name, i));
+    op->reqs.push_back(resolve_region_req(rt_.forest(), name, int(i), r, op->domain));
+  }
+  if (needs_interference_check(op->reqs))
+    check_interference(rt_.forest(), name, op->domain, op->reqs);
+  check_futures(name, l.futures());
+  op->futures = l.futures();
+  op->future = std::make_shared<detail::FutureState>();
+  const TaskVariant* v = t.variant(ProcessorKind::CPU);
+  op->future->kind = v ? v->result_kind : t.variants.front().result_kind;
+  Future f(op->future);
+  rt_.issue(std::move(op));
+  return f;
+}
+
+FutureMap Context::execute(const IndexLauncher& l) {
+  const detail::TaskInfo& t = find_task(rt_, l.task(), "execute");
+  std::string name = op_name("index task", &t);
+  const Domain& dom = l.domain();
+  if (dom.dim < 1 || dom.dim > kMaxDim)
+    throw Error(fmt::format("{}: launch domain must have 1..3 dimensions", name));
+  OpRef op = detail::make_op();
+  op->kind = OpKind::IndexTask;
+  op->task = l.task();
+  op->task_info = &t;
+  op->domain = dom;
+  op->args.assign(l.args().data(), l.args().data() + l.args().size());
+  for (std::size_t i = 0; i < l.requirements().size(); ++i) {
+    const auto& r = l.requirements()[i];
+    op->reqs.push_back(r.partition.valid()
+                           ? resolve_partition_req(rt_.forest(), name, int(i), r, dom)
+                           : resolve_region_req(rt_.forest(), name, int(i), r, dom));
+  }
+  if (needs_interference_check(op->reqs)) check_interference(rt_.forest(), name, dom, op->reqs);
+  check_futures(name, l.futures());
+  op->futures = l.futures();
+  op->future_map = std::make_shared<detail::FutureMapState>();
+  op->future_map->domain = dom;
+  const TaskVariant* v = t.variant(ProcessorKind::CPU);
+  op->future_map->kind = v ? v->result_kind : t.variants.front().result_kind;
+  op->future_map->values.resize(std::size_t(std::max<coord_t>(dom.volume(), 0)));
+  FutureMap fm(op->future_map);
+  rt_.issue(std::move(op));
+  return fm;
+}
+
+void Context::fill(const FillLauncher& l) {
+  const char* name = "fill";
+  rt_.forest().check_region(l.region, name);
+  RegionRequirement r;
+  r.region = l.region;
+  r.privilege = Privilege::WriteDiscard;
+  r.fields = l.fields;
+  OpRef op = detail::make_op();
+  op->kind = OpKind::Fill;
+  op->domain = Domain(Rect<1>({0}, {0}));
+  op->reqs.push_back(resolve_region_req(rt_.forest(), name, 0, r, op->domain));
+  const auto& fs = rt_.forest().field_space(rt_.forest().tree(op->reqs[0].tree).field_space);
+  for (int fi : op->reqs[0].field_indices)
+    if (fs.fields[std::size_t(fi)].size != l.value.size())
+      throw Error(fmt::format("fill: the value has {} bytes but field {} has {}", l.value.size(),
+                              fs.fields[std::size_t(fi)].id, fs.fields[std::size_t(fi)].size));
+  op->fill_value = l.value;
+  rt_.issue(std::move(op));
+}
+
+void Context::copy(const CopyLauncher& l) {
+  const char* name = "copy";
+  rt_.forest().check_region(l.src, name);
+  rt_.forest().check_region(l.dst, name);
+  if (l.src_fields.size() != l.dst_fields.size())
+    throw Error(fmt::format("copy: {} source fields but {} destination fields", l.src_fields.size(),
+                            l.dst_fields.size()));
+  if (l.src.bounds().dim != l.dst.bounds().dim || !l.dst.bounds().contains(l.src.bounds()))
+    throw Error(fmt::format("copy: destination bounds {} do not contain the source bounds {}",
+                            l.dst.bounds().str(), l.src.bounds().str()));
+  OpRef op = detail::make_op();
+  op->kind = OpKind::Copy;
+  op->domain = Domain(Rect<1>({0}, {0}));
+  RegionRequirement s;
+  s.region = l.src;
+  s.privilege = Privilege::ReadOnly;
+  s.fields = l.src_fields;
+  RegionRequirement d;
+  d.region = l.dst;
+  d.privilege = Privilege::WriteDiscard;
+  d.fields = l.dst_fields;
+  op->reqs.push_back(resolve_region_req(rt_.forest(), name, 0, s, op->domain));
+  op->reqs.push_back(resolve_region_req(rt_.forest(), name, 1, d, op->domain));
+  const auto& sfs = rt_.forest().field_space(rt_.forest().tree(op->reqs[0].tree).field_space);
+  const auto& dfs = rt_.forest().field_space(rt_.forest().tree(op->reqs[1].tree).field_space);
+  for (std::size_t i = 0; i < l.src_fields.size(); ++i) {
+    std::size_t a = sfs.fields[std::size_t(op->reqs[0].field_indices[i])].size;
+    std::size_t b = dfs.fields[std::size_t(op->reqs[1].field_indices[i])].size;
+    if (a != b)
+      throw Error(fmt::format("copy: source field {} has {} bytes, destination field {} has {}",
+                              l.src_fields[i], a, l.dst_fields[i], b));
+  }
+  if (op->reqs[0].tree == op->reqs[1].tree && (op->reqs[0].mask & op->reqs[1].mask) &&
+      l.src.bounds().overlaps(l.dst.bounds()))
+    throw Error("copy: source and destination overlap on the same fields");
+  rt_.issue(std::move(op));
+}
+
+Future Context::reduce(const FutureMap& fm, ReductionOp redop) {
+  if (!fm.valid()) throw Error("reduce: empty future map");
+  if (redop == ReductionOp::None) throw Error("reduce: no reduction operator given");
+  ValueKind k = fm.state()->kind;
+  if (k == ValueKind::None || k == ValueKind::Bytes)
+    throw Error("reduce: the future map's task does not return a number");
+  if (fm.domain().volume() < 1) throw Error("reduce: the future map is empty");
+  OpRef op = detail::make_op();
+  op->kind = OpKind::FutureReduce;
+  op->domain = Domain(Rect<1>({0}, {0}));
+  op->reduce_source = fm;
+  op->reduce_op = redop;
+  op->future = std::make_shared<detail::FutureState>();
+  op->future->kind = k;
+  Future f(op->future);
+  rt_.issue(std::move(op));
+  return f;
+}
+
+Future Context::fence() {
+  OpRef op = detail::make_op();
+  op->kind = OpKind::Fence;
+  op->domain = Domain(Rect<1>({0}, {0}));
+  op->future = std::make_shared<detail::FutureState>();
+  Future f(op->future);
+  rt_.issue(std::move(op));
+  return f;
+}
+
+void Context::destroy(Region r) {
+  rt_.forest().check_region(r, "destroy");
+  auto& tree = rt_.forest().tree(r.tree());
+  if (tree.root != r.node())
+    throw Error("destroy: only a root region can be destroyed (destroy its partition instead)");
+  tree.destroyed = true;
+  OpRef op = detail::make_op();
+  op->kind = OpKind::DestroyRegion;
+  op->domain = Domain(Rect<1>({0}, {0}));
+  op->destroy_tree = r.tree();
+  rt_.issue(std::move(op));
+}
+
+void Context::destroy(const Partition& p) {
+  rt_.forest().check_partition(p, "destroy");
+  rt_.forest().partition(p.node()).destroyed = true;  // metadata only: nothing to free
+}
+
+std::uint32_t Context::num_cpus() const { return rt_.machine().num_cpus; }
+std::uint32_t Context::shard() const { return rt_.machine().shard; }
+std::uint32_t Context::num_shards() const { return rt_.machine().num_shards; }
+
+Domain Partition::rect(const DomainPoint& c) const {
+  Runtime& rt = current_runtime("Partition::rect");
+  rt.forest().check_partition(*this, "Partition::rect");
+  const auto& pn = rt.forest().partition(node_);
+  if (!pn.colors.contains(c))
+    throw Error(fmt::format("Partition::rect: color {} is outside the color space {}", c.str(),
+                            pn.colors.str()));
+  return pn.pieces[std::size_t(pn.colors.linearize(c))];
+}
+
+Region Partition::operator[](const DomainPoint& c) const {
+  Runtime& rt = current_runtime("Partition::operator[]");
+  rt.forest().check_partition(*this, "subregion");
+  const auto& pn = rt.forest().partition(node_);
+  if (!pn.colors.contains(c))
+    throw Error(fmt::format("subregion: color {} is outside the color space {}", c.str(),
+                            pn.colors.str()));
+  return rt.forest().region_handle(pn.children[std::size_t(pn.colors.linearize(c))]);
+}
+
+Region Partition::parent() const {
+  Runtime& rt = current_runtime("Partition::parent");
+  return rt.forest().region_handle(rt.forest().partition(node_).parent_region);
+}
+
+}  // namespace reprise

@@ -1,0 +1,194 @@
+#include "reprise_rt/executor.h"
+
+#include <hwloc.h>
+
+#include <cstring>
+
+#include "reprise/task_context.h"
+#include "reprise_rt/log.h"
+#include "reprise_rt/runtime.h"
+
+namespace reprise::detail {
+
+// hwloc topology, loaded once, for pinning worker threads to cores.
+struct Executor::Topology {
+  hwloc_topology_t topo = nullptr;
+  int cores = 0;
+  Topology() {
+    if (hwloc_topology_init(&topo) != 0 || hwloc_topology_load(topo) != 0) {
+      topo = nullptr;
+      return;
+    }
+    cores = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_CORE);
+  }
+  ~Topology() {
+    if (topo) hwloc_topology_destroy(topo);
+  }
+  void pin_current_thread(int core) const {
+    if (!topo || core < 0 || core >= cores) return;
+    hwloc_obj_t obj = hwloc_get_obj_by_type(topo, HWLOC_OBJ_CORE, unsigned(core));
+    if (!obj || hwloc_set_cpubind(topo, obj->cpuset, HWLOC_CPUBIND_THREAD) != 0)
+      REPRISE_LOG_DEBUG("could not pin a worker to core {}", core);
+  }
+};
+
+Executor::Executor(Runtime& rt) : rt_(rt), topo_(std::make_unique<Topology>()) {
+  for (int i = 0; i < rt.config().cpus; ++i) cpu_queues_.push_back(std::make_unique<ReadyQueue>());
+  for (int i = 1; i < rt.config().utils; ++i)
+    dma_queues_.push_back(std::make_unique<ReadyQueue>());
+}
+
+Executor::~Executor() { stop(); }
+
+void Executor::start() {
+  // Pin workers to distinct cores while there are cores for them; extra workers float.
+  int cores = topo_->cores;
+  bool pin = rt_.config().pin && int(cpu_queues_.size()) <= cores;
+  for (std::size_t i = 0; i < cpu_queues_.size(); ++i)
+    threads_.emplace_back(&Executor::worker_loop, this, std::ref(*cpu_queues_[i]),
+                          pin ? int(i) : -1);
+  for (auto& q : dma_queues_) threads_.emplace_back(&Executor::worker_loop, this, std::ref(*q), -1);
+}
+
+void Executor::stop() {
+  for (auto& q : cpu_queues_) q->stop();
+  for (auto& q : dma_queues_) q->stop();
+  for (auto& t : threads_)
+    if (t.joinable()) t.join();
+  threads_.clear();
+}
+
+ReadyQueue& Executor::queue_of(const Processor& p) {
+  if (p.kind == ProcessorKind::Utility && !dma_queues_.empty())
+    return *dma_queues_[p.index % dma_queues_.size()];
+  return *cpu_queues_[p.index % cpu_queues_.size()];
+}
+
+void Executor::precondition_done(void* ctx, std::uint64_t) {
+  auto* t = static_cast<PointTask*>(ctx);
+  if (t->pending.fetch_sub(1, std::memory_order_acq_rel) == 1) t->exec->enqueue(t);
+}
+
+Event Executor::op(Op& op, std::uint32_t point, Processor proc, std::span<const Event> pre) {
+  auto task = make_pooled<PointTask>();
+  task->exec = this;
+  task->op = OpRef(&op);
+  op.add_ref();
+  task->point_index = point;
+  task->point = op.domain.delinearize(coord_t(point));
+  task->proc = proc;
+  if (op.task_info) {
+    task->variant = op.task_info->variant(proc.kind);
+    if (!task->variant) task->variant = op.task_info->variant(ProcessorKind::CPU);
+  }
+  Event done = rt_.events().create();
+  task->done = done;
+  op.point_done[point] = done;
+  PointTask* t = task.release();  // owned by the executor until it has run
+  t->pending.store(1, std::memory_order_relaxed);
+  for (Event e : pre) {
+    t->pending.fetch_add(1, std::memory_order_relaxed);
+    if (!rt_.events().add_waiter(e, &Executor::precondition_done, t, 0))
+      t->pending.fetch_sub(1, std::memory_order_relaxed);
+  }
+  if (t->pending.fetch_sub(1, std::memory_order_acq_rel) == 1) enqueue(t);
+  return done;
+}
+
+Event Executor::merge(std::span<const Event> events) { return rt_.events().merge(events); }
+
+void Executor::enqueue(PointTask* t) { queue_of(t->proc).push(t); }
+
+void Executor::worker_loop(ReadyQueue& q, int pin_core) {
+  if (pin_core >= 0) topo_->pin_current_thread(pin_core);
+  int spin = rt_.config().spin_us;
+  while (PointTask* list = q.pop_all(spin)) {
+    while (list) {
+      PointTask* next = list->next;
+      run_point(list);
+      list = next;
+    }
+  }
+}
+
+void Executor::run_point(PointTask* t) {
+  Op& op = *t->op;
+  if (!rt_.failed()) {
+    try {
+      switch (op.kind) {
+        case OpKind::Task:
+        case OpKind::IndexTask: run_task_body(*t); break;
+        case OpKind::Fill: run_fill(*t); break;
+        case OpKind::Copy: run_copy(*t); break;
+        default: break;
+      }
+    } catch (...) {
+      auto e = std::current_exception();
+      if (!op.error_set.exchange(true)) op.error = e;  // read once the last point completes
+      rt_.record_error(e);
+    }
+  }
+  tasks_run_.fetch_add(1, std::memory_order_relaxed);
+  Event done = t->done;
+  OpRef keep = std::move(t->op);
+  PoolDelete<PointTask>{}(t);
+  rt_.events().trigger(done);
+  if (keep->remaining.fetch_sub(1, std::memory_order_acq_rel) == 1) rt_.op_completed(*keep);
+}
+
+void Executor::run_task_body(PointTask& t) {
+  Op& op = *t.op;
+  TaskContext tc(t);
+  TaskResult result;
+  t.variant->entry(t.variant->fn, tc, result);
+  if (op.future) {
+    op.future->value = result;
+  } else if (op.future_map) {
+    op.future_map->values[t.point_index] = result;
+  }
+}
+
+void Executor::run_fill(PointTask& t) {
+  Op& op = *t.op;
+  const ReqInfo& req = op.reqs[0];
+  Instance* inst = op.point_instances[0];
+  const Domain& rect = op.rect(0, 0);
+  const std::size_t size = op.fill_value.size();
+  for (int fi : req.field_indices) {
+    std::byte* base = inst->field_data(fi);
+    // Rows of the last dimension are contiguous.
+    Domain rows = rect;
+    int last = rect.dim - 1;
+    rows.hi[last] = rows.lo[last];
+    coord_t row_len = rect.extent(last);
+    for (coord_t i = 0; i < rows.volume(); ++i) {
+      std::byte* p = base + inst->offset_of(rows.delinearize(i), size);
+      for (coord_t k = 0; k < row_len; ++k) std::memcpy(p + k * size, op.fill_value.data(), size);
+    }
+  }
+}
+
+void Executor::run_copy(PointTask& t) {
+  Op& op = *t.op;
+  const ReqInfo& src = op.reqs[0];
+  const ReqInfo& dst = op.reqs[1];
+  Instance* si = op.point_instances[0];
+  Instance* di = op.point_instances[1];
+  const Domain& rect = op.rect(0, 0);
+  Domain rows = rect;
+  int last = rect.dim - 1;
+  rows.hi[last] = rows.lo[last];
+  coord_t row_len = rect.extent(last);
+  for (std::size_t f = 0; f < src.field_indices.size(); ++f) {
+    std::size_t size = si->field_size(src.field_indices[f]);
+    std::byte* sb = si->field_data(src.field_indices[f]);
+    std::byte* db = di->field_data(dst.field_indices[f]);
+    for (coord_t i = 0; i < rows.volume(); ++i) {
+      DomainPoint p = rows.delinearize(i);
+      std::memmove(db + di->offset_of(p, size), sb + si->offset_of(p, size),
+                   std::size_t(row_len) * size);
+    }
+  }
+}
+
+}  // namespace reprise::detail

@@ -1,0 +1,121 @@
+#include "reprise/future.h"
+
+#include <fmt/core.h>
+
+#include "reprise_rt/future_state.h"
+#include "reprise_rt/runtime.h"
+
+namespace reprise {
+
+namespace {
+const char* kind_name(ValueKind k) {
+  switch (k) {
+    case ValueKind::None: return "void";
+    case ValueKind::I32: return "int32";
+    case ValueKind::I64: return "int64";
+    case ValueKind::U32: return "uint32";
+    case ValueKind::U64: return "uint64";
+    case ValueKind::F32: return "float";
+    case ValueKind::F64: return "double";
+    case ValueKind::Bytes: return "bytes";
+  }
+  return "?";
+}
+
+void wait_event(detail::Event e, const std::atomic<bool>& ready) {
+  if (ready.load(std::memory_order_acquire)) return;
+  detail::Runtime* rt = detail::Runtime::current();
+  if (!rt) throw Error("Future::wait: no runtime is running and the future is not ready");
+  rt->wait(e);
+}
+}  // namespace
+
+void Future::wait() const {
+  if (!state_) throw Error("Future::wait: empty future");
+  wait_event(state_->ready_event, state_->ready);
+  if (state_->map) {
+    wait_event(state_->map->ready_event, state_->map->ready);
+    if (state_->map->error) std::rethrow_exception(state_->map->error);
+  }
+  if (state_->error) std::rethrow_exception(state_->error);
+}
+
+bool Future::ready() const {
+  if (!state_) return false;
+  if (state_->map) return state_->map->ready.load(std::memory_order_acquire);
+  return state_->ready.load(std::memory_order_acquire);
+}
+
+ValueKind Future::kind() const {
+  if (!state_) return ValueKind::None;
+  return state_->map ? state_->map->kind : state_->kind;
+}
+
+void Future::copy_value(void* dst, std::size_t size, ValueKind want) const {
+  wait();
+  const TaskResult& v =
+      state_->map ? state_->map->values[state_->map_index] : state_->value;
+  ValueKind have = kind();
+  if (v.size != size || (want != ValueKind::Bytes && have != want && have != ValueKind::Bytes))
+    throw Error(fmt::format("Future::get: the future holds a {} of {} bytes, asked for a {} of {}",
+                            kind_name(have), v.size, kind_name(want), size));
+  std::memcpy(dst, v.bytes, size);
+}
+
+void FutureMap::wait() const {
+  if (!state_) throw Error("FutureMap::wait: empty future map");
+  wait_event(state_->ready_event, state_->ready);
+  if (state_->error) std::rethrow_exception(state_->error);
+}
+
+Future FutureMap::get(const DomainPoint& p) const {
+  if (!state_) throw Error("FutureMap::get: empty future map");
+  if (!state_->domain.contains(p))
+    throw Error(fmt::format("FutureMap::get: point {} is outside the launch domain {}", p.str(),
+                            state_->domain.str()));
+  auto s = std::make_shared<detail::FutureState>();
+  s->map = state_;
+  s->map_index = std::uint64_t(state_->domain.linearize(p));
+  s->ready.store(true);  // readiness is the map's
+  return Future(s);
+}
+
+const Domain& FutureMap::domain() const {
+  if (!state_) throw Error("FutureMap::domain: empty future map");
+  return state_->domain;
+}
+
+namespace detail {
+
+namespace {
+template <typename T>
+void fold_typed(TaskResult& a, const TaskResult& b, ReductionOp op) {
+  T x, y;
+  std::memcpy(&x, a.bytes, sizeof(T));
+  std::memcpy(&y, b.bytes, sizeof(T));
+  switch (op) {
+    case ReductionOp::Sum: x = T(x + y); break;
+    case ReductionOp::Prod: x = T(x * y); break;
+    case ReductionOp::Min: x = y < x ? y : x; break;
+    case ReductionOp::Max: x = y > x ? y : x; break;
+    case ReductionOp::None: throw Error("reduce: no reduction operator given");
+  }
+  std::memcpy(a.bytes, &x, sizeof(T));
+}
+}  // namespace
+
+void fold_value(TaskResult& a, const TaskResult& b, ValueKind k, ReductionOp op) {
+  switch (k) {
+    case ValueKind::I32: return fold_typed<std::int32_t>(a, b, op);
+    case ValueKind::I64: return fold_typed<std::int64_t>(a, b, op);
+    case ValueKind::U32: return fold_typed<std::uint32_t>(a, b, op);
+    case ValueKind::U64: return fold_typed<std::uint64_t>(a, b, op);
+    case ValueKind::F32: return fold_typed<float>(a, b, op);
+    case ValueKind::F64: return fold_typed<double>(a, b, op);
+    default:
+      throw Error(fmt::format("reduce: values of kind {} cannot be reduced", kind_name(k)));
+  }
+}
+
+}  // namespace detail
+}  // namespace reprise

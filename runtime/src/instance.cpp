@@ -1,0 +1,92 @@
+#include "reprise_rt/instance.h"
+
+#include <fmt/core.h>
+
+#include "reprise/error.h"
+
+namespace reprise::detail {
+
+Instance::Instance(std::uint32_t tree, std::uint32_t memory, const Domain& bounds,
+                   const FieldSpaceInfo& fs)
+    : tree_(tree), memory_(memory), bounds_(bounds) {
+  std::size_t points = std::size_t(bounds.volume());
+  fields_.resize(fs.fields.size());
+  for (std::size_t i = 0; i < fs.fields.size(); ++i) {
+    fields_[i].size = fs.fields[i].size;
+    // calloc: zero pages come lazily from the OS, so untouched data costs nothing.
+    void* p = std::calloc(points ? points : 1, fs.fields[i].size);
+    if (!p) throw Error(fmt::format("instance of tree {}: out of host memory", tree));
+    fields_[i].data.reset(static_cast<std::byte*>(p));
+    bytes_ += points * fs.fields[i].size;
+  }
+}
+
+RawAccess Instance::access(int fi) const {
+  RawAccess a;
+  std::size_t size = fields_[fi].size;
+  coord_t stride = coord_t(size);
+  std::uintptr_t base = reinterpret_cast<std::uintptr_t>(fields_[fi].data.get());
+  for (int d = bounds_.dim - 1; d >= 0; --d) {
+    a.strides[d] = stride;
+    base -= std::uintptr_t(bounds_.lo[d] * stride);
+    stride *= bounds_.extent(d);
+  }
+  a.base = base;
+  return a;
+}
+
+std::size_t Instance::offset_of(const DomainPoint& p, std::size_t size) const {
+  return std::size_t(bounds_.linearize(p)) * size;
+}
+
+InstanceManager::InstanceManager(std::size_t sysmem_bytes) {
+  Memory sys;
+  sys.id = 0;
+  sys.name = "sysmem0";
+  sys.capacity = sysmem_bytes;
+  memories_.push_back(sys);
+}
+
+Instance* InstanceManager::tree_instance(const RegionForest& forest, std::uint32_t tree,
+                                         std::uint32_t memory) {
+  std::lock_guard<std::mutex> g(mutex_);
+  if (by_tree_.size() <= tree) by_tree_.resize(tree + 1);
+  auto& per_mem = by_tree_[tree];
+  if (per_mem.size() <= memory) per_mem.resize(memory + 1);
+  if (!per_mem[memory]) {
+    const TreeInfo& t = forest.tree(tree);
+    const Domain& bounds = forest.region(t.root).bounds;
+    const FieldSpaceInfo& fs = forest.field_space(t.field_space);
+    std::size_t want = 0;
+    for (const auto& f : fs.fields) want += std::size_t(bounds.volume()) * f.size;
+    Memory& m = memories_[memory];
+    if (m.used + want > m.capacity)
+      throw Error(fmt::format(
+          "memory {} is full: capacity {} MiB, {} MiB in use, an instance of region tree {} "
+          "({}) needs {:.1f} MiB (raise -ll:csize)",
+          m.name, m.capacity >> 20, m.used >> 20, tree, bounds.str(), double(want) / (1 << 20)));
+    per_mem[memory] = std::make_unique<Instance>(tree, memory, bounds, fs);
+    m.used += want;
+  }
+  return per_mem[memory].get();
+}
+
+void InstanceManager::release_tree(std::uint32_t tree) {
+  std::lock_guard<std::mutex> g(mutex_);
+  if (tree >= by_tree_.size()) return;
+  for (auto& inst : by_tree_[tree]) {
+    if (!inst) continue;
+    memories_[inst->memory()].used -= inst->bytes();
+    inst.reset();
+  }
+}
+
+std::size_t InstanceManager::instance_count() const {
+  std::lock_guard<std::mutex> g(mutex_);
+  std::size_t n = 0;
+  for (const auto& t : by_tree_)
+    for (const auto& i : t) n += i ? 1 : 0;
+  return n;
+}
+
+}  // namespace reprise::detail

@@ -1,0 +1,113 @@
+#include <chrono>
+#include <thread>
+
+#include "reprise_rt/op_queue.h"
+#include "reprise_rt/ready_queue.h"
+#include "reprise_rt/spin_lock.h"
+
+namespace reprise::detail {
+
+std::uint64_t now_ns() {
+  return std::uint64_t(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                           std::chrono::steady_clock::now().time_since_epoch())
+                           .count());
+}
+
+void ReadyQueue::push(PointTask* t) {
+  t->next = nullptr;
+  bool wake;
+  {
+    std::lock_guard<std::mutex> g(mutex_);
+    if (tail_)
+      tail_->next = t;
+    else
+      head_ = t;
+    tail_ = t;
+    nonempty_.store(true, std::memory_order_release);
+    wake = sleeping_;
+    sleeping_ = false;
+  }
+  if (wake) cv_.notify_one();
+}
+
+PointTask* ReadyQueue::pop_all(int spin_us) {
+  std::uint64_t until = 0;
+  for (;;) {
+    if (nonempty_.load(std::memory_order_acquire)) {
+      std::lock_guard<std::mutex> g(mutex_);
+      PointTask* list = head_;
+      head_ = tail_ = nullptr;
+      nonempty_.store(false, std::memory_order_relaxed);
+      if (list) return list;
+    }
+    if (until == 0) until = now_ns() + std::uint64_t(spin_us) * 1000;
+    if (now_ns() < until) {
+      for (int i = 0; i < 32; ++i) cpu_relax();
+      continue;
+    }
+    std::unique_lock<std::mutex> g(mutex_);
+    if (head_) continue;
+    if (stopping_) return nullptr;
+    sleeping_ = true;
+    cv_.wait(g, [&] { return head_ != nullptr || stopping_; });
+    sleeping_ = false;
+    until = 0;
+  }
+}
+
+void ReadyQueue::stop() {
+  {
+    std::lock_guard<std::mutex> g(mutex_);
+    stopping_ = true;
+  }
+  cv_.notify_all();
+}
+
+OpQueue::OpQueue(std::size_t capacity) {
+  std::size_t cap = 2;
+  while (cap < capacity) cap <<= 1;
+  ring_.assign(cap, nullptr);
+  mask_ = cap - 1;
+}
+
+OpQueue::~OpQueue() {
+  OpRef drop;
+  while (try_pop(drop)) drop = OpRef();
+}
+
+void OpQueue::push(OpRef op) {
+  std::uint64_t t = tail_.load(std::memory_order_relaxed);
+  while (t - head_.load(std::memory_order_acquire) > mask_) std::this_thread::yield();
+  ring_[t & mask_] = op.detach();  // the ring owns the reference now
+  tail_.store(t + 1, std::memory_order_seq_cst);
+  if (sleeping_.load(std::memory_order_seq_cst)) {
+    signal_.fetch_add(1, std::memory_order_seq_cst);
+    signal_.notify_one();
+  }
+}
+
+bool OpQueue::try_pop(OpRef& out) {
+  std::uint64_t h = head_.load(std::memory_order_relaxed);
+  if (h == tail_.load(std::memory_order_acquire)) return false;
+  out = OpRef(ring_[h & mask_]);
+  ring_[h & mask_] = nullptr;
+  head_.store(h + 1, std::memory_order_release);
+  return true;
+}
+
+void OpQueue::sleep_until_push() {
+  std::uint64_t h = head_.load(std::memory_order_relaxed);
+  std::uint32_t s = signal_.load(std::memory_order_seq_cst);
+  sleeping_.store(true, std::memory_order_seq_cst);
+  if (tail_.load(std::memory_order_seq_cst) == h && !stopping_.load(std::memory_order_seq_cst))
+    signal_.wait(s, std::memory_order_seq_cst);
+  sleeping_.store(false, std::memory_order_relaxed);
+}
+
+void OpQueue::stop() {
+  stopping_.store(true, std::memory_order_seq_cst);
+  signal_.fetch_add(1, std::memory_order_seq_cst);
+  signal_.notify_all();
+}
+
+}  // namespace reprise::detail

@@ -1,0 +1,48 @@
+#include "reprise/registry.h"
+
+#include <fmt/core.h>
+
+#include <mutex>
+#include <unordered_map>
+
+#include "reprise_rt/runtime.h"
+
+namespace reprise {
+
+namespace detail {
+std::mutex& registry_mutex() {
+  static std::mutex m;
+  return m;
+}
+std::unordered_map<TaskID, TaskInfo>& registry_table() {
+  static std::unordered_map<TaskID, TaskInfo> t;
+  return t;
+}
+}  // namespace detail
+
+void TaskRegistry::add(TaskID id, std::string name, std::initializer_list<TaskVariant> variants) {
+  if (variants.size() == 0)
+    throw Error(fmt::format("TaskRegistry::add: task {} ('{}') has no variant", id, name));
+  detail::TaskInfo info;
+  info.id = id;
+  info.name = std::move(name);
+  info.variants.assign(variants.begin(), variants.end());
+  std::lock_guard<std::mutex> g(detail::registry_mutex());
+  detail::registry_table()[id] = std::move(info);
+}
+
+bool TaskRegistry::contains(TaskID id) {
+  std::lock_guard<std::mutex> g(detail::registry_mutex());
+  return detail::registry_table().count(id) != 0;
+}
+
+Processor DefaultMapper::select_processor(const MapperTaskInfo& task, const MachineInfo& machine) {
+  bool gpu = task.has_gpu_variant && machine.num_gpus > 0;
+  std::uint32_t n = gpu ? machine.num_gpus : machine.num_cpus;
+  std::uint64_t points = std::uint64_t(task.launch_domain.volume());
+  // Contiguous blocks of points per processor keep neighbouring tiles together.
+  std::uint32_t index = points <= 1 ? 0 : std::uint32_t(task.point_index * n / points);
+  return Processor{gpu ? ProcessorKind::GPU : ProcessorKind::CPU, index};
+}
+
+}  // namespace reprise

@@ -1,0 +1,201 @@
+#include "reprise_rt/runtime.h"
+
+#include <pthread.h>
+#include <time.h>
+
+#include <mutex>
+
+#include "reprise/context.h"
+#include "reprise_rt/log.h"
+
+namespace reprise::detail {
+
+std::mutex& registry_mutex();
+std::unordered_map<TaskID, TaskInfo>& registry_table();
+
+namespace {
+std::atomic<Runtime*> g_current{nullptr};
+
+std::uint64_t thread_cpu_ns(std::thread& t) {
+  clockid_t cid;
+  if (!t.joinable() || pthread_getcpuclockid(t.native_handle(), &cid) != 0) return 0;
+  timespec ts{};
+  if (clock_gettime(cid, &ts) != 0) return 0;
+  return std::uint64_t(ts.tv_sec) * 1000000000ull + std::uint64_t(ts.tv_nsec);
+}
+}  // namespace
+
+Runtime::Runtime(Config config, std::unique_ptr<Mapper> mapper)
+    : config_(std::move(config)),
+      mapper_(mapper ? std::move(mapper) : std::make_unique<DefaultMapper>()),
+      instances_(std::size_t(config_.csize_mib) << 20),
+      executor_(*this),
+      queue_(std::size_t(config_.window) + 2) {
+  set_log_level(LogLevel(config_.log_level));
+  snapshot_registry();
+}
+
+Runtime::~Runtime() {
+  queue_.stop();
+  if (utility_.joinable()) utility_.join();
+  executor_.stop();
+  Runtime* self = this;
+  g_current.compare_exchange_strong(self, nullptr);
+}
+
+Runtime* Runtime::current() { return g_current.load(std::memory_order_acquire); }
+
+void Runtime::snapshot_registry() {
+  std::lock_guard<std::mutex> g(registry_mutex());
+  tasks_ = registry_table();
+}
+
+const TaskInfo* Runtime::find_task(TaskID id) const {
+  auto it = tasks_.find(id);
+  if (it != tasks_.end()) return &it->second;
+  // Registered after start: take it into the snapshot (only the application thread reads it).
+  std::lock_guard<std::mutex> g(registry_mutex());
+  auto jt = registry_table().find(id);
+  if (jt == registry_table().end()) return nullptr;
+  auto& self = const_cast<Runtime&>(*this);
+  return &self.tasks_.emplace(id, jt->second).first->second;
+}
+
+void Runtime::set_pipeline(std::unique_ptr<OpSink> first_stage, GraphSink* graph) {
+  pipeline_ = std::move(first_stage);
+  graph_ = graph ? graph : &executor_;
+}
+
+MachineInfo Runtime::machine() const {
+  return MachineInfo{executor_.num_cpus(), 0, 0, 1};
+}
+
+RuntimeStats Runtime::stats() const {
+  RuntimeStats s;
+  s.ops_issued = next_seq_;
+  s.points_launched = points_launched_.load(std::memory_order_relaxed);
+  s.analysis_cpu_ns = thread_cpu_ns(const_cast<std::thread&>(utility_));
+  return s;
+}
+
+void Runtime::run(const std::function<void(Context&)>& top_level) {
+  if (!pipeline_) throw Error("Runtime::run: no pipeline installed");
+  Runtime* expected = nullptr;
+  if (!g_current.compare_exchange_strong(expected, this))
+    throw Error("reprise::start: a runtime is already running in this process");
+  executor_.start();
+  utility_ = std::thread(&Runtime::utility_loop, this);
+
+  std::exception_ptr app_error;
+  {
+    Context ctx(*this);
+    try {
+      top_level(ctx);
+    } catch (...) {
+      app_error = std::current_exception();
+    }
+  }
+  // Drain: every issued op completes, even after an error (failed ops skip their bodies).
+  app_waiting_.store(true, std::memory_order_seq_cst);
+  for (std::int64_t n; (n = outstanding_.load(std::memory_order_seq_cst)) > 0;)
+    outstanding_.wait(n, std::memory_order_seq_cst);
+  app_waiting_.store(false);
+  queue_.stop();
+  utility_.join();
+  executor_.stop();
+  g_current.store(nullptr, std::memory_order_release);
+  if (app_error) std::rethrow_exception(app_error);
+  rethrow_if_failed();
+}
+
+void Runtime::issue(OpRef op) {
+  rethrow_if_failed();
+  op->seq = next_seq_++;
+  op->done = events_.create();
+  switch (op->kind) {
+    case OpKind::Task:
+    case OpKind::Fill:
+    case OpKind::Copy: op->remaining.store(1, std::memory_order_relaxed); break;
+    case OpKind::IndexTask:
+      op->remaining.store(std::int64_t(op->num_points()), std::memory_order_relaxed);
+      break;
+    default: op->remaining.store(0, std::memory_order_relaxed); break;
+  }
+  if (op->future) op->future->ready_event = op->done;
+  if (op->future_map) op->future_map->ready_event = op->done;
+
+  std::int64_t in_flight = outstanding_.fetch_add(1, std::memory_order_seq_cst) + 1;
+  if (in_flight > config_.window) {
+    // Let the pipeline drain to half the window before issuing more (hysteresis keeps the
+    // application thread from waking per op).
+    std::int64_t low = config_.window / 2;
+    app_waiting_.store(true, std::memory_order_seq_cst);
+    for (std::int64_t n; (n = outstanding_.load(std::memory_order_seq_cst)) > low;)
+      outstanding_.wait(n, std::memory_order_seq_cst);
+    app_waiting_.store(false, std::memory_order_relaxed);
+  }
+  if (config_.inorder) {
+    Event done = op->done;
+    queue_.push(std::move(op));
+    events_.wait(done);
+    rethrow_if_failed();
+    return;
+  }
+  queue_.push(std::move(op));
+}
+
+void Runtime::op_completed(Op& op) {
+  std::exception_ptr err = op.error;
+  if (!err && failed()) {
+    std::lock_guard<std::mutex> g(error_mutex_);
+    err = error_;
+  }
+  if (op.future) {
+    op.future->error = err;
+    op.future->ready.store(true, std::memory_order_release);
+  }
+  if (op.future_map) {
+    op.future_map->error = err;
+    op.future_map->ready.store(true, std::memory_order_release);
+  }
+  events_.trigger(op.done);
+  std::int64_t left = outstanding_.fetch_sub(1, std::memory_order_seq_cst) - 1;
+  if (app_waiting_.load(std::memory_order_seq_cst) && left <= config_.window / 2)
+    outstanding_.notify_all();
+}
+
+void Runtime::record_error(std::exception_ptr e) {
+  std::lock_guard<std::mutex> g(error_mutex_);
+  if (!error_) error_ = e;
+  failed_.store(true, std::memory_order_release);
+}
+
+void Runtime::rethrow_if_failed() {
+  if (!failed()) return;
+  std::exception_ptr e;
+  {
+    std::lock_guard<std::mutex> g(error_mutex_);
+    e = error_;
+  }
+  std::rethrow_exception(e);
+}
+
+void Runtime::wait(Event e) { events_.wait(e); }
+
+void Runtime::utility_loop() {
+  int spin = config_.spin_us;
+  while (OpRef op = queue_.pop(spin, [this] { pipeline_->idle(); })) {
+    if (failed()) {
+      op_completed(*op);  // the program has failed: complete the op without running it
+      continue;
+    }
+    try {
+      pipeline_->submit(op);
+    } catch (...) {
+      record_error(std::current_exception());
+      op_completed(*op);
+    }
+  }
+}
+
+}  // namespace reprise::detail

@@ -1,0 +1,116 @@
+#include "reprise/task_context.h"
+
+#include <fmt/core.h>
+
+#include "reprise_rt/instance.h"
+#include "reprise_rt/point_task.h"
+#include "reprise_rt/runtime.h"
+
+namespace reprise {
+
+using detail::ReqInfo;
+
+namespace {
+const ReqInfo& requirement(const detail::PointTask& t, int req) {
+  const auto& reqs = t.op->reqs;
+  if (req < 0 || std::size_t(req) >= reqs.size())
+    throw Error(fmt::format("{}, point {}: requirement {} does not exist (the task has {})",
+                            t.op->describe(), t.point.str(), req, reqs.size()));
+  return reqs[std::size_t(req)];
+}
+
+int field_position(const detail::PointTask& t, const ReqInfo& r, int req, FieldID fid) {
+  for (std::size_t i = 0; i < r.fields.size(); ++i)
+    if (r.fields[i] == fid) return r.field_indices[i];
+  throw Error(fmt::format("{}, point {}: requirement {} does not name field {}", t.op->describe(),
+                          t.point.str(), req, fid));
+}
+}  // namespace
+
+detail::RawAccess TaskContext::raw(int req, FieldID fid, std::size_t elem_size, bool read_only,
+                                   int dim) const {
+  const ReqInfo& r = requirement(t_, req);
+  int fi = field_position(t_, r, req, fid);
+  if (!read_only && r.privilege == Privilege::ReadOnly)
+    throw Error(fmt::format("{}, point {}: requirement {} is READ_ONLY; ask for a read accessor "
+                            "(accessor<const T, N>)",
+                            t_.op->describe(), t_.point.str(), req));
+  if (r.privilege == Privilege::Reduce)
+    throw Error(fmt::format("{}, point {}: requirement {} is REDUCE; use reducer<T, N>",
+                            t_.op->describe(), t_.point.str(), req));
+  const detail::Instance* inst = t_.op->point_instances[t_.point_index * t_.op->reqs.size() + std::size_t(req)];
+  if (inst->field_size(fi) != elem_size)
+    throw Error(fmt::format("{}, point {}: field {} has {} bytes, the accessor's type has {}",
+                            t_.op->describe(), t_.point.str(), fid, inst->field_size(fi),
+                            elem_size));
+  detail::RawAccess a = inst->access(fi);
+  a.bounds = t_.op->rect(t_.point_index, std::size_t(req));
+  if (a.bounds.dim != dim)
+    throw Error(fmt::format("{}, point {}: requirement {} is {}-d, the accessor is {}-d",
+                            t_.op->describe(), t_.point.str(), req, a.bounds.dim, dim));
+  a.check = detail::Runtime::current() && detail::Runtime::current()->config().bounds_checks;
+  a.site = detail::AccessSite{&t_, req, fid};
+  return a;
+}
+
+detail::RawAccess TaskContext::raw_reduce(int req, FieldID fid, std::size_t elem_size,
+                                          int dim) const {
+  const ReqInfo& r = requirement(t_, req);
+  if (r.privilege != Privilege::Reduce)
+    throw Error(fmt::format("{}, point {}: requirement {} is {}, not REDUCE", t_.op->describe(),
+                            t_.point.str(), req, to_string(r.privilege)));
+  int fi = field_position(t_, r, req, fid);
+  const detail::Instance* inst = t_.op->point_instances[t_.point_index * t_.op->reqs.size() + std::size_t(req)];
+  if (inst->field_size(fi) != elem_size)
+    throw Error(fmt::format("{}, point {}: field {} has {} bytes, the reducer's type has {}",
+                            t_.op->describe(), t_.point.str(), fid, inst->field_size(fi),
+                            elem_size));
+  detail::RawAccess a = inst->access(fi);
+  a.bounds = t_.op->rect(t_.point_index, std::size_t(req));
+  if (a.bounds.dim != dim)
+    throw Error(fmt::format("{}, point {}: requirement {} is {}-d, the reducer is {}-d",
+                            t_.op->describe(), t_.point.str(), req, a.bounds.dim, dim));
+  a.check = detail::Runtime::current() && detail::Runtime::current()->config().bounds_checks;
+  a.site = detail::AccessSite{&t_, req, fid};
+  return a;
+}
+
+ReductionOp TaskContext::redop(int req) const { return requirement(t_, req).redop; }
+
+Domain TaskContext::domain(int req) const {
+  requirement(t_, req);
+  return t_.op->rect(t_.point_index, std::size_t(req));
+}
+
+int TaskContext::num_requirements() const { return int(t_.op->reqs.size()); }
+DomainPoint TaskContext::point() const { return t_.point; }
+Domain TaskContext::launch_domain() const { return t_.op->domain; }
+const char* TaskContext::task_name() const {
+  return t_.op->task_info ? t_.op->task_info->name.c_str() : "?";
+}
+
+std::span<const std::byte> TaskContext::arg_bytes() const { return t_.op->args; }
+
+void TaskContext::arg_size_mismatch(std::size_t asked) const {
+  throw Error(fmt::format("{}, point {}: task arguments have {} bytes, asked for {}",
+                          t_.op->describe(), t_.point.str(), t_.op->args.size(), asked));
+}
+
+const Future& TaskContext::future_handle(int i) const {
+  const auto& fs = t_.op->futures;
+  if (i < 0 || std::size_t(i) >= fs.size())
+    throw Error(fmt::format("{}, point {}: future {} does not exist (the task has {})",
+                            t_.op->describe(), t_.point.str(), i, fs.size()));
+  return fs[std::size_t(i)];
+}
+
+namespace detail {
+void throw_out_of_bounds(const AccessSite& site, const DomainPoint& p, const Domain& bounds) {
+  throw Error(fmt::format("{}, point {}: accessor for requirement {} field {}: point {} is "
+                          "outside the requirement's bounds {}",
+                          site.task->op->describe(), site.task->point.str(), site.requirement,
+                          site.field, p.str(), bounds.str()));
+}
+}  // namespace detail
+
+}  // namespace reprise

@@ -1,0 +1,69 @@
+// reprise::start / reprise::run: parse flags, assemble the pipeline of stages on the utility
+// thread (tracing -> memoizer -> analysis -> executor) and run the top-level task. This lives
+// in tracing/, the top of the stack, so that runtime/ depends on no layer above it.
+#include <fmt/core.h>
+
+#include <cstdio>
+
+#include "reprise/reprise.h"
+#include "reprise_analysis/analysis.h"
+#include "reprise_gpu/devices.h"
+#include "reprise_rt/config.h"
+#include "reprise_rt/runtime.h"
+#include "reprise_transport/bootstrap.h"
+
+namespace reprise {
+
+namespace {
+
+void run_parsed(const detail::Config& config, const TopLevelTask& top_level,
+                std::unique_ptr<Mapper> mapper) {
+  detail::Runtime rt(config, std::move(mapper));
+  rt.set_pipeline(std::make_unique<detail::Analysis>(rt), nullptr);
+  rt.run(top_level);
+}
+
+std::vector<std::string> to_vector(int argc, char** argv) {
+  std::vector<std::string> v;
+  for (int i = 1; i < argc; ++i) v.emplace_back(argv[i]);
+  return v;
+}
+
+}  // namespace
+
+void run(const std::vector<std::string>& flags, const TopLevelTask& top_level,
+         std::unique_ptr<Mapper> mapper) {
+  detail::ParsedArgs parsed = detail::parse_args(flags, /*use_env=*/false);
+  run_parsed(parsed.config, top_level, std::move(mapper));
+}
+
+int start(int argc, char** argv, const TopLevelTask& top_level, std::unique_ptr<Mapper> mapper) {
+  try {
+    detail::ParsedArgs parsed = detail::parse_args(to_vector(argc, argv), /*use_env=*/true);
+    if (parsed.config.help) {
+      std::fputs(detail::flags_help().c_str(), stdout);
+      return 0;
+    }
+    transport::MpiSession mpi;
+    run_parsed(parsed.config, top_level, std::move(mapper));
+    return 0;
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "reprise: error: {}\n", e.what());
+    return 1;
+  }
+}
+
+std::vector<std::string> app_args(int argc, char** argv) {
+  std::vector<std::string> out;
+  if (argc > 0) out.emplace_back(argv[0]);
+  try {
+    auto parsed = detail::parse_args(to_vector(argc, argv), /*use_env=*/false);
+    out.insert(out.end(), parsed.app_args.begin(), parsed.app_args.end());
+  } catch (const Error&) {
+    // start() reports bad runtime flags; here, pass everything that is not a flag through.
+    for (int i = 1; i < argc; ++i) out.emplace_back(argv[i]);
+  }
+  return out;
+}
+
+}  // namespace reprise
