@@ -60,7 +60,7 @@ void Analysis::analyse_points(const OpRef& ref) {
   const MachineInfo machine = rt_.machine();
   if (op.task_info) {
     const TaskInfo& t = *op.task_info;
-    MapperTaskInfo info{op.task, t.name, op.domain, DomainPoint(), 0,
+    MapperTaskInfo info{op.task, t.name, op.domain, DomainPoint(), 0, op.seq,
                         t.variant(ProcessorKind::CPU) != nullptr,
                         t.variant(ProcessorKind::GPU) != nullptr};
     for (std::size_t p = 0; p < points; ++p) {

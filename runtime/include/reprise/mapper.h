@@ -13,6 +13,7 @@ struct MapperTaskInfo {
   Domain launch_domain;   // a single task has a one-point domain
   DomainPoint point;
   std::uint64_t point_index;  // row-major index of point in launch_domain
+  std::uint64_t op_seq;       // the op's position in the program's op stream
   bool has_cpu_variant;
   bool has_gpu_variant;
 };
@@ -32,7 +33,7 @@ class Mapper {
 };
 
 // Index-launch points in contiguous blocks over the processors of the preferred kind
-// (GPU when the task has a GPU variant and GPUs exist); single tasks on processor 0.
+// (GPU when the task has a GPU variant and GPUs exist); single tasks round-robin by op.
 class DefaultMapper : public Mapper {
  public:
   Processor select_processor(const MapperTaskInfo& task, const MachineInfo& machine) override;

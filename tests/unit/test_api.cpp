@@ -1,0 +1,161 @@
+// Data model, futures, reductions and shutdown through the public API.
+#include <dirent.h>
+#include <gtest/gtest.h>
+#include <reprise/reprise.h>
+
+using namespace reprise;
+
+namespace {
+enum : TaskID { T_SQUARE = 9100, T_SUM_REGION, T_SET, T_ADD_FUTURE, T_THROW };
+enum : FieldID { FV = 0 };
+
+std::int64_t square(TaskContext& tc) {
+  std::int64_t x = tc.point()[0];
+  return x * x;
+}
+double sum_region(TaskContext& tc) {
+  auto acc = tc.accessor<const double, 2>(0, FV);
+  double s = 0;
+  for (auto p : Rect<2>(tc.domain(0))) s += acc[p];
+  return s;
+}
+void set_coords(TaskContext& tc) {
+  auto acc = tc.accessor<double, 2>(0, FV);
+  for (auto p : Rect<2>(tc.domain(0))) acc[p] = double(p[0] * 100 + p[1]);
+}
+std::int64_t add_future(TaskContext& tc) { return tc.future<std::int64_t>(0) + tc.args<int>(); }
+void throwing(TaskContext&) { throw std::runtime_error("boom in task"); }
+
+void register_all() {
+  TaskRegistry::add(T_SQUARE, "square", {cpu(square)});
+  TaskRegistry::add(T_SUM_REGION, "sum_region", {cpu(sum_region)});
+  TaskRegistry::add(T_SET, "set_coords", {cpu(set_coords)});
+  TaskRegistry::add(T_ADD_FUTURE, "add_future", {cpu(add_future)});
+  TaskRegistry::add(T_THROW, "throwing", {cpu(throwing)});
+}
+
+int thread_count() {
+  int n = 0;
+  if (DIR* d = opendir("/proc/self/task")) {
+    while (dirent* e = readdir(d))
+      if (e->d_name[0] != '.') ++n;
+    closedir(d);
+  }
+  return n;
+}
+}  // namespace
+
+TEST(Api, FutureMapReductions) {
+  register_all();
+  reprise::run({"-ll:cpu", "2"}, [](Context& ctx) {
+    auto dom = ctx.create_index_space(Rect<1>({1}, {5}));
+    FutureMap fm = ctx.execute(IndexLauncher(T_SQUARE, dom));
+    EXPECT_EQ(ctx.reduce(fm, ReductionOp::Sum).get<std::int64_t>(), 1 + 4 + 9 + 16 + 25);
+    EXPECT_EQ(ctx.reduce(fm, ReductionOp::Max).get<std::int64_t>(), 25);
+    EXPECT_EQ(ctx.reduce(fm, ReductionOp::Min).get<std::int64_t>(), 1);
+    EXPECT_EQ(ctx.reduce(fm, ReductionOp::Prod).get<std::int64_t>(), 14400);
+    EXPECT_EQ(fm.get(Point<1>(3)).get<std::int64_t>(), 9);
+    EXPECT_THROW(fm.get(Point<1>(9)), Error);
+    // A future feeds a later task without the application waiting.
+    Future f = ctx.reduce(fm, ReductionOp::Sum);
+    TaskLauncher l(T_ADD_FUTURE, TaskArgs{7});
+    l.add_future(f);
+    EXPECT_EQ(ctx.execute(l).get<std::int64_t>(), 62);
+  });
+}
+
+TEST(Api, PartitionsAndSubregions) {
+  register_all();
+  reprise::run({}, [](Context& ctx) {
+    auto is = ctx.create_index_space(Rect<2>({0, 0}, {9, 9}));
+    auto fs = ctx.create_field_space({{FV, sizeof(double)}});
+    Region r = ctx.create_region(is, fs);
+    auto colors = ctx.create_index_space(Rect<2>({0, 0}, {2, 1}));
+    Partition eq = ctx.partition_equal(r, colors);
+    EXPECT_TRUE(eq.disjoint());
+    EXPECT_TRUE(eq.complete());
+    EXPECT_EQ(eq.rect(Point<2>{0, 0}), Domain(Rect<2>({0, 0}, {2, 4})));
+    EXPECT_EQ(eq.rect(Point<2>{2, 1}), Domain(Rect<2>({6, 5}, {9, 9})));
+    Partition blocks = ctx.partition_by_blocks(r, Point<2>{4, 4});
+    EXPECT_EQ(blocks.color_space(), Domain(Rect<2>({0, 0}, {2, 2})));
+    EXPECT_EQ(blocks.rect(Point<2>{2, 2}), Domain(Rect<2>({8, 8}, {9, 9})));
+    EXPECT_TRUE(blocks.disjoint() && blocks.complete());
+    Partition halo = ctx.partition_by_rects(r, colors, [&](const DomainPoint& c) {
+      return grow(eq.rect(c), 1) & r.bounds();
+    });
+    EXPECT_FALSE(halo.disjoint());
+    EXPECT_TRUE(halo.complete());
+    Partition shifted = ctx.partition_by_translation(eq, Point<2>{1, 0});
+    EXPECT_EQ(shifted.rect(Point<2>{0, 0}), Domain(Rect<2>({1, 0}, {3, 4})));
+    EXPECT_FALSE(shifted.complete());  // row 0 is no longer covered
+    Region sub = eq[Point<2>{1, 1}];
+    auto two = ctx.create_index_space(Rect<2>({0, 0}, {1, 0}));
+    Partition inner = ctx.partition_equal(sub, two);
+    // eq's piece (1,1) is rows 3..5 (10 rows over 3 colors), columns 5..9.
+    EXPECT_EQ(sub.bounds(), Domain(Rect<2>({3, 5}, {5, 9})));
+    EXPECT_EQ(inner.rect(Point<2>{1, 0}), Domain(Rect<2>({4, 5}, {5, 9})));
+    EXPECT_EQ(inner.parent(), sub);
+    // Values written through pieces are seen through the root.
+    IndexLauncher set(T_SET, colors);
+    set.add(eq, Projection::identity(), Privilege::WriteDiscard, {FV});
+    ctx.execute(set);
+    TaskLauncher sum(T_SUM_REGION);
+    sum.add(r, Privilege::ReadOnly, {FV});
+    double expect = 0;
+    for (int i = 0; i < 10; ++i)
+      for (int j = 0; j < 10; ++j) expect += i * 100 + j;
+    EXPECT_EQ(ctx.execute(sum).get<double>(), expect);
+    TaskLauncher part_sum(T_SUM_REGION);
+    part_sum.add(inner[Point<2>{0, 0}], Privilege::ReadOnly, {FV});
+    EXPECT_EQ(ctx.execute(part_sum).get<double>(), 300.0 * 5 + (5 + 6 + 7 + 8 + 9));
+  });
+}
+
+TEST(Api, TaskErrorsReachTheApplication) {
+  register_all();
+  try {
+    reprise::run({"-ll:cpu", "2"}, [](Context& ctx) {
+      ctx.execute(TaskLauncher(T_THROW)).wait();
+      ADD_FAILURE() << "wait() should have rethrown";
+    });
+    FAIL() << "run() should have thrown";
+  } catch (const std::runtime_error& e) {
+    EXPECT_STREQ(e.what(), "boom in task");
+  }
+  // Unobserved task errors surface when the program ends.
+  EXPECT_THROW(reprise::run({}, [](Context& ctx) { ctx.execute(TaskLauncher(T_THROW)); }),
+               std::runtime_error);
+}
+
+TEST(Api, RepeatedStartsLeaveNoThreadsBehind) {
+  register_all();
+  int before = thread_count();
+  for (int i = 0; i < 20; ++i)
+    reprise::run({"-ll:cpu", "2", "-ll:util", "2"}, [](Context& ctx) {
+      auto dom = ctx.create_index_space(Rect<1>({0}, {7}));
+      ctx.execute(IndexLauncher(T_SQUARE, dom));
+    });
+  EXPECT_EQ(thread_count(), before);
+}
+
+TEST(Api, InorderModeGivesTheSameAnswers) {
+  register_all();
+  for (const char* mode : {"-lg:inorder", "-lg:bounds_checks"}) {
+    reprise::run({mode}, [](Context& ctx) {
+      auto dom = ctx.create_index_space(Rect<1>({0}, {9}));
+      FutureMap fm = ctx.execute(IndexLauncher(T_SQUARE, dom));
+      EXPECT_EQ(ctx.reduce(fm, ReductionOp::Sum).get<std::int64_t>(), 285);
+    });
+  }
+}
+
+TEST(Api, WindowBoundsOpsInFlight) {
+  register_all();
+  // A tiny window makes the application wait for the pipeline instead of running ahead.
+  reprise::run({"-lg:window", "4"}, [](Context& ctx) {
+    auto dom = ctx.create_index_space(Rect<1>({0}, {3}));
+    Future last;
+    for (int i = 0; i < 200; ++i) last = ctx.reduce(ctx.execute(IndexLauncher(T_SQUARE, dom)), ReductionOp::Sum);
+    EXPECT_EQ(last.get<std::int64_t>(), 14);
+  });
+}
