@@ -165,7 +165,7 @@ void when_triggered(Runtime& rt, Event e, WaiterFn fn, PendingCompletion* pc) {
 void Analysis::fence(const OpRef& op) {
   idle();
   if (fence_event_.exists()) since_fence_.push_back(fence_event_);
-  Event all = rt_.events().merge(since_fence_);
+  Event all = graph().fence(since_fence_);
   since_fence_.clear();
   compact_at_ = 64;
   // Everything before the fence completes before anything after it starts, so no earlier
@@ -182,7 +182,7 @@ void Analysis::destroy_region(const OpRef& op) {
   std::vector<Event> users;
   logical_.users_of(tree, users);
   if (fence_event_.exists()) users.push_back(fence_event_);
-  Event all = rt_.events().merge(users);
+  Event all = graph().merge(users);
   logical_.forget_tree(tree);
   if (tree < instance_cache_.size()) instance_cache_[tree] = nullptr;
   remember_done(op->done);

@@ -97,6 +97,8 @@ Event Executor::op(Op& op, std::uint32_t point, Processor proc, std::span<const 
 
 Event Executor::merge(std::span<const Event> events) { return rt_.events().merge(events); }
 
+Event Executor::fence(std::span<const Event> before) { return rt_.events().merge(before); }
+
 void Executor::enqueue(PointTask* t) { queue_of(t->proc).push(t); }
 
 void Executor::worker_loop(ReadyQueue& q, int pin_core) {

@@ -26,6 +26,7 @@ class Executor final : public GraphSink {
 
   Event op(Op& op, std::uint32_t point, Processor proc, std::span<const Event> pre) override;
   Event merge(std::span<const Event> events) override;
+  Event fence(std::span<const Event> before) override;
 
   std::uint32_t num_cpus() const { return std::uint32_t(cpu_queues_.size()); }
   // CPU time spent by worker threads running task bodies, fills and copies (ns).

@@ -19,6 +19,9 @@ class GraphSink {
   // point's completion event (also stored in op.point_done[point]).
   virtual Event op(Op& op, std::uint32_t point, Processor proc, std::span<const Event> pre) = 0;
   virtual Event merge(std::span<const Event> events) = 0;
+  // e := fence: an event that triggers once every event in `before` (the completions of all
+  // ops issued earlier) has triggered.
+  virtual Event fence(std::span<const Event> before) = 0;
 };
 
 // A stage of the utility thread's pipeline: receives ops in program order.
