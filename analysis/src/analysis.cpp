@@ -19,6 +19,9 @@ void Analysis::submit(const OpRef& op) {
     case OpKind::FutureReduce: reduce_futures(op); break;
     case OpKind::Fence: fence(op); break;
     case OpKind::DestroyRegion: destroy_region(op); break;
+    case OpKind::BeginTrace:
+    case OpKind::EndTrace: rt_.op_completed(*op); break;  // without a memoizer, no-ops
+    case OpKind::Summary: record_summary(op); break;
   }
 }
 
@@ -39,6 +42,19 @@ Instance* Analysis::instance_for(std::uint32_t tree) {
   Instance*& inst = instance_cache_[tree];
   if (!inst) inst = rt_.instances().tree_instance(rt_.forest(), tree, 0);
   return inst;
+}
+
+Event Analysis::full_fence() {
+  idle();
+  std::vector<Event> all = since_fence_;
+  if (fence_event_.exists()) all.push_back(fence_event_);
+  return graph().fence(all);
+}
+
+void Analysis::record_summary(const OpRef& summary) {
+  logical_.compute_rects(*summary);
+  remember_done(summary->done);
+  logical_.record(summary);
 }
 
 void Analysis::analyse_points(const OpRef& ref) {

@@ -154,7 +154,7 @@ void LogicalAnalysis::record(const OpRef& op) {
     }
     users.push_back(LogicalUser{op, r, a.mask});
     // Long runs of readers: completed users impose nothing any more.
-    if (users.size() > 64 && users.size() % 32 == 0) drop_completed(users);
+    if (prune_completed_ && users.size() > 64 && users.size() % 32 == 0) drop_completed(users);
   }
 }
 

@@ -72,6 +72,11 @@ const std::vector<FlagDef>& flag_table() {
         sw(&Config::inorder));
     add("-lg:window", "N", "ops in flight before the application thread waits",
         i32(&Config::window, 2, 1 << 24, "-lg:window"));
+    add("-lg:trace:dot", "dir", "write each recorded trace template as a DOT graph into dir",
+        std::make_pair([](const Config& c) { return c.trace_dot_dir.empty() ? std::string("(off)") : c.trace_dot_dir; },
+                       [](Config& c, const std::string& v) { c.trace_dot_dir = v; }));
+    add("-lg:trace:max_templates", "N", "templates kept per trace id (least recently used go)",
+        i32(&Config::max_templates, 1, 1024, "-lg:trace:max_templates"));
     add("-lg:help", nullptr, "print this list and exit", sw(&Config::help));
     add("-level", "N|name", "log level: 0 spew .. 5 error (or spew/debug/info/print/warning/error)",
         std::make_pair([](const Config& c) { return std::to_string(c.log_level); },

@@ -184,10 +184,12 @@ FieldSpace Context::create_field_space(const std::vector<FieldDef>& fields) {
 }
 
 Region Context::create_region(const IndexSpace& is, FieldSpace fs) {
+  rt_.check_not_in_trace("create_region");
   return rt_.forest().create_region(is, fs);
 }
 
 Partition Context::partition_equal(Region parent, const IndexSpace& colors) {
+  rt_.check_not_in_trace("partition_equal");
   rt_.forest().check_region(parent, "partition_equal");
   const Domain& b = parent.bounds();
   const Domain& c = colors.bounds();
@@ -211,6 +213,7 @@ Partition Context::partition_equal(Region parent, const IndexSpace& colors) {
 }
 
 Partition Context::partition_by_blocks(Region parent, const DomainPoint& block) {
+  rt_.check_not_in_trace("partition_by_blocks");
   rt_.forest().check_region(parent, "partition_by_blocks");
   const Domain& b = parent.bounds();
   if (block.dim != b.dim)
@@ -238,6 +241,7 @@ Partition Context::partition_by_blocks(Region parent, const DomainPoint& block) 
 
 Partition Context::partition_by_rects(Region parent, const IndexSpace& colors,
                                       const std::function<Domain(const DomainPoint&)>& rect_of) {
+  rt_.check_not_in_trace("partition_by_rects");
   rt_.forest().check_region(parent, "partition_by_rects");
   const Domain& c = colors.bounds();
   std::vector<Domain> pieces(std::size_t(c.volume()));
@@ -247,6 +251,7 @@ Partition Context::partition_by_rects(Region parent, const IndexSpace& colors,
 
 Partition Context::partition_by_rects(Region parent, const IndexSpace& colors,
                                       const std::vector<Domain>& rects) {
+  rt_.check_not_in_trace("partition_by_rects");
   rt_.forest().check_region(parent, "partition_by_rects");
   if (coord_t(rects.size()) != colors.bounds().volume())
     throw Error(fmt::format("partition_by_rects: {} rects given for {} colors", rects.size(),
@@ -255,6 +260,7 @@ Partition Context::partition_by_rects(Region parent, const IndexSpace& colors,
 }
 
 Partition Context::partition_by_translation(const Partition& base, const DomainPoint& offset) {
+  rt_.check_not_in_trace("partition_by_translation");
   rt_.forest().check_partition(base, "partition_by_translation");
   const auto& pn = rt_.forest().partition(base.node());
   if (offset.dim != rt_.forest().region(pn.parent_region).bounds.dim)
@@ -408,6 +414,7 @@ Future Context::reduce(const FutureMap& fm, ReductionOp redop) {
 }
 
 Future Context::fence() {
+  rt_.check_not_in_trace("fence");
   OpRef op = detail::make_op();
   op->kind = OpKind::Fence;
   op->domain = Domain(Rect<1>({0}, {0}));
@@ -418,6 +425,7 @@ Future Context::fence() {
 }
 
 void Context::destroy(Region r) {
+  rt_.check_not_in_trace("destroy");
   rt_.forest().check_region(r, "destroy");
   auto& tree = rt_.forest().tree(r.tree());
   if (tree.root != r.node())
@@ -431,8 +439,18 @@ void Context::destroy(Region r) {
 }
 
 void Context::destroy(const Partition& p) {
+  rt_.check_not_in_trace("destroy");
   rt_.forest().check_partition(p, "destroy");
   rt_.forest().partition(p.node()).destroyed = true;  // metadata only: nothing to free
+}
+
+void Context::begin_trace(TraceID id) { rt_.begin_trace(id); }
+void Context::end_trace(TraceID id) { rt_.end_trace(id); }
+
+Context::TraceStats Context::trace_stats() const {
+  detail::RuntimeStats s = rt_.stats();
+  return TraceStats{s.points_launched, s.points_replayed, s.templates_recorded, s.replays,
+                    s.mismatches};
 }
 
 std::uint32_t Context::num_cpus() const { return rt_.machine().num_cpus; }

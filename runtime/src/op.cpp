@@ -15,6 +15,9 @@ const char* to_string(OpKind k) {
     case OpKind::FutureReduce: return "future reduction";
     case OpKind::Fence: return "fence";
     case OpKind::DestroyRegion: return "region destruction";
+    case OpKind::BeginTrace: return "begin trace";
+    case OpKind::EndTrace: return "end trace";
+    case OpKind::Summary: return "trace summary";
   }
   return "?";
 }

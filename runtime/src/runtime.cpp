@@ -5,6 +5,8 @@
 
 #include <mutex>
 
+#include <fmt/core.h>
+
 #include "reprise/context.h"
 #include "reprise_rt/log.h"
 
@@ -74,6 +76,10 @@ RuntimeStats Runtime::stats() const {
   RuntimeStats s;
   s.ops_issued = next_seq_;
   s.points_launched = points_launched_.load(std::memory_order_relaxed);
+  s.points_replayed = points_replayed_.load(std::memory_order_relaxed);
+  s.templates_recorded = templates_recorded_.load(std::memory_order_relaxed);
+  s.replays = replays_.load(std::memory_order_relaxed);
+  s.mismatches = mismatches_.load(std::memory_order_relaxed);
   s.analysis_cpu_ns = thread_cpu_ns(const_cast<std::thread&>(utility_));
   return s;
 }
@@ -85,14 +91,30 @@ void Runtime::run(const std::function<void(Context&)>& top_level) {
     throw Error("reprise::start: a runtime is already running in this process");
   executor_.start();
   utility_ = std::thread(&Runtime::utility_loop, this);
+  app_thread_ = std::this_thread::get_id();
 
   std::exception_ptr app_error;
   {
     Context ctx(*this);
     try {
       top_level(ctx);
+      if (trace_open_)
+        throw Error(fmt::format("the program ended inside trace {} (end_trace missing)",
+                                open_trace_));
     } catch (...) {
       app_error = std::current_exception();
+      if (trace_open_) {
+        // Close the trace so that its buffered ops are released and the drain completes.
+        trace_open_ = false;
+        OpRef end = make_op();
+        end->kind = OpKind::EndTrace;
+        end->trace = open_trace_;
+        end->domain = Domain(Rect<1>({0}, {0}));
+        end->seq = next_seq_++;
+        end->done = events_.create();
+        outstanding_.fetch_add(1, std::memory_order_seq_cst);
+        queue_.push(std::move(end));
+      }
     }
   }
   // Drain: every issued op completes, even after an error (failed ops skip their bodies).
@@ -134,10 +156,19 @@ void Runtime::issue(OpRef op) {
       outstanding_.wait(n, std::memory_order_seq_cst);
     app_waiting_.store(false, std::memory_order_relaxed);
   }
-  if (config_.inorder) {
+  if (config_.inorder && !trace_open_) {
+    // Inside a trace the memoizer holds ops until end_trace: the trace is waited for as a
+    // whole when it ends.
+    const bool drain = op->kind == OpKind::EndTrace;
     Event done = op->done;
     queue_.push(std::move(op));
     events_.wait(done);
+    if (drain) {
+      app_waiting_.store(true, std::memory_order_seq_cst);
+      for (std::int64_t n; (n = outstanding_.load(std::memory_order_seq_cst)) > 0;)
+        outstanding_.wait(n, std::memory_order_seq_cst);
+      app_waiting_.store(false, std::memory_order_relaxed);
+    }
     rethrow_if_failed();
     return;
   }
@@ -180,7 +211,48 @@ void Runtime::rethrow_if_failed() {
   std::rethrow_exception(e);
 }
 
-void Runtime::wait(Event e) { events_.wait(e); }
+void Runtime::wait(Event e) {
+  if (!events_.has_triggered(e) && app_blocked_in_trace())
+    throw Error(fmt::format("a blocking wait inside trace {}: ops of a trace are held until "
+                            "end_trace, so waiting on one cannot finish (wait after end_trace)",
+                            open_trace_));
+  events_.wait(e);
+}
+
+bool Runtime::app_blocked_in_trace() const {
+  return trace_open_ && std::this_thread::get_id() == app_thread_;
+}
+
+void Runtime::check_not_in_trace(const char* what) const {
+  if (trace_open_)
+    throw Error(fmt::format("{} inside trace {}: it cannot be traced (end the trace first)", what,
+                            open_trace_));
+}
+
+void Runtime::begin_trace(TraceID id) {
+  if (trace_open_)
+    throw Error(fmt::format("begin_trace({}): trace {} is still open; traces do not nest", id,
+                            open_trace_));
+  OpRef op = make_op();
+  op->kind = OpKind::BeginTrace;
+  op->trace = id;
+  op->domain = Domain(Rect<1>({0}, {0}));
+  issue(std::move(op));
+  trace_open_ = true;
+  open_trace_ = id;
+}
+
+void Runtime::end_trace(TraceID id) {
+  if (!trace_open_) throw Error(fmt::format("end_trace({}): no trace is open", id));
+  if (id != open_trace_)
+    throw Error(fmt::format("end_trace({}): the open trace is {}", id, open_trace_));
+  trace_open_ = false;
+  OpRef op = make_op();
+  op->kind = OpKind::EndTrace;
+  op->trace = id;
+  op->domain = Domain(Rect<1>({0}, {0}));
+  issue(std::move(op));
+}
 
 void Runtime::utility_loop() {
   int spin = config_.spin_us;

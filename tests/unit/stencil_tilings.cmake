@@ -1,6 +1,7 @@
 # The stencil verifies at several tilings and worker counts, with bit-identical checksums.
 set(runs "-px 1 -py 1" "-px 2 -py 2" "-px 4 -py 1" "-px 3 -py 5" "-px 4 -py 4 -ll:cpu 2"
-         "-px 2 -py 3 -lg:inorder" "-px 5 -py 2 -ll:cpu 2 -ll:util 2")
+         "-px 2 -py 3 -lg:inorder" "-px 5 -py 2 -ll:cpu 2 -ll:util 2"
+         "-px 4 -py 4 -ll:cpu 2 --trace manual" "-px 3 -py 2 --trace manual -lg:inorder")
 set(first "")
 foreach(r IN LISTS runs)
   set(pretty "${r}")

@@ -8,6 +8,7 @@
 #include "reprise/reprise.h"
 #include "reprise_analysis/analysis.h"
 #include "reprise_gpu/devices.h"
+#include "reprise_memoizer/memoizer.h"
 #include "reprise_rt/config.h"
 #include "reprise_rt/runtime.h"
 #include "reprise_transport/bootstrap.h"
@@ -19,7 +20,8 @@ namespace {
 void run_parsed(const detail::Config& config, const TopLevelTask& top_level,
                 std::unique_ptr<Mapper> mapper) {
   detail::Runtime rt(config, std::move(mapper));
-  rt.set_pipeline(std::make_unique<detail::Analysis>(rt), nullptr);
+  rt.set_pipeline(
+      std::make_unique<detail::Memoizer>(rt, std::make_unique<detail::Analysis>(rt)), nullptr);
   rt.run(top_level);
 }
 

@@ -16,16 +16,29 @@ class Analysis final : public OpSink {
   void submit(const OpRef& op) override;
   void idle() override;
 
-  void set_graph(GraphSink* g) { graph_ = g; }
+  // Routes emission through g (the memoizer's recorder) until reset with nullptr.
+  void set_graph(GraphSink* g) {
+    graph_ = g;
+    logical_.set_prune_completed(g == nullptr);
+  }
   const LogicalAnalysis& logical() const { return logical_; }
+  const RegionForest& forest() const { return rt_.forest(); }
+
+  // For the memoizer, which replays ops without analysing them:
+  // an event that triggers once every op analysed or replayed so far has completed;
+  Event full_fence();
+  // that a replayed op's completion is part of what the next fence waits for;
+  void remember_done(Event e);
+  // the summary of replayed ops: a user of each tree and field they touched;
+  void record_summary(const OpRef& summary);
+  // the instance an op of `tree` gets (what a template recorded must still be it).
+  Instance* instance_for(std::uint32_t tree);
 
  private:
   void analyse_points(const OpRef& op);
   void reduce_futures(const OpRef& op);
   void fence(const OpRef& op);
   void destroy_region(const OpRef& op);
-  void remember_done(Event e);
-  Instance* instance_for(std::uint32_t tree);
   // The memoizer's recorder when set, else the runtime's executor.
   GraphSink& graph() { return graph_ ? *graph_ : rt_.graph(); }
 

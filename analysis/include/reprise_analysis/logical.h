@@ -36,8 +36,9 @@ class PointPreconditions {
 
 class LogicalAnalysis {
  public:
-  explicit LogicalAnalysis(const RegionForest& forest, EventTable& events)
-      : forest_(forest), events_(events) {}
+  // prune_completed: drop users whose op has completed (off when the events are not real).
+  LogicalAnalysis(const RegionForest& forest, EventTable& events, bool prune_completed = true)
+      : forest_(forest), events_(events), prune_completed_(prune_completed) {}
   // Fills op.point_rects and each requirement's bbox.
   void compute_rects(Op& op) const;
   // Adds the events of earlier conflicting users to each point's list.
@@ -49,6 +50,8 @@ class LogicalAnalysis {
   void forget_tree(std::uint32_t tree);
   // After a fence every earlier user has completed before anything later may start.
   void clear();
+  // While a trace is recorded every in-trace dependence must be seen, finished or not.
+  void set_prune_completed(bool on) { prune_completed_ = on; }
   std::size_t user_count() const;
 
   // Counters for tests and benchmarks.
@@ -62,6 +65,7 @@ class LogicalAnalysis {
 
   const RegionForest& forest_;
   EventTable& events_;
+  bool prune_completed_;
   std::vector<std::vector<LogicalUser>> trees_;
   mutable std::uint64_t pointwise_pairs_ = 0;  // resolved by the same-partition fast path
   mutable std::uint64_t general_pairs_ = 0;    // resolved by rect intersection

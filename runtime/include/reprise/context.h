@@ -55,10 +55,27 @@ class Context {
   // future is ready when that has happened.
   Future fence();
 
+  // Manual traces: the ops between begin_trace(id) and end_trace(id) are analysed once,
+  // recorded, and replayed without analysis when the same sequence comes again. Traces do not
+  // nest; creating regions or partitions, fences, destruction and blocking waits are not
+  // allowed inside one.
+  void begin_trace(TraceID id);
+  void end_trace(TraceID id);
+
   // Destruction is deferred until the ops already issued on the region are done; using a
   // destroyed region or partition afterwards is an error.
   void destroy(Region r);
   void destroy(const Partition& p);
+
+  // Counters of the tracing machinery (read after a fence for exact figures).
+  struct TraceStats {
+    std::uint64_t points_launched = 0;  // task, fill and copy points, traced or not
+    std::uint64_t points_replayed = 0;  // of those, launched by a trace replay
+    std::uint64_t templates_recorded = 0;
+    std::uint64_t replays = 0;
+    std::uint64_t mismatches = 0;  // traces whose ops differed from every template
+  };
+  TraceStats trace_stats() const;
 
   std::uint32_t num_cpus() const;
   std::uint32_t shard() const;

@@ -17,6 +17,8 @@ struct Config {
   int window = 1024;           // -lg:window
   bool help = false;           // -lg:help
   int log_level = 4;           // -level
+  std::string trace_dot_dir;   // -lg:trace:dot
+  int max_templates = 8;       // -lg:trace:max_templates
 };
 
 struct ParsedArgs {

@@ -28,6 +28,9 @@ enum class OpKind : std::uint8_t {
   FutureReduce,
   Fence,
   DestroyRegion,
+  BeginTrace,
+  EndTrace,
+  Summary,  // made by the memoizer: a replayed trace's accesses, for the logical analysis
 };
 const char* to_string(OpKind k);
 
@@ -61,6 +64,7 @@ class Op {
   FutureMap reduce_source;
   ReductionOp reduce_op = ReductionOp::None;
   std::uint32_t destroy_tree = kInvalidId;
+  TraceID trace = 0;  // BeginTrace / EndTrace
 
   std::shared_ptr<FutureState> future;         // single tasks, reductions, fences
   std::shared_ptr<FutureMapState> future_map;  // index tasks

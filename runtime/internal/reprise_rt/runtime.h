@@ -43,6 +43,10 @@ struct TaskInfo {
 struct RuntimeStats {
   std::uint64_t ops_issued = 0;
   std::uint64_t points_launched = 0;
+  std::uint64_t points_replayed = 0;
+  std::uint64_t templates_recorded = 0;
+  std::uint64_t replays = 0;
+  std::uint64_t mismatches = 0;
   std::uint64_t analysis_cpu_ns = 0;  // CPU time of the utility thread
 };
 
@@ -86,6 +90,20 @@ class Runtime {
   MachineInfo machine() const;
   RuntimeStats stats() const;
   void count_points(std::uint64_t n) { points_launched_.fetch_add(n, std::memory_order_relaxed); }
+  void count_replay(std::uint64_t points) {
+    points_replayed_.fetch_add(points, std::memory_order_relaxed);
+    replays_.fetch_add(1, std::memory_order_relaxed);
+  }
+  void count_template() { templates_recorded_.fetch_add(1, std::memory_order_relaxed); }
+  void count_mismatch() { mismatches_.fetch_add(1, std::memory_order_relaxed); }
+
+  // --- application thread: manual trace bracketing ---
+  void begin_trace(TraceID id);
+  void end_trace(TraceID id);
+  // Throws if the application is inside a trace (for ops that cannot be traced).
+  void check_not_in_trace(const char* what) const;
+  // True when called on the application thread while a trace is open.
+  bool app_blocked_in_trace() const;
 
  private:
   void utility_loop();
@@ -99,7 +117,7 @@ class Runtime {
   Executor executor_;
   std::unordered_map<TaskID, TaskInfo> tasks_;
   std::unique_ptr<OpSink> pipeline_;
-  GraphSink* graph_ = nullptr;
+  GraphSink* graph_ = &executor_;
   OpQueue queue_;
   std::thread utility_;
 
@@ -107,6 +125,13 @@ class Runtime {
   std::atomic<std::int64_t> outstanding_{0};
   std::atomic<bool> app_waiting_{false};
   std::atomic<std::uint64_t> points_launched_{0};
+  std::atomic<std::uint64_t> points_replayed_{0};
+  std::atomic<std::uint64_t> templates_recorded_{0};
+  std::atomic<std::uint64_t> replays_{0};
+  std::atomic<std::uint64_t> mismatches_{0};
+  bool trace_open_ = false;  // application thread
+  TraceID open_trace_ = 0;
+  std::thread::id app_thread_;
   std::atomic<std::uint64_t> analysis_cpu_ns_{0};
 
   std::mutex error_mutex_;

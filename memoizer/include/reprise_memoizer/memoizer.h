@@ -1,0 +1,65 @@
+#pragma once
+// The memoizer stage: sits in front of the analysis on the utility thread. Ops between
+// begin_trace and end_trace are held; at end_trace they are compared by token with the trace's
+// templates and either replayed from a matching template (no analysis, no mapper call, no
+// instance search) or analysed normally while a new template is recorded.
+#include <cstdint>
+#include <list>
+#include <memory>
+#include <unordered_map>
+#include <vector>
+
+#include "reprise_analysis/analysis.h"
+#include "reprise_memoizer/recorder.h"
+#include "reprise_memoizer/trace_template.h"
+
+namespace reprise::detail {
+
+class Memoizer final : public OpSink {
+ public:
+  Memoizer(Runtime& rt, std::unique_ptr<Analysis> analysis);
+  void submit(const OpRef& op) override;
+  void idle() override { analysis_->idle(); }
+
+  // For tests and tools.
+  const std::list<std::unique_ptr<TraceTemplate>>* templates(TraceID id) const;
+
+ private:
+  void begin(const OpRef& op);
+  void end(const OpRef& op);
+  void forward(const OpRef& op);
+  TraceTemplate* match(TraceID id, const std::vector<std::uint64_t>& tokens);
+  bool conditions_hold(const TraceTemplate& t);
+  void record(TraceID id, const std::vector<std::uint64_t>& tokens);
+  void replay(TraceTemplate& t, bool elide);
+  void apply_summary();
+  void export_dot(const TraceTemplate& t, std::size_t ordinal);
+
+  Runtime& rt_;
+  std::unique_ptr<Analysis> analysis_;
+  Recorder recorder_;
+  std::unordered_map<TraceID, std::list<std::unique_ptr<TraceTemplate>>> templates_;
+  std::uint64_t use_clock_ = 0;
+  std::size_t templates_made_ = 0;
+
+  bool in_trace_ = false;
+  TraceID current_ = 0;
+  std::vector<OpRef> buffer_;
+  std::size_t handed_ = 0;  // buffered ops already launched (the rest complete on error)
+
+  // Back-to-back replays of one template: the previous replay's ops and entry fence.
+  TraceTemplate* last_replayed_ = nullptr;
+  bool recurrent_ = false;  // nothing but end_trace came since that replay
+  std::vector<OpRef> prev_ops_;
+  Event prev_fence_;
+
+  // The summary of replays not yet shown to the logical analysis.
+  bool summary_pending_ = false;
+  std::vector<std::pair<std::uint32_t, FieldMask>> summary_touched_;
+  std::vector<Event> summary_done_;
+  std::uint64_t summary_seq_ = 0;
+
+  std::vector<Event> scratch_;
+};
+
+}  // namespace reprise::detail

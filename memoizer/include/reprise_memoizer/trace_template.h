@@ -1,0 +1,78 @@
+#pragma once
+// A recorded trace: the graph-calculus instructions the analysis emitted for it, in SSA form
+// over event slots (slot 0 is the trace's entry fence), each op's recorded mapping, the
+// physical conditions it relied on, and the links that replace the fence when the same
+// trace replays back to back (fence elision).
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "reprise/types.h"
+#include "reprise_rt/forest.h"
+#include "reprise_rt/op.h"
+
+namespace reprise::detail {
+
+class Instance;
+
+struct TemplateOp {
+  std::uint64_t token = 0;
+  OpKind kind = OpKind::Task;
+  std::vector<Domain> rects;          // op.point_rects as analysed
+  std::vector<Instance*> instances;   // op.point_instances as mapped
+};
+
+struct Instruction {
+  enum class Kind : std::uint8_t { Op, Merge };
+  Kind kind = Kind::Op;
+  bool uses_fence = false;  // waited on something from before the trace
+  std::uint32_t op = 0;     // index of the op in the trace (Kind::Op)
+  std::uint32_t point = 0;
+  Processor proc;
+  std::uint32_t out = 0;    // the slot this instruction defines
+  std::uint32_t pre_begin = 0, pre_count = 0;    // into TraceTemplate::pre_slots
+  std::uint32_t link_begin = 0, link_count = 0;  // into TraceTemplate::links
+};
+
+// A point of the previous replay of the same trace that an instruction must wait for.
+struct Link {
+  std::uint32_t op;
+  std::uint32_t point;
+};
+
+// "Instance `instance` of `tree` holds valid data for `fields`."
+struct Condition {
+  std::uint32_t tree;
+  Instance* instance;
+  FieldMask fields;
+  friend bool operator==(const Condition&, const Condition&) = default;
+};
+
+struct TraceTemplate {
+  TraceID id = 0;
+  std::vector<TemplateOp> ops;
+  std::vector<Instruction> instrs;
+  std::vector<std::uint32_t> pre_slots;
+  std::vector<Link> links;
+  std::uint32_t num_slots = 1;  // slot 0: the entry fence
+  std::vector<Condition> preconditions;   // read before being written inside the trace
+  std::vector<Condition> postconditions;  // valid once the trace has run
+  bool idempotent = false;                // postconditions imply the preconditions
+  std::vector<std::pair<std::uint32_t, FieldMask>> touched;  // per tree, for the summary op
+  std::uint64_t points = 0;               // task/fill/copy points per replay
+  std::size_t edges_recorded = 0, edges_after_reduction = 0;
+  std::uint64_t last_used = 0;            // for least-recently-used eviction
+};
+
+// Transitive reduction of every instruction's precondition slots.
+void reduce_transitively(TraceTemplate& t);
+// Computes the fence-elision links by analysing the trace's ops as if they followed one more
+// copy of themselves.
+void compute_elision_links(TraceTemplate& t, const std::vector<OpRef>& recorded_ops,
+                           const RegionForest& forest, class EventTable& events);
+// The physical conditions (one system memory: which instance of each tree is read / written).
+void compute_conditions(TraceTemplate& t, const std::vector<OpRef>& recorded_ops);
+// Graphviz DOT text of the template.
+std::string to_dot(const TraceTemplate& t, const std::vector<std::string>& op_names);
+
+}  // namespace reprise::detail

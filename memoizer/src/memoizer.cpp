@@ -1,0 +1,276 @@
+#include "reprise_memoizer/memoizer.h"
+
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+
+#include "reprise_memoizer/token.h"
+#include "reprise_rt/log.h"
+
+namespace reprise::detail {
+
+namespace {
+bool is_point_op(const Op& o) {
+  return o.kind == OpKind::Task || o.kind == OpKind::IndexTask || o.kind == OpKind::Fill ||
+         o.kind == OpKind::Copy;
+}
+}  // namespace
+
+Memoizer::Memoizer(Runtime& rt, std::unique_ptr<Analysis> analysis)
+    : rt_(rt), analysis_(std::move(analysis)), recorder_(rt.graph()) {}
+
+const std::list<std::unique_ptr<TraceTemplate>>* Memoizer::templates(TraceID id) const {
+  auto it = templates_.find(id);
+  return it == templates_.end() ? nullptr : &it->second;
+}
+
+void Memoizer::submit(const OpRef& op) {
+  switch (op->kind) {
+    case OpKind::BeginTrace: begin(op); return;
+    case OpKind::EndTrace: end(op); return;
+    default: break;
+  }
+  if (in_trace_) {
+    buffer_.push_back(op);
+    return;
+  }
+  forward(op);
+}
+
+void Memoizer::forward(const OpRef& op) {
+  recurrent_ = false;
+  apply_summary();
+  analysis_->submit(op);
+}
+
+void Memoizer::begin(const OpRef& op) {
+  // Only end_trace(id) directly followed by begin_trace(id) keeps a replay run going.
+  if (!(recurrent_ && last_replayed_ && last_replayed_->id == op->trace)) recurrent_ = false;
+  in_trace_ = true;
+  current_ = op->trace;
+  buffer_.clear();
+  rt_.op_completed(*op);
+}
+
+void Memoizer::end(const OpRef& op) {
+  in_trace_ = false;
+  handed_ = 0;
+  std::vector<std::uint64_t> tokens;
+  tokens.reserve(buffer_.size());
+  for (const OpRef& o : buffer_) tokens.push_back(op_token(*o));
+  try {
+    TraceTemplate* t = match(current_, tokens);
+    if (t) {
+      replay(*t, recurrent_ && last_replayed_ == t && t->idempotent);
+    } else {
+      if (templates_.count(current_)) {
+        rt_.count_mismatch();
+        REPRISE_LOG_WARN("trace {}: its {} ops match none of its {} templates; recording anew",
+                         current_, buffer_.size(), templates_[current_].size());
+      }
+      record(current_, tokens);
+    }
+  } catch (...) {
+    // The ops that were not launched still have to complete, or the program would hang.
+    for (std::size_t k = handed_; k < buffer_.size(); ++k) rt_.op_completed(*buffer_[k]);
+    buffer_.clear();
+    rt_.op_completed(*op);
+    throw;
+  }
+  buffer_.clear();
+  rt_.op_completed(*op);
+  recurrent_ = last_replayed_ != nullptr;
+}
+
+TraceTemplate* Memoizer::match(TraceID id, const std::vector<std::uint64_t>& tokens) {
+  auto it = templates_.find(id);
+  if (it == templates_.end()) return nullptr;
+  for (auto& t : it->second) {
+    if (t->ops.size() != tokens.size()) continue;
+    bool same = true;
+    for (std::size_t k = 0; k < tokens.size() && same; ++k) same = t->ops[k].token == tokens[k];
+    // Back to back with itself, an idempotent template needs no check: its postconditions
+    // (which hold now) imply its preconditions.
+    if (same && ((recurrent_ && last_replayed_ == t.get() && t->idempotent) || conditions_hold(*t))) {
+      t->last_used = ++use_clock_;
+      return t.get();
+    }
+  }
+  return nullptr;
+}
+
+bool Memoizer::conditions_hold(const TraceTemplate& t) {
+  // One system memory: a condition holds while its tree's instance is still the one recorded.
+  for (const Condition& c : t.preconditions)
+    if (analysis_->instance_for(c.tree) != c.instance) return false;
+  return true;
+}
+
+void Memoizer::record(TraceID id, const std::vector<std::uint64_t>& tokens) {
+  apply_summary();
+  recurrent_ = false;
+  last_replayed_ = nullptr;
+  auto t = std::make_unique<TraceTemplate>();
+  t->id = id;
+  recorder_.start(t.get());
+  analysis_->set_graph(&recorder_);
+  std::vector<std::string> names;
+  try {
+    for (std::uint32_t k = 0; k < buffer_.size(); ++k) {
+      handed_ = k;
+      recorder_.set_current_op(k);
+      analysis_->submit(buffer_[k]);
+    }
+    handed_ = buffer_.size();
+  } catch (...) {
+    analysis_->set_graph(nullptr);
+    recorder_.finish();
+    throw;
+  }
+  analysis_->set_graph(nullptr);
+  recorder_.finish();
+  for (std::uint32_t k = 0; k < buffer_.size(); ++k) {
+    const Op& o = *buffer_[k];
+    TemplateOp top;
+    top.token = tokens[k];
+    top.kind = o.kind;
+    top.rects = o.point_rects;
+    top.instances = o.point_instances;
+    t->ops.push_back(std::move(top));
+    if (is_point_op(o)) t->points += o.num_points();
+    names.push_back(o.task_info ? o.task_info->name : to_string(o.kind));
+  }
+  reduce_transitively(*t);
+  compute_elision_links(*t, buffer_, analysis_->forest(), rt_.events());
+  compute_conditions(*t, buffer_);
+  t->last_used = ++use_clock_;
+  REPRISE_LOG_INFO("trace {}: recorded {} ops, {} instructions, {} edges ({} after transitive "
+                   "reduction), {} elision links, {}idempotent",
+                   id, t->ops.size(), t->instrs.size(), t->edges_recorded, t->edges_after_reduction,
+                   t->links.size(), t->idempotent ? "" : "not ");
+  if (!rt_.config().trace_dot_dir.empty()) {
+    std::string dot = to_dot(*t, names);
+    std::string path = fmt::format("{}/trace_{}_{}.dot", rt_.config().trace_dot_dir, id, templates_made_);
+    std::error_code ec;
+    std::filesystem::create_directories(rt_.config().trace_dot_dir, ec);
+    if (FILE* f = std::fopen(path.c_str(), "w")) {
+      std::fputs(dot.c_str(), f);
+      std::fclose(f);
+    } else {
+      REPRISE_LOG_WARN("trace {}: cannot write {}", id, path);
+    }
+  }
+  ++templates_made_;
+  rt_.count_template();
+  auto& list = templates_[id];
+  list.push_front(std::move(t));
+  while (list.size() > std::size_t(rt_.config().max_templates)) {
+    auto lru = std::min_element(list.begin(), list.end(), [](const auto& a, const auto& b) {
+      return a->last_used < b->last_used;
+    });
+    list.erase(lru);
+  }
+}
+
+void Memoizer::replay(TraceTemplate& t, bool elide) {
+  std::vector<Event> slots(t.num_slots, kNoEvent);
+  Event fence;
+  if (elide) {
+    fence = prev_fence_;
+  } else {
+    apply_summary();
+    fence = analysis_->full_fence();
+  }
+  slots[0] = fence;
+  GraphSink& graph = rt_.graph();
+  // Replayed ops take the recorded analysis results; non-point ops go through the analysis.
+  for (std::uint32_t k = 0; k < buffer_.size(); ++k) {
+    Op& o = *buffer_[k];
+    if (!is_point_op(o)) {
+      analysis_->submit(buffer_[k]);  // future reductions: nothing to replay
+      continue;
+    }
+    o.point_rects = t.ops[k].rects;
+    o.point_instances = t.ops[k].instances;
+    o.point_done.assign(o.num_points(), kNoEvent);
+    if (o.num_points() == 0) rt_.op_completed(o);
+  }
+  for (const Instruction& in : t.instrs) {
+    scratch_.clear();
+    for (std::uint32_t i = 0; i < in.pre_count; ++i) scratch_.push_back(slots[t.pre_slots[in.pre_begin + i]]);
+    if (in.uses_fence) scratch_.push_back(fence);
+    if (elide) {
+      for (std::uint32_t i = 0; i < in.link_count; ++i) {
+        const Link& l = t.links[in.link_begin + i];
+        scratch_.push_back(prev_ops_[l.op]->point_done[l.point]);
+      }
+    }
+    if (in.kind == Instruction::Kind::Merge) {
+      slots[in.out] = graph.merge(scratch_);
+      continue;
+    }
+    Op& o = *buffer_[in.op];
+    // Futures change from one iteration to the next: wait for this iteration's.
+    for (const Future& f : o.futures) {
+      const auto& s = f.state();
+      if (s->map) {
+        if (!s->map->ready.load(std::memory_order_acquire)) scratch_.push_back(s->map->ready_event);
+      } else if (!s->ready.load(std::memory_order_acquire)) {
+        scratch_.push_back(s->ready_event);
+      }
+    }
+    slots[in.out] = graph.op(o, in.point, in.proc, scratch_);
+  }
+  handed_ = buffer_.size();
+  rt_.count_points(t.points);
+  rt_.count_replay(t.points);
+
+  // What the logical analysis must learn once the replay run ends.
+  summary_pending_ = true;
+  for (const auto& [tree, mask] : t.touched) {
+    auto it = std::find_if(summary_touched_.begin(), summary_touched_.end(),
+                           [&](const auto& e) { return e.first == tree; });
+    if (it == summary_touched_.end())
+      summary_touched_.emplace_back(tree, mask);
+    else
+      it->second |= mask;
+  }
+  if (summary_done_.size() > 256)
+    std::erase_if(summary_done_, [&](Event e) { return rt_.events().has_triggered(e); });
+  for (const OpRef& o : buffer_) {
+    summary_done_.push_back(o->done);
+    summary_seq_ = o->seq;
+  }
+  prev_ops_ = buffer_;
+  prev_fence_ = fence;
+  last_replayed_ = &t;
+}
+
+void Memoizer::apply_summary() {
+  if (!summary_pending_) return;
+  summary_pending_ = false;
+  // One op that read-writes every field the replays touched, completing when they all have:
+  // later ops order behind the replays exactly where they touch the same data.
+  OpRef s = make_op();
+  s->kind = OpKind::Summary;
+  s->seq = summary_seq_;
+  s->domain = Domain(Rect<1>({0}, {0}));
+  for (const auto& [tree, mask] : summary_touched_) {
+    ReqInfo q;
+    q.tree = tree;
+    q.region = analysis_->forest().tree(tree).root;
+    q.privilege = Privilege::ReadWrite;
+    q.mask = mask;
+    s->reqs.push_back(std::move(q));
+  }
+  Event all = rt_.graph().merge(summary_done_);
+  s->done = all;
+  s->point_done.assign(1, all);
+  analysis_->submit(s);
+  summary_touched_.clear();
+  summary_done_.clear();
+}
+
+}  // namespace reprise::detail

@@ -1,0 +1,54 @@
+#include "reprise_memoizer/recorder.h"
+
+namespace reprise::detail {
+
+void Recorder::start(TraceTemplate* t) {
+  t_ = t;
+  current_op_ = 0;
+  slot_of_.clear();
+}
+
+bool Recorder::add_pre(std::span<const Event> events, Instruction& in) {
+  in.pre_begin = std::uint32_t(t_->pre_slots.size());
+  bool external = false;
+  for (Event e : events) {
+    if (!e.exists()) continue;
+    auto it = slot_of_.find(key(e));
+    if (it == slot_of_.end()) {
+      external = true;  // produced before the trace: covered by the entry fence
+    } else {
+      t_->pre_slots.push_back(it->second);
+    }
+  }
+  in.pre_count = std::uint32_t(t_->pre_slots.size()) - in.pre_begin;
+  return external;
+}
+
+Event Recorder::op(Op& op, std::uint32_t point, Processor proc, std::span<const Event> pre) {
+  Event out = inner_.op(op, point, proc, pre);
+  if (!t_) return out;
+  Instruction in;
+  in.kind = Instruction::Kind::Op;
+  in.op = current_op_;
+  in.point = point;
+  in.proc = proc;
+  in.uses_fence = add_pre(pre, in);
+  in.out = t_->num_slots++;
+  t_->instrs.push_back(in);
+  slot_of_[key(out)] = in.out;
+  return out;
+}
+
+Event Recorder::merge(std::span<const Event> events) {
+  Event out = inner_.merge(events);
+  if (!t_ || !out.exists()) return out;
+  Instruction in;
+  in.kind = Instruction::Kind::Merge;
+  in.uses_fence = add_pre(events, in);
+  in.out = t_->num_slots++;
+  t_->instrs.push_back(in);
+  slot_of_[key(out)] = in.out;
+  return out;
+}
+
+}  // namespace reprise::detail

@@ -1,0 +1,175 @@
+#include "reprise_memoizer/trace_template.h"
+
+#include <fmt/core.h>
+
+#include <algorithm>
+
+#include "reprise_analysis/logical.h"
+#include "reprise_rt/instance.h"
+
+namespace reprise::detail {
+
+void reduce_transitively(TraceTemplate& t) {
+  t.edges_recorded = t.pre_slots.size();
+  t.edges_after_reduction = t.pre_slots.size();
+  const std::size_t n = t.num_slots;
+  if (n > 8192) return;  // n² bits of reachability; big traces keep their edges
+  const std::size_t words = (n + 63) / 64;
+  std::vector<std::uint64_t> anc(n * words, 0);  // anc[s]: slots s (transitively) waits for
+  std::vector<bool> reaches_fence(n, false);
+  reaches_fence[0] = true;
+  auto has = [&](std::size_t s, std::size_t a) { return anc[s * words + a / 64] >> (a % 64) & 1; };
+  std::vector<std::uint32_t> kept;
+  std::vector<std::uint32_t> new_pool;
+  new_pool.reserve(t.pre_slots.size());
+  for (Instruction& in : t.instrs) {
+    kept.assign(t.pre_slots.begin() + in.pre_begin, t.pre_slots.begin() + in.pre_begin + in.pre_count);
+    std::sort(kept.begin(), kept.end());
+    kept.erase(std::unique(kept.begin(), kept.end()), kept.end());
+    // Drop a slot that another kept slot already waits for.
+    std::vector<std::uint32_t> reduced;
+    for (std::uint32_t s : kept) {
+      bool implied = false;
+      for (std::uint32_t o : kept)
+        if (o != s && has(o, s)) implied = true;
+      if (!implied) reduced.push_back(s);
+    }
+    std::uint64_t* mine = &anc[std::size_t(in.out) * words];
+    bool fence_implied = false;
+    for (std::uint32_t s : kept) {
+      const std::uint64_t* theirs = &anc[std::size_t(s) * words];
+      for (std::size_t w = 0; w < words; ++w) mine[w] |= theirs[w];
+      mine[s / 64] |= std::uint64_t(1) << (s % 64);
+      fence_implied = fence_implied || reaches_fence[s];
+    }
+    reaches_fence[in.out] = fence_implied || in.uses_fence;
+    // A fence wait that a kept predecessor already implies is redundant too.
+    if (in.uses_fence && fence_implied) in.uses_fence = false;
+    in.pre_begin = std::uint32_t(new_pool.size());
+    in.pre_count = std::uint32_t(reduced.size());
+    new_pool.insert(new_pool.end(), reduced.begin(), reduced.end());
+  }
+  t.pre_slots = std::move(new_pool);
+  t.edges_after_reduction = t.pre_slots.size();
+}
+
+void compute_elision_links(TraceTemplate& t, const std::vector<OpRef>& recorded,
+                           const RegionForest& forest, EventTable& events) {
+  // Fake completion events name (op, point): id = op + 1 (+ offset for the second copy),
+  // gen = point + 1. The analysis only compares them, it never waits on them.
+  const std::uint32_t n = std::uint32_t(recorded.size());
+  auto copy_of = [&](std::uint32_t k, std::uint32_t id_base) {
+    OpRef c = make_op();
+    const Op& o = *recorded[k];
+    c->kind = o.kind;
+    c->domain = o.domain;
+    c->reqs = o.reqs;
+    c->point_rects = o.point_rects;
+    c->point_done.resize(o.num_points());
+    for (std::uint32_t p = 0; p < c->point_done.size(); ++p) c->point_done[p] = Event{id_base + k + 1, p + 1};
+    return c;
+  };
+  auto is_point_op = [](const Op& o) {
+    return o.kind == OpKind::Task || o.kind == OpKind::IndexTask || o.kind == OpKind::Fill ||
+           o.kind == OpKind::Copy;
+  };
+  LogicalAnalysis la(forest, events, /*prune_completed=*/false);
+  for (std::uint32_t k = 0; k < n; ++k)
+    if (is_point_op(*recorded[k])) la.record(copy_of(k, 0));
+  // Instruction of (op, point) in this template.
+  std::vector<std::vector<std::uint32_t>> instr_of(n);
+  for (std::uint32_t i = 0; i < t.instrs.size(); ++i) {
+    const Instruction& in = t.instrs[i];
+    if (in.kind != Instruction::Kind::Op) continue;
+    auto& v = instr_of[in.op];
+    if (v.size() <= in.point) v.resize(in.point + 1, ~0u);
+    v[in.point] = i;
+  }
+  std::vector<std::vector<Link>> per_instr(t.instrs.size());
+  PointPreconditions pre;
+  for (std::uint32_t k = 0; k < n; ++k) {
+    if (!is_point_op(*recorded[k])) continue;
+    OpRef next = copy_of(k, n);
+    pre.reset(next->num_points());
+    la.dependences(*next, pre);
+    for (std::uint32_t p = 0; p < next->num_points(); ++p) {
+      if (p >= instr_of[k].size() || instr_of[k][p] == ~0u) continue;
+      for (Event e : pre.of(p))
+        if (e.id >= 1 && e.id <= n) per_instr[instr_of[k][p]].push_back(Link{e.id - 1, e.gen - 1});
+    }
+    la.record(next);
+  }
+  t.links.clear();
+  for (std::uint32_t i = 0; i < t.instrs.size(); ++i) {
+    t.instrs[i].link_begin = std::uint32_t(t.links.size());
+    t.instrs[i].link_count = std::uint32_t(per_instr[i].size());
+    t.links.insert(t.links.end(), per_instr[i].begin(), per_instr[i].end());
+  }
+}
+
+void compute_conditions(TraceTemplate& t, const std::vector<OpRef>& recorded) {
+  auto add = [](std::vector<Condition>& v, std::uint32_t tree, Instance* inst, FieldMask m) {
+    for (auto& c : v)
+      if (c.tree == tree && c.instance == inst) {
+        c.fields |= m;
+        return;
+      }
+    v.push_back(Condition{tree, inst, m});
+  };
+  // Fields a trace reads before it writes them must be valid in the recorded instance at
+  // entry; everything it touches is valid there at exit.
+  std::vector<Condition> written;
+  for (const OpRef& op : recorded) {
+    const std::size_t nreq = op->reqs.size();
+    for (std::size_t r = 0; r < nreq; ++r) {
+      const ReqInfo& q = op->reqs[r];
+      for (std::size_t p = 0; p < op->num_points(); ++p) {
+        Instance* inst = op->point_instances.empty() ? nullptr : op->point_instances[p * nreq + r];
+        if (!inst) continue;
+        FieldMask before = 0;
+        for (const auto& w : written)
+          if (w.tree == q.tree && w.instance == inst) before = w.fields;
+        if (q.privilege != Privilege::WriteDiscard && (q.mask & ~before))
+          add(t.preconditions, q.tree, inst, q.mask & ~before);
+        if (q.writes()) add(written, q.tree, inst, q.mask);
+        add(t.postconditions, q.tree, inst, q.mask);
+      }
+    }
+  }
+  t.idempotent = std::all_of(t.preconditions.begin(), t.preconditions.end(), [&](const Condition& pc) {
+    return std::any_of(t.postconditions.begin(), t.postconditions.end(), [&](const Condition& post) {
+      return post.tree == pc.tree && post.instance == pc.instance &&
+             (post.fields & pc.fields) == pc.fields;
+    });
+  });
+  for (const auto& c : t.postconditions) {
+    auto it = std::find_if(t.touched.begin(), t.touched.end(),
+                           [&](const auto& e) { return e.first == c.tree; });
+    if (it == t.touched.end())
+      t.touched.emplace_back(c.tree, c.fields);
+    else
+      it->second |= c.fields;
+  }
+}
+
+std::string to_dot(const TraceTemplate& t, const std::vector<std::string>& op_names) {
+  std::string s = fmt::format("digraph trace_{} {{\n  rankdir=TB;\n  s0 [label=\"fence\", shape=box];\n", t.id);
+  for (const Instruction& in : t.instrs) {
+    if (in.kind == Instruction::Kind::Op)
+      s += fmt::format("  s{} [label=\"{} #{} pt {}\\n{}{}\"];\n", in.out,
+                       in.op < op_names.size() ? op_names[in.op] : "op", in.op, in.point,
+                       in.proc.kind == ProcessorKind::CPU ? "cpu" : "proc", in.proc.index);
+    else
+      s += fmt::format("  s{} [label=\"merge\", shape=point];\n", in.out);
+    for (std::uint32_t i = 0; i < in.pre_count; ++i)
+      s += fmt::format("  s{} -> s{};\n", t.pre_slots[in.pre_begin + i], in.out);
+    if (in.uses_fence) s += fmt::format("  s0 -> s{} [style=dashed];\n", in.out);
+    for (std::uint32_t i = 0; i < in.link_count; ++i) {
+      const Link& l = t.links[in.link_begin + i];
+      s += fmt::format("  prev_{}_{} -> s{} [style=dotted];\n", l.op, l.point, in.out);
+    }
+  }
+  return s + "}\n";
+}
+
+}  // namespace reprise::detail
