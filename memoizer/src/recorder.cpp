@@ -32,7 +32,11 @@ Event Recorder::op(Op& op, std::uint32_t point, Processor proc, std::span<const 
   in.op = current_op_;
   in.point = point;
   in.proc = proc;
-  in.uses_fence = add_pre(pre, in);
+  // Every op of a trace is ordered after the trace's entry fence, whatever the recorded
+  // iteration happened to depend on: a replay may follow different ops than the recording
+  // did. Transitive reduction later drops the waits a predecessor already implies.
+  add_pre(pre, in);
+  in.uses_fence = true;
   in.out = t_->num_slots++;
   t_->instrs.push_back(in);
   slot_of_[key(out)] = in.out;

@@ -25,7 +25,7 @@ struct TemplateOp {
 struct Instruction {
   enum class Kind : std::uint8_t { Op, Merge };
   Kind kind = Kind::Op;
-  bool uses_fence = false;  // waited on something from before the trace
+  bool uses_fence = false;  // waits on the entry fence (not implied by a predecessor)
   std::uint32_t op = 0;     // index of the op in the trace (Kind::Op)
   std::uint32_t point = 0;
   Processor proc;

@@ -86,6 +86,7 @@ class Runtime {
   InstanceManager& instances() { return instances_; }
   Executor& executor() { return executor_; }
   GraphSink& graph() { return *graph_; }
+  OpSink& pipeline() { return *pipeline_; }
   Mapper& mapper() { return *mapper_; }
   MachineInfo machine() const;
   RuntimeStats stats() const;
