@@ -43,7 +43,7 @@ void resolve_fields(const detail::RegionForest& forest, const std::string& op, i
     out.mask |= detail::FieldMask(1) << fi;
     out.field_indices.push_back(fi);
   }
-  out.fields = fields;
+  out.fields.assign(fields.begin(), fields.end());
 }
 
 void check_privilege(const std::string& op, int index, const RegionRequirement& r) {
@@ -73,7 +73,7 @@ bool conflicting(const ReqInfo& a, const ReqInfo& b) {
 
 // Two requirements of one launch that touch the same data with a write would race.
 void check_interference(const detail::RegionForest& forest, const std::string& op,
-                        const Domain& launch, const std::vector<ReqInfo>& reqs) {
+                        const Domain& launch, const detail::PoolVector<ReqInfo>& reqs) {
   coord_t points = launch.volume();
   for (std::size_t a = 0; a < reqs.size(); ++a)
     for (std::size_t b = a + 1; b < reqs.size(); ++b) {
@@ -149,7 +149,7 @@ ReqInfo resolve_partition_req(const detail::RegionForest& forest, const std::str
   return q;
 }
 
-bool needs_interference_check(const std::vector<ReqInfo>& reqs) {
+bool needs_interference_check(const detail::PoolVector<ReqInfo>& reqs) {
   for (std::size_t a = 0; a < reqs.size(); ++a)
     for (std::size_t b = a + 1; b < reqs.size(); ++b)
       if (conflicting(reqs[a], reqs[b])) return true;
@@ -296,7 +296,7 @@ Future Context::execute(const TaskLauncher& l) {
   if (needs_interference_check(op->reqs))
     check_interference(rt_.forest(), name, op->domain, op->reqs);
   check_futures(name, l.futures());
-  op->futures = l.futures();
+  op->futures.assign(l.futures().begin(), l.futures().end());
   op->future = std::make_shared<detail::FutureState>();
   const TaskVariant* v = t.variant(ProcessorKind::CPU);
   op->future->kind = v ? v->result_kind : t.variants.front().result_kind;
@@ -325,7 +325,7 @@ FutureMap Context::execute(const IndexLauncher& l) {
   }
   if (needs_interference_check(op->reqs)) check_interference(rt_.forest(), name, dom, op->reqs);
   check_futures(name, l.futures());
-  op->futures = l.futures();
+  op->futures.assign(l.futures().begin(), l.futures().end());
   op->future_map = std::make_shared<detail::FutureMapState>();
   op->future_map->domain = dom;
   const TaskVariant* v = t.variant(ProcessorKind::CPU);
@@ -352,7 +352,7 @@ void Context::fill(const FillLauncher& l) {
     if (fs.fields[std::size_t(fi)].size != l.value.size())
       throw Error(fmt::format("fill: the value has {} bytes but field {} has {}", l.value.size(),
                               fs.fields[std::size_t(fi)].id, fs.fields[std::size_t(fi)].size));
-  op->fill_value = l.value;
+  op->fill_value.assign(l.value.begin(), l.value.end());
   rt_.issue(std::move(op));
 }
 

@@ -81,6 +81,7 @@ RuntimeStats Runtime::stats() const {
   s.replays = replays_.load(std::memory_order_relaxed);
   s.mismatches = mismatches_.load(std::memory_order_relaxed);
   s.analysis_cpu_ns = thread_cpu_ns(const_cast<std::thread&>(utility_));
+  s.analysis_busy_ns = analysis_busy_ns_.load(std::memory_order_relaxed);
   return s;
 }
 
@@ -261,12 +262,14 @@ void Runtime::utility_loop() {
       op_completed(*op);  // the program has failed: complete the op without running it
       continue;
     }
+    const std::uint64_t t0 = now_ns();
     try {
       pipeline_->submit(op);
     } catch (...) {
       record_error(std::current_exception());
       op_completed(*op);
     }
+    analysis_busy_ns_.fetch_add(now_ns() - t0, std::memory_order_relaxed);
   }
 }
 

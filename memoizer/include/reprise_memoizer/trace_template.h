@@ -10,6 +10,7 @@
 #include "reprise/types.h"
 #include "reprise_rt/forest.h"
 #include "reprise_rt/op.h"
+#include "reprise_rt/pool.h"
 
 namespace reprise::detail {
 
@@ -18,8 +19,8 @@ class Instance;
 struct TemplateOp {
   std::uint64_t token = 0;
   OpKind kind = OpKind::Task;
-  std::vector<Domain> rects;          // op.point_rects as analysed
-  std::vector<Instance*> instances;   // op.point_instances as mapped
+  PoolVector<Domain> rects;         // op.point_rects as analysed
+  PoolVector<Instance*> instances;  // op.point_instances as mapped
 };
 
 struct Instruction {

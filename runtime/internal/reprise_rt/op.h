@@ -42,8 +42,8 @@ struct ReqInfo {
   Privilege privilege = Privilege::ReadOnly;
   ReductionOp redop = ReductionOp::None;
   FieldMask mask = 0;
-  std::vector<FieldID> fields;     // as named by the launcher (accessor lookups)
-  std::vector<int> field_indices;  // positions in the field space
+  PoolVector<FieldID> fields;      // as named by the launcher (accessor lookups)
+  PoolVector<int> field_indices;   // positions in the field space
   Domain bbox;                     // bounding box of every point's rect
   bool writes() const {
     return privilege == Privilege::ReadWrite || privilege == Privilege::WriteDiscard;
@@ -57,10 +57,10 @@ class Op {
   TaskID task = 0;
   const TaskInfo* task_info = nullptr;
   Domain domain;  // launch domain; a one-point domain for everything but index tasks
-  std::vector<std::byte> args;
-  std::vector<ReqInfo> reqs;
-  std::vector<Future> futures;
-  std::vector<std::byte> fill_value;
+  PoolVector<std::byte> args;
+  PoolVector<ReqInfo> reqs;
+  PoolVector<Future> futures;
+  PoolVector<std::byte> fill_value;
   FutureMap reduce_source;
   ReductionOp reduce_op = ReductionOp::None;
   std::uint32_t destroy_tree = kInvalidId;
@@ -70,9 +70,9 @@ class Op {
   std::shared_ptr<FutureMapState> future_map;  // index tasks
 
   // Filled by the analysis: per point, per requirement rect and instance.
-  std::vector<Domain> point_rects;         // [point * reqs.size() + r]
-  std::vector<Instance*> point_instances;  // same indexing
-  std::vector<Event> point_done;           // per point completion
+  PoolVector<Domain> point_rects;          // [point * reqs.size() + r]
+  PoolVector<Instance*> point_instances;   // same indexing
+  PoolVector<Event> point_done;            // per point completion
   Event done;                              // the whole op (created at issue)
   std::exception_ptr error;                // the first point failure (see error_set)
   std::atomic<bool> error_set{false};

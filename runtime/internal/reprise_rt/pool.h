@@ -6,6 +6,7 @@
 #include <memory>
 #include <new>
 #include <utility>
+#include <vector>
 
 namespace reprise::detail {
 
@@ -29,5 +30,9 @@ PoolPtr<T> make_pooled(Args&&... args) {
 
 template <typename T>
 using PoolAllocator = tbb::scalable_allocator<T>;
+
+// Vectors inside per-op objects: allocated on one thread, freed on another, many per op.
+template <typename T>
+using PoolVector = std::vector<T, PoolAllocator<T>>;
 
 }  // namespace reprise::detail

@@ -47,7 +47,8 @@ struct RuntimeStats {
   std::uint64_t templates_recorded = 0;
   std::uint64_t replays = 0;
   std::uint64_t mismatches = 0;
-  std::uint64_t analysis_cpu_ns = 0;  // CPU time of the utility thread
+  std::uint64_t analysis_cpu_ns = 0;   // CPU time of the utility thread (spinning included)
+  std::uint64_t analysis_busy_ns = 0;  // wall time the utility thread spent inside the pipeline
 };
 
 class Runtime {
@@ -133,7 +134,7 @@ class Runtime {
   bool trace_open_ = false;  // application thread
   TraceID open_trace_ = 0;
   std::thread::id app_thread_;
-  std::atomic<std::uint64_t> analysis_cpu_ns_{0};
+  std::atomic<std::uint64_t> analysis_busy_ns_{0};
 
   std::mutex error_mutex_;
   std::exception_ptr error_;
