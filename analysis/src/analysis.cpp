@@ -22,6 +22,7 @@ void Analysis::submit(const OpRef& op) {
     case OpKind::BeginTrace:
     case OpKind::EndTrace: rt_.op_completed(*op); break;  // without a memoizer, no-ops
     case OpKind::Summary: record_summary(op); break;
+    case OpKind::Flush: rt_.op_completed(*op); break;
   }
 }
 

@@ -25,7 +25,7 @@ struct Params {
   coord_t px = 2, py = 2;
   int iters = 100;
   int radius = 2;
-  std::string trace = "none";
+  std::string trace = "auto";
 };
 
 struct StencilArgs {
@@ -113,10 +113,10 @@ std::uint64_t checksum_task(TaskContext& tc) {
   std::fprintf(stderr,
                "stencil: %s\n"
                "usage: stencil [-nx N] [-ny N] [-px N] [-py N] [-iters N] [-radius R]\n"
-               "               [--trace none|manual] [runtime flags, see -lg:help]\n"
+               "               [--trace none|manual|auto] [runtime flags, see -lg:help]\n"
                "  --trace: none: every iteration is analysed; manual: a trace around each\n"
                "           iteration (the field roles do not alternate), recorded once and\n"
-               "           replayed (auto tracing arrives with the automatic tracer)\n",
+               "           replayed; auto (default): the runtime finds the traces itself\n",
                msg);
   std::exit(2);
 }
@@ -146,8 +146,8 @@ Params parse(const std::vector<std::string>& args) {
     else if (a == "-h" || a == "--help") usage("help");
     else usage(("unknown argument " + a).c_str());
   }
-  if (p.trace != "none" && p.trace != "manual")
-    usage(("--trace " + p.trace + " is not available (none or manual)").c_str());
+  if (p.trace != "none" && p.trace != "manual" && p.trace != "auto")
+    usage(("--trace " + p.trace + ": use none, manual or auto").c_str());
   if (p.radius > 8) usage("radius must be at most 8");
   if (p.px > p.nx || p.py > p.ny) usage("more tiles than grid points");
   if (p.nx <= 2 * p.radius || p.ny <= 2 * p.radius) usage("grid too small for the radius");
@@ -227,5 +227,7 @@ int main(int argc, char** argv) {
   TaskRegistry::add(TID_INCREMENT, "increment", {cpu(increment_task)});
   TaskRegistry::add(TID_NORM, "norm", {cpu(norm_task)});
   TaskRegistry::add(TID_CHECKSUM, "checksum", {cpu(checksum_task)});
-  return start(argc, argv, [&](Context& ctx) { top_level(ctx, p); });
+  std::vector<std::string> extra;
+  if (p.trace != "auto") extra.push_back("-lg:no_auto_tracing");
+  return start(argc, argv, [&](Context& ctx) { top_level(ctx, p); }, extra);
 }

@@ -30,6 +30,7 @@ void Memoizer::submit(const OpRef& op) {
   switch (op->kind) {
     case OpKind::BeginTrace: begin(op); return;
     case OpKind::EndTrace: end(op); return;
+    case OpKind::Flush: analysis_->submit(op); return;  // holds nothing outside traces
     default: break;
   }
   if (in_trace_) {

@@ -77,6 +77,33 @@ const std::vector<FlagDef>& flag_table() {
                        [](Config& c, const std::string& v) { c.trace_dot_dir = v; }));
     add("-lg:trace:max_templates", "N", "templates kept per trace id (least recently used go)",
         i32(&Config::max_templates, 1, 1024, "-lg:trace:max_templates"));
+    add("-lg:no_auto_tracing", nullptr, "turn automatic trace identification off",
+        std::make_pair([](const Config& c) { return std::string(c.auto_tracing ? "tracing on" : "off"); },
+                       [](Config& c, const std::string&) { c.auto_tracing = false; }));
+    add("-lg:enable_automatic_tracing", nullptr, "accepted for the Apophenia artifact (on anyway)",
+        std::make_pair([](const Config&) { return std::string("-"); },
+                       [](Config& c, const std::string&) { c.auto_tracing = true; }));
+    add("-lg:auto_trace:min_trace_length", "N", "shortest automatic trace",
+        i32(&Config::at_min_length, 1, 1 << 20, "-lg:auto_trace:min_trace_length"));
+    add("-lg:auto_trace:max_trace_length", "N", "longest automatic trace (longer repeats are cut)",
+        i32(&Config::at_max_length, 1, 1 << 20, "-lg:auto_trace:max_trace_length"));
+    add("-lg:auto_trace:batchsize", "N", "history buffer of op tokens mined for repeats",
+        i32(&Config::at_batchsize, 1, 1 << 24, "-lg:auto_trace:batchsize"));
+    add("-lg:auto_trace:multi_scale_factor", "N", "ruler-function unit of the analysis schedule",
+        i32(&Config::at_multi_scale_factor, 1, 1 << 24, "-lg:auto_trace:multi_scale_factor"));
+    add("-lg:auto_trace:identifier_algorithm", "multi-scale|batched", "analysis schedule",
+        std::make_pair([](const Config& c) { return c.at_algorithm; },
+                       [](Config& c, const std::string& v) {
+                         if (v != "multi-scale" && v != "batched")
+                           throw Error(fmt::format("flag -lg:auto_trace:identifier_algorithm: '{}' "
+                                                   "is not multi-scale or batched", v));
+                         c.at_algorithm = v;
+                       }));
+    add("-lg:auto_trace:visit_threshold", "N", "sightings of a candidate before it is traced",
+        i32(&Config::at_visit_threshold, 1, 1 << 20, "-lg:auto_trace:visit_threshold"));
+    add("-lg:auto_trace:log", "file", "write what automatic tracing found and did, per op",
+        std::make_pair([](const Config& c) { return c.at_log.empty() ? std::string("(off)") : c.at_log; },
+                       [](Config& c, const std::string& v) { c.at_log = v; }));
     add("-lg:help", nullptr, "print this list and exit", sw(&Config::help));
     add("-level", "N|name", "log level: 0 spew .. 5 error (or spew/debug/info/print/warning/error)",
         std::make_pair([](const Config& c) { return std::to_string(c.log_level); },

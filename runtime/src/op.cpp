@@ -17,6 +17,7 @@ const char* to_string(OpKind k) {
     case OpKind::DestroyRegion: return "region destruction";
     case OpKind::BeginTrace: return "begin trace";
     case OpKind::EndTrace: return "end trace";
+    case OpKind::Flush: return "flush";
     case OpKind::Summary: return "trace summary";
   }
   return "?";

@@ -119,6 +119,7 @@ void Runtime::run(const std::function<void(Context&)>& top_level) {
     }
   }
   // Drain: every issued op completes, even after an error (failed ops skip their bodies).
+  flush_pipeline(kNoEvent);
   app_waiting_.store(true, std::memory_order_seq_cst);
   for (std::int64_t n; (n = outstanding_.load(std::memory_order_seq_cst)) > 0;)
     outstanding_.wait(n, std::memory_order_seq_cst);
@@ -148,10 +149,12 @@ void Runtime::issue(OpRef op) {
   if (op->future_map) op->future_map->ready_event = op->done;
 
   std::int64_t in_flight = outstanding_.fetch_add(1, std::memory_order_seq_cst) + 1;
-  if (in_flight > config_.window) {
+  // Inside a manual trace ops are held until end_trace: waiting for them here would never end.
+  if (in_flight > config_.window && !trace_open_) {
     // Let the pipeline drain to half the window before issuing more (hysteresis keeps the
     // application thread from waking per op).
     std::int64_t low = config_.window / 2;
+    flush_pipeline(kNoEvent);
     app_waiting_.store(true, std::memory_order_seq_cst);
     for (std::int64_t n; (n = outstanding_.load(std::memory_order_seq_cst)) > low;)
       outstanding_.wait(n, std::memory_order_seq_cst);
@@ -177,6 +180,10 @@ void Runtime::issue(OpRef op) {
 }
 
 void Runtime::op_completed(Op& op) {
+  if (!op.counted) {  // made by the runtime itself: nobody waits on it
+    events_.trigger(op.done);
+    return;
+  }
   std::exception_ptr err = op.error;
   if (!err && failed()) {
     std::lock_guard<std::mutex> g(error_mutex_);
@@ -213,11 +220,23 @@ void Runtime::rethrow_if_failed() {
 }
 
 void Runtime::wait(Event e) {
-  if (!events_.has_triggered(e) && app_blocked_in_trace())
+  if (events_.has_triggered(e)) return;
+  if (app_blocked_in_trace())
     throw Error(fmt::format("a blocking wait inside trace {}: ops of a trace are held until "
                             "end_trace, so waiting on one cannot finish (wait after end_trace)",
                             open_trace_));
+  if (std::this_thread::get_id() == app_thread_) flush_pipeline(e);
   events_.wait(e);
+}
+
+void Runtime::flush_pipeline(Event awaited) {
+  // Automatic tracing may hold ops back; the application is about to wait for one.
+  OpRef f = make_op();
+  f->kind = OpKind::Flush;
+  f->counted = false;
+  f->awaited = awaited;
+  f->domain = Domain(Rect<1>({0}, {0}));
+  queue_.push(std::move(f));
 }
 
 bool Runtime::app_blocked_in_trace() const {

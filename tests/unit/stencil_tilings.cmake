@@ -1,12 +1,14 @@
 # The stencil verifies at several tilings and worker counts, with bit-identical checksums.
 set(runs "-px 1 -py 1" "-px 2 -py 2" "-px 4 -py 1" "-px 3 -py 5" "-px 4 -py 4 -ll:cpu 2"
          "-px 2 -py 3 -lg:inorder" "-px 5 -py 2 -ll:cpu 2 -ll:util 2"
-         "-px 4 -py 4 -ll:cpu 2 --trace manual" "-px 3 -py 2 --trace manual -lg:inorder")
+         "-px 4 -py 4 -ll:cpu 2 --trace manual" "-px 3 -py 2 --trace manual -lg:inorder"
+         "-px 4 -py 4 -ll:cpu 2 --trace none" "-px 4 -py 4 -ll:cpu 2 --trace auto"
+         "-px 2 -py 2 --trace auto -ll:util 2")
 set(first "")
 foreach(r IN LISTS runs)
   set(pretty "${r}")
   separate_arguments(args UNIX_COMMAND "${r}")
-  execute_process(COMMAND ${STENCIL} -nx 97 -ny 131 -iters 12 ${args}
+  execute_process(COMMAND ${STENCIL} -nx 97 -ny 131 -iters 120 ${args}
                   OUTPUT_VARIABLE out RESULT_VARIABLE rc)
   if(NOT rc EQUAL 0)
     message(FATAL_ERROR "stencil ${pretty} failed (${rc}): ${out}")

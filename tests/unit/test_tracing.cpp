@@ -87,7 +87,7 @@ void sc18_iteration(Context& ctx, const RS& d, int salt) {
 
 TEST(Tracing, RecordsTheSC18Example) {
   register_all();
-  reprise::run({"-ll:cpu", "2"}, [](Context& ctx) {
+  reprise::run({"-ll:cpu", "2", "-lg:no_auto_tracing"}, [](Context& ctx) {
     RS d = make_rs(ctx);
     ctx.begin_trace(7);
     sc18_iteration(ctx, d, 1);
@@ -129,6 +129,7 @@ std::vector<std::int64_t> sc18_program(bool traced, std::vector<std::string> fla
                                        Context::TraceStats* stats = nullptr) {
   register_all();
   std::vector<std::int64_t> out;
+  flags.push_back("-lg:no_auto_tracing");  // counts below are of the manual traces only
   reprise::run(flags, [&](Context& ctx) {
     RS d = make_rs(ctx, 40);
     auto four = ctx.create_index_space(Rect<1>({0}, {3}));
@@ -189,7 +190,7 @@ TEST(Tracing, ElisionLinksFollowTheHalo) {
   TaskRegistry::add(T_STEN, "sten", {cpu(t_noop)});
   TaskRegistry::add(T_INC, "inc", {cpu(t_noop)});
   for (coord_t radius : {0, 1}) {
-    reprise::run({}, [&](Context& ctx) {
+    reprise::run({"-lg:no_auto_tracing"}, [&](Context& ctx) {
       auto is = ctx.create_index_space(Rect<1>({0}, {19}));
       auto fs = ctx.create_field_space({{FV, 8}, {FW, 8}});
       Region g = ctx.create_region(is, fs);
@@ -227,7 +228,7 @@ TEST(Tracing, DotExport) {
   register_all();
   auto dir = std::filesystem::temp_directory_path() / "reprise_dot_test";
   std::filesystem::remove_all(dir);
-  reprise::run({"-lg:trace:dot", dir.string()}, [](Context& ctx) {
+  reprise::run({"-lg:trace:dot", dir.string(), "-lg:no_auto_tracing"}, [](Context& ctx) {
     RS d = make_rs(ctx);
     ctx.begin_trace(5);
     sc18_iteration(ctx, d, 0);

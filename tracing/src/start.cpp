@@ -8,6 +8,7 @@
 #include "reprise/reprise.h"
 #include "reprise_analysis/analysis.h"
 #include "reprise_gpu/devices.h"
+#include "auto_stage.h"
 #include "reprise_memoizer/memoizer.h"
 #include "reprise_rt/config.h"
 #include "reprise_rt/runtime.h"
@@ -20,8 +21,21 @@ namespace {
 void run_parsed(const detail::Config& config, const TopLevelTask& top_level,
                 std::unique_ptr<Mapper> mapper) {
   detail::Runtime rt(config, std::move(mapper));
-  rt.set_pipeline(
-      std::make_unique<detail::Memoizer>(rt, std::make_unique<detail::Analysis>(rt)), nullptr);
+  std::unique_ptr<detail::OpSink> stages =
+      std::make_unique<detail::Memoizer>(rt, std::make_unique<detail::Analysis>(rt));
+  // -lg:inorder is the sequential oracle: nothing may be held back there.
+  if (config.auto_tracing && !config.inorder) {
+    tracing::AutoTraceOptions opt;
+    opt.min_trace_length = std::size_t(config.at_min_length);
+    opt.max_trace_length = std::size_t(config.at_max_length);
+    opt.batchsize = std::size_t(config.at_batchsize);
+    opt.multi_scale_factor = std::size_t(config.at_multi_scale_factor);
+    opt.algorithm = config.at_algorithm == "batched" ? tracing::IdentifierAlgorithm::Batched
+                                                     : tracing::IdentifierAlgorithm::MultiScale;
+    opt.visit_threshold = std::size_t(config.at_visit_threshold);
+    stages = std::make_unique<detail::AutoTraceStage>(rt, std::move(stages), opt, config.at_log);
+  }
+  rt.set_pipeline(std::move(stages), nullptr);
   rt.run(top_level);
 }
 
@@ -40,8 +54,18 @@ void run(const std::vector<std::string>& flags, const TopLevelTask& top_level,
 }
 
 int start(int argc, char** argv, const TopLevelTask& top_level, std::unique_ptr<Mapper> mapper) {
+  return start(argc, argv, top_level, {}, std::move(mapper));
+}
+
+int start(int argc, char** argv, const TopLevelTask& top_level,
+          const std::vector<std::string>& extra_flags, std::unique_ptr<Mapper> mapper) {
   try {
-    detail::ParsedArgs parsed = detail::parse_args(to_vector(argc, argv), /*use_env=*/true);
+    std::vector<std::string> args = to_vector(argc, argv);
+    detail::ParsedArgs parsed = detail::parse_args(args, /*use_env=*/true);
+    if (!extra_flags.empty()) {
+      args.insert(args.end(), extra_flags.begin(), extra_flags.end());
+      parsed = detail::parse_args(args, /*use_env=*/true);
+    }
     if (parsed.config.help) {
       std::fputs(detail::flags_help().c_str(), stdout);
       return 0;

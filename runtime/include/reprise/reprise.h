@@ -26,6 +26,10 @@ using TopLevelTask = std::function<void(Context&)>;
 // after printing the error. Arguments that are not runtime flags are left for the app.
 int start(int argc, char** argv, const TopLevelTask& top_level,
           std::unique_ptr<Mapper> mapper = nullptr);
+// As above, with extra runtime flags the app decides itself (e.g. -lg:no_auto_tracing for a
+// --trace none mode); they come after the command line's, so the command line cannot undo them.
+int start(int argc, char** argv, const TopLevelTask& top_level,
+          const std::vector<std::string>& extra_flags, std::unique_ptr<Mapper> mapper = nullptr);
 
 // As start(), with the flags given as a vector; throws reprise::Error instead of printing it.
 void run(const std::vector<std::string>& flags, const TopLevelTask& top_level,

@@ -19,6 +19,15 @@ struct Config {
   int log_level = 4;           // -level
   std::string trace_dot_dir;   // -lg:trace:dot
   int max_templates = 8;       // -lg:trace:max_templates
+  // Automatic tracing (Apophenia); the defaults are documented in docs/tracing.md.
+  bool auto_tracing = true;          // -lg:no_auto_tracing turns it off
+  int at_min_length = 5;             // -lg:auto_trace:min_trace_length
+  int at_max_length = 200;           // -lg:auto_trace:max_trace_length
+  int at_batchsize = 1000;           // -lg:auto_trace:batchsize
+  int at_multi_scale_factor = 50;    // -lg:auto_trace:multi_scale_factor
+  std::string at_algorithm = "multi-scale";  // -lg:auto_trace:identifier_algorithm
+  int at_visit_threshold = 1;        // -lg:auto_trace:visit_threshold
+  std::string at_log;                // -lg:auto_trace:log
 };
 
 struct ParsedArgs {

@@ -30,6 +30,7 @@ enum class OpKind : std::uint8_t {
   DestroyRegion,
   BeginTrace,
   EndTrace,
+  Flush,    // the application is about to block: release held ops (carries the awaited event)
   Summary,  // made by the memoizer: a replayed trace's accesses, for the logical analysis
 };
 const char* to_string(OpKind k);
@@ -65,6 +66,8 @@ class Op {
   ReductionOp reduce_op = ReductionOp::None;
   std::uint32_t destroy_tree = kInvalidId;
   TraceID trace = 0;  // BeginTrace / EndTrace
+  Event awaited;      // Flush
+  bool counted = true;  // false for ops the runtime makes itself (not in -lg:window)
 
   std::shared_ptr<FutureState> future;         // single tasks, reductions, fences
   std::shared_ptr<FutureMapState> future_map;  // index tasks

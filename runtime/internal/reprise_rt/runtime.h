@@ -106,6 +106,9 @@ class Runtime {
   void check_not_in_trace(const char* what) const;
   // True when called on the application thread while a trace is open.
   bool app_blocked_in_trace() const;
+  // Tells the pipeline that the application is about to wait (for `awaited`, or for ops to
+  // drain when kNoEvent), so that no stage keeps holding what it waits for.
+  void flush_pipeline(Event awaited);
 
  private:
   void utility_loop();

@@ -1,0 +1,130 @@
+#pragma once
+// Apophenia's front-end (ASPLOS'25, Algorithm 1) over a stream of op tokens: a history buffer
+// mined for repeated substrings by asynchronous analyses on the ruler-function schedule, a
+// trie of candidate traces, pointers that follow partial matches as tokens arrive, a queue of
+// pending ops (no speculation: a trace is issued only once all of it has arrived) and a score
+// that picks among overlapping matches. It knows nothing about ops: it tells its sink, in
+// stream order, which ops to forward untraced and which to wrap in a trace.
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <future>
+#include <functional>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+namespace reprise::tracing {
+
+enum class IdentifierAlgorithm { MultiScale, Batched };
+
+struct AutoTraceOptions {
+  std::size_t min_trace_length = 5;
+  std::size_t max_trace_length = 200;
+  std::size_t batchsize = 1000;          // history buffer size (tumbling)
+  std::size_t multi_scale_factor = 50;   // ruler-function unit
+  IdentifierAlgorithm algorithm = IdentifierAlgorithm::MultiScale;
+  std::size_t visit_threshold = 2;       // sightings of a candidate before it is traced
+  bool synchronous = false;              // run analyses inline (simulator, tests)
+  // Ops after an analysis starts before its result is taken in (raised when one was late):
+  // every shard of a control-replicated run takes results in at the same op.
+  std::size_t ingest_delay = 16;
+};
+
+// Receives the decisions, in op order. Every op index is reported exactly once, either
+// through forward_untraced or between begin_trace and end_trace.
+class AutoTraceSink {
+ public:
+  virtual ~AutoTraceSink() = default;
+  virtual void forward_untraced(std::uint64_t op) = 0;
+  virtual void begin_trace(std::uint32_t trace_id, std::uint64_t first_op, std::size_t length) = 0;
+  virtual void forward_traced(std::uint64_t op) = 0;
+  virtual void end_trace(std::uint32_t trace_id) = 0;
+};
+
+struct AutoTraceStats {
+  std::uint64_t ops = 0;
+  std::uint64_t analyses = 0;
+  std::uint64_t late_analyses = 0;  // not finished when due: the op stream waited
+  std::uint64_t candidates = 0;
+  std::uint64_t traces_issued = 0;
+  std::uint64_t ops_traced = 0;
+};
+
+class AutoTracer {
+ public:
+  AutoTracer(const AutoTraceOptions& options, AutoTraceSink& sink);
+  ~AutoTracer();
+  AutoTracer(const AutoTracer&) = delete;
+  AutoTracer& operator=(const AutoTracer&) = delete;
+
+  // The next op's token; its index is the number of ops seen before it.
+  void push(std::uint64_t token);
+  // An op that cannot be traced (or a blocking wait): forwards everything pending untraced,
+  // breaks the token stream so no repeat spans it. The op itself is not counted.
+  void barrier();
+  // Forwards everything pending untraced (end of stream, or before a blocking wait).
+  void flush();
+
+  const AutoTraceStats& stats() const { return stats_; }
+  std::uint64_t ops_seen() const { return next_op_; }
+
+  static constexpr std::uint32_t kFirstTraceId = 0x40000000u;  // ids of automatic traces
+
+ private:
+  struct Candidate {
+    std::vector<std::uint64_t> tokens;
+    std::uint32_t trace_id = 0;
+    std::uint64_t inserted_at = 0;  // op index when ingested
+    std::uint64_t last_visit_end = 0;
+    double visits = 0;          // decayed count of sightings, for the score
+    std::size_t sightings = 0;  // sightings since insertion, for the visit threshold
+    std::uint64_t replays = 0;  // times issued as a trace
+  };
+  struct Node {
+    std::unordered_map<std::uint64_t, std::uint32_t> children;
+    std::int32_t candidate = -1;
+    std::size_t eligible_len = 0;  // longest eligible candidate ending here or below (0: none)
+  };
+  struct Pointer {
+    std::uint32_t node;
+    std::uint64_t start;
+  };
+  struct Match {
+    std::uint32_t candidate;
+    std::uint64_t start, end;  // [start, end)
+    double score;
+  };
+  struct Job {
+    std::uint64_t ingest_at;
+    std::future<std::vector<std::vector<std::uint64_t>>> result;
+  };
+
+  void maybe_analyse();
+  void launch(std::vector<std::uint64_t> slice);
+  void ingest_due();
+  void insert(const std::vector<std::uint64_t>& tokens);
+  void advance(std::uint64_t token, std::uint64_t op);
+  void issue_ready();
+  void forward_until(std::uint64_t op);
+  double score(const Candidate& c, std::uint64_t now) const;
+
+  AutoTraceOptions opt_;
+  AutoTraceSink& sink_;
+  AutoTraceStats stats_;
+  std::uint64_t next_op_ = 0;
+  std::uint64_t pending_from_ = 0;  // first op not yet forwarded
+  std::vector<std::uint64_t> history_;
+  std::deque<Job> jobs_;
+  std::size_t delay_;
+  std::vector<Node> trie_;
+  std::vector<Candidate> candidates_;
+  std::unordered_map<std::string, std::uint32_t> known_;  // candidate token string -> index
+  std::vector<Pointer> pointers_;
+  std::vector<Match> ready_;
+  struct Background;
+  std::unique_ptr<Background> background_;  // oneTBB task group running analyses
+};
+
+}  // namespace reprise::tracing

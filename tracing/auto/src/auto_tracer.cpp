@@ -1,0 +1,244 @@
+#include "reprise_tracing/auto_tracer.h"
+
+#include <tbb/task_group.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "reprise_tracing/repeats.h"
+
+namespace reprise::tracing {
+
+struct AutoTracer::Background {
+  tbb::task_group group;
+  ~Background() { group.wait(); }
+};
+
+namespace {
+std::vector<std::vector<std::uint64_t>> find_candidates(const std::vector<std::uint64_t>& slice,
+                                                        std::size_t min_length) {
+  RepeatOptions ro;
+  ro.min_length = std::max<std::size_t>(1, min_length);
+  ro.min_repeats = 2;
+  std::vector<std::vector<std::uint64_t>> out;
+  for (const RepeatGroup& g : find_repeats(slice, ro)) {
+    const Occurrence& o = g.occurrences.front();
+    out.emplace_back(slice.begin() + std::ptrdiff_t(o.start), slice.begin() + std::ptrdiff_t(o.end));
+  }
+  return out;
+}
+
+std::string key_of(const std::vector<std::uint64_t>& tokens) {
+  return std::string(reinterpret_cast<const char*>(tokens.data()), tokens.size() * sizeof(std::uint64_t));
+}
+}  // namespace
+
+AutoTracer::AutoTracer(const AutoTraceOptions& options, AutoTraceSink& sink)
+    : opt_(options), sink_(sink), delay_(std::max<std::size_t>(1, options.ingest_delay)),
+      background_(std::make_unique<Background>()) {
+  opt_.min_trace_length = std::max<std::size_t>(1, opt_.min_trace_length);
+  opt_.max_trace_length = std::max(opt_.max_trace_length, opt_.min_trace_length);
+  opt_.multi_scale_factor = std::max<std::size_t>(1, opt_.multi_scale_factor);
+  opt_.batchsize = std::max(opt_.batchsize, opt_.multi_scale_factor);
+  trie_.emplace_back();  // the root
+}
+
+AutoTracer::~AutoTracer() = default;
+
+void AutoTracer::push(std::uint64_t token) {
+  const std::uint64_t op = next_op_++;
+  ++stats_.ops;
+  history_.push_back(token);
+  maybe_analyse();
+  ingest_due();
+  advance(token, op);
+  issue_ready();
+}
+
+void AutoTracer::barrier() {
+  flush();
+  pointers_.clear();
+  ready_.clear();
+  // A unique break in the history, so no repeat spans the barrier.
+  history_.push_back(0xB000000000000000ull ^ next_op_);
+  maybe_analyse();
+}
+
+void AutoTracer::flush() {
+  forward_until(next_op_);
+  pointers_.clear();
+  ready_.clear();
+}
+
+void AutoTracer::maybe_analyse() {
+  const std::size_t n = history_.size();
+  if (n >= opt_.batchsize) {
+    launch(std::move(history_));
+    history_.clear();
+    return;
+  }
+  if (opt_.algorithm != IdentifierAlgorithm::MultiScale || n % opt_.multi_scale_factor != 0) return;
+  // The ruler function: after k units, analyse the last lowbit(k) units.
+  std::size_t k = n / opt_.multi_scale_factor;
+  std::size_t len = (k & (~k + 1)) * opt_.multi_scale_factor;
+  launch(std::vector<std::uint64_t>(history_.end() - std::ptrdiff_t(len), history_.end()));
+}
+
+void AutoTracer::launch(std::vector<std::uint64_t> slice) {
+  ++stats_.analyses;
+  Job job;
+  job.ingest_at = next_op_ + delay_;
+  auto promise = std::make_shared<std::promise<std::vector<std::vector<std::uint64_t>>>>();
+  job.result = promise->get_future();
+  const std::size_t min_len = opt_.min_trace_length;
+  if (opt_.synchronous) {
+    promise->set_value(find_candidates(slice, min_len));
+  } else {
+    background_->group.run([promise, s = std::move(slice), min_len] {
+      try {
+        promise->set_value(find_candidates(s, min_len));
+      } catch (...) {
+        promise->set_exception(std::current_exception());
+      }
+    });
+  }
+  jobs_.push_back(std::move(job));
+}
+
+void AutoTracer::ingest_due() {
+  while (!jobs_.empty() && jobs_.front().ingest_at <= next_op_) {
+    Job& j = jobs_.front();
+    if (j.result.wait_for(std::chrono::seconds(0)) != std::future_status::ready) {
+      // Late: wait for it (every shard ingests at the same op), and give later ones longer.
+      ++stats_.late_analyses;
+      delay_ = std::min<std::size_t>(delay_ * 2, 1 << 16);
+    }
+    for (const auto& c : j.result.get()) insert(c);
+    jobs_.pop_front();
+  }
+}
+
+void AutoTracer::insert(const std::vector<std::uint64_t>& tokens) {
+  if (tokens.size() < opt_.min_trace_length) return;
+  // Longer than the maximum: cut into pieces of the maximum length (a short tail is dropped).
+  for (std::size_t at = 0; at < tokens.size(); at += opt_.max_trace_length) {
+    std::size_t len = std::min(opt_.max_trace_length, tokens.size() - at);
+    if (len < opt_.min_trace_length) break;
+    std::vector<std::uint64_t> piece(tokens.begin() + std::ptrdiff_t(at),
+                                     tokens.begin() + std::ptrdiff_t(at + len));
+    std::string key = key_of(piece);
+    if (known_.count(key)) continue;
+    std::uint32_t node = 0;
+    for (std::uint64_t t : piece) {
+      auto it = trie_[node].children.find(t);
+      if (it == trie_[node].children.end()) {
+        trie_.emplace_back();
+        std::uint32_t child = std::uint32_t(trie_.size() - 1);
+        trie_[node].children.emplace(t, child);
+        node = child;
+      } else {
+        node = it->second;
+      }
+    }
+    Candidate c;
+    c.tokens = std::move(piece);
+    c.trace_id = kFirstTraceId + std::uint32_t(candidates_.size());
+    c.inserted_at = next_op_;
+    trie_[node].candidate = std::int32_t(candidates_.size());
+    known_.emplace(std::move(key), std::uint32_t(candidates_.size()));
+    candidates_.push_back(std::move(c));
+    ++stats_.candidates;
+  }
+}
+
+double AutoTracer::score(const Candidate& c, std::uint64_t now) const {
+  const double len = double(c.tokens.size());
+  const double since = double(now - std::min(now, c.last_visit_end)) / len;
+  const double visits = c.visits * std::pow(0.99, since);
+  const double bonus = std::clamp(double(c.replays), 1.0, 1.75);
+  return std::min(visits, 10.0) * len * bonus;
+}
+
+void AutoTracer::advance(std::uint64_t token, std::uint64_t op) {
+  std::size_t live = 0;
+  for (Pointer& p : pointers_) {
+    auto it = trie_[p.node].children.find(token);
+    if (it != trie_[p.node].children.end()) pointers_[live++] = Pointer{it->second, p.start};
+  }
+  pointers_.resize(live);
+  auto root = trie_[0].children.find(token);
+  if (root != trie_[0].children.end()) pointers_.push_back(Pointer{root->second, op});
+
+  for (const Pointer& p : pointers_) {
+    const std::int32_t ci = trie_[p.node].candidate;
+    if (ci < 0) continue;
+    Candidate& c = candidates_[std::size_t(ci)];
+    const std::uint64_t end = op + 1;
+    if (p.start >= c.inserted_at && p.start >= c.last_visit_end) {
+      // A sighting: decay the old count by the trace lengths since the last one.
+      const double since = double(p.start - std::min(p.start, c.last_visit_end)) / double(c.tokens.size());
+      c.visits = c.visits * std::pow(0.99, since) + 1.0;
+      c.last_visit_end = end;
+      if (++c.sightings == opt_.visit_threshold) {
+        // Mark the path: pointers along it now hold their ops back.
+        std::uint32_t node = 0;
+        const std::size_t len = c.tokens.size();
+        trie_[0].eligible_len = std::max(trie_[0].eligible_len, len);
+        for (std::uint64_t t : c.tokens) {
+          node = trie_[node].children.at(t);
+          trie_[node].eligible_len = std::max(trie_[node].eligible_len, len);
+        }
+      }
+    }
+    // A match can be issued only if all of its ops are still held.
+    if (c.sightings >= opt_.visit_threshold && p.start >= pending_from_)
+      ready_.push_back(Match{std::uint32_t(ci), p.start, end, score(c, end)});
+  }
+}
+
+void AutoTracer::forward_until(std::uint64_t op) {
+  for (; pending_from_ < op; ++pending_from_) sink_.forward_untraced(pending_from_);
+}
+
+void AutoTracer::issue_ready() {
+  auto earliest_live = [&] {
+    std::uint64_t e = next_op_;
+    for (const Pointer& p : pointers_)
+      if (trie_[p.node].eligible_len > 0 && p.start >= pending_from_) e = std::min(e, p.start);
+    return e;
+  };
+  while (!ready_.empty()) {
+    std::erase_if(ready_, [&](const Match& m) { return m.start < pending_from_; });
+    if (ready_.empty()) break;
+    // Best score first; among equals the earliest.
+    auto best = std::min_element(ready_.begin(), ready_.end(), [](const Match& a, const Match& b) {
+      return a.score != b.score ? a.score > b.score : a.start < b.start;
+    });
+    Match m = *best;
+    // No speculation: wait while a match in progress that overlaps this one could still become
+    // a longer trace; an overlapping match of the same or shorter length is not worth waiting
+    // for (in a periodic stream one starts at every period).
+    const std::size_t len = std::size_t(m.end - m.start);
+    bool blocked = false;
+    for (const Pointer& p : pointers_)
+      if (p.start >= pending_from_ && p.start < m.end && trie_[p.node].eligible_len > len)
+        blocked = true;
+    if (blocked) break;
+    forward_until(m.start);
+    Candidate& c = candidates_[m.candidate];
+    sink_.begin_trace(c.trace_id, m.start, std::size_t(m.end - m.start));
+    for (std::uint64_t i = m.start; i < m.end; ++i) sink_.forward_traced(i);
+    sink_.end_trace(c.trace_id);
+    ++c.replays;
+    ++stats_.traces_issued;
+    stats_.ops_traced += m.end - m.start;
+    pending_from_ = m.end;
+    std::erase_if(pointers_, [&](const Pointer& p) { return p.start < pending_from_; });
+  }
+  // Ops no held pointer or ready match can still claim go on untraced.
+  std::uint64_t keep = earliest_live();
+  for (const Match& m : ready_) keep = std::min(keep, m.start);
+  forward_until(keep);
+}
+
+}  // namespace reprise::tracing

@@ -1,0 +1,107 @@
+#include "auto_stage.h"
+
+#include <fmt/core.h>
+
+#include "reprise_memoizer/token.h"
+#include "reprise_rt/log.h"
+
+namespace reprise::detail {
+
+namespace {
+bool traceable(const Op& op) {
+  switch (op.kind) {
+    case OpKind::Task:
+    case OpKind::IndexTask:
+    case OpKind::Fill:
+    case OpKind::Copy:
+    case OpKind::FutureReduce: return true;
+    default: return false;
+  }
+}
+}  // namespace
+
+AutoTraceStage::AutoTraceStage(Runtime& rt, std::unique_ptr<OpSink> next,
+                               const tracing::AutoTraceOptions& opt, const std::string& log_path)
+    : rt_(rt), next_(std::move(next)), tracer_(opt, *this) {
+  if (!log_path.empty()) {
+    log_ = std::fopen(log_path.c_str(), "w");
+    if (!log_) REPRISE_LOG_WARN("auto tracing: cannot write the log {}", log_path);
+    else std::fputs("# op <index> <T|U> [trace] | trace <id> first_op <i> length <n>\n", log_);
+  }
+}
+
+AutoTraceStage::~AutoTraceStage() {
+  if (log_) {
+    const auto& s = tracer_.stats();
+    std::fprintf(log_, "# ops %llu analyses %llu late %llu candidates %llu traces %llu traced_ops %llu\n",
+                 (unsigned long long)s.ops, (unsigned long long)s.analyses,
+                 (unsigned long long)s.late_analyses, (unsigned long long)s.candidates,
+                 (unsigned long long)s.traces_issued, (unsigned long long)s.ops_traced);
+    std::fclose(log_);
+  }
+}
+
+bool AutoTraceStage::holds(Event e) const {
+  if (!e.exists()) return true;  // waiting for everything
+  for (const OpRef& o : held_)
+    if (o->done == e) return true;
+  return false;
+}
+
+void AutoTraceStage::submit(const OpRef& op) {
+  if (traceable(*op)) {
+    held_.push_back(op);
+    tracer_.push(op_token(*op));
+    return;
+  }
+  if (op->kind == OpKind::Flush) {
+    // Only a wait on an op still held (or on everything) has to release what is held.
+    if (holds(op->awaited)) tracer_.barrier();
+    next_->submit(op);
+    return;
+  }
+  // Fences, destruction and manual trace marks: nothing may be held across them, and no
+  // repeat may span them.
+  tracer_.barrier();
+  next_->submit(op);
+}
+
+OpRef AutoTraceStage::take(std::uint64_t index) {
+  // The tracer reports ops in order, each once.
+  (void)index;
+  OpRef op = std::move(held_.front());
+  held_.pop_front();
+  ++held_base_;
+  return op;
+}
+
+OpRef AutoTraceStage::marker(OpKind kind, std::uint32_t id) {
+  OpRef m = make_op();
+  m->kind = kind;
+  m->trace = id;
+  m->counted = false;
+  m->domain = Domain(Rect<1>({0}, {0}));
+  return m;
+}
+
+void AutoTraceStage::forward_untraced(std::uint64_t index) {
+  if (log_) std::fprintf(log_, "op %llu U\n", (unsigned long long)index);
+  next_->submit(take(index));
+}
+
+void AutoTraceStage::begin_trace(std::uint32_t id, std::uint64_t first_op, std::size_t length) {
+  if (log_)
+    std::fprintf(log_, "trace %u first_op %llu length %zu\n", id, (unsigned long long)first_op,
+                 length);
+  current_trace_ = id;
+  next_->submit(marker(OpKind::BeginTrace, id));
+}
+
+void AutoTraceStage::forward_traced(std::uint64_t index) {
+  if (log_) std::fprintf(log_, "op %llu T %u\n", (unsigned long long)index, current_trace_);
+  next_->submit(take(index));
+}
+
+void AutoTraceStage::end_trace(std::uint32_t id) { next_->submit(marker(OpKind::EndTrace, id)); }
+
+}  // namespace reprise::detail

@@ -1,0 +1,42 @@
+#pragma once
+// The automatic-tracing stage of the pipeline: hashes each op into a token for the Apophenia
+// front-end, holds the ops it may still wrap in a trace, and passes them on — untraced, or
+// between a begin_trace and an end_trace of an automatic trace id — to the memoizer.
+#include <cstdio>
+#include <deque>
+#include <memory>
+#include <string>
+
+#include "reprise_rt/graph.h"
+#include "reprise_rt/runtime.h"
+#include "reprise_tracing/auto_tracer.h"
+
+namespace reprise::detail {
+
+class AutoTraceStage final : public OpSink, private tracing::AutoTraceSink {
+ public:
+  AutoTraceStage(Runtime& rt, std::unique_ptr<OpSink> next, const tracing::AutoTraceOptions& opt,
+                 const std::string& log_path);
+  ~AutoTraceStage() override;
+  void submit(const OpRef& op) override;
+  void idle() override { next_->idle(); }
+
+ private:
+  void forward_untraced(std::uint64_t op) override;
+  void begin_trace(std::uint32_t id, std::uint64_t first_op, std::size_t length) override;
+  void forward_traced(std::uint64_t op) override;
+  void end_trace(std::uint32_t id) override;
+  OpRef take(std::uint64_t index);
+  OpRef marker(OpKind kind, std::uint32_t id);
+  bool holds(Event e) const;
+
+  Runtime& rt_;
+  std::unique_ptr<OpSink> next_;
+  tracing::AutoTracer tracer_;
+  std::deque<OpRef> held_;
+  std::uint64_t held_base_ = 0;  // tracer index of held_.front()
+  std::FILE* log_ = nullptr;
+  std::uint32_t current_trace_ = 0;
+};
+
+}  // namespace reprise::detail
