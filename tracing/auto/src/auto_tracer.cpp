@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 
 #include "reprise_tracing/repeats.h"
 
@@ -155,7 +157,9 @@ double AutoTracer::score(const Candidate& c, std::uint64_t now) const {
   const double len = double(c.tokens.size());
   const double since = double(now - std::min(now, c.last_visit_end)) / len;
   const double visits = c.visits * std::pow(0.99, since);
-  const double bonus = std::clamp(double(c.replays), 1.0, 1.75);
+  // "Slightly" more for a trace already replayed (paper §4.3): enough to break near-ties,
+  // small enough that a clearly longer candidate still takes over.
+  const double bonus = c.replays > 0 ? 1.25 : 1.0;
   return std::min(visits, 10.0) * len * bonus;
 }
 
@@ -182,11 +186,9 @@ void AutoTracer::advance(std::uint64_t token, std::uint64_t op) {
       if (++c.sightings == opt_.visit_threshold) {
         // Mark the path: pointers along it now hold their ops back.
         std::uint32_t node = 0;
-        const std::size_t len = c.tokens.size();
-        trie_[0].eligible_len = std::max(trie_[0].eligible_len, len);
         for (std::uint64_t t : c.tokens) {
           node = trie_[node].children.at(t);
-          trie_[node].eligible_len = std::max(trie_[node].eligible_len, len);
+          trie_[node].eligible.push_back(std::uint32_t(ci));
         }
       }
     }
@@ -204,7 +206,7 @@ void AutoTracer::issue_ready() {
   auto earliest_live = [&] {
     std::uint64_t e = next_op_;
     for (const Pointer& p : pointers_)
-      if (trie_[p.node].eligible_len > 0 && p.start >= pending_from_) e = std::min(e, p.start);
+      if (!trie_[p.node].eligible.empty() && p.start >= pending_from_) e = std::min(e, p.start);
     return e;
   };
   while (!ready_.empty()) {
@@ -216,14 +218,26 @@ void AutoTracer::issue_ready() {
     });
     Match m = *best;
     // No speculation: wait while a match in progress that overlaps this one could still become
-    // a longer trace; an overlapping match of the same or shorter length is not worth waiting
-    // for (in a periodic stream one starts at every period).
+    // a longer trace that scores better. Overlapping matches that would not win are not worth
+    // waiting for (in a periodic stream one starts at every period).
     const std::size_t len = std::size_t(m.end - m.start);
     bool blocked = false;
-    for (const Pointer& p : pointers_)
-      if (p.start >= pending_from_ && p.start < m.end && trie_[p.node].eligible_len > len)
-        blocked = true;
-    if (blocked) break;
+    for (const Pointer& p : pointers_) {
+      if (blocked || p.start < pending_from_ || p.start >= m.end) continue;
+      for (std::uint32_t ci : trie_[p.node].eligible) {
+        const Candidate& c = candidates_[ci];
+        if (c.tokens.size() > len && score(c, next_op_) > m.score) blocked = true;
+      }
+    }
+    if (blocked) {
+      if (std::getenv("REPRISE_AT_DEBUG"))
+        std::fprintf(stderr, "op %llu: match [%llu,%llu) blocked\n", (unsigned long long)next_op_,
+                     (unsigned long long)m.start, (unsigned long long)m.end);
+      break;
+    }
+    if (std::getenv("REPRISE_AT_DEBUG"))
+      std::fprintf(stderr, "op %llu: issue [%llu,%llu) cand %u score %.1f\n", (unsigned long long)next_op_,
+                   (unsigned long long)m.start, (unsigned long long)m.end, m.candidate, m.score);
     forward_until(m.start);
     Candidate& c = candidates_[m.candidate];
     sink_.begin_trace(c.trace_id, m.start, std::size_t(m.end - m.start));
@@ -233,7 +247,8 @@ void AutoTracer::issue_ready() {
     ++stats_.traces_issued;
     stats_.ops_traced += m.end - m.start;
     pending_from_ = m.end;
-    std::erase_if(pointers_, [&](const Pointer& p) { return p.start < pending_from_; });
+    // Pointers that started inside the issued trace stay: they can no longer produce a trace,
+    // but their sightings still count, so a longer candidate can overtake the one in use.
   }
   // Ops no held pointer or ready match can still claim go on untraced.
   std::uint64_t keep = earliest_live();

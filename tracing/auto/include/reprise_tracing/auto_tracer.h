@@ -85,7 +85,7 @@ class AutoTracer {
   struct Node {
     std::unordered_map<std::uint64_t, std::uint32_t> children;
     std::int32_t candidate = -1;
-    std::size_t eligible_len = 0;  // longest eligible candidate ending here or below (0: none)
+    std::vector<std::uint32_t> eligible;  // eligible candidates ending here or further down
   };
   struct Pointer {
     std::uint32_t node;

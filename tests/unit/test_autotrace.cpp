@@ -1,0 +1,227 @@
+// The Apophenia front-end on synthetic token streams, and automatic tracing in the runtime.
+#include <gtest/gtest.h>
+#include <reprise/reprise.h>
+
+#include <map>
+#include <random>
+
+#include "reprise_tracing/auto_tracer.h"
+
+using namespace reprise::tracing;
+
+namespace {
+
+// Records every decision and checks that each op is reported once, in order.
+struct Log final : AutoTraceSink {
+  std::vector<int> state;  // per op: 0 untraced, 1 recorded trace, 2 replayed trace
+  std::vector<std::uint64_t> reported_at;  // ops pushed when the op was reported
+  std::map<std::uint32_t, int> issues;
+  std::uint64_t pushed = 0;
+  int current = 0;
+  void report(std::uint64_t op, int s) {
+    ASSERT_EQ(op, state.size()) << "ops must be reported once, in order";
+    state.push_back(s);
+    reported_at.push_back(pushed);
+  }
+  void forward_untraced(std::uint64_t op) override { report(op, 0); }
+  void begin_trace(std::uint32_t id, std::uint64_t, std::size_t) override {
+    current = issues[id]++ ? 2 : 1;
+  }
+  void forward_traced(std::uint64_t op) override { report(op, current); }
+  void end_trace(std::uint32_t) override {}
+  double replayed_fraction(std::size_t from, std::size_t to) const {
+    std::size_t n = 0;
+    for (std::size_t i = from; i < to; ++i) n += state[i] == 2;
+    return double(n) / double(to - from);
+  }
+};
+
+AutoTraceOptions sync_options() {
+  AutoTraceOptions o;
+  o.synchronous = true;
+  return o;
+}
+
+std::size_t first_replay(const Log& log) {
+  for (std::size_t i = 0; i < log.state.size(); ++i)
+    if (log.state[i] == 2) return i;
+  return log.state.size();
+}
+
+void run(AutoTracer& t, Log& log, const std::vector<std::uint64_t>& tokens) {
+  for (std::uint64_t tok : tokens) {
+    ++log.pushed;
+    if (tok == 0)
+      t.barrier();
+    else
+      t.push(tok);
+  }
+}
+
+}  // namespace
+
+TEST(AutoTrace, PlainLoopReachesFullCoverage) {
+  Log log;
+  {
+    AutoTracer t(sync_options(), log);
+    std::vector<std::uint64_t> s;
+    for (int i = 0; i < 6000; ++i) s.push_back(1 + i % 2);  // stencil: two launches
+    run(t, log, s);
+    t.flush();
+  }
+  ASSERT_EQ(log.state.size(), 6000u);
+  EXPECT_LT(first_replay(log), 300u);
+  // Longer candidates take over as they are found (each switch records once); once traces
+  // reach the maximum length, nearly everything replays.
+  EXPECT_GE(log.replayed_fraction(400, 5800), 0.85);
+  EXPECT_GE(log.replayed_fraction(3000, 5800), 0.95);
+}
+
+TEST(AutoTrace, JacobiAlternationIsTracedInPairs) {
+  // Figure 1: temporaries alternate between two regions, so one iteration's tokens differ from
+  // the next and only pairs of iterations repeat.
+  Log log;
+  {
+    AutoTracer t(sync_options(), log);
+    std::vector<std::uint64_t> s;
+    for (int i = 0; i < 2000; ++i)
+      for (std::uint64_t op : {10, 11, 12}) s.push_back(op + (i % 2) * 100);
+    run(t, log, s);
+    t.flush();
+  }
+  EXPECT_GE(log.replayed_fraction(3000, 5800), 0.95);
+}
+
+TEST(AutoTrace, IrregularConvergenceChecksAndTwoPhases) {
+  Log log;
+  {
+    AutoTracer t(sync_options(), log);
+    std::vector<std::uint64_t> s;
+    for (int i = 0; i < 1000; ++i) {
+      for (std::uint64_t op : {1, 2, 3}) s.push_back(op);
+      if (i % 10 == 9) s.push_back(0);  // a blocking convergence check
+    }
+    for (int i = 0; i < 1000; ++i)
+      for (std::uint64_t op : {5, 6, 7, 8}) s.push_back(op);
+    run(t, log, s);
+    t.flush();
+    EXPECT_GT(t.stats().traces_issued, 10u);
+  }
+  // Phase 1 has 3000 traceable ops in runs of 30 between checks, phase 2 4000 without
+  // checks: both reach a steady state.
+  EXPECT_GE(log.replayed_fraction(1500, 2950), 0.9);
+  EXPECT_GE(log.replayed_fraction(3000 + 2000, 3000 + 3950), 0.85);
+}
+
+TEST(AutoTrace, NoRepetitionAddsBoundedLatencyAndNoTrace) {
+  Log log;
+  AutoTraceOptions o = sync_options();
+  {
+    AutoTracer t(o, log);
+    std::mt19937_64 rng(3);
+    std::vector<std::uint64_t> s(5000);
+    for (auto& x : s) x = 1 + rng() % 1000000;
+    run(t, log, s);
+    t.flush();
+    EXPECT_EQ(t.stats().traces_issued, 0u);
+  }
+  ASSERT_EQ(log.state.size(), 5000u);
+  for (std::size_t i = 0; i < log.state.size(); ++i)
+    ASSERT_LE(log.reported_at[i] - (i + 1), o.max_trace_length) << "op " << i << " held too long";
+}
+
+TEST(AutoTrace, RandomStreamsReportEveryOpOnceInOrder) {
+  std::mt19937 rng(5);
+  for (int trial = 0; trial < 40; ++trial) {
+    Log log;
+    AutoTraceOptions o = sync_options();
+    o.min_trace_length = 1 + rng() % 6;
+    o.max_trace_length = o.min_trace_length + rng() % 30;
+    o.multi_scale_factor = 5 + rng() % 40;
+    o.batchsize = o.multi_scale_factor * (1 + rng() % 8);
+    o.visit_threshold = 1 + rng() % 3;
+    {
+      AutoTracer t(o, log);
+      std::vector<std::uint64_t> s;
+      // Loops of random bodies with noise and barriers.
+      while (s.size() < 3000) {
+        std::vector<std::uint64_t> body(1 + rng() % 9);
+        for (auto& x : body) x = 1 + rng() % 5;
+        int reps = 1 + int(rng() % 40);
+        for (int r = 0; r < reps; ++r) {
+          s.insert(s.end(), body.begin(), body.end());
+          if (rng() % 50 == 0) s.push_back(0);
+          if (rng() % 30 == 0) s.push_back(1 + rng() % 5);
+        }
+      }
+      std::size_t traceable = 0;
+      for (auto x : s) traceable += x != 0;
+      run(t, log, s);
+      t.flush();
+      ASSERT_EQ(log.state.size(), traceable) << "trial " << trial;
+    }
+  }
+}
+
+TEST(AutoTrace, AsynchronousAnalysesGiveTheSameKindOfResult) {
+  Log log;
+  {
+    AutoTraceOptions o;  // analyses on oneTBB threads
+    AutoTracer t(o, log);
+    std::vector<std::uint64_t> s;
+    for (int i = 0; i < 6000; ++i) s.push_back(1 + i % 3);
+    run(t, log, s);
+    t.flush();
+  }
+  EXPECT_GE(log.replayed_fraction(3000, 5800), 0.9);
+}
+
+// --- in the runtime ---
+namespace {
+using namespace reprise;
+enum : TaskID { T_STEP = 9400, T_SUM = 9401 };
+void step(TaskContext& tc) {
+  auto a = tc.accessor<std::int64_t, 1>(0, 0);
+  for (auto p : Rect<1>(tc.domain(0))) a[p] = a[p] * 5 + p[0] + tc.args<int>();
+}
+std::int64_t sum(TaskContext& tc) {
+  auto a = tc.accessor<const std::int64_t, 1>(0, 0);
+  std::int64_t s = 0;
+  for (auto p : Rect<1>(tc.domain(0))) s = s * 7 + a[p];
+  return s;
+}
+}  // namespace
+
+TEST(AutoTrace, TheRuntimeReallyReplays) {
+  TaskRegistry::add(T_STEP, "step", {cpu(step)});
+  TaskRegistry::add(T_SUM, "sum", {cpu(sum)});
+  std::vector<std::int64_t> results[2];
+  Context::TraceStats stats{};
+  for (int mode = 0; mode < 2; ++mode) {
+    std::vector<std::string> flags = {"-ll:cpu", "2"};
+    if (mode == 0) flags.push_back("-lg:no_auto_tracing");
+    reprise::run(flags, [&](Context& ctx) {
+      auto is = ctx.create_index_space(Rect<1>({0}, {63}));
+      Region r = ctx.create_region(is, ctx.create_field_space({{0, 8}}));
+      auto four = ctx.create_index_space(Rect<1>({0}, {3}));
+      Partition p = ctx.partition_equal(r, four);
+      for (int it = 0; it < 400; ++it) {
+        IndexLauncher l(T_STEP, four, TaskArgs{it});
+        l.add(p, Projection::identity(), Privilege::ReadWrite, {0});
+        ctx.execute(l);
+        TaskLauncher s(T_SUM);
+        s.add(r, Privilege::ReadOnly, {0});
+        Future f = ctx.execute(s);
+        // A blocking wait on a possibly held op now and then must not deadlock.
+        if (it % 97 == 0) results[mode].push_back(f.get<std::int64_t>());
+      }
+      TaskLauncher s(T_SUM);
+      s.add(r, Privilege::ReadOnly, {0});
+      results[mode].push_back(ctx.execute(s).get<std::int64_t>());
+      if (mode == 1) stats = ctx.trace_stats();
+    });
+  }
+  EXPECT_EQ(results[0], results[1]);
+  EXPECT_GT(stats.replays, 5u);
+  EXPECT_GT(double(stats.points_replayed) / double(stats.points_launched), 0.5);
+}
