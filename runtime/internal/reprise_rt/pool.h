@@ -3,6 +3,7 @@
 // so objects created on one thread and freed on another cost no global lock.
 #include <tbb/scalable_allocator.h>
 
+#include <cstdlib>
 #include <memory>
 #include <new>
 #include <utility>
@@ -10,11 +11,25 @@
 
 namespace reprise::detail {
 
+// ThreadSanitizer cannot see the synchronisation inside tbbmalloc (it is not instrumented) and
+// reports every cross-thread reuse of memory as a race; sanitizer builds use malloc instead.
+#if defined(REPRISE_PLAIN_MALLOC)
+inline void* pool_malloc(std::size_t n) { return std::malloc(n); }
+inline void pool_free(void* p) { std::free(p); }
+template <typename T>
+using PoolAllocator = std::allocator<T>;
+#else
+inline void* pool_malloc(std::size_t n) { return scalable_malloc(n); }
+inline void pool_free(void* p) { scalable_free(p); }
+template <typename T>
+using PoolAllocator = tbb::scalable_allocator<T>;
+#endif
+
 template <typename T>
 struct PoolDelete {
   void operator()(T* p) const noexcept {
     p->~T();
-    scalable_free(p);
+    pool_free(p);
   }
 };
 
@@ -23,13 +38,10 @@ using PoolPtr = std::unique_ptr<T, PoolDelete<T>>;
 
 template <typename T, typename... Args>
 PoolPtr<T> make_pooled(Args&&... args) {
-  void* mem = scalable_malloc(sizeof(T));
+  void* mem = pool_malloc(sizeof(T));
   if (!mem) throw std::bad_alloc();
   return PoolPtr<T>(::new (mem) T(std::forward<Args>(args)...));
 }
-
-template <typename T>
-using PoolAllocator = tbb::scalable_allocator<T>;
 
 // Vectors inside per-op objects: allocated on one thread, freed on another, many per op.
 template <typename T>
