@@ -3,7 +3,9 @@
 // iteration launches T1 (read-write A) and T2 (read-only A, write-discard B) over the pieces,
 // with empty bodies. 500 warm-up iterations, then -i timed iterations between two fences.
 // Prints, per P, the application-thread cost, the analysis (utility-thread) cost and the
-// end-to-end time per task; the last line is the RESULT for P = 16.
+// end-to-end time per task; the last line is the RESULT for P = 16. Automatic tracing is off
+// (the RESULT is the untraced figure); --with-auto measures again with it on and prints what
+// it adds per task.
 #include <reprise/reprise.h>
 #include <time.h>
 
@@ -78,6 +80,7 @@ Figures measure(Context& ctx, int pieces, int iters, int warmup) {
 
 int main(int argc, char** argv) {
   int iters = 5000, warmup = 500;
+  bool with_auto = false;
   std::vector<int> piece_counts = {4, 16, 64};
   auto args = app_args(argc, argv);
   for (std::size_t i = 1; i < args.size(); ++i) {
@@ -87,10 +90,12 @@ int main(int argc, char** argv) {
       warmup = std::atoi(args[++i].c_str());
     } else if (args[i] == "-p" && i + 1 < args.size()) {
       piece_counts = {std::atoi(args[++i].c_str())};
+    } else if (args[i] == "--with-auto") {
+      with_auto = true;
     } else {
       std::fprintf(stderr,
                    "usage: bench_overhead [-i iterations=5000] [-w warmup=500] [-p pieces] "
-                   "[runtime flags]\n");
+                   "[--with-auto] [runtime flags]\n");
       return 2;
     }
   }
@@ -101,11 +106,23 @@ int main(int argc, char** argv) {
   TaskRegistry::add(T1, "t1_rw_a", {cpu(empty_task)});
   TaskRegistry::add(T2, "t2_ro_a_wd_b", {cpu(empty_task)});
 
-  std::vector<Figures> all;
+  std::vector<Figures> all, with;
   int rc = start(argc, argv, [&](Context& ctx) {
     for (int p : piece_counts) all.push_back(measure(ctx, p, iters, warmup));
-  });
+  }, {"-lg:no_auto_tracing"});
   if (rc != 0) return rc;
+  if (with_auto) {
+    rc = start(argc, argv, [&](Context& ctx) {
+      for (int p : piece_counts) with.push_back(measure(ctx, p, iters, warmup));
+    });
+    if (rc != 0) return rc;
+    std::printf("with automatic tracing (it finds and replays the loop):\n");
+    std::printf("%8s %14s %14s %14s %16s\n", "pieces", "app us/task", "analysis us/t",
+                "e2e us/task", "app added us/t");
+    for (std::size_t k = 0; k < with.size(); ++k)
+      std::printf("%8d %14.3f %14.3f %14.3f %16.3f\n", with[k].pieces, with[k].app_us,
+                  with[k].analysis_us, with[k].end_to_end_us, with[k].app_us - all[k].app_us);
+  }
   std::printf("bench_overhead: %d timed iterations (after %d warm-up), 2 index launches each\n",
               iters, warmup);
   std::printf("%8s %14s %14s %14s\n", "pieces", "app us/task", "analysis us/t", "e2e us/task");

@@ -132,15 +132,13 @@ void AutoTracer::insert(const std::vector<std::uint64_t>& tokens) {
     if (known_.count(key)) continue;
     std::uint32_t node = 0;
     for (std::uint64_t t : piece) {
-      auto it = trie_[node].children.find(t);
-      if (it == trie_[node].children.end()) {
+      std::uint32_t next = trie_[node].child(t);
+      if (next == Node::kNone) {
         trie_.emplace_back();
-        std::uint32_t child = std::uint32_t(trie_.size() - 1);
-        trie_[node].children.emplace(t, child);
-        node = child;
-      } else {
-        node = it->second;
+        next = std::uint32_t(trie_.size() - 1);
+        trie_[node].add_child(t, next);
       }
+      node = next;
     }
     Candidate c;
     c.tokens = std::move(piece);
@@ -163,15 +161,27 @@ double AutoTracer::score(const Candidate& c, std::uint64_t now) const {
   return std::min(visits, 10.0) * len * bonus;
 }
 
+double AutoTracer::score_at_now(std::uint32_t ci) {
+  if (score_now_.size() <= ci) {
+    score_now_.resize(candidates_.size(), 0.0);
+    score_stamp_.resize(candidates_.size(), ~std::uint64_t(0));
+  }
+  if (score_stamp_[ci] != next_op_) {
+    score_now_[ci] = score(candidates_[ci], next_op_);
+    score_stamp_[ci] = next_op_;
+  }
+  return score_now_[ci];
+}
+
 void AutoTracer::advance(std::uint64_t token, std::uint64_t op) {
   std::size_t live = 0;
   for (Pointer& p : pointers_) {
-    auto it = trie_[p.node].children.find(token);
-    if (it != trie_[p.node].children.end()) pointers_[live++] = Pointer{it->second, p.start};
+    std::uint32_t next = trie_[p.node].child(token);
+    if (next != Node::kNone) pointers_[live++] = Pointer{next, p.start};
   }
   pointers_.resize(live);
-  auto root = trie_[0].children.find(token);
-  if (root != trie_[0].children.end()) pointers_.push_back(Pointer{root->second, op});
+  std::uint32_t root = trie_[0].child(token);
+  if (root != Node::kNone) pointers_.push_back(Pointer{root, op});
 
   for (const Pointer& p : pointers_) {
     const std::int32_t ci = trie_[p.node].candidate;
@@ -187,7 +197,7 @@ void AutoTracer::advance(std::uint64_t token, std::uint64_t op) {
         // Mark the path: pointers along it now hold their ops back.
         std::uint32_t node = 0;
         for (std::uint64_t t : c.tokens) {
-          node = trie_[node].children.at(t);
+          node = trie_[node].child(t);
           trie_[node].eligible.push_back(std::uint32_t(ci));
         }
       }
@@ -224,10 +234,11 @@ void AutoTracer::issue_ready() {
     bool blocked = false;
     for (const Pointer& p : pointers_) {
       if (blocked || p.start < pending_from_ || p.start >= m.end) continue;
-      for (std::uint32_t ci : trie_[p.node].eligible) {
-        const Candidate& c = candidates_[ci];
-        if (c.tokens.size() > len && score(c, next_op_) > m.score) blocked = true;
-      }
+      for (std::uint32_t ci : trie_[p.node].eligible)
+        if (candidates_[ci].tokens.size() > len && score_at_now(ci) > m.score) {
+          blocked = true;
+          break;
+        }
     }
     if (blocked) {
       if (std::getenv("REPRISE_AT_DEBUG"))

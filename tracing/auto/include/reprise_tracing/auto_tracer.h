@@ -83,7 +83,25 @@ class AutoTracer {
     std::uint64_t replays = 0;  // times issued as a trace
   };
   struct Node {
-    std::unordered_map<std::uint64_t, std::uint32_t> children;
+    // Most nodes have one child: kept inline, so stepping a pointer is one comparison.
+    static constexpr std::uint32_t kNone = 0xffffffffu;
+    std::uint64_t first_token = 0;
+    std::uint32_t first_child = kNone;
+    std::unordered_map<std::uint64_t, std::uint32_t> more;
+    std::uint32_t child(std::uint64_t t) const {
+      if (first_child != kNone && first_token == t) return first_child;
+      if (more.empty()) return kNone;
+      auto it = more.find(t);
+      return it == more.end() ? kNone : it->second;
+    }
+    void add_child(std::uint64_t t, std::uint32_t c) {
+      if (first_child == kNone) {
+        first_token = t;
+        first_child = c;
+      } else {
+        more.emplace(t, c);
+      }
+    }
     std::int32_t candidate = -1;
     std::vector<std::uint32_t> eligible;  // eligible candidates ending here or further down
   };
@@ -123,6 +141,10 @@ class AutoTracer {
   std::unordered_map<std::string, std::uint32_t> known_;  // candidate token string -> index
   std::vector<Pointer> pointers_;
   std::vector<Match> ready_;
+  // Scores of candidates at the current op (computed at most once per op).
+  std::vector<double> score_now_;
+  std::vector<std::uint64_t> score_stamp_;
+  double score_at_now(std::uint32_t candidate);
   struct Background;
   std::unique_ptr<Background> background_;  // oneTBB task group running analyses
 };
