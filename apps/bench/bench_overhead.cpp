@@ -116,6 +116,13 @@ int main(int argc, char** argv) {
       for (int p : piece_counts) with.push_back(measure(ctx, p, iters, warmup));
     });
     if (rc != 0) return rc;
+  }
+  std::printf("bench_overhead: %d timed iterations (after %d warm-up), 2 index launches each\n",
+              iters, warmup);
+  std::printf("%8s %14s %14s %14s\n", "pieces", "app us/task", "analysis us/t", "e2e us/task");
+  for (const auto& f : all)
+    std::printf("%8d %14.3f %14.3f %14.3f\n", f.pieces, f.app_us, f.analysis_us, f.end_to_end_us);
+  if (with_auto) {
     std::printf("with automatic tracing (it finds and replays the loop):\n");
     std::printf("%8s %14s %14s %14s %16s\n", "pieces", "app us/task", "analysis us/t",
                 "e2e us/task", "app added us/t");
@@ -123,11 +130,6 @@ int main(int argc, char** argv) {
       std::printf("%8d %14.3f %14.3f %14.3f %16.3f\n", with[k].pieces, with[k].app_us,
                   with[k].analysis_us, with[k].end_to_end_us, with[k].app_us - all[k].app_us);
   }
-  std::printf("bench_overhead: %d timed iterations (after %d warm-up), 2 index launches each\n",
-              iters, warmup);
-  std::printf("%8s %14s %14s %14s\n", "pieces", "app us/task", "analysis us/t", "e2e us/task");
-  for (const auto& f : all)
-    std::printf("%8d %14.3f %14.3f %14.3f\n", f.pieces, f.app_us, f.analysis_us, f.end_to_end_us);
   for (const auto& f : all)
     if (f.pieces == 16 || all.size() == 1)
       std::printf("RESULT bench=overhead pieces=%d tasks_per_iter=%d us_per_task=%.3f "
