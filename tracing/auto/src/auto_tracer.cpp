@@ -12,8 +12,26 @@
 namespace reprise::tracing {
 
 struct AutoTracer::Background {
+#if defined(REPRISE_NO_TBB_TASKS)
+  std::vector<std::future<void>> tasks;
+  template <typename F>
+  void run(F&& f) {
+    std::erase_if(tasks, [](auto& t) {
+      return t.wait_for(std::chrono::seconds(0)) == std::future_status::ready;
+    });
+    tasks.push_back(std::async(std::launch::async, std::forward<F>(f)));
+  }
+  ~Background() {
+    for (auto& t : tasks) t.wait();
+  }
+#else
   tbb::task_group group;
+  template <typename F>
+  void run(F&& f) {
+    group.run(std::forward<F>(f));
+  }
   ~Background() { group.wait(); }
+#endif
 };
 
 namespace {
@@ -96,7 +114,7 @@ void AutoTracer::launch(std::vector<std::uint64_t> slice) {
   if (opt_.synchronous) {
     promise->set_value(find_candidates(slice, min_len));
   } else {
-    background_->group.run([promise, s = std::move(slice), min_len] {
+    background_->run([promise, s = std::move(slice), min_len] {
       try {
         promise->set_value(find_candidates(s, min_len));
       } catch (...) {
