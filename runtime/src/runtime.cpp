@@ -154,7 +154,8 @@ void Runtime::issue(OpRef op) {
     // Let the pipeline drain to half the window before issuing more (hysteresis keeps the
     // application thread from waking per op).
     std::int64_t low = config_.window / 2;
-    flush_pipeline(kNoEvent);
+    // Held ops only need releasing if there are enough of them to keep the window full.
+    flush_pipeline(kNoEvent, /*soft=*/true);
     app_waiting_.store(true, std::memory_order_seq_cst);
     for (std::int64_t n; (n = outstanding_.load(std::memory_order_seq_cst)) > low;)
       outstanding_.wait(n, std::memory_order_seq_cst);
@@ -229,12 +230,13 @@ void Runtime::wait(Event e) {
   events_.wait(e);
 }
 
-void Runtime::flush_pipeline(Event awaited) {
+void Runtime::flush_pipeline(Event awaited, bool soft) {
   // Automatic tracing may hold ops back; the application is about to wait for one.
   OpRef f = make_op();
   f->kind = OpKind::Flush;
   f->counted = false;
   f->awaited = awaited;
+  f->soft_flush = soft;
   f->domain = Domain(Rect<1>({0}, {0}));
   queue_.push(std::move(f));
 }

@@ -55,8 +55,12 @@ void AutoTraceStage::submit(const OpRef& op) {
     return;
   }
   if (op->kind == OpKind::Flush) {
-    // Only a wait on an op still held (or on everything) has to release what is held.
-    if (holds(op->awaited)) tracer_.barrier();
+    // Only a wait on an op still held (or on everything) has to release what is held; a wait
+    // for the window to drain only if the held ops could keep it from draining.
+    const bool needed = op->soft_flush
+                            ? held_.size() >= std::size_t(rt_.config().window) / 4
+                            : holds(op->awaited);
+    if (needed) tracer_.barrier();
     next_->submit(op);
     return;
   }

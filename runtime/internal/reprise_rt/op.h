@@ -67,6 +67,7 @@ class Op {
   std::uint32_t destroy_tree = kInvalidId;
   TraceID trace = 0;  // BeginTrace / EndTrace
   Event awaited;      // Flush
+  bool soft_flush = false;  // Flush: only release held ops if many are held (window waits)
   bool counted = true;  // false for ops the runtime makes itself (not in -lg:window)
 
   std::shared_ptr<FutureState> future;         // single tasks, reductions, fences
