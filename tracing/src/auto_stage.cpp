@@ -26,7 +26,10 @@ AutoTraceStage::AutoTraceStage(Runtime& rt, std::unique_ptr<OpSink> next,
   if (!log_path.empty()) {
     log_ = std::fopen(log_path.c_str(), "w");
     if (!log_) REPRISE_LOG_WARN("auto tracing: cannot write the log {}", log_path);
-    else std::fputs("# op <index> <T|U> [trace] | trace <id> first_op <i> length <n>\n", log_);
+    else
+      std::fputs("# found <trace> length <n> at_op <i> | trace <id> first_op <i> length <n> | "
+                 "op <index> <T|U> [trace]\n",
+                 log_);
   }
 }
 
@@ -107,5 +110,10 @@ void AutoTraceStage::forward_traced(std::uint64_t index) {
 }
 
 void AutoTraceStage::end_trace(std::uint32_t id) { next_->submit(marker(OpKind::EndTrace, id)); }
+
+void AutoTraceStage::candidate_found(std::uint32_t id, std::size_t length, std::uint64_t at_op) {
+  if (log_)
+    std::fprintf(log_, "found %u length %zu at_op %llu\n", id, length, (unsigned long long)at_op);
+}
 
 }  // namespace reprise::detail

@@ -164,6 +164,7 @@ void AutoTracer::insert(const std::vector<std::uint64_t>& tokens) {
     c.inserted_at = next_op_;
     trie_[node].candidate = std::int32_t(candidates_.size());
     known_.emplace(std::move(key), std::uint32_t(candidates_.size()));
+    sink_.candidate_found(c.trace_id, c.tokens.size(), next_op_);
     candidates_.push_back(std::move(c));
     ++stats_.candidates;
   }

@@ -41,6 +41,9 @@ class AutoTraceSink {
   virtual void begin_trace(std::uint32_t trace_id, std::uint64_t first_op, std::size_t length) = 0;
   virtual void forward_traced(std::uint64_t op) = 0;
   virtual void end_trace(std::uint32_t trace_id) = 0;
+  // A candidate trace was taken in from an analysis (for inspection; optional).
+  virtual void candidate_found(std::uint32_t /*trace_id*/, std::size_t /*length*/,
+                               std::uint64_t /*at_op*/) {}
 };
 
 struct AutoTraceStats {
