@@ -102,14 +102,8 @@ void Analysis::analyse_points(const OpRef& ref) {
 
   pre_.reset(points);
   logical_.dependences(op, pre_);
-  for (const Future& f : op.futures) {
-    const auto& s = f.state();
-    if (s->map) {
-      if (!s->map->ready.load(std::memory_order_acquire)) pre_.add_all(s->map->ready_event);
-    } else if (!s->ready.load(std::memory_order_acquire)) {
-      pre_.add_all(s->ready_event);
-    }
-  }
+  for (const Future& f : op.futures)
+    if (Event e = pending_event(f); e.exists()) pre_.add_all(e);
   if (fence_event_.exists()) {
     if (rt_.events().has_triggered(fence_event_))
       fence_event_ = kNoEvent;

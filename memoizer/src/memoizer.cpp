@@ -214,14 +214,8 @@ void Memoizer::replay(TraceTemplate& t, bool elide) {
     }
     Op& o = *buffer_[in.op];
     // Futures change from one iteration to the next: wait for this iteration's.
-    for (const Future& f : o.futures) {
-      const auto& s = f.state();
-      if (s->map) {
-        if (!s->map->ready.load(std::memory_order_acquire)) scratch_.push_back(s->map->ready_event);
-      } else if (!s->ready.load(std::memory_order_acquire)) {
-        scratch_.push_back(s->ready_event);
-      }
-    }
+    for (const Future& f : o.futures)
+      if (Event e = pending_event(f); e.exists()) scratch_.push_back(e);
     slots[in.out] = graph.op(o, in.point, in.proc, scratch_);
   }
   handed_ = buffer_.size();

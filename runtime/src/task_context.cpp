@@ -27,6 +27,28 @@ int field_position(const detail::PointTask& t, const ReqInfo& r, int req, FieldI
 }
 }  // namespace
 
+namespace {
+// The checked view of field `fi` of requirement `req` for this point; `what` names the
+// accessor kind in messages.
+detail::RawAccess field_view(const detail::PointTask& t, int req, int fi, FieldID fid,
+                             std::size_t elem_size, int dim, const char* what) {
+  const detail::Instance* inst =
+      t.op->point_instances[t.point_index * t.op->reqs.size() + std::size_t(req)];
+  if (inst->field_size(fi) != elem_size)
+    throw Error(fmt::format("{}, point {}: field {} has {} bytes, the {}'s type has {}",
+                            t.op->describe(), t.point.str(), fid, inst->field_size(fi), what,
+                            elem_size));
+  detail::RawAccess a = inst->access(fi);
+  a.bounds = t.op->rect(t.point_index, std::size_t(req));
+  if (a.bounds.dim != dim)
+    throw Error(fmt::format("{}, point {}: requirement {} is {}-d, the {} is {}-d",
+                            t.op->describe(), t.point.str(), req, a.bounds.dim, what, dim));
+  a.check = detail::Runtime::current() && detail::Runtime::current()->config().bounds_checks;
+  a.site = detail::AccessSite{&t, req, fid};
+  return a;
+}
+}  // namespace
+
 detail::RawAccess TaskContext::raw(int req, FieldID fid, std::size_t elem_size, bool read_only,
                                    int dim) const {
   const ReqInfo& r = requirement(t_, req);
@@ -38,19 +60,7 @@ detail::RawAccess TaskContext::raw(int req, FieldID fid, std::size_t elem_size, 
   if (r.privilege == Privilege::Reduce)
     throw Error(fmt::format("{}, point {}: requirement {} is REDUCE; use reducer<T, N>",
                             t_.op->describe(), t_.point.str(), req));
-  const detail::Instance* inst = t_.op->point_instances[t_.point_index * t_.op->reqs.size() + std::size_t(req)];
-  if (inst->field_size(fi) != elem_size)
-    throw Error(fmt::format("{}, point {}: field {} has {} bytes, the accessor's type has {}",
-                            t_.op->describe(), t_.point.str(), fid, inst->field_size(fi),
-                            elem_size));
-  detail::RawAccess a = inst->access(fi);
-  a.bounds = t_.op->rect(t_.point_index, std::size_t(req));
-  if (a.bounds.dim != dim)
-    throw Error(fmt::format("{}, point {}: requirement {} is {}-d, the accessor is {}-d",
-                            t_.op->describe(), t_.point.str(), req, a.bounds.dim, dim));
-  a.check = detail::Runtime::current() && detail::Runtime::current()->config().bounds_checks;
-  a.site = detail::AccessSite{&t_, req, fid};
-  return a;
+  return field_view(t_, req, fi, fid, elem_size, dim, "accessor");
 }
 
 detail::RawAccess TaskContext::raw_reduce(int req, FieldID fid, std::size_t elem_size,
@@ -59,20 +69,7 @@ detail::RawAccess TaskContext::raw_reduce(int req, FieldID fid, std::size_t elem
   if (r.privilege != Privilege::Reduce)
     throw Error(fmt::format("{}, point {}: requirement {} is {}, not REDUCE", t_.op->describe(),
                             t_.point.str(), req, to_string(r.privilege)));
-  int fi = field_position(t_, r, req, fid);
-  const detail::Instance* inst = t_.op->point_instances[t_.point_index * t_.op->reqs.size() + std::size_t(req)];
-  if (inst->field_size(fi) != elem_size)
-    throw Error(fmt::format("{}, point {}: field {} has {} bytes, the reducer's type has {}",
-                            t_.op->describe(), t_.point.str(), fid, inst->field_size(fi),
-                            elem_size));
-  detail::RawAccess a = inst->access(fi);
-  a.bounds = t_.op->rect(t_.point_index, std::size_t(req));
-  if (a.bounds.dim != dim)
-    throw Error(fmt::format("{}, point {}: requirement {} is {}-d, the reducer is {}-d",
-                            t_.op->describe(), t_.point.str(), req, a.bounds.dim, dim));
-  a.check = detail::Runtime::current() && detail::Runtime::current()->config().bounds_checks;
-  a.site = detail::AccessSite{&t_, req, fid};
-  return a;
+  return field_view(t_, req, field_position(t_, r, req, fid), fid, elem_size, dim, "reducer");
 }
 
 ReductionOp TaskContext::redop(int req) const { return requirement(t_, req).redop; }

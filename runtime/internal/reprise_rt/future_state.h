@@ -33,6 +33,13 @@ struct FutureMapState {
   std::exception_ptr error;
 };
 
+// The event a task given future f must wait for, or kNoEvent if f is ready.
+inline Event pending_event(const Future& f) {
+  const auto& s = f.state();
+  if (s->map) return s->map->ready.load(std::memory_order_acquire) ? kNoEvent : s->map->ready_event;
+  return s->ready.load(std::memory_order_acquire) ? kNoEvent : s->ready_event;
+}
+
 // Folds b into a (both of kind k) with op; throws Error for kinds that cannot be reduced.
 void fold_value(TaskResult& a, const TaskResult& b, ValueKind k, ReductionOp op);
 
