@@ -7,22 +7,35 @@
 
 namespace reprise::detail {
 
-Analysis::Analysis(Runtime& rt)
-    : rt_(rt), logical_(rt.forest(), rt.events()) {}
+Analysis::Analysis(Runtime& rt) : rt_(rt), logical_(rt.forest(), rt.events()) {}
 
 void Analysis::submit(const OpRef& op) {
   switch (op->kind) {
     case OpKind::Task:
     case OpKind::IndexTask:
     case OpKind::Fill:
-    case OpKind::Copy: analyse_points(op); break;
-    case OpKind::FutureReduce: reduce_futures(op); break;
-    case OpKind::Fence: fence(op); break;
-    case OpKind::DestroyRegion: destroy_region(op); break;
+    case OpKind::Copy:
+      analyse_points(op);
+      break;
+    case OpKind::FutureReduce:
+      reduce_futures(op);
+      break;
+    case OpKind::Fence:
+      fence(op);
+      break;
+    case OpKind::DestroyRegion:
+      destroy_region(op);
+      break;
     case OpKind::BeginTrace:
-    case OpKind::EndTrace: rt_.op_completed(*op); break;  // without a memoizer, no-ops
-    case OpKind::Summary: record_summary(op); break;
-    case OpKind::Flush: rt_.op_completed(*op); break;
+    case OpKind::EndTrace:
+      rt_.op_completed(*op);
+      break;  // without a memoizer, no-ops
+    case OpKind::Summary:
+      record_summary(op);
+      break;
+    case OpKind::Flush:
+      rt_.op_completed(*op);
+      break;
   }
 }
 
@@ -77,7 +90,12 @@ void Analysis::analyse_points(const OpRef& ref) {
   const MachineInfo machine = rt_.machine();
   if (op.task_info) {
     const TaskInfo& t = *op.task_info;
-    MapperTaskInfo info{op.task, t.name, op.domain, DomainPoint(), 0, op.seq,
+    MapperTaskInfo info{op.task,
+                        t.name,
+                        op.domain,
+                        DomainPoint(),
+                        0,
+                        op.seq,
                         t.variant(ProcessorKind::CPU) != nullptr,
                         t.variant(ProcessorKind::GPU) != nullptr};
     for (std::size_t p = 0; p < points; ++p) {
@@ -87,17 +105,18 @@ void Analysis::analyse_points(const OpRef& ref) {
       bool ok = (proc.kind == ProcessorKind::CPU && proc.index < machine.num_cpus) ||
                 (proc.kind == ProcessorKind::GPU && proc.index < machine.num_gpus);
       if (!ok)
-        throw Error(fmt::format("{}: the mapper chose processor {}{} for point {}, which does not "
-                                "exist",
-                                op.describe(), proc.kind == ProcessorKind::GPU ? "gpu" : "cpu",
-                                proc.index, info.point.str()));
+        throw Error(
+            fmt::format("{}: the mapper chose processor {}{} for point {}, which does not "
+                        "exist",
+                        op.describe(), proc.kind == ProcessorKind::GPU ? "gpu" : "cpu", proc.index,
+                        info.point.str()));
       procs_[p] = proc;
     }
   } else {
     // Fills and copies run on a utility thread when there is a spare one.
-    procs_[0] = rt_.config().utils > 1 ? Processor{ProcessorKind::Utility, 0}
-                                       : Processor{ProcessorKind::CPU,
-                                                   std::uint32_t(op.seq % machine.num_cpus)};
+    procs_[0] = rt_.config().utils > 1
+                    ? Processor{ProcessorKind::Utility, 0}
+                    : Processor{ProcessorKind::CPU, std::uint32_t(op.seq % machine.num_cpus)};
   }
 
   pre_.reset(points);

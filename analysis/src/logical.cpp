@@ -49,7 +49,8 @@ void LogicalAnalysis::compute_rects(Op& op) const {
     Domain bbox;
     if (q.partition == kInvalidId) {
       // A copy writes its destination only where the source lies.
-      Domain rect = (op.kind == OpKind::Copy && r == 1) ? op.rect(0, 0) : forest_.region(q.region).bounds;
+      Domain rect =
+          (op.kind == OpKind::Copy && r == 1) ? op.rect(0, 0) : forest_.region(q.region).bounds;
       for (std::size_t p = 0; p < points; ++p) op.point_rects[p * nreq + r] = rect;
       bbox = rect;
     } else {
@@ -91,7 +92,8 @@ void LogicalAnalysis::add_pair(const Op& op, std::uint32_t r, const LogicalUser&
         pre.add(p, prev.point_done[p]);
       } else {
         DomainPoint c = op.domain.delinearize(coord_t(p));
-        if (prev.domain.contains(c)) pre.add(p, prev.point_done[std::size_t(prev.domain.linearize(c))]);
+        if (prev.domain.contains(c))
+          pre.add(p, prev.point_done[std::size_t(prev.domain.linearize(c))]);
       }
     }
     return;

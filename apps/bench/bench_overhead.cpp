@@ -107,9 +107,11 @@ int main(int argc, char** argv) {
   TaskRegistry::add(T2, "t2_ro_a_wd_b", {cpu(empty_task)});
 
   std::vector<Figures> all, with;
-  int rc = start(argc, argv, [&](Context& ctx) {
-    for (int p : piece_counts) all.push_back(measure(ctx, p, iters, warmup));
-  }, {"-lg:no_auto_tracing"});
+  int rc = start(argc, argv,
+                 [&](Context& ctx) {
+                   for (int p : piece_counts) all.push_back(measure(ctx, p, iters, warmup));
+                 },
+                 {"-lg:no_auto_tracing"});
   if (rc != 0) return rc;
   if (with_auto) {
     rc = start(argc, argv, [&](Context& ctx) {
@@ -132,8 +134,9 @@ int main(int argc, char** argv) {
   }
   for (const auto& f : all)
     if (f.pieces == 16 || all.size() == 1)
-      std::printf("RESULT bench=overhead pieces=%d tasks_per_iter=%d us_per_task=%.3f "
-                  "app_us_per_task=%.3f analysis_us_per_task=%.3f\n",
-                  f.pieces, 2 * f.pieces, f.end_to_end_us, f.app_us, f.analysis_us);
+      std::printf(
+          "RESULT bench=overhead pieces=%d tasks_per_iter=%d us_per_task=%.3f "
+          "app_us_per_task=%.3f analysis_us_per_task=%.3f\n",
+          f.pieces, 2 * f.pieces, f.end_to_end_us, f.app_us, f.analysis_us);
   return 0;
 }

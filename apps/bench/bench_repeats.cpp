@@ -33,7 +33,8 @@ double median_ms(const std::vector<std::uint64_t>& s, int reps) {
   for (int r = 0; r < reps; ++r) {
     auto t0 = std::chrono::steady_clock::now();
     auto groups = find_repeats(s, RepeatOptions{5, 1u << 30, 2});
-    t.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+    t.push_back(
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
     if (groups.size() == 12345678) std::puts("");  // keep the result alive
   }
   std::sort(t.begin(), t.end());

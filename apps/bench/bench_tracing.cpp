@@ -56,9 +56,8 @@ Workload make_stencil(Context& ctx, int pieces) {
   Region g = ctx.create_region(is, fs);
   auto tiles = ctx.create_index_space(Rect<2>({0, 0}, {px - 1, py - 1}));
   Partition interior = ctx.partition_equal(g, tiles);
-  Partition halo = ctx.partition_by_rects(g, tiles, [&](const DomainPoint& c) {
-    return grow(interior.rect(c), 2) & g.bounds();
-  });
+  Partition halo = ctx.partition_by_rects(
+      g, tiles, [&](const DomainPoint& c) { return grow(interior.rect(c), 2) & g.bounds(); });
   Workload w;
   IndexLauncher st(T_A, tiles);
   st.add(interior, Projection::identity(), Privilege::ReadWrite, {F1});
@@ -135,10 +134,12 @@ int main(int argc, char** argv) {
       }
   });
   if (rc != 0) return rc;
-  std::printf("bench_tracing: %d iterations; analysis = utility-thread busy us per task, e2e = wall "
-              "us per task\n", iters);
-  std::printf("%-8s %6s %6s | %9s %9s | %9s %9s | %9s %9s | %7s\n", "workload", "pieces",
-              "tasks", "alpha", "e2e", "alpha_m", "e2e", "alpha_r", "e2e", "a/a_r");
+  std::printf(
+      "bench_tracing: %d iterations; analysis = utility-thread busy us per task, e2e = wall "
+      "us per task\n",
+      iters);
+  std::printf("%-8s %6s %6s | %9s %9s | %9s %9s | %9s %9s | %7s\n", "workload", "pieces", "tasks",
+              "alpha", "e2e", "alpha_m", "e2e", "alpha_r", "e2e", "a/a_r");
   for (const auto& r : rows)
     std::printf("%-8s %6d %6d | %9.3f %9.3f | %9.3f %9.3f | %9.3f %9.3f | %7.1f\n",
                 r.workload.c_str(), r.pieces, r.tasks_per_iter, r.none.util_us_per_task,
@@ -165,9 +166,10 @@ int main(int argc, char** argv) {
   fit("empty", slope, c);
   for (const auto& r : rows)
     if (r.workload == "empty" && r.pieces == 16)
-      std::printf("RESULT bench=tracing pieces=16 tasks_per_iter=%d alpha_us=%.3f alpha_m_us=%.3f "
-                  "alpha_r_us=%.3f c_us=%.3f\n",
-                  r.tasks_per_iter, r.none.util_us_per_task, r.rec.util_us_per_task,
-                  r.rep.util_us_per_task, c);
+      std::printf(
+          "RESULT bench=tracing pieces=16 tasks_per_iter=%d alpha_us=%.3f alpha_m_us=%.3f "
+          "alpha_r_us=%.3f c_us=%.3f\n",
+          r.tasks_per_iter, r.none.util_us_per_task, r.rec.util_us_per_task, r.rep.util_us_per_task,
+          c);
   return 0;
 }

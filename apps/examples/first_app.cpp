@@ -7,8 +7,8 @@ using namespace reprise;
 enum : TaskID { SCALE = 1, SUM = 2 };
 enum : FieldID { FID_X = 0 };
 
-void scale(TaskContext& tc) {                       // one tile of the region
-  auto x = tc.accessor<double, 1>(0, FID_X);        // requirement 0, field X
+void scale(TaskContext& tc) {                 // one tile of the region
+  auto x = tc.accessor<double, 1>(0, FID_X);  // requirement 0, field X
   double a = tc.args<double>();
   for (auto p : Rect<1>(tc.domain(0))) x[p] *= a;
 }
@@ -27,9 +27,9 @@ int main(int argc, char** argv) {
     auto fs = ctx.create_field_space({{FID_X, sizeof(double)}});
     Region r = ctx.create_region(is, fs);
     auto tiles = ctx.create_index_space(Rect<1>({0}, {3}));
-    Partition p = ctx.partition_equal(r, tiles);     // 4 disjoint pieces
+    Partition p = ctx.partition_equal(r, tiles);  // 4 disjoint pieces
     ctx.fill(r, FID_X, 1.0);
-    for (int i = 0; i < 10; ++i) {                   // returns at once; runs behind
+    for (int i = 0; i < 10; ++i) {  // returns at once; runs behind
       IndexLauncher l(SCALE, tiles, TaskArgs{2.0});
       l.add(p, Projection::identity(), Privilege::ReadWrite, {FID_X});
       ctx.execute(l);
@@ -37,6 +37,6 @@ int main(int argc, char** argv) {
     IndexLauncher s(SUM, tiles);
     s.add(p, Projection::identity(), Privilege::ReadOnly, {FID_X});
     double total = ctx.reduce(ctx.execute(s), ReductionOp::Sum).get<double>();  // blocks
-    std::printf("sum = %.0f\n", total);              // 1000 * 2^10
+    std::printf("sum = %.0f\n", total);                                         // 1000 * 2^10
   });
 }

@@ -136,15 +136,24 @@ Params parse(const std::vector<std::string>& args) {
       if (v.empty() || *end || x < lo) usage(("bad value for " + a + ": " + v).c_str());
       return coord_t(x);
     };
-    if (a == "-nx") p.nx = number(1);
-    else if (a == "-ny") p.ny = number(1);
-    else if (a == "-px") p.px = number(1);
-    else if (a == "-py") p.py = number(1);
-    else if (a == "-iters") p.iters = int(number(1));
-    else if (a == "-radius") p.radius = int(number(1));
-    else if (a == "--trace") p.trace = value();
-    else if (a == "-h" || a == "--help") usage("help");
-    else usage(("unknown argument " + a).c_str());
+    if (a == "-nx")
+      p.nx = number(1);
+    else if (a == "-ny")
+      p.ny = number(1);
+    else if (a == "-px")
+      p.px = number(1);
+    else if (a == "-py")
+      p.py = number(1);
+    else if (a == "-iters")
+      p.iters = int(number(1));
+    else if (a == "-radius")
+      p.radius = int(number(1));
+    else if (a == "--trace")
+      p.trace = value();
+    else if (a == "-h" || a == "--help")
+      usage("help");
+    else
+      usage(("unknown argument " + a).c_str());
   }
   if (p.trace != "none" && p.trace != "manual" && p.trace != "auto")
     usage(("--trace " + p.trace + ": use none, manual or auto").c_str());
@@ -205,16 +214,18 @@ void top_level(Context& ctx, const Params& p) {
   double reference = double(p.iters + 1) * (kCoefX + kCoefY);
   bool verified = std::fabs(norm_value - reference) <= 1e-8 * std::fabs(reference);
   double tasks = double(p.iters) * 2.0 * double(p.px * p.py);
-  std::printf("stencil: %lldx%lld grid, %lldx%lld tiles, radius %d, %d iterations: norm %.12f "
-              "(reference %.12f) %s\n",
-              (long long)p.nx, (long long)p.ny, (long long)p.px, (long long)p.py, p.radius,
-              p.iters, norm_value, reference, verified ? "verified" : "WRONG");
-  std::printf("RESULT app=stencil mode=%s ranks=%u iters=%d time_s=%.6f iter_per_s=%.2f tasks=%.0f "
-              "us_per_task=%.3f coverage=%.2f checksum=%016llx verified=%d nx=%lld ny=%lld "
-              "tiles=%lld\n",
-              p.trace.c_str(), ctx.num_shards(), p.iters, secs, p.iters / secs, tasks,
-              secs * 1e6 / tasks, coverage, (unsigned long long)checksum, verified ? 1 : 0,
-              (long long)p.nx, (long long)p.ny, (long long)(p.px * p.py));
+  std::printf(
+      "stencil: %lldx%lld grid, %lldx%lld tiles, radius %d, %d iterations: norm %.12f "
+      "(reference %.12f) %s\n",
+      (long long)p.nx, (long long)p.ny, (long long)p.px, (long long)p.py, p.radius, p.iters,
+      norm_value, reference, verified ? "verified" : "WRONG");
+  std::printf(
+      "RESULT app=stencil mode=%s ranks=%u iters=%d time_s=%.6f iter_per_s=%.2f tasks=%.0f "
+      "us_per_task=%.3f coverage=%.2f checksum=%016llx verified=%d nx=%lld ny=%lld "
+      "tiles=%lld\n",
+      p.trace.c_str(), ctx.num_shards(), p.iters, secs, p.iters / secs, tasks, secs * 1e6 / tasks,
+      coverage, (unsigned long long)checksum, verified ? 1 : 0, (long long)p.nx, (long long)p.ny,
+      (long long)(p.px * p.py));
   if (!verified) throw Error("stencil: verification failed");
 }
 
@@ -229,5 +240,6 @@ int main(int argc, char** argv) {
   TaskRegistry::add(TID_CHECKSUM, "checksum", {cpu(checksum_task)});
   std::vector<std::string> extra;
   if (p.trace != "auto") extra.push_back("-lg:no_auto_tracing");
-  return start(argc, argv, [&](Context& ctx) { top_level(ctx, p); }, extra);
+  return start(
+      argc, argv, [&](Context& ctx) { top_level(ctx, p); }, extra);
 }

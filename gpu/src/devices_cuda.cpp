@@ -4,7 +4,9 @@
 
 namespace reprise::cuda {
 
-bool built_with_cuda() { return true; }
+bool built_with_cuda() {
+  return true;
+}
 
 int device_count() {
   int n = 0;

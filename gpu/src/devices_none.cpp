@@ -2,7 +2,11 @@
 
 namespace reprise::cuda {
 
-bool built_with_cuda() { return false; }
-int device_count() { return 0; }
+bool built_with_cuda() {
+  return false;
+}
+int device_count() {
+  return 0;
+}
 
 }  // namespace reprise::cuda

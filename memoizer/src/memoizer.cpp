@@ -28,10 +28,17 @@ const std::list<std::unique_ptr<TraceTemplate>>* Memoizer::templates(TraceID id)
 
 void Memoizer::submit(const OpRef& op) {
   switch (op->kind) {
-    case OpKind::BeginTrace: begin(op); return;
-    case OpKind::EndTrace: end(op); return;
-    case OpKind::Flush: analysis_->submit(op); return;  // holds nothing outside traces
-    default: break;
+    case OpKind::BeginTrace:
+      begin(op);
+      return;
+    case OpKind::EndTrace:
+      end(op);
+      return;
+    case OpKind::Flush:
+      analysis_->submit(op);
+      return;  // holds nothing outside traces
+    default:
+      break;
   }
   if (in_trace_) {
     buffer_.push_back(op);
@@ -94,7 +101,8 @@ TraceTemplate* Memoizer::match(TraceID id, const std::vector<std::uint64_t>& tok
     for (std::size_t k = 0; k < tokens.size() && same; ++k) same = t->ops[k].token == tokens[k];
     // Back to back with itself, an idempotent template needs no check: its postconditions
     // (which hold now) imply its preconditions.
-    if (same && ((recurrent_ && last_replayed_ == t.get() && t->idempotent) || conditions_hold(*t))) {
+    if (same &&
+        ((recurrent_ && last_replayed_ == t.get() && t->idempotent) || conditions_hold(*t))) {
       t->last_used = ++use_clock_;
       return t.get();
     }
@@ -147,13 +155,15 @@ void Memoizer::record(TraceID id, const std::vector<std::uint64_t>& tokens) {
   compute_elision_links(*t, buffer_, analysis_->forest(), rt_.events());
   compute_conditions(*t, buffer_);
   t->last_used = ++use_clock_;
-  REPRISE_LOG_INFO("trace {}: recorded {} ops, {} instructions, {} edges ({} after transitive "
-                   "reduction), {} elision links, {}idempotent",
-                   id, t->ops.size(), t->instrs.size(), t->edges_recorded, t->edges_after_reduction,
-                   t->links.size(), t->idempotent ? "" : "not ");
+  REPRISE_LOG_INFO(
+      "trace {}: recorded {} ops, {} instructions, {} edges ({} after transitive "
+      "reduction), {} elision links, {}idempotent",
+      id, t->ops.size(), t->instrs.size(), t->edges_recorded, t->edges_after_reduction,
+      t->links.size(), t->idempotent ? "" : "not ");
   if (!rt_.config().trace_dot_dir.empty()) {
     std::string dot = to_dot(*t, names);
-    std::string path = fmt::format("{}/trace_{}_{}.dot", rt_.config().trace_dot_dir, id, templates_made_);
+    std::string path =
+        fmt::format("{}/trace_{}_{}.dot", rt_.config().trace_dot_dir, id, templates_made_);
     std::error_code ec;
     std::filesystem::create_directories(rt_.config().trace_dot_dir, ec);
     if (FILE* f = std::fopen(path.c_str(), "w")) {
@@ -200,7 +210,8 @@ void Memoizer::replay(TraceTemplate& t, bool elide) {
   }
   for (const Instruction& in : t.instrs) {
     scratch_.clear();
-    for (std::uint32_t i = 0; i < in.pre_count; ++i) scratch_.push_back(slots[t.pre_slots[in.pre_begin + i]]);
+    for (std::uint32_t i = 0; i < in.pre_count; ++i)
+      scratch_.push_back(slots[t.pre_slots[in.pre_begin + i]]);
     if (in.uses_fence) scratch_.push_back(fence);
     if (elide) {
       for (std::uint32_t i = 0; i < in.link_count; ++i) {

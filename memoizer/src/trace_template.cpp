@@ -23,7 +23,8 @@ void reduce_transitively(TraceTemplate& t) {
   std::vector<std::uint32_t> new_pool;
   new_pool.reserve(t.pre_slots.size());
   for (Instruction& in : t.instrs) {
-    kept.assign(t.pre_slots.begin() + in.pre_begin, t.pre_slots.begin() + in.pre_begin + in.pre_count);
+    kept.assign(t.pre_slots.begin() + in.pre_begin,
+                t.pre_slots.begin() + in.pre_begin + in.pre_count);
     std::sort(kept.begin(), kept.end());
     kept.erase(std::unique(kept.begin(), kept.end()), kept.end());
     // Drop a slot that another kept slot already waits for.
@@ -66,7 +67,8 @@ void compute_elision_links(TraceTemplate& t, const std::vector<OpRef>& recorded,
     c->reqs = o.reqs;
     c->point_rects = o.point_rects;
     c->point_done.resize(o.num_points());
-    for (std::uint32_t p = 0; p < c->point_done.size(); ++p) c->point_done[p] = Event{id_base + k + 1, p + 1};
+    for (std::uint32_t p = 0; p < c->point_done.size(); ++p)
+      c->point_done[p] = Event{id_base + k + 1, p + 1};
     return c;
   };
   auto is_point_op = [](const Op& o) {
@@ -136,12 +138,14 @@ void compute_conditions(TraceTemplate& t, const std::vector<OpRef>& recorded) {
       }
     }
   }
-  t.idempotent = std::all_of(t.preconditions.begin(), t.preconditions.end(), [&](const Condition& pc) {
-    return std::any_of(t.postconditions.begin(), t.postconditions.end(), [&](const Condition& post) {
-      return post.tree == pc.tree && post.instance == pc.instance &&
-             (post.fields & pc.fields) == pc.fields;
-    });
-  });
+  t.idempotent =
+      std::all_of(t.preconditions.begin(), t.preconditions.end(), [&](const Condition& pc) {
+        return std::any_of(t.postconditions.begin(), t.postconditions.end(),
+                           [&](const Condition& post) {
+                             return post.tree == pc.tree && post.instance == pc.instance &&
+                                    (post.fields & pc.fields) == pc.fields;
+                           });
+      });
   for (const auto& c : t.postconditions) {
     auto it = std::find_if(t.touched.begin(), t.touched.end(),
                            [&](const auto& e) { return e.first == c.tree; });
@@ -153,7 +157,8 @@ void compute_conditions(TraceTemplate& t, const std::vector<OpRef>& recorded) {
 }
 
 std::string to_dot(const TraceTemplate& t, const std::vector<std::string>& op_names) {
-  std::string s = fmt::format("digraph trace_{} {{\n  rankdir=TB;\n  s0 [label=\"fence\", shape=box];\n", t.id);
+  std::string s =
+      fmt::format("digraph trace_{} {{\n  rankdir=TB;\n  s0 [label=\"fence\", shape=box];\n", t.id);
   for (const Instruction& in : t.instrs) {
     if (in.kind == Instruction::Kind::Op)
       s += fmt::format("  s{} [label=\"{} #{} pt {}\\n{}{}\"];\n", in.out,

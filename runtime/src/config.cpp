@@ -51,7 +51,8 @@ const std::vector<FlagDef>& flag_table() {
     auto add = [&](const char* name, const char* value, const char* help, auto p) {
       t.push_back(FlagDef{name, value, help, p.first, p.second});
     };
-    add("-ll:cpu", "N", "CPU worker threads (pinned with hwloc)", i32(&Config::cpus, 1, 1024, "-ll:cpu"));
+    add("-ll:cpu", "N", "CPU worker threads (pinned with hwloc)",
+        i32(&Config::cpus, 1, 1024, "-ll:cpu"));
     add("-ll:util", "N", "utility threads: the first runs the analysis, others run fills/copies",
         i32(&Config::utils, 1, 64, "-ll:util"));
     add("-ll:csize", "MiB", "system memory capacity for instances",
@@ -60,10 +61,9 @@ const std::vector<FlagDef>& flag_table() {
                          c.csize_mib = parse_int("-ll:csize", v, 1, std::int64_t(1) << 30);
                        }));
     add("-ll:pin", "0|1", "pin CPU workers to cores",
-        std::make_pair([](const Config& c) { return std::string(c.pin ? "1" : "0"); },
-                       [](Config& c, const std::string& v) {
-                         c.pin = parse_int("-ll:pin", v, 0, 1) != 0;
-                       }));
+        std::make_pair(
+            [](const Config& c) { return std::string(c.pin ? "1" : "0"); },
+            [](Config& c, const std::string& v) { c.pin = parse_int("-ll:pin", v, 0, 1) != 0; }));
     add("-ll:spin", "us", "how long an idle thread spins before it sleeps",
         i32(&Config::spin_us, 0, 100000, "-ll:spin"));
     add("-lg:bounds_checks", nullptr, "check every accessor use against its bounds",
@@ -73,13 +73,17 @@ const std::vector<FlagDef>& flag_table() {
     add("-lg:window", "N", "ops in flight before the application thread waits",
         i32(&Config::window, 2, 1 << 24, "-lg:window"));
     add("-lg:trace:dot", "dir", "write each recorded trace template as a DOT graph into dir",
-        std::make_pair([](const Config& c) { return c.trace_dot_dir.empty() ? std::string("(off)") : c.trace_dot_dir; },
-                       [](Config& c, const std::string& v) { c.trace_dot_dir = v; }));
+        std::make_pair(
+            [](const Config& c) {
+              return c.trace_dot_dir.empty() ? std::string("(off)") : c.trace_dot_dir;
+            },
+            [](Config& c, const std::string& v) { c.trace_dot_dir = v; }));
     add("-lg:trace:max_templates", "N", "templates kept per trace id (least recently used go)",
         i32(&Config::max_templates, 1, 1024, "-lg:trace:max_templates"));
     add("-lg:no_auto_tracing", nullptr, "turn automatic trace identification off",
-        std::make_pair([](const Config& c) { return std::string(c.auto_tracing ? "tracing on" : "off"); },
-                       [](Config& c, const std::string&) { c.auto_tracing = false; }));
+        std::make_pair(
+            [](const Config& c) { return std::string(c.auto_tracing ? "tracing on" : "off"); },
+            [](Config& c, const std::string&) { c.auto_tracing = false; }));
     add("-lg:enable_automatic_tracing", nullptr, "accepted for the Apophenia artifact (on anyway)",
         std::make_pair([](const Config&) { return std::string("-"); },
                        [](Config& c, const std::string&) { c.auto_tracing = true; }));
@@ -95,15 +99,18 @@ const std::vector<FlagDef>& flag_table() {
         std::make_pair([](const Config& c) { return c.at_algorithm; },
                        [](Config& c, const std::string& v) {
                          if (v != "multi-scale" && v != "batched")
-                           throw Error(fmt::format("flag -lg:auto_trace:identifier_algorithm: '{}' "
-                                                   "is not multi-scale or batched", v));
+                           throw Error(
+                               fmt::format("flag -lg:auto_trace:identifier_algorithm: '{}' "
+                                           "is not multi-scale or batched",
+                                           v));
                          c.at_algorithm = v;
                        }));
     add("-lg:auto_trace:visit_threshold", "N", "sightings of a candidate before it is traced",
         i32(&Config::at_visit_threshold, 1, 1 << 20, "-lg:auto_trace:visit_threshold"));
     add("-lg:auto_trace:log", "file", "write what automatic tracing found and did, per op",
-        std::make_pair([](const Config& c) { return c.at_log.empty() ? std::string("(off)") : c.at_log; },
-                       [](Config& c, const std::string& v) { c.at_log = v; }));
+        std::make_pair(
+            [](const Config& c) { return c.at_log.empty() ? std::string("(off)") : c.at_log; },
+            [](Config& c, const std::string& v) { c.at_log = v; }));
     add("-lg:help", nullptr, "print this list and exit", sw(&Config::help));
     add("-level", "N|name", "log level: 0 spew .. 5 error (or spew/debug/info/print/warning/error)",
         std::make_pair([](const Config& c) { return std::to_string(c.log_level); },
@@ -149,7 +156,8 @@ ParsedArgs parse_args(const std::vector<std::string>& args_in, bool use_env) {
     if (!def) throw Error(fmt::format("unknown flag '{}' (see -lg:help)", a));
     std::string value;
     if (def->value) {
-      if (i + 1 >= args.size()) throw Error(fmt::format("flag {} needs a value ({})", a, def->value));
+      if (i + 1 >= args.size())
+        throw Error(fmt::format("flag {} needs a value ({})", a, def->value));
       value = args[++i];
     }
     def->set(out.config, value);

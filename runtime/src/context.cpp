@@ -35,9 +35,10 @@ void resolve_fields(const detail::RegionForest& forest, const std::string& op, i
   for (FieldID f : fields) {
     int fi = fs.index_of(f);
     if (fi < 0)
-      throw Error(fmt::format("{}: requirement {} names field {}, which its region's field "
-                              "space does not have",
-                              op, index, f));
+      throw Error(
+          fmt::format("{}: requirement {} names field {}, which its region's field "
+                      "space does not have",
+                      op, index, f));
     if (out.mask & (detail::FieldMask(1) << fi))
       throw Error(fmt::format("{}: requirement {} names field {} twice", op, index, f));
     out.mask |= detail::FieldMask(1) << fi;
@@ -48,7 +49,8 @@ void resolve_fields(const detail::RegionForest& forest, const std::string& op, i
 
 void check_privilege(const std::string& op, int index, const RegionRequirement& r) {
   if (r.privilege == Privilege::Reduce && r.redop == ReductionOp::None)
-    throw Error(fmt::format("{}: requirement {} is REDUCE without a reduction operator", op, index));
+    throw Error(
+        fmt::format("{}: requirement {} is REDUCE without a reduction operator", op, index));
   if (r.privilege != Privilege::Reduce && r.redop != ReductionOp::None)
     throw Error(fmt::format("{}: requirement {} has a reduction operator but privilege {}", op,
                             index, to_string(r.privilege)));
@@ -80,7 +82,8 @@ void check_interference(const detail::RegionForest& forest, const std::string& o
       if (!conflicting(reqs[a], reqs[b])) continue;
       for (coord_t p = 0; p < points; ++p)
         for (coord_t q = 0; q < points; ++q)
-          if (point_rect(forest, reqs[a], launch, p).overlaps(point_rect(forest, reqs[b], launch, q)))
+          if (point_rect(forest, reqs[a], launch, p)
+                  .overlaps(point_rect(forest, reqs[b], launch, q)))
             throw Error(fmt::format(
                 "{}: requirements {} and {} interfere: they share fields and overlap (points {} "
                 "and {}) while one of them writes",
@@ -99,9 +102,10 @@ ReqInfo resolve_region_req(const detail::RegionForest& forest, const std::string
   q.redop = r.redop;
   resolve_fields(forest, op, index, r.fields, q);
   if (q.writes() && launch.volume() > 1)
-    throw Error(fmt::format("{}: requirement {} gives every point of the launch write access to "
-                            "the same region; the points would interfere",
-                            op, index));
+    throw Error(
+        fmt::format("{}: requirement {} gives every point of the launch write access to "
+                    "the same region; the points would interfere",
+                    op, index));
   return q;
 }
 
@@ -120,31 +124,34 @@ ReqInfo resolve_partition_req(const detail::RegionForest& forest, const std::str
   resolve_fields(forest, op, index, r.fields, q);
   if (r.projection.kind() == Projection::Kind::Identity) {
     if (launch.dim != part.colors.dim || !part.colors.contains(launch))
-      throw Error(fmt::format("{}: requirement {}: the launch domain {} does not match the color "
-                              "space {} of its partition",
-                              op, index, launch.str(), part.colors.str()));
+      throw Error(
+          fmt::format("{}: requirement {}: the launch domain {} does not match the color "
+                      "space {} of its partition",
+                      op, index, launch.str(), part.colors.str()));
   } else {
     Domain image = r.projection.image(launch);
     if (image.dim != part.colors.dim || !part.colors.contains(image)) {
       for (coord_t p = 0; p < launch.volume(); ++p) {
         DomainPoint c = r.projection.apply(launch.delinearize(p));
         if (!part.colors.contains(c))
-          throw Error(fmt::format("{}: requirement {}: the projection maps launch point {} to "
-                                  "color {}, which leaves the partition's color space {}",
-                                  op, index, launch.delinearize(p).str(), c.str(),
-                                  part.colors.str()));
+          throw Error(
+              fmt::format("{}: requirement {}: the projection maps launch point {} to "
+                          "color {}, which leaves the partition's color space {}",
+                          op, index, launch.delinearize(p).str(), c.str(), part.colors.str()));
       }
     }
   }
   if (q.writes() && launch.volume() > 1) {
     if (!part.disjoint)
-      throw Error(fmt::format("{}: requirement {} writes through an aliased partition; its points "
-                              "would interfere (use READ_ONLY or REDUCE)",
-                              op, index));
+      throw Error(
+          fmt::format("{}: requirement {} writes through an aliased partition; its points "
+                      "would interfere (use READ_ONLY or REDUCE)",
+                      op, index));
     if (!r.projection.injective_on(launch))
-      throw Error(fmt::format("{}: requirement {} writes, but its projection sends several points "
-                              "to one subregion; they would interfere",
-                              op, index));
+      throw Error(
+          fmt::format("{}: requirement {} writes, but its projection sends several points "
+                      "to one subregion; they would interfere",
+                      op, index));
   }
   return q;
 }
@@ -289,8 +296,8 @@ Future Context::execute(const TaskLauncher& l) {
   for (std::size_t i = 0; i < l.requirements().size(); ++i) {
     const auto& r = l.requirements()[i];
     if (r.partition.valid())
-      throw Error(fmt::format("{}: requirement {} names a partition; single tasks use regions",
-                              name, i));
+      throw Error(
+          fmt::format("{}: requirement {} names a partition; single tasks use regions", name, i));
     op->reqs.push_back(resolve_region_req(rt_.forest(), name, int(i), r, op->domain));
   }
   if (needs_interference_check(op->reqs))
@@ -444,8 +451,12 @@ void Context::destroy(const Partition& p) {
   rt_.forest().partition(p.node()).destroyed = true;  // metadata only: nothing to free
 }
 
-void Context::begin_trace(TraceID id) { rt_.begin_trace(id); }
-void Context::end_trace(TraceID id) { rt_.end_trace(id); }
+void Context::begin_trace(TraceID id) {
+  rt_.begin_trace(id);
+}
+void Context::end_trace(TraceID id) {
+  rt_.end_trace(id);
+}
 
 Context::TraceStats Context::trace_stats() const {
   detail::RuntimeStats s = rt_.stats();
@@ -453,9 +464,15 @@ Context::TraceStats Context::trace_stats() const {
                     s.mismatches};
 }
 
-std::uint32_t Context::num_cpus() const { return rt_.machine().num_cpus; }
-std::uint32_t Context::shard() const { return rt_.machine().shard; }
-std::uint32_t Context::num_shards() const { return rt_.machine().num_shards; }
+std::uint32_t Context::num_cpus() const {
+  return rt_.machine().num_cpus;
+}
+std::uint32_t Context::shard() const {
+  return rt_.machine().shard;
+}
+std::uint32_t Context::num_shards() const {
+  return rt_.machine().num_shards;
+}
 
 Domain Partition::rect(const DomainPoint& c) const {
   Runtime& rt = current_runtime("Partition::rect");
@@ -472,8 +489,8 @@ Region Partition::operator[](const DomainPoint& c) const {
   rt.forest().check_partition(*this, "subregion");
   const auto& pn = rt.forest().partition(node_);
   if (!pn.colors.contains(c))
-    throw Error(fmt::format("subregion: color {} is outside the color space {}", c.str(),
-                            pn.colors.str()));
+    throw Error(
+        fmt::format("subregion: color {} is outside the color space {}", c.str(), pn.colors.str()));
   return rt.forest().region_handle(pn.children[std::size_t(pn.colors.linearize(c))]);
 }
 

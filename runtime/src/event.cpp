@@ -22,7 +22,8 @@ void EventTable::grow() {
   chunks_[chunk].store(owned_.back().get(), std::memory_order_release);
   allocated_.fetch_add(kChunk, std::memory_order_relaxed);
   // Slot 0 of chunk 0 is the "no event" id and never handed out.
-  for (std::uint32_t i = kChunk; i-- > (chunk == 0 ? 1u : 0u);) push_free((chunk << kChunkBits) | i);
+  for (std::uint32_t i = kChunk; i-- > (chunk == 0 ? 1u : 0u);)
+    push_free((chunk << kChunkBits) | i);
 }
 
 std::uint32_t EventTable::pop_free() {
@@ -45,8 +46,7 @@ void EventTable::push_free(std::uint32_t id) {
   for (;;) {
     slot(id).next_free.store(std::uint32_t(head), std::memory_order_relaxed);
     std::uint64_t tag = (head >> 32) + 1;
-    if (free_head_.compare_exchange_weak(head, (tag << 32) | id, std::memory_order_acq_rel))
-      return;
+    if (free_head_.compare_exchange_weak(head, (tag << 32) | id, std::memory_order_acq_rel)) return;
   }
 }
 

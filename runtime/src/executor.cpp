@@ -34,11 +34,12 @@ struct Executor::Topology {
 
 Executor::Executor(Runtime& rt) : rt_(rt), topo_(std::make_unique<Topology>()) {
   for (int i = 0; i < rt.config().cpus; ++i) cpu_queues_.push_back(std::make_unique<ReadyQueue>());
-  for (int i = 1; i < rt.config().utils; ++i)
-    dma_queues_.push_back(std::make_unique<ReadyQueue>());
+  for (int i = 1; i < rt.config().utils; ++i) dma_queues_.push_back(std::make_unique<ReadyQueue>());
 }
 
-Executor::~Executor() { stop(); }
+Executor::~Executor() {
+  stop();
+}
 
 void Executor::start() {
   // Pin workers to distinct cores while there are cores for them; extra workers float.
@@ -95,11 +96,17 @@ Event Executor::op(Op& op, std::uint32_t point, Processor proc, std::span<const 
   return done;
 }
 
-Event Executor::merge(std::span<const Event> events) { return rt_.events().merge(events); }
+Event Executor::merge(std::span<const Event> events) {
+  return rt_.events().merge(events);
+}
 
-Event Executor::fence(std::span<const Event> before) { return rt_.events().merge(before); }
+Event Executor::fence(std::span<const Event> before) {
+  return rt_.events().merge(before);
+}
 
-void Executor::enqueue(PointTask* t) { queue_of(t->proc).push(t); }
+void Executor::enqueue(PointTask* t) {
+  queue_of(t->proc).push(t);
+}
 
 void Executor::worker_loop(ReadyQueue& q, int pin_core) {
   if (pin_core >= 0) topo_->pin_current_thread(pin_core);
@@ -119,10 +126,17 @@ void Executor::run_point(PointTask* t) {
     try {
       switch (op.kind) {
         case OpKind::Task:
-        case OpKind::IndexTask: run_task_body(*t); break;
-        case OpKind::Fill: run_fill(*t); break;
-        case OpKind::Copy: run_copy(*t); break;
-        default: break;
+        case OpKind::IndexTask:
+          run_task_body(*t);
+          break;
+        case OpKind::Fill:
+          run_fill(*t);
+          break;
+        case OpKind::Copy:
+          run_copy(*t);
+          break;
+        default:
+          break;
       }
     } catch (...) {
       auto e = std::current_exception();

@@ -113,8 +113,8 @@ Partition RegionForest::create_partition(Region parent, const Domain& colors,
   const RegionNode& pr = regions_[parent.node()];
   for (auto& p : pieces) {
     if (p.dim != pr.bounds.dim)
-      throw Error(fmt::format("partition of {}: piece {} has the wrong dimension",
-                              pr.bounds.str(), p.str()));
+      throw Error(fmt::format("partition of {}: piece {} has the wrong dimension", pr.bounds.str(),
+                              p.str()));
     p = p & pr.bounds;
   }
   PartitionNode pn;
@@ -153,12 +153,13 @@ void RegionForest::check_region(const Region& r, const char* op) const {
   if (!r.valid() || r.node() >= regions_.size() || regions_[r.node()].tree != r.tree())
     throw Error(fmt::format("{}: invalid region handle", op));
   if (trees_[r.tree()].destroyed)
-    throw Error(fmt::format("{}: region {} (tree {}) was destroyed", op, r.bounds().str(), r.tree()));
+    throw Error(
+        fmt::format("{}: region {} (tree {}) was destroyed", op, r.bounds().str(), r.tree()));
   std::uint32_t part = regions_[r.node()].parent_partition;
   while (part != kInvalidId) {
     if (partitions_[part].destroyed)
-      throw Error(fmt::format("{}: subregion {} belongs to a destroyed partition", op,
-                              r.bounds().str()));
+      throw Error(
+          fmt::format("{}: subregion {} belongs to a destroyed partition", op, r.bounds().str()));
     part = regions_[partitions_[part].parent_region].parent_partition;
   }
 }

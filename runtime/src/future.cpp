@@ -10,14 +10,22 @@ namespace reprise {
 namespace {
 const char* kind_name(ValueKind k) {
   switch (k) {
-    case ValueKind::None: return "void";
-    case ValueKind::I32: return "int32";
-    case ValueKind::I64: return "int64";
-    case ValueKind::U32: return "uint32";
-    case ValueKind::U64: return "uint64";
-    case ValueKind::F32: return "float";
-    case ValueKind::F64: return "double";
-    case ValueKind::Bytes: return "bytes";
+    case ValueKind::None:
+      return "void";
+    case ValueKind::I32:
+      return "int32";
+    case ValueKind::I64:
+      return "int64";
+    case ValueKind::U32:
+      return "uint32";
+    case ValueKind::U64:
+      return "uint64";
+    case ValueKind::F32:
+      return "float";
+    case ValueKind::F64:
+      return "double";
+    case ValueKind::Bytes:
+      return "bytes";
   }
   return "?";
 }
@@ -53,8 +61,7 @@ ValueKind Future::kind() const {
 
 void Future::copy_value(void* dst, std::size_t size, ValueKind want) const {
   wait();
-  const TaskResult& v =
-      state_->map ? state_->map->values[state_->map_index] : state_->value;
+  const TaskResult& v = state_->map ? state_->map->values[state_->map_index] : state_->value;
   ValueKind have = kind();
   if (v.size != size || (want != ValueKind::Bytes && have != want && have != ValueKind::Bytes))
     throw Error(fmt::format("Future::get: the future holds a {} of {} bytes, asked for a {} of {}",
@@ -94,11 +101,20 @@ void fold_typed(TaskResult& a, const TaskResult& b, ReductionOp op) {
   std::memcpy(&x, a.bytes, sizeof(T));
   std::memcpy(&y, b.bytes, sizeof(T));
   switch (op) {
-    case ReductionOp::Sum: x = T(x + y); break;
-    case ReductionOp::Prod: x = T(x * y); break;
-    case ReductionOp::Min: x = y < x ? y : x; break;
-    case ReductionOp::Max: x = y > x ? y : x; break;
-    case ReductionOp::None: throw Error("reduce: no reduction operator given");
+    case ReductionOp::Sum:
+      x = T(x + y);
+      break;
+    case ReductionOp::Prod:
+      x = T(x * y);
+      break;
+    case ReductionOp::Min:
+      x = y < x ? y : x;
+      break;
+    case ReductionOp::Max:
+      x = y > x ? y : x;
+      break;
+    case ReductionOp::None:
+      throw Error("reduce: no reduction operator given");
   }
   std::memcpy(a.bytes, &x, sizeof(T));
 }
@@ -106,12 +122,18 @@ void fold_typed(TaskResult& a, const TaskResult& b, ReductionOp op) {
 
 void fold_value(TaskResult& a, const TaskResult& b, ValueKind k, ReductionOp op) {
   switch (k) {
-    case ValueKind::I32: return fold_typed<std::int32_t>(a, b, op);
-    case ValueKind::I64: return fold_typed<std::int64_t>(a, b, op);
-    case ValueKind::U32: return fold_typed<std::uint32_t>(a, b, op);
-    case ValueKind::U64: return fold_typed<std::uint64_t>(a, b, op);
-    case ValueKind::F32: return fold_typed<float>(a, b, op);
-    case ValueKind::F64: return fold_typed<double>(a, b, op);
+    case ValueKind::I32:
+      return fold_typed<std::int32_t>(a, b, op);
+    case ValueKind::I64:
+      return fold_typed<std::int64_t>(a, b, op);
+    case ValueKind::U32:
+      return fold_typed<std::uint32_t>(a, b, op);
+    case ValueKind::U64:
+      return fold_typed<std::uint64_t>(a, b, op);
+    case ValueKind::F32:
+      return fold_typed<float>(a, b, op);
+    case ValueKind::F64:
+      return fold_typed<double>(a, b, op);
     default:
       throw Error(fmt::format("reduce: values of kind {} cannot be reduced", kind_name(k)));
   }

@@ -15,7 +15,9 @@ std::string join(const std::array<coord_t, kMaxDim>& v, int dim) {
 }
 }  // namespace
 
-std::string DomainPoint::str() const { return fmt::format("({})", join(x, dim)); }
+std::string DomainPoint::str() const {
+  return fmt::format("({})", join(x, dim));
+}
 
 std::string Domain::str() const {
   return fmt::format("[{}..{}]", join(lo, dim), join(hi, dim));

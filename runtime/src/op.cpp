@@ -8,17 +8,28 @@ namespace reprise::detail {
 
 const char* to_string(OpKind k) {
   switch (k) {
-    case OpKind::Task: return "task";
-    case OpKind::IndexTask: return "index task";
-    case OpKind::Fill: return "fill";
-    case OpKind::Copy: return "copy";
-    case OpKind::FutureReduce: return "future reduction";
-    case OpKind::Fence: return "fence";
-    case OpKind::DestroyRegion: return "region destruction";
-    case OpKind::BeginTrace: return "begin trace";
-    case OpKind::EndTrace: return "end trace";
-    case OpKind::Flush: return "flush";
-    case OpKind::Summary: return "trace summary";
+    case OpKind::Task:
+      return "task";
+    case OpKind::IndexTask:
+      return "index task";
+    case OpKind::Fill:
+      return "fill";
+    case OpKind::Copy:
+      return "copy";
+    case OpKind::FutureReduce:
+      return "future reduction";
+    case OpKind::Fence:
+      return "fence";
+    case OpKind::DestroyRegion:
+      return "region destruction";
+    case OpKind::BeginTrace:
+      return "begin trace";
+    case OpKind::EndTrace:
+      return "end trace";
+    case OpKind::Flush:
+      return "flush";
+    case OpKind::Summary:
+      return "trace summary";
   }
   return "?";
 }

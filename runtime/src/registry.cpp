@@ -41,8 +41,8 @@ Processor DefaultMapper::select_processor(const MapperTaskInfo& task, const Mach
   std::uint32_t n = gpu ? machine.num_gpus : machine.num_cpus;
   std::uint64_t points = std::uint64_t(task.launch_domain.volume());
   // Contiguous blocks of points per processor keep neighbouring tiles together.
-  std::uint32_t index = points <= 1 ? std::uint32_t(task.op_seq % n)
-                                    : std::uint32_t(task.point_index * n / points);
+  std::uint32_t index =
+      points <= 1 ? std::uint32_t(task.op_seq % n) : std::uint32_t(task.point_index * n / points);
   return Processor{gpu ? ProcessorKind::GPU : ProcessorKind::CPU, index};
 }
 

@@ -1,11 +1,10 @@
 #include "reprise_rt/runtime.h"
 
+#include <fmt/core.h>
 #include <pthread.h>
 #include <time.h>
 
 #include <mutex>
-
-#include <fmt/core.h>
 
 #include "reprise/context.h"
 #include "reprise_rt/log.h"
@@ -45,7 +44,9 @@ Runtime::~Runtime() {
   g_current.compare_exchange_strong(self, nullptr);
 }
 
-Runtime* Runtime::current() { return g_current.load(std::memory_order_acquire); }
+Runtime* Runtime::current() {
+  return g_current.load(std::memory_order_acquire);
+}
 
 void Runtime::snapshot_registry() {
   std::lock_guard<std::mutex> g(registry_mutex());
@@ -100,8 +101,8 @@ void Runtime::run(const std::function<void(Context&)>& top_level) {
     try {
       top_level(ctx);
       if (trace_open_)
-        throw Error(fmt::format("the program ended inside trace {} (end_trace missing)",
-                                open_trace_));
+        throw Error(
+            fmt::format("the program ended inside trace {} (end_trace missing)", open_trace_));
     } catch (...) {
       app_error = std::current_exception();
       if (trace_open_) {
@@ -139,11 +140,15 @@ void Runtime::issue(OpRef op) {
   switch (op->kind) {
     case OpKind::Task:
     case OpKind::Fill:
-    case OpKind::Copy: op->remaining.store(1, std::memory_order_relaxed); break;
+    case OpKind::Copy:
+      op->remaining.store(1, std::memory_order_relaxed);
+      break;
     case OpKind::IndexTask:
       op->remaining.store(std::int64_t(op->num_points()), std::memory_order_relaxed);
       break;
-    default: op->remaining.store(0, std::memory_order_relaxed); break;
+    default:
+      op->remaining.store(0, std::memory_order_relaxed);
+      break;
   }
   if (op->future) op->future->ready_event = op->done;
   if (op->future_map) op->future_map->ready_event = op->done;
@@ -223,9 +228,10 @@ void Runtime::rethrow_if_failed() {
 void Runtime::wait(Event e) {
   if (events_.has_triggered(e)) return;
   if (app_blocked_in_trace())
-    throw Error(fmt::format("a blocking wait inside trace {}: ops of a trace are held until "
-                            "end_trace, so waiting on one cannot finish (wait after end_trace)",
-                            open_trace_));
+    throw Error(
+        fmt::format("a blocking wait inside trace {}: ops of a trace are held until "
+                    "end_trace, so waiting on one cannot finish (wait after end_trace)",
+                    open_trace_));
   if (std::this_thread::get_id() == app_thread_) flush_pipeline(e);
   events_.wait(e);
 }

@@ -54,9 +54,10 @@ detail::RawAccess TaskContext::raw(int req, FieldID fid, std::size_t elem_size, 
   const ReqInfo& r = requirement(t_, req);
   int fi = field_position(t_, r, req, fid);
   if (!read_only && r.privilege == Privilege::ReadOnly)
-    throw Error(fmt::format("{}, point {}: requirement {} is READ_ONLY; ask for a read accessor "
-                            "(accessor<const T, N>)",
-                            t_.op->describe(), t_.point.str(), req));
+    throw Error(
+        fmt::format("{}, point {}: requirement {} is READ_ONLY; ask for a read accessor "
+                    "(accessor<const T, N>)",
+                    t_.op->describe(), t_.point.str(), req));
   if (r.privilege == Privilege::Reduce)
     throw Error(fmt::format("{}, point {}: requirement {} is REDUCE; use reducer<T, N>",
                             t_.op->describe(), t_.point.str(), req));
@@ -72,21 +73,31 @@ detail::RawAccess TaskContext::raw_reduce(int req, FieldID fid, std::size_t elem
   return field_view(t_, req, field_position(t_, r, req, fid), fid, elem_size, dim, "reducer");
 }
 
-ReductionOp TaskContext::redop(int req) const { return requirement(t_, req).redop; }
+ReductionOp TaskContext::redop(int req) const {
+  return requirement(t_, req).redop;
+}
 
 Domain TaskContext::domain(int req) const {
   requirement(t_, req);
   return t_.op->rect(t_.point_index, std::size_t(req));
 }
 
-int TaskContext::num_requirements() const { return int(t_.op->reqs.size()); }
-DomainPoint TaskContext::point() const { return t_.point; }
-Domain TaskContext::launch_domain() const { return t_.op->domain; }
+int TaskContext::num_requirements() const {
+  return int(t_.op->reqs.size());
+}
+DomainPoint TaskContext::point() const {
+  return t_.point;
+}
+Domain TaskContext::launch_domain() const {
+  return t_.op->domain;
+}
 const char* TaskContext::task_name() const {
   return t_.op->task_info ? t_.op->task_info->name.c_str() : "?";
 }
 
-std::span<const std::byte> TaskContext::arg_bytes() const { return t_.op->args; }
+std::span<const std::byte> TaskContext::arg_bytes() const {
+  return t_.op->args;
+}
 
 void TaskContext::arg_size_mismatch(std::size_t asked) const {
   throw Error(fmt::format("{}, point {}: task arguments have {} bytes, asked for {}",
@@ -103,10 +114,11 @@ const Future& TaskContext::future_handle(int i) const {
 
 namespace detail {
 void throw_out_of_bounds(const AccessSite& site, const DomainPoint& p, const Domain& bounds) {
-  throw Error(fmt::format("{}, point {}: accessor for requirement {} field {}: point {} is "
-                          "outside the requirement's bounds {}",
-                          site.task->op->describe(), site.task->point.str(), site.requirement,
-                          site.field, p.str(), bounds.str()));
+  throw Error(
+      fmt::format("{}, point {}: accessor for requirement {} field {}: point {} is "
+                  "outside the requirement's bounds {}",
+                  site.task->op->describe(), site.task->point.str(), site.requirement, site.field,
+                  p.str(), bounds.str()));
 }
 }  // namespace detail
 

@@ -9,21 +9,30 @@ namespace reprise {
 
 std::string_view to_string(Privilege p) {
   switch (p) {
-    case Privilege::ReadOnly: return "READ_ONLY";
-    case Privilege::ReadWrite: return "READ_WRITE";
-    case Privilege::WriteDiscard: return "WRITE_DISCARD";
-    case Privilege::Reduce: return "REDUCE";
+    case Privilege::ReadOnly:
+      return "READ_ONLY";
+    case Privilege::ReadWrite:
+      return "READ_WRITE";
+    case Privilege::WriteDiscard:
+      return "WRITE_DISCARD";
+    case Privilege::Reduce:
+      return "REDUCE";
   }
   return "?";
 }
 
 std::string_view to_string(ReductionOp op) {
   switch (op) {
-    case ReductionOp::None: return "none";
-    case ReductionOp::Sum: return "sum";
-    case ReductionOp::Prod: return "prod";
-    case ReductionOp::Min: return "min";
-    case ReductionOp::Max: return "max";
+    case ReductionOp::None:
+      return "none";
+    case ReductionOp::Sum:
+      return "sum";
+    case ReductionOp::Prod:
+      return "prod";
+    case ReductionOp::Min:
+      return "min";
+    case ReductionOp::Max:
+      return "max";
   }
   return "?";
 }
@@ -57,8 +66,10 @@ Projection Projection::affine(int dim_out, int dim_in,
 
 DomainPoint Projection::apply(const DomainPoint& p) const {
   switch (kind_) {
-    case Kind::Identity: return p;
-    case Kind::Constant: return offset_;
+    case Kind::Identity:
+      return p;
+    case Kind::Constant:
+      return offset_;
     case Kind::Affine: {
       if (p.dim != dim_in_)
         throw Error(fmt::format("projection expects {}-d launch points, got {}", dim_in_, p.str()));
@@ -98,8 +109,10 @@ Domain Projection::image(const Domain& launch) const {
 
 bool Projection::injective_on(const Domain& launch) const {
   switch (kind_) {
-    case Kind::Identity: return true;
-    case Kind::Constant: return launch.volume() <= 1;
+    case Kind::Identity:
+      return true;
+    case Kind::Constant:
+      return launch.volume() <= 1;
     case Kind::Affine: {
       // Injective on the box iff no two of its points share an image: the volume of the image
       // of a unimodular-ish map is checked exactly by enumeration for small domains; for large
@@ -108,9 +121,8 @@ bool Projection::injective_on(const Domain& launch) const {
         std::vector<DomainPoint> seen;
         seen.reserve(std::size_t(launch.volume()));
         for (coord_t i = 0; i < launch.volume(); ++i) seen.push_back(apply(launch.delinearize(i)));
-        std::sort(seen.begin(), seen.end(), [](const DomainPoint& a, const DomainPoint& b) {
-          return a.x < b.x;
-        });
+        std::sort(seen.begin(), seen.end(),
+                  [](const DomainPoint& a, const DomainPoint& b) { return a.x < b.x; });
         return std::adjacent_find(seen.begin(), seen.end()) == seen.end();
       }
       if (dim_in_ != dim_out_) return false;

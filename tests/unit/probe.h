@@ -55,9 +55,13 @@ inline void body(reprise::TaskContext& tc) {
   l.end[id] = ++l.clock;
 }
 
-inline void register_task() { reprise::TaskRegistry::add(kTask, "probe", {reprise::cpu(body)}); }
+inline void register_task() {
+  reprise::TaskRegistry::add(kTask, "probe", {reprise::cpu(body)});
+}
 
 // b started only after a ended.
-inline bool ordered(int a, int b) { return log().end[a] >= 0 && log().start[b] > log().end[a]; }
+inline bool ordered(int a, int b) {
+  return log().end[a] >= 0 && log().start[b] > log().end[a];
+}
 
 }  // namespace probe

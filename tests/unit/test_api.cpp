@@ -23,8 +23,12 @@ void set_coords(TaskContext& tc) {
   auto acc = tc.accessor<double, 2>(0, FV);
   for (auto p : Rect<2>(tc.domain(0))) acc[p] = double(p[0] * 100 + p[1]);
 }
-std::int64_t add_future(TaskContext& tc) { return tc.future<std::int64_t>(0) + tc.args<int>(); }
-void throwing(TaskContext&) { throw std::runtime_error("boom in task"); }
+std::int64_t add_future(TaskContext& tc) {
+  return tc.future<std::int64_t>(0) + tc.args<int>();
+}
+void throwing(TaskContext&) {
+  throw std::runtime_error("boom in task");
+}
 
 void register_all() {
   TaskRegistry::add(T_SQUARE, "square", {cpu(square)});
@@ -80,9 +84,8 @@ TEST(Api, PartitionsAndSubregions) {
     EXPECT_EQ(blocks.color_space(), Domain(Rect<2>({0, 0}, {2, 2})));
     EXPECT_EQ(blocks.rect(Point<2>{2, 2}), Domain(Rect<2>({8, 8}, {9, 9})));
     EXPECT_TRUE(blocks.disjoint() && blocks.complete());
-    Partition halo = ctx.partition_by_rects(r, colors, [&](const DomainPoint& c) {
-      return grow(eq.rect(c), 1) & r.bounds();
-    });
+    Partition halo = ctx.partition_by_rects(
+        r, colors, [&](const DomainPoint& c) { return grow(eq.rect(c), 1) & r.bounds(); });
     EXPECT_FALSE(halo.disjoint());
     EXPECT_TRUE(halo.complete());
     Partition shifted = ctx.partition_by_translation(eq, Point<2>{1, 0});
@@ -155,7 +158,8 @@ TEST(Api, WindowBoundsOpsInFlight) {
   reprise::run({"-lg:window", "4"}, [](Context& ctx) {
     auto dom = ctx.create_index_space(Rect<1>({0}, {3}));
     Future last;
-    for (int i = 0; i < 200; ++i) last = ctx.reduce(ctx.execute(IndexLauncher(T_SQUARE, dom)), ReductionOp::Sum);
+    for (int i = 0; i < 200; ++i)
+      last = ctx.reduce(ctx.execute(IndexLauncher(T_SQUARE, dom)), ReductionOp::Sum);
     EXPECT_EQ(last.get<std::int64_t>(), 14);
   });
 }

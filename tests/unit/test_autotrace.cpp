@@ -13,7 +13,7 @@ namespace {
 
 // Records every decision and checks that each op is reported once, in order.
 struct Log final : AutoTraceSink {
-  std::vector<int> state;  // per op: 0 untraced, 1 recorded trace, 2 replayed trace
+  std::vector<int> state;                  // per op: 0 untraced, 1 recorded trace, 2 replayed trace
   std::vector<std::uint64_t> reported_at;  // ops pushed when the op was reported
   std::map<std::uint32_t, int> issues;
   std::uint64_t pushed = 0;

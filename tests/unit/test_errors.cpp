@@ -13,10 +13,16 @@ void out_of_bounds(TaskContext& tc) {
   Rect<1> r = tc.domain(0);
   acc[Point<1>(r.hi[0] + 1)] = 1.0;
 }
-void wrong_field(TaskContext& tc) { (void)tc.accessor<const double, 1>(0, FB); }
+void wrong_field(TaskContext& tc) {
+  (void)tc.accessor<const double, 1>(0, FB);
+}
 void noop(TaskContext&) {}
-void write_read_only(TaskContext& tc) { (void)tc.accessor<double, 1>(0, FA); }
-void wrong_type(TaskContext& tc) { (void)tc.accessor<const float, 1>(0, FA); }
+void write_read_only(TaskContext& tc) {
+  (void)tc.accessor<double, 1>(0, FA);
+}
+void wrong_type(TaskContext& tc) {
+  (void)tc.accessor<const float, 1>(0, FA);
+}
 
 void register_all() {
   TaskRegistry::add(T_OOB, "oob", {cpu(out_of_bounds)});
@@ -40,9 +46,8 @@ Data make(Context& ctx) {
   d.r = ctx.create_region(is, fs);
   d.colors = ctx.create_index_space(Rect<1>({0}, {3}));
   d.part = ctx.partition_equal(d.r, d.colors);
-  d.halo = ctx.partition_by_rects(d.r, d.colors, [&](const DomainPoint& c) {
-    return grow(d.part.rect(c), 2) & d.r.bounds();
-  });
+  d.halo = ctx.partition_by_rects(
+      d.r, d.colors, [&](const DomainPoint& c) { return grow(d.part.rect(c), 2) & d.r.bounds(); });
   return d;
 }
 
@@ -207,7 +212,10 @@ TEST(Errors, BadFillsCopiesAndReductions) {
                  ctx.copy(CopyLauncher{d.r, {FA}, d.part[Point<1>(0)], {FB}});
                },
                {"copy", "do not contain"});
-  expect_error({}, [](Context& ctx, Data& d) { ctx.copy(CopyLauncher{d.r, {FA}, d.r, {FA}}); },
+  expect_error({},
+               [](Context& ctx, Data& d) {
+                 ctx.copy(CopyLauncher{d.r, {FA}, d.r, {FA}});
+               },
                {"copy", "overlap"});
   expect_error({},
                [](Context& ctx, Data& d) {
@@ -218,8 +226,7 @@ TEST(Errors, BadFillsCopiesAndReductions) {
 
 TEST(Errors, FutureOfTheWrongType) {
   TaskRegistry::add(9250, "seven", {cpu(+[](TaskContext&) -> std::int64_t { return 7; })});
-  expect_error({},
-               [](Context& ctx, Data&) { (void)ctx.execute(TaskLauncher(9250)).get<double>(); },
+  expect_error({}, [](Context& ctx, Data&) { (void)ctx.execute(TaskLauncher(9250)).get<double>(); },
                {"Future::get", "int64", "double"});
 }
 
@@ -227,14 +234,15 @@ TEST(Errors, ApplicationContinuesToFailFastAfterAnError) {
   // After a task failed, the next op issued rethrows at once instead of running on.
   register_all();
   int issued_after = 0;
-  EXPECT_THROW(reprise::run({}, [&](Context& ctx) {
-                 Data d = make(ctx);
-                 TaskLauncher bad(T_WRONG_FIELD);
-                 bad.add(d.r, Privilege::ReadOnly, {FA});
-                 ctx.execute(bad);
-                 ctx.fence().wait();
-                 ++issued_after;
-               }),
+  EXPECT_THROW(reprise::run({},
+                            [&](Context& ctx) {
+                              Data d = make(ctx);
+                              TaskLauncher bad(T_WRONG_FIELD);
+                              bad.add(d.r, Privilege::ReadOnly, {FA});
+                              ctx.execute(bad);
+                              ctx.fence().wait();
+                              ++issued_after;
+                            }),
                Error);
   EXPECT_EQ(issued_after, 0);
 }

@@ -13,13 +13,14 @@ TEST(Events, TriggerRunsWaitersOnce) {
   Event e = t.create();
   EXPECT_FALSE(t.has_triggered(e));
   int calls = 0;
-  ASSERT_TRUE(t.add_waiter(e, [](void* c, std::uint64_t a) { *static_cast<int*>(c) += int(a); },
-                           &calls, 5));
+  ASSERT_TRUE(t.add_waiter(
+      e, [](void* c, std::uint64_t a) { *static_cast<int*>(c) += int(a); }, &calls, 5));
   t.trigger(e);
   EXPECT_EQ(calls, 5);
   EXPECT_TRUE(t.has_triggered(e));
   // Too late: the waiter is refused and not called.
-  EXPECT_FALSE(t.add_waiter(e, [](void* c, std::uint64_t) { *static_cast<int*>(c) = -1; }, &calls, 0));
+  EXPECT_FALSE(t.add_waiter(
+      e, [](void* c, std::uint64_t) { *static_cast<int*>(c) = -1; }, &calls, 0));
   EXPECT_EQ(calls, 5);
 }
 
@@ -79,8 +80,9 @@ TEST(Events, ConcurrentTriggerAndWait) {
   std::atomic<int> fired{0};
   std::thread waiter([&] {
     for (Event e : evs)
-      if (!t.add_waiter(e, [](void* c, std::uint64_t) { static_cast<std::atomic<int>*>(c)->fetch_add(1); },
-                        &fired, 0))
+      if (!t.add_waiter(
+              e, [](void* c, std::uint64_t) { static_cast<std::atomic<int>*>(c)->fetch_add(1); },
+              &fired, 0))
         fired.fetch_add(1);
   });
   std::thread trigger([&] {

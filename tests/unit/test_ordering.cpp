@@ -24,9 +24,8 @@ World make_world(Context& ctx) {
   w.r = ctx.create_region(is, fs);
   auto two = ctx.create_index_space(Rect<1>({0}, {1}));
   w.halves = ctx.partition_equal(w.r, two);
-  w.halo = ctx.partition_by_rects(w.r, two, [&](const DomainPoint& c) {
-    return grow(w.halves.rect(c), 1) & w.r.bounds();
-  });
+  w.halo = ctx.partition_by_rects(
+      w.r, two, [&](const DomainPoint& c) { return grow(w.halves.rect(c), 1) & w.r.bounds(); });
   return w;
 }
 

@@ -17,7 +17,8 @@ std::vector<std::uint64_t> of(const std::string& s) {
 std::string show(const std::vector<RepeatGroup>& gs) {
   std::string out;
   for (const auto& g : gs) {
-    for (const auto& o : g.occurrences) out += std::to_string(o.start) + ":" + std::to_string(o.end) + " ";
+    for (const auto& o : g.occurrences)
+      out += std::to_string(o.start) + ":" + std::to_string(o.end) + " ";
     out += "| ";
   }
   return out;
@@ -74,7 +75,8 @@ void check_valid(const std::vector<std::uint64_t>& s, const std::vector<RepeatGr
       if (k) {
         ASSERT_GE(occ[k].start, occ[k - 1].end) << where;
       }
-      ASSERT_TRUE(std::equal(s.begin() + std::ptrdiff_t(occ[k].start), s.begin() + std::ptrdiff_t(occ[k].end),
+      ASSERT_TRUE(std::equal(s.begin() + std::ptrdiff_t(occ[k].start),
+                             s.begin() + std::ptrdiff_t(occ[k].end),
                              s.begin() + std::ptrdiff_t(occ[0].start)))
           << where << ": occurrence " << k << " differs from the first";
       for (std::size_t p = occ[k].start; p < occ[k].end; ++p) {

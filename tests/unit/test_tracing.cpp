@@ -258,9 +258,19 @@ void expect_trace_error(const std::function<void(Context&, RS&)>& body, const ch
 }  // namespace
 
 TEST(Tracing, Errors) {
-  expect_trace_error([](Context& ctx, RS&) { ctx.begin_trace(1); ctx.begin_trace(2); }, "do not nest");
+  expect_trace_error(
+      [](Context& ctx, RS&) {
+        ctx.begin_trace(1);
+        ctx.begin_trace(2);
+      },
+      "do not nest");
   expect_trace_error([](Context& ctx, RS&) { ctx.end_trace(1); }, "no trace is open");
-  expect_trace_error([](Context& ctx, RS&) { ctx.begin_trace(1); ctx.end_trace(2); }, "open trace is 1");
+  expect_trace_error(
+      [](Context& ctx, RS&) {
+        ctx.begin_trace(1);
+        ctx.end_trace(2);
+      },
+      "open trace is 1");
   expect_trace_error([](Context& ctx, RS&) { ctx.begin_trace(1); }, "ended inside trace 1");
   expect_trace_error(
       [](Context& ctx, RS&) {
@@ -269,7 +279,12 @@ TEST(Tracing, Errors) {
         ctx.create_region(is, ctx.create_field_space({{FV, 8}}));
       },
       "create_region inside trace 1");
-  expect_trace_error([](Context& ctx, RS&) { ctx.begin_trace(1); ctx.fence(); }, "fence inside trace");
+  expect_trace_error(
+      [](Context& ctx, RS&) {
+        ctx.begin_trace(1);
+        ctx.fence();
+      },
+      "fence inside trace");
   expect_trace_error(
       [](Context& ctx, RS& d) {
         ctx.begin_trace(1);

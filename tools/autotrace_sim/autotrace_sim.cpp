@@ -25,8 +25,8 @@ struct Line {
 
 class Recorder final : public AutoTraceSink {
  public:
-  std::vector<Line> lines;               // per op of the stream
-  std::vector<std::size_t> stream_of;    // tracer op index -> stream op index
+  std::vector<Line> lines;             // per op of the stream
+  std::vector<std::size_t> stream_of;  // tracer op index -> stream op index
   std::unordered_map<std::uint32_t, int> issued;
   std::uint32_t current = 0;
   bool replaying = false;
@@ -70,15 +70,23 @@ int main(int argc, char** argv) {
     if (a == "-h" || a == "--help") usage("help");
     if (i + 1 >= argc) usage("missing value for " + a);
     std::string v = argv[++i];
-    if (a == "-lg:auto_trace:min_trace_length") opt.min_trace_length = number(a, v);
-    else if (a == "-lg:auto_trace:max_trace_length") opt.max_trace_length = number(a, v);
-    else if (a == "-lg:auto_trace:batchsize") opt.batchsize = number(a, v);
-    else if (a == "-lg:auto_trace:multi_scale_factor") opt.multi_scale_factor = number(a, v);
-    else if (a == "-lg:auto_trace:visit_threshold") opt.visit_threshold = number(a, v);
+    if (a == "-lg:auto_trace:min_trace_length")
+      opt.min_trace_length = number(a, v);
+    else if (a == "-lg:auto_trace:max_trace_length")
+      opt.max_trace_length = number(a, v);
+    else if (a == "-lg:auto_trace:batchsize")
+      opt.batchsize = number(a, v);
+    else if (a == "-lg:auto_trace:multi_scale_factor")
+      opt.multi_scale_factor = number(a, v);
+    else if (a == "-lg:auto_trace:visit_threshold")
+      opt.visit_threshold = number(a, v);
     else if (a == "-lg:auto_trace:identifier_algorithm") {
-      if (v == "multi-scale") opt.algorithm = IdentifierAlgorithm::MultiScale;
-      else if (v == "batched") opt.algorithm = IdentifierAlgorithm::Batched;
-      else usage("identifier_algorithm must be multi-scale or batched");
+      if (v == "multi-scale")
+        opt.algorithm = IdentifierAlgorithm::MultiScale;
+      else if (v == "batched")
+        opt.algorithm = IdentifierAlgorithm::Batched;
+      else
+        usage("identifier_algorithm must be multi-scale or batched");
     } else {
       usage("unknown flag " + a);
     }

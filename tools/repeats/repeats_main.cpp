@@ -32,10 +32,14 @@ int main(int argc, char** argv) {
     std::string a = argv[i];
     if (a == "-h" || a == "--help") usage("", 0);
     if (i + 1 >= argc) usage("reprise-repeats: missing value for " + a, 2);
-    if (a == "--min-length") opt.min_length = number(a, argv[++i]);
-    else if (a == "--max-length") opt.max_length = number(a, argv[++i]);
-    else if (a == "--min-repeats") opt.min_repeats = number(a, argv[++i]);
-    else usage("reprise-repeats: unknown flag " + a, 2);
+    if (a == "--min-length")
+      opt.min_length = number(a, argv[++i]);
+    else if (a == "--max-length")
+      opt.max_length = number(a, argv[++i]);
+    else if (a == "--min-repeats")
+      opt.min_repeats = number(a, argv[++i]);
+    else
+      usage("reprise-repeats: unknown flag " + a, 2);
   }
   std::unordered_map<std::string, std::uint64_t> ids;
   std::vector<std::uint64_t> tokens;

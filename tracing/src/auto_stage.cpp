@@ -14,8 +14,10 @@ bool traceable(const Op& op) {
     case OpKind::IndexTask:
     case OpKind::Fill:
     case OpKind::Copy:
-    case OpKind::FutureReduce: return true;
-    default: return false;
+    case OpKind::FutureReduce:
+      return true;
+    default:
+      return false;
   }
 }
 }  // namespace
@@ -25,18 +27,21 @@ AutoTraceStage::AutoTraceStage(Runtime& rt, std::unique_ptr<OpSink> next,
     : rt_(rt), next_(std::move(next)), tracer_(opt, *this) {
   if (!log_path.empty()) {
     log_ = std::fopen(log_path.c_str(), "w");
-    if (!log_) REPRISE_LOG_WARN("auto tracing: cannot write the log {}", log_path);
+    if (!log_)
+      REPRISE_LOG_WARN("auto tracing: cannot write the log {}", log_path);
     else
-      std::fputs("# found <trace> length <n> at_op <i> | trace <id> first_op <i> length <n> | "
-                 "op <index> <T|U> [trace]\n",
-                 log_);
+      std::fputs(
+          "# found <trace> length <n> at_op <i> | trace <id> first_op <i> length <n> | "
+          "op <index> <T|U> [trace]\n",
+          log_);
   }
 }
 
 AutoTraceStage::~AutoTraceStage() {
   if (log_) {
     const auto& s = tracer_.stats();
-    std::fprintf(log_, "# ops %llu analyses %llu late %llu candidates %llu traces %llu traced_ops %llu\n",
+    std::fprintf(log_,
+                 "# ops %llu analyses %llu late %llu candidates %llu traces %llu traced_ops %llu\n",
                  (unsigned long long)s.ops, (unsigned long long)s.analyses,
                  (unsigned long long)s.late_analyses, (unsigned long long)s.candidates,
                  (unsigned long long)s.traces_issued, (unsigned long long)s.ops_traced);
@@ -60,9 +65,8 @@ void AutoTraceStage::submit(const OpRef& op) {
   if (op->kind == OpKind::Flush) {
     // Only a wait on an op still held (or on everything) has to release what is held; a wait
     // for the window to drain only if the held ops could keep it from draining.
-    const bool needed = op->soft_flush
-                            ? held_.size() >= std::size_t(rt_.config().window) / 4
-                            : holds(op->awaited);
+    const bool needed =
+        op->soft_flush ? held_.size() >= std::size_t(rt_.config().window) / 4 : holds(op->awaited);
     if (needed) tracer_.barrier();
     next_->submit(op);
     return;
@@ -109,7 +113,9 @@ void AutoTraceStage::forward_traced(std::uint64_t index) {
   next_->submit(take(index));
 }
 
-void AutoTraceStage::end_trace(std::uint32_t id) { next_->submit(marker(OpKind::EndTrace, id)); }
+void AutoTraceStage::end_trace(std::uint32_t id) {
+  next_->submit(marker(OpKind::EndTrace, id));
+}
 
 void AutoTraceStage::candidate_found(std::uint32_t id, std::size_t length, std::uint64_t at_op) {
   if (log_)

@@ -5,10 +5,10 @@
 
 #include <cstdio>
 
+#include "auto_stage.h"
 #include "reprise/reprise.h"
 #include "reprise_analysis/analysis.h"
 #include "reprise_gpu/devices.h"
-#include "auto_stage.h"
 #include "reprise_memoizer/memoizer.h"
 #include "reprise_rt/config.h"
 #include "reprise_rt/runtime.h"

@@ -50,7 +50,7 @@ class Analysis final : public OpSink {
   std::vector<Instance*> instance_cache_;  // by tree
   std::vector<Event> since_fence_;         // completion of every op since the last fence
   std::size_t compact_at_ = 64;
-  Event fence_event_;                      // the last fence's completion
+  Event fence_event_;  // the last fence's completion
 };
 
 }  // namespace reprise::detail

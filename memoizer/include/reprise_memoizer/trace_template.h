@@ -30,7 +30,7 @@ struct Instruction {
   std::uint32_t op = 0;     // index of the op in the trace (Kind::Op)
   std::uint32_t point = 0;
   Processor proc;
-  std::uint32_t out = 0;    // the slot this instruction defines
+  std::uint32_t out = 0;                         // the slot this instruction defines
   std::uint32_t pre_begin = 0, pre_count = 0;    // into TraceTemplate::pre_slots
   std::uint32_t link_begin = 0, link_count = 0;  // into TraceTemplate::links
 };
@@ -55,14 +55,14 @@ struct TraceTemplate {
   std::vector<Instruction> instrs;
   std::vector<std::uint32_t> pre_slots;
   std::vector<Link> links;
-  std::uint32_t num_slots = 1;  // slot 0: the entry fence
+  std::uint32_t num_slots = 1;            // slot 0: the entry fence
   std::vector<Condition> preconditions;   // read before being written inside the trace
   std::vector<Condition> postconditions;  // valid once the trace has run
   bool idempotent = false;                // postconditions imply the preconditions
   std::vector<std::pair<std::uint32_t, FieldMask>> touched;  // per tree, for the summary op
-  std::uint64_t points = 0;               // task/fill/copy points per replay
+  std::uint64_t points = 0;                                  // task/fill/copy points per replay
   std::size_t edges_recorded = 0, edges_after_reduction = 0;
-  std::uint64_t last_used = 0;            // for least-recently-used eviction
+  std::uint64_t last_used = 0;  // for least-recently-used eviction
 };
 
 // Transitive reduction of every instruction's precondition slots.

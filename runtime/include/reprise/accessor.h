@@ -50,14 +50,18 @@ class Accessor {
     if (check_ && !bounds_.contains(p)) detail::throw_out_of_bounds(site_, p, bounds_);
     return *reinterpret_cast<T*>(address(p));
   }
-  T* ptr(const Point<N>& p) const { return reinterpret_cast<T*>(address(p)); }
+  T* ptr(const Point<N>& p) const {
+    return reinterpret_cast<T*>(address(p));
+  }
   // Strides in elements, per dimension.
   std::array<coord_t, N> strides() const {
     std::array<coord_t, N> s;
     for (int i = 0; i < N; ++i) s[i] = strides_[i] / coord_t(sizeof(T));
     return s;
   }
-  const Rect<N>& bounds() const { return bounds_; }
+  const Rect<N>& bounds() const {
+    return bounds_;
+  }
 
  private:
   std::uintptr_t address(const Point<N>& p) const {
@@ -80,11 +84,21 @@ void atomic_fold(T& target, T v, ReductionOp op) {
   for (;;) {
     T next = cur;
     switch (op) {
-      case ReductionOp::Sum: next = T(cur + v); break;
-      case ReductionOp::Prod: next = T(cur * v); break;
-      case ReductionOp::Min: next = v < cur ? v : cur; break;
-      case ReductionOp::Max: next = v > cur ? v : cur; break;
-      case ReductionOp::None: next = v; break;
+      case ReductionOp::Sum:
+        next = T(cur + v);
+        break;
+      case ReductionOp::Prod:
+        next = T(cur * v);
+        break;
+      case ReductionOp::Min:
+        next = v < cur ? v : cur;
+        break;
+      case ReductionOp::Max:
+        next = v > cur ? v : cur;
+        break;
+      case ReductionOp::None:
+        next = v;
+        break;
     }
     if (ref.compare_exchange_weak(cur, next, std::memory_order_relaxed)) return;
   }

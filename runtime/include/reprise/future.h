@@ -16,14 +16,22 @@ enum class ValueKind : std::uint8_t { None, I32, I64, U32, U64, F32, F64, Bytes 
 
 template <typename T>
 constexpr ValueKind value_kind_of() {
-  if constexpr (std::is_void_v<T>) return ValueKind::None;
-  else if constexpr (std::is_same_v<T, std::int32_t>) return ValueKind::I32;
-  else if constexpr (std::is_same_v<T, std::int64_t>) return ValueKind::I64;
-  else if constexpr (std::is_same_v<T, std::uint32_t>) return ValueKind::U32;
-  else if constexpr (std::is_same_v<T, std::uint64_t>) return ValueKind::U64;
-  else if constexpr (std::is_same_v<T, float>) return ValueKind::F32;
-  else if constexpr (std::is_same_v<T, double>) return ValueKind::F64;
-  else return ValueKind::Bytes;
+  if constexpr (std::is_void_v<T>)
+    return ValueKind::None;
+  else if constexpr (std::is_same_v<T, std::int32_t>)
+    return ValueKind::I32;
+  else if constexpr (std::is_same_v<T, std::int64_t>)
+    return ValueKind::I64;
+  else if constexpr (std::is_same_v<T, std::uint32_t>)
+    return ValueKind::U32;
+  else if constexpr (std::is_same_v<T, std::uint64_t>)
+    return ValueKind::U64;
+  else if constexpr (std::is_same_v<T, float>)
+    return ValueKind::F32;
+  else if constexpr (std::is_same_v<T, double>)
+    return ValueKind::F64;
+  else
+    return ValueKind::Bytes;
 }
 
 namespace detail {

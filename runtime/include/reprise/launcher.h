@@ -31,8 +31,8 @@ class TaskArgs {
 
 // What a task declares about one region it uses.
 struct RegionRequirement {
-  Region region;            // the region (single launches), or the partition's parent
-  Partition partition;      // valid for index launches over a partition
+  Region region;        // the region (single launches), or the partition's parent
+  Partition partition;  // valid for index launches over a partition
   Projection projection = Projection::identity();
   Privilege privilege = Privilege::ReadOnly;
   ReductionOp redop = ReductionOp::None;

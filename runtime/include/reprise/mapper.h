@@ -10,7 +10,7 @@ namespace reprise {
 struct MapperTaskInfo {
   TaskID task;
   std::string_view task_name;
-  Domain launch_domain;   // a single task has a one-point domain
+  Domain launch_domain;  // a single task has a one-point domain
   DomainPoint point;
   std::uint64_t point_index;  // row-major index of point in launch_domain
   std::uint64_t op_seq;       // the op's position in the program's op stream

@@ -23,8 +23,8 @@ using TaskEntry = void (*)(const void* fn, TaskContext& tc, TaskResult& result);
 
 struct TaskVariant {
   ProcessorKind kind;
-  const void* fn;      // the user's function
-  TaskEntry entry;     // calls fn with the right signature
+  const void* fn;   // the user's function
+  TaskEntry entry;  // calls fn with the right signature
   ValueKind result_kind;
   std::size_t result_size;
 };

@@ -56,8 +56,7 @@ class TaskContext {
   const Future& future_handle(int i) const;
 
  private:
-  detail::RawAccess raw(int req, FieldID fid, std::size_t elem_size, bool read_only,
-                        int dim) const;
+  detail::RawAccess raw(int req, FieldID fid, std::size_t elem_size, bool read_only, int dim) const;
   detail::RawAccess raw_reduce(int req, FieldID fid, std::size_t elem_size, int dim) const;
   ReductionOp redop(int req) const;
   [[noreturn]] void arg_size_mismatch(std::size_t asked) const;

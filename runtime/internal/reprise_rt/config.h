@@ -7,27 +7,27 @@
 namespace reprise::detail {
 
 struct Config {
-  int cpus = 1;             // -ll:cpu
-  int utils = 1;            // -ll:util
+  int cpus = 1;                   // -ll:cpu
+  int utils = 1;                  // -ll:util
   std::int64_t csize_mib = 1024;  // -ll:csize
-  bool pin = true;          // -ll:pin
-  int spin_us = 50;         // -ll:spin
-  bool bounds_checks = false;  // -lg:bounds_checks
-  bool inorder = false;        // -lg:inorder
-  int window = 1024;           // -lg:window
-  bool help = false;           // -lg:help
-  int log_level = 4;           // -level
-  std::string trace_dot_dir;   // -lg:trace:dot
-  int max_templates = 8;       // -lg:trace:max_templates
+  bool pin = true;                // -ll:pin
+  int spin_us = 50;               // -ll:spin
+  bool bounds_checks = false;     // -lg:bounds_checks
+  bool inorder = false;           // -lg:inorder
+  int window = 1024;              // -lg:window
+  bool help = false;              // -lg:help
+  int log_level = 4;              // -level
+  std::string trace_dot_dir;      // -lg:trace:dot
+  int max_templates = 8;          // -lg:trace:max_templates
   // Automatic tracing (Apophenia); the defaults are documented in docs/tracing.md.
-  bool auto_tracing = true;          // -lg:no_auto_tracing turns it off
-  int at_min_length = 5;             // -lg:auto_trace:min_trace_length
-  int at_max_length = 200;           // -lg:auto_trace:max_trace_length
-  int at_batchsize = 1000;           // -lg:auto_trace:batchsize
-  int at_multi_scale_factor = 50;    // -lg:auto_trace:multi_scale_factor
+  bool auto_tracing = true;                  // -lg:no_auto_tracing turns it off
+  int at_min_length = 5;                     // -lg:auto_trace:min_trace_length
+  int at_max_length = 200;                   // -lg:auto_trace:max_trace_length
+  int at_batchsize = 1000;                   // -lg:auto_trace:batchsize
+  int at_multi_scale_factor = 50;            // -lg:auto_trace:multi_scale_factor
   std::string at_algorithm = "multi-scale";  // -lg:auto_trace:identifier_algorithm
-  int at_visit_threshold = 1;        // -lg:auto_trace:visit_threshold
-  std::string at_log;                // -lg:auto_trace:log
+  int at_visit_threshold = 1;                // -lg:auto_trace:visit_threshold
+  std::string at_log;                        // -lg:auto_trace:log
 };
 
 struct ParsedArgs {

@@ -34,7 +34,7 @@ struct PartitionNode {
   std::uint32_t tree = kInvalidId;
   std::uint32_t parent_region = kInvalidId;
   Domain colors;
-  std::vector<Domain> pieces;          // by row-major color index
+  std::vector<Domain> pieces;           // by row-major color index
   std::vector<std::uint32_t> children;  // region node per color
   bool disjoint = false;
   bool complete = false;

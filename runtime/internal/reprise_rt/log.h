@@ -18,8 +18,10 @@ void log(LogLevel level, fmt::format_string<Args...> f, Args&&... args) {
   if (level < log_level()) return;
   log_write(level, fmt::format(f, std::forward<Args>(args)...));
 }
-#define REPRISE_LOG_DEBUG(...) ::reprise::detail::log(::reprise::detail::LogLevel::Debug, __VA_ARGS__)
+#define REPRISE_LOG_DEBUG(...) \
+  ::reprise::detail::log(::reprise::detail::LogLevel::Debug, __VA_ARGS__)
 #define REPRISE_LOG_INFO(...) ::reprise::detail::log(::reprise::detail::LogLevel::Info, __VA_ARGS__)
-#define REPRISE_LOG_WARN(...) ::reprise::detail::log(::reprise::detail::LogLevel::Warning, __VA_ARGS__)
+#define REPRISE_LOG_WARN(...) \
+  ::reprise::detail::log(::reprise::detail::LogLevel::Warning, __VA_ARGS__)
 
 }  // namespace reprise::detail

@@ -43,9 +43,9 @@ struct ReqInfo {
   Privilege privilege = Privilege::ReadOnly;
   ReductionOp redop = ReductionOp::None;
   FieldMask mask = 0;
-  PoolVector<FieldID> fields;      // as named by the launcher (accessor lookups)
-  PoolVector<int> field_indices;   // positions in the field space
-  Domain bbox;                     // bounding box of every point's rect
+  PoolVector<FieldID> fields;     // as named by the launcher (accessor lookups)
+  PoolVector<int> field_indices;  // positions in the field space
+  Domain bbox;                    // bounding box of every point's rect
   bool writes() const {
     return privilege == Privilege::ReadWrite || privilege == Privilege::WriteDiscard;
   }
@@ -65,20 +65,20 @@ class Op {
   FutureMap reduce_source;
   ReductionOp reduce_op = ReductionOp::None;
   std::uint32_t destroy_tree = kInvalidId;
-  TraceID trace = 0;  // BeginTrace / EndTrace
-  Event awaited;      // Flush
+  TraceID trace = 0;        // BeginTrace / EndTrace
+  Event awaited;            // Flush
   bool soft_flush = false;  // Flush: only release held ops if many are held (window waits)
-  bool counted = true;  // false for ops the runtime makes itself (not in -lg:window)
+  bool counted = true;      // false for ops the runtime makes itself (not in -lg:window)
 
   std::shared_ptr<FutureState> future;         // single tasks, reductions, fences
   std::shared_ptr<FutureMapState> future_map;  // index tasks
 
   // Filled by the analysis: per point, per requirement rect and instance.
-  PoolVector<Domain> point_rects;          // [point * reqs.size() + r]
-  PoolVector<Instance*> point_instances;   // same indexing
-  PoolVector<Event> point_done;            // per point completion
-  Event done;                              // the whole op (created at issue)
-  std::exception_ptr error;                // the first point failure (see error_set)
+  PoolVector<Domain> point_rects;         // [point * reqs.size() + r]
+  PoolVector<Instance*> point_instances;  // same indexing
+  PoolVector<Event> point_done;           // per point completion
+  Event done;                             // the whole op (created at issue)
+  std::exception_ptr error;               // the first point failure (see error_set)
   std::atomic<bool> error_set{false};
   std::atomic<std::int64_t> remaining{0};  // points not yet complete
 
@@ -128,6 +128,8 @@ class OpRef {
   Op* op_ = nullptr;
 };
 
-inline OpRef make_op() { return OpRef(make_pooled<Op>().release()); }
+inline OpRef make_op() {
+  return OpRef(make_pooled<Op>().release());
+}
 
 }  // namespace reprise::detail

@@ -14,13 +14,21 @@ namespace reprise::detail {
 // ThreadSanitizer cannot see the synchronisation inside tbbmalloc (it is not instrumented) and
 // reports every cross-thread reuse of memory as a race; sanitizer builds use malloc instead.
 #if defined(REPRISE_PLAIN_MALLOC)
-inline void* pool_malloc(std::size_t n) { return std::malloc(n); }
-inline void pool_free(void* p) { std::free(p); }
+inline void* pool_malloc(std::size_t n) {
+  return std::malloc(n);
+}
+inline void pool_free(void* p) {
+  std::free(p);
+}
 template <typename T>
 using PoolAllocator = std::allocator<T>;
 #else
-inline void* pool_malloc(std::size_t n) { return scalable_malloc(n); }
-inline void pool_free(void* p) { scalable_free(p); }
+inline void* pool_malloc(std::size_t n) {
+  return scalable_malloc(n);
+}
+inline void pool_free(void* p) {
+  scalable_free(p);
+}
 template <typename T>
 using PoolAllocator = tbb::scalable_allocator<T>;
 #endif

@@ -30,7 +30,9 @@ struct AutoTracer::Background {
   void run(F&& f) {
     group.run(std::forward<F>(f));
   }
-  ~Background() { group.wait(); }
+  ~Background() {
+    group.wait();
+  }
 #endif
 };
 
@@ -43,18 +45,22 @@ std::vector<std::vector<std::uint64_t>> find_candidates(const std::vector<std::u
   std::vector<std::vector<std::uint64_t>> out;
   for (const RepeatGroup& g : find_repeats(slice, ro)) {
     const Occurrence& o = g.occurrences.front();
-    out.emplace_back(slice.begin() + std::ptrdiff_t(o.start), slice.begin() + std::ptrdiff_t(o.end));
+    out.emplace_back(slice.begin() + std::ptrdiff_t(o.start),
+                     slice.begin() + std::ptrdiff_t(o.end));
   }
   return out;
 }
 
 std::string key_of(const std::vector<std::uint64_t>& tokens) {
-  return std::string(reinterpret_cast<const char*>(tokens.data()), tokens.size() * sizeof(std::uint64_t));
+  return std::string(reinterpret_cast<const char*>(tokens.data()),
+                     tokens.size() * sizeof(std::uint64_t));
 }
 }  // namespace
 
 AutoTracer::AutoTracer(const AutoTraceOptions& options, AutoTraceSink& sink)
-    : opt_(options), sink_(sink), delay_(std::max<std::size_t>(1, options.ingest_delay)),
+    : opt_(options),
+      sink_(sink),
+      delay_(std::max<std::size_t>(1, options.ingest_delay)),
       background_(std::make_unique<Background>()) {
   opt_.min_trace_length = std::max<std::size_t>(1, opt_.min_trace_length);
   opt_.max_trace_length = std::max(opt_.max_trace_length, opt_.min_trace_length);
@@ -209,7 +215,8 @@ void AutoTracer::advance(std::uint64_t token, std::uint64_t op) {
     const std::uint64_t end = op + 1;
     if (p.start >= c.inserted_at && p.start >= c.last_visit_end) {
       // A sighting: decay the old count by the trace lengths since the last one.
-      const double since = double(p.start - std::min(p.start, c.last_visit_end)) / double(c.tokens.size());
+      const double since =
+          double(p.start - std::min(p.start, c.last_visit_end)) / double(c.tokens.size());
       c.visits = c.visits * std::pow(0.99, since) + 1.0;
       c.last_visit_end = end;
       if (++c.sightings == opt_.visit_threshold) {
@@ -266,8 +273,9 @@ void AutoTracer::issue_ready() {
       break;
     }
     if (std::getenv("REPRISE_AT_DEBUG"))
-      std::fprintf(stderr, "op %llu: issue [%llu,%llu) cand %u score %.1f\n", (unsigned long long)next_op_,
-                   (unsigned long long)m.start, (unsigned long long)m.end, m.candidate, m.score);
+      std::fprintf(stderr, "op %llu: issue [%llu,%llu) cand %u score %.1f\n",
+                   (unsigned long long)next_op_, (unsigned long long)m.start,
+                   (unsigned long long)m.end, m.candidate, m.score);
     forward_until(m.start);
     Candidate& c = candidates_[m.candidate];
     sink_.begin_trace(c.trace_id, m.start, std::size_t(m.end - m.start));

@@ -57,7 +57,9 @@ std::vector<RepeatGroup> find_repeats(std::span<const std::uint64_t> tokens,
   for (std::size_t i = 0; i < cands.size();) {
     std::size_t j = i;
     taken.clear();
-    for (; j < cands.size() && cands[j].group == cands[i].group && cands[j].length == cands[i].length; ++j) {
+    for (;
+         j < cands.size() && cands[j].group == cands[i].group && cands[j].length == cands[i].length;
+         ++j) {
       const Candidate& c = cands[j];
       if (!taken.empty() && c.start < taken.back().end) continue;  // overlaps the previous one
       if (claimed[c.start] || claimed[c.start + c.length - 1]) continue;
@@ -66,7 +68,8 @@ std::vector<RepeatGroup> find_repeats(std::span<const std::uint64_t> tokens,
     // Claimed only once the group is complete and repeats often enough.
     if (taken.size() >= std::max<std::size_t>(2, opt.min_repeats)) {
       for (const Occurrence& o : taken)
-        std::fill(claimed.begin() + std::ptrdiff_t(o.start), claimed.begin() + std::ptrdiff_t(o.end), true);
+        std::fill(claimed.begin() + std::ptrdiff_t(o.start),
+                  claimed.begin() + std::ptrdiff_t(o.end), true);
       out.push_back(RepeatGroup{taken});
     }
     i = j;

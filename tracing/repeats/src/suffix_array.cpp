@@ -29,7 +29,9 @@ std::vector<std::int32_t> suffix_array(std::span<const std::uint64_t> tokens) {
   sorted.erase(std::unique(sorted.begin(), sorted.end()), sorted.end());
   std::vector<std::int32_t> rank(n), second(n), next(n), scratch, count;
   for (std::size_t i = 0; i < n; ++i)
-    rank[i] = std::int32_t(std::lower_bound(sorted.begin(), sorted.end(), tokens[i]) - sorted.begin()) + 1;
+    rank[i] =
+        std::int32_t(std::lower_bound(sorted.begin(), sorted.end(), tokens[i]) - sorted.begin()) +
+        1;
   std::iota(sa.begin(), sa.end(), 0);
   std::size_t buckets = sorted.size() + 1;
   for (std::size_t k = 1;; k <<= 1) {

@@ -5,7 +5,7 @@ namespace reprise::transport {
 
 class MpiSession {
  public:
-  MpiSession();  // MPI_Init_thread when launched under mpirun
+  MpiSession();   // MPI_Init_thread when launched under mpirun
   ~MpiSession();  // MPI_Finalize if we initialised it
   MpiSession(const MpiSession&) = delete;
   MpiSession& operator=(const MpiSession&) = delete;

@@ -8,8 +8,8 @@
 #include <cstddef>
 #include <cstdint>
 #include <deque>
-#include <future>
 #include <functional>
+#include <future>
 #include <memory>
 #include <string>
 #include <unordered_map>
@@ -22,11 +22,11 @@ enum class IdentifierAlgorithm { MultiScale, Batched };
 struct AutoTraceOptions {
   std::size_t min_trace_length = 5;
   std::size_t max_trace_length = 200;
-  std::size_t batchsize = 1000;          // history buffer size (tumbling)
-  std::size_t multi_scale_factor = 50;   // ruler-function unit
+  std::size_t batchsize = 1000;         // history buffer size (tumbling)
+  std::size_t multi_scale_factor = 50;  // ruler-function unit
   IdentifierAlgorithm algorithm = IdentifierAlgorithm::MultiScale;
-  std::size_t visit_threshold = 2;       // sightings of a candidate before it is traced
-  bool synchronous = false;              // run analyses inline (simulator, tests)
+  std::size_t visit_threshold = 2;  // sightings of a candidate before it is traced
+  bool synchronous = false;         // run analyses inline (simulator, tests)
   // Ops after an analysis starts before its result is taken in (raised when one was late):
   // every shard of a control-replicated run takes results in at the same op.
   std::size_t ingest_delay = 16;
