@@ -57,6 +57,12 @@ bool AutoTraceStage::holds(Event e) const {
 }
 
 void AutoTraceStage::submit(const OpRef& op) {
+  if (in_manual_trace_) {
+    // The program traces these ops itself; automatic traces must not nest inside.
+    if (op->kind == OpKind::EndTrace) in_manual_trace_ = false;
+    next_->submit(op);
+    return;
+  }
   if (traceable(*op)) {
     held_.push_back(op);
     tracer_.push(op_token(*op));
@@ -74,6 +80,7 @@ void AutoTraceStage::submit(const OpRef& op) {
   // Fences, destruction and manual trace marks: nothing may be held across them, and no
   // repeat may span them.
   tracer_.barrier();
+  if (op->kind == OpKind::BeginTrace) in_manual_trace_ = true;
   next_->submit(op);
 }
 

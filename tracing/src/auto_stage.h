@@ -38,6 +38,7 @@ class AutoTraceStage final : public OpSink, private tracing::AutoTraceSink {
   std::uint64_t held_base_ = 0;  // tracer index of held_.front()
   std::FILE* log_ = nullptr;
   std::uint32_t current_trace_ = 0;
+  bool in_manual_trace_ = false;  // the program's own trace: its ops pass straight through
 };
 
 }  // namespace reprise::detail
