@@ -38,10 +38,11 @@ std::vector<RepeatGroup> find_repeats(std::span<const std::uint64_t> tokens,
     } else {
       len = p;
     }
-    len = std::min(len, opt.max_length);
     if (len != prev_len) ++group;
     prev_len = len;
-    if (len == 0 || len < opt.min_length) continue;
+    // Outside the length bounds a candidate is dropped (as in the authors' reference); the
+    // automatic tracer asks for unbounded lengths and cuts long traces itself.
+    if (len == 0 || len < opt.min_length || len > opt.max_length) continue;
     cands.push_back(Candidate{len, group, a});
     cands.push_back(Candidate{len, group, second});
   }

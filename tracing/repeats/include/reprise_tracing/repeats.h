@@ -13,7 +13,7 @@ namespace reprise::tracing {
 
 struct RepeatOptions {
   std::size_t min_length = 1;
-  std::size_t max_length = std::numeric_limits<std::size_t>::max();  // longer repeats truncated
+  std::size_t max_length = std::numeric_limits<std::size_t>::max();  // longer repeats dropped
   std::size_t min_repeats = 2;
 };
 
