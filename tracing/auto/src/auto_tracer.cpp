@@ -239,11 +239,15 @@ void AutoTracer::forward_until(std::uint64_t op) {
 }
 
 void AutoTracer::issue_ready() {
+  // pointers_ is ordered by start (new pointers are appended, survivors keep their order).
+  auto first_held = [&] {
+    return std::lower_bound(pointers_.begin(), pointers_.end(), pending_from_,
+                            [](const Pointer& p, std::uint64_t v) { return p.start < v; });
+  };
   auto earliest_live = [&] {
-    std::uint64_t e = next_op_;
-    for (const Pointer& p : pointers_)
-      if (!trie_[p.node].eligible.empty() && p.start >= pending_from_) e = std::min(e, p.start);
-    return e;
+    for (auto it = first_held(); it != pointers_.end(); ++it)
+      if (!trie_[it->node].eligible.empty()) return it->start;
+    return next_op_;
   };
   while (!ready_.empty()) {
     std::erase_if(ready_, [&](const Match& m) { return m.start < pending_from_; });
@@ -258,8 +262,8 @@ void AutoTracer::issue_ready() {
     // waiting for (in a periodic stream one starts at every period).
     const std::size_t len = std::size_t(m.end - m.start);
     bool blocked = false;
-    for (const Pointer& p : pointers_) {
-      if (blocked || p.start < pending_from_ || p.start >= m.end) continue;
+    for (auto it = first_held(); it != pointers_.end() && !blocked && it->start < m.end; ++it) {
+      const Pointer& p = *it;
       for (std::uint32_t ci : trie_[p.node].eligible)
         if (candidates_[ci].tokens.size() > len && score_at_now(ci) > m.score) {
           blocked = true;
