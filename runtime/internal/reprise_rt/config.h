@@ -22,7 +22,7 @@ struct Config {
   // Automatic tracing (Apophenia); the defaults are documented in docs/tracing.md.
   bool auto_tracing = true;                  // -lg:no_auto_tracing turns it off
   int at_min_length = 5;                     // -lg:auto_trace:min_trace_length
-  int at_max_length = 200;                   // -lg:auto_trace:max_trace_length
+  int at_max_length = 64;                    // -lg:auto_trace:max_trace_length
   int at_batchsize = 1000;                   // -lg:auto_trace:batchsize
   int at_multi_scale_factor = 50;            // -lg:auto_trace:multi_scale_factor
   std::string at_algorithm = "multi-scale";  // -lg:auto_trace:identifier_algorithm

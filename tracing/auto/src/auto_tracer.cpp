@@ -199,39 +199,54 @@ double AutoTracer::score_at_now(std::uint32_t ci) {
 }
 
 void AutoTracer::advance(std::uint64_t token, std::uint64_t op) {
+  // Step every pointer (keeping their order by start), start one at the root, and handle the
+  // pointers that complete a candidate — all in one pass.
   std::size_t live = 0;
-  for (Pointer& p : pointers_) {
-    std::uint32_t next = trie_[p.node].child(token);
-    if (next != Node::kNone) pointers_[live++] = Pointer{next, p.start};
+  const std::size_t old = pointers_.size();
+  for (std::size_t i = 0; i <= old; ++i) {
+    Pointer p;
+    if (i < old) {
+      std::uint32_t next = trie_[pointers_[i].node].child(token);
+      if (next == Node::kNone) continue;
+      p = Pointer{next, pointers_[i].start};
+    } else {
+      std::uint32_t root = trie_[0].child(token);
+      if (root == Node::kNone) break;
+      p = Pointer{root, op};
+    }
+    if (live < old) {
+      pointers_[live] = p;
+    } else {
+      pointers_.push_back(p);
+    }
+    ++live;
+    if (trie_[p.node].candidate >= 0) complete(p, op);
   }
   pointers_.resize(live);
-  std::uint32_t root = trie_[0].child(token);
-  if (root != Node::kNone) pointers_.push_back(Pointer{root, op});
+}
 
-  for (const Pointer& p : pointers_) {
-    const std::int32_t ci = trie_[p.node].candidate;
-    if (ci < 0) continue;
-    Candidate& c = candidates_[std::size_t(ci)];
-    const std::uint64_t end = op + 1;
-    if (p.start >= c.inserted_at && p.start >= c.last_visit_end) {
-      // A sighting: decay the old count by the trace lengths since the last one.
-      const double since =
-          double(p.start - std::min(p.start, c.last_visit_end)) / double(c.tokens.size());
-      c.visits = c.visits * std::pow(0.99, since) + 1.0;
-      c.last_visit_end = end;
-      if (++c.sightings == opt_.visit_threshold) {
-        // Mark the path: pointers along it now hold their ops back.
-        std::uint32_t node = 0;
-        for (std::uint64_t t : c.tokens) {
-          node = trie_[node].child(t);
-          trie_[node].eligible.push_back(std::uint32_t(ci));
-        }
+void AutoTracer::complete(const Pointer& p, std::uint64_t op) {
+  const std::uint32_t ci = std::uint32_t(trie_[p.node].candidate);
+  Candidate& c = candidates_[ci];
+  const std::uint64_t end = op + 1;
+  if (p.start >= c.inserted_at && p.start >= c.last_visit_end) {
+    // A sighting: decay the old count by the trace lengths since the last one.
+    const double since =
+        double(p.start - std::min(p.start, c.last_visit_end)) / double(c.tokens.size());
+    c.visits = c.visits * std::pow(0.99, since) + 1.0;
+    c.last_visit_end = end;
+    if (++c.sightings == opt_.visit_threshold) {
+      // Mark the path: pointers along it now hold their ops back.
+      std::uint32_t node = 0;
+      for (std::uint64_t t : c.tokens) {
+        node = trie_[node].child(t);
+        trie_[node].eligible.push_back(ci);
       }
     }
-    // A match can be issued only if all of its ops are still held.
-    if (c.sightings >= opt_.visit_threshold && p.start >= pending_from_)
-      ready_.push_back(Match{std::uint32_t(ci), p.start, end, score(c, end)});
   }
+  // A match can be issued only if all of its ops are still held.
+  if (c.sightings >= opt_.visit_threshold && p.start >= pending_from_)
+    ready_.push_back(Match{ci, p.start, end, score(c, end)});
 }
 
 void AutoTracer::forward_until(std::uint64_t op) {

@@ -21,7 +21,7 @@ enum class IdentifierAlgorithm { MultiScale, Batched };
 
 struct AutoTraceOptions {
   std::size_t min_trace_length = 5;
-  std::size_t max_trace_length = 200;
+  std::size_t max_trace_length = 64;
   std::size_t batchsize = 1000;         // history buffer size (tumbling)
   std::size_t multi_scale_factor = 50;  // ruler-function unit
   IdentifierAlgorithm algorithm = IdentifierAlgorithm::MultiScale;
@@ -127,6 +127,7 @@ class AutoTracer {
   void ingest_due();
   void insert(const std::vector<std::uint64_t>& tokens);
   void advance(std::uint64_t token, std::uint64_t op);
+  void complete(const Pointer& p, std::uint64_t op);
   void issue_ready();
   void forward_until(std::uint64_t op);
   double score(const Candidate& c, std::uint64_t now) const;
