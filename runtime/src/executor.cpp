@@ -88,6 +88,9 @@ Event Executor::op(Op& op, std::uint32_t point, Processor proc, std::span<const 
   PointTask* t = task.release();  // owned by the executor until it has run
   t->pending.store(1, std::memory_order_relaxed);
   for (Event e : pre) {
+    // Most preconditions of a replayed or well-pipelined point have triggered already: a
+    // lock-free check skips the waiter list.
+    if (rt_.events().has_triggered(e)) continue;
     t->pending.fetch_add(1, std::memory_order_relaxed);
     if (!rt_.events().add_waiter(e, &Executor::precondition_done, t, 0))
       t->pending.fetch_sub(1, std::memory_order_relaxed);
