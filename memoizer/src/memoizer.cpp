@@ -55,7 +55,8 @@ void Memoizer::forward(const OpRef& op) {
 
 void Memoizer::begin(const OpRef& op) {
   if (in_trace_)
-    throw Error(fmt::format("internal: begin_trace({}) while trace {} is open", op->trace, current_));
+    throw Error(
+        fmt::format("internal: begin_trace({}) while trace {} is open", op->trace, current_));
   // Only end_trace(id) directly followed by begin_trace(id) keeps a replay run going.
   if (!(recurrent_ && last_replayed_ && last_replayed_->id == op->trace)) recurrent_ = false;
   in_trace_ = true;

@@ -17,9 +17,12 @@ std::unordered_map<TaskID, TaskInfo>& registry_table();
 namespace {
 std::atomic<Runtime*> g_current{nullptr};
 
-std::uint64_t thread_cpu_ns(std::thread& t) {
+std::uint64_t thread_cpu_ns(const std::thread& t) {
   clockid_t cid;
-  if (!t.joinable() || pthread_getcpuclockid(t.native_handle(), &cid) != 0) return 0;
+  // native_handle() is not const; reading the CPU clock of a running thread does not modify it.
+  if (!t.joinable() ||
+      pthread_getcpuclockid(const_cast<std::thread&>(t).native_handle(), &cid) != 0)
+    return 0;
   timespec ts{};
   if (clock_gettime(cid, &ts) != 0) return 0;
   return std::uint64_t(ts.tv_sec) * 1000000000ull + std::uint64_t(ts.tv_nsec);
@@ -53,15 +56,14 @@ void Runtime::snapshot_registry() {
   tasks_ = registry_table();
 }
 
-const TaskInfo* Runtime::find_task(TaskID id) const {
+const TaskInfo* Runtime::find_task(TaskID id) {
   auto it = tasks_.find(id);
   if (it != tasks_.end()) return &it->second;
   // Registered after start: take it into the snapshot (only the application thread reads it).
   std::lock_guard<std::mutex> g(registry_mutex());
   auto jt = registry_table().find(id);
   if (jt == registry_table().end()) return nullptr;
-  auto& self = const_cast<Runtime&>(*this);
-  return &self.tasks_.emplace(id, jt->second).first->second;
+  return &tasks_.emplace(id, jt->second).first->second;
 }
 
 void Runtime::set_pipeline(std::unique_ptr<OpSink> first_stage, GraphSink* graph) {
@@ -81,7 +83,7 @@ RuntimeStats Runtime::stats() const {
   s.templates_recorded = templates_recorded_.load(std::memory_order_relaxed);
   s.replays = replays_.load(std::memory_order_relaxed);
   s.mismatches = mismatches_.load(std::memory_order_relaxed);
-  s.analysis_cpu_ns = thread_cpu_ns(const_cast<std::thread&>(utility_));
+  s.analysis_cpu_ns = thread_cpu_ns(utility_);
   s.analysis_busy_ns = analysis_busy_ns_.load(std::memory_order_relaxed);
   return s;
 }

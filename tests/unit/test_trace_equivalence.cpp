@@ -49,7 +49,8 @@ void smooth(TaskContext& tc) {  // RO F0 on the halo, RW F1 on the piece
 void accumulate(TaskContext& tc) {  // Reduce Sum F1 on the halo
   auto r = tc.reducer<std::int64_t, 1>(0, F1);
   auto a = tc.args<Salt>();
-  for (auto p : Rect<1>(tc.domain(0))) r.reduce(p, std::int64_t((a.salt * 31 + std::uint64_t(p[0])) & 0xffff));
+  for (auto p : Rect<1>(tc.domain(0)))
+    r.reduce(p, std::int64_t((a.salt * 31 + std::uint64_t(p[0])) & 0xffff));
 }
 void single(TaskContext& tc) {  // RW F0 and F1 on one subregion
   auto a = tc.args<Salt>();
@@ -105,7 +106,8 @@ struct Program {
       s << "]";
     }
     s << " iters:";
-    for (const auto& i : iters) s << " " << i.body << "/t" << i.trace << (i.extra_op ? "+" : "") << (i.get ? "!" : "");
+    for (const auto& i : iters)
+      s << " " << i.body << "/t" << i.trace << (i.extra_op ? "+" : "") << (i.get ? "!" : "");
     return s.str();
   }
 };
@@ -179,8 +181,13 @@ std::vector<std::uint64_t> run_program(const Program& prog, bool traced,
           ctx.execute(l);
           break;
         }
-        case 4: ctx.fill(part[Point<1>(coord_t(salt % 4))], F1, std::int64_t(salt)); break;
-        case 5: ctx.copy(CopyLauncher{part[Point<1>(coord_t(salt % 4))], {F0}, part[Point<1>(coord_t(salt % 4))], {F1}}); break;
+        case 4:
+          ctx.fill(part[Point<1>(coord_t(salt % 4))], F1, std::int64_t(salt));
+          break;
+        case 5:
+          ctx.copy(CopyLauncher{
+              part[Point<1>(coord_t(salt % 4))], {F0}, part[Point<1>(coord_t(salt % 4))], {F1}});
+          break;
         case 6: {
           IndexLauncher l(T_VALUE, four);
           l.add(part, Projection::identity(), Privilege::ReadOnly, {F1});
@@ -194,7 +201,8 @@ std::vector<std::uint64_t> run_program(const Program& prog, bool traced,
       for (int op : prog.bodies[std::size_t(it.body)]) issue(op);
       if (traced && it.trace) ctx.end_trace(TraceID(it.trace));
       if (it.extra_op) issue(3);
-      if (it.get && last_value.valid()) out.push_back(std::uint64_t(last_value.get<std::int64_t>()));
+      if (it.get && last_value.valid())
+        out.push_back(std::uint64_t(last_value.get<std::int64_t>()));
     }
     TaskLauncher h(T_HASH);
     h.add(r, Privilege::ReadOnly, {F0, F1});
@@ -222,12 +230,13 @@ TEST(TraceEquivalence, RandomTracedProgramsMatchTheSequentialRun) {
       for (bool traced : {true, false}) {
         if (!traced && flags.back() == "-lg:no_auto_tracing") continue;  // that is the reference
         if (std::getenv("REPRISE_TEST_VERBOSE"))
-          std::fprintf(stderr, "seed %u traced %d flags %s %s\n", seed, int(traced), flags[1].c_str(),
-                       flags.back().c_str());
+          std::fprintf(stderr, "seed %u traced %d flags %s %s\n", seed, int(traced),
+                       flags[1].c_str(), flags.back().c_str());
         auto got = run_program(prog, traced, flags);
         ASSERT_EQ(got, reference) << "seed " << seed << (traced ? " traced" : " untraced")
-                                  << " flags " << flags[1] << (flags.size() > 2 ? " " + flags.back() : "")
-                                  << "\n" << prog.describe();
+                                  << " flags " << flags[1]
+                                  << (flags.size() > 2 ? " " + flags.back() : "") << "\n"
+                                  << prog.describe();
         ++programs;
       }
     }

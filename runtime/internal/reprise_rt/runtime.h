@@ -71,7 +71,8 @@ class Runtime {
   // Assigns the op its sequence number and completion event and hands it to the utility
   // thread (waiting first while -lg:window ops are in flight).
   void issue(OpRef op);
-  const TaskInfo* find_task(TaskID id) const;
+  // Looks a task up; one registered after start is taken into the snapshot.
+  const TaskInfo* find_task(TaskID id);
 
   // --- any thread ---
   void op_completed(Op& op);  // every point (if any) is done

@@ -4,8 +4,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
-#include <cstdlib>
 
 #include "reprise_tracing/repeats.h"
 
@@ -285,16 +283,7 @@ void AutoTracer::issue_ready() {
           break;
         }
     }
-    if (blocked) {
-      if (std::getenv("REPRISE_AT_DEBUG"))
-        std::fprintf(stderr, "op %llu: match [%llu,%llu) blocked\n", (unsigned long long)next_op_,
-                     (unsigned long long)m.start, (unsigned long long)m.end);
-      break;
-    }
-    if (std::getenv("REPRISE_AT_DEBUG"))
-      std::fprintf(stderr, "op %llu: issue [%llu,%llu) cand %u score %.1f\n",
-                   (unsigned long long)next_op_, (unsigned long long)m.start,
-                   (unsigned long long)m.end, m.candidate, m.score);
+    if (blocked) break;
     forward_until(m.start);
     Candidate& c = candidates_[m.candidate];
     sink_.begin_trace(c.trace_id, m.start, std::size_t(m.end - m.start));
