@@ -84,7 +84,6 @@ void LogicalAnalysis::add_pair(const Op& op, std::uint32_t r, const LogicalUser&
       a.projection.kind() == Projection::Kind::Identity &&
       b.projection.kind() == Projection::Kind::Identity) {
     // Same disjoint partition, both by identity: point c only meets point c.
-    ++pointwise_pairs_;
     const std::size_t points = op.num_points();
     const bool same_domain = op.domain == prev.domain;
     for (std::size_t p = 0; p < points; ++p) {
@@ -98,7 +97,6 @@ void LogicalAnalysis::add_pair(const Op& op, std::uint32_t r, const LogicalUser&
     }
     return;
   }
-  ++general_pairs_;
   const std::size_t points = op.num_points(), prev_points = prev.num_points();
   const std::size_t nreq = op.reqs.size(), prev_nreq = prev.reqs.size();
   for (std::size_t p = 0; p < points; ++p) {

@@ -147,7 +147,6 @@ void Executor::run_point(PointTask* t) {
       rt_.record_error(e);
     }
   }
-  tasks_run_.fetch_add(1, std::memory_order_relaxed);
   Event done = t->done;
   OpRef keep = std::move(t->op);
   PoolDelete<PointTask>{}(t);

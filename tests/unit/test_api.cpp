@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 #include <reprise/reprise.h>
 
+#include "reprise_rt/runtime.h"
+
 using namespace reprise;
 
 namespace {
@@ -161,5 +163,25 @@ TEST(Api, WindowBoundsOpsInFlight) {
     for (int i = 0; i < 200; ++i)
       last = ctx.reduce(ctx.execute(IndexLauncher(T_SQUARE, dom)), ReductionOp::Sum);
     EXPECT_EQ(last.get<std::int64_t>(), 14);
+  });
+}
+
+TEST(Api, DestroyReleasesInstancesOnceUsersFinish) {
+  register_all();
+  reprise::run({"-ll:cpu", "2"}, [](Context& ctx) {
+    auto& instances = ctx.runtime().instances();
+    auto is = ctx.create_index_space(Rect<2>({0, 0}, {99, 99}));
+    auto fs = ctx.create_field_space({{FV, sizeof(double)}});
+    for (int round = 0; round < 5; ++round) {
+      Region r = ctx.create_region(is, fs);
+      auto colors = ctx.create_index_space(Rect<2>({0, 0}, {1, 1}));
+      Partition p = ctx.partition_equal(r, colors);
+      IndexLauncher set(T_SET, colors);
+      set.add(p, Projection::identity(), Privilege::WriteDiscard, {FV});
+      ctx.execute(set);
+      ctx.destroy(r);  // deferred until the launch is done
+    }
+    ctx.fence().wait();
+    EXPECT_EQ(instances.instance_count(), 0u);
   });
 }

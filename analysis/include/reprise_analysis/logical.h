@@ -54,10 +54,6 @@ class LogicalAnalysis {
   void set_prune_completed(bool on) { prune_completed_ = on; }
   std::size_t user_count() const;
 
-  // Counters for tests and benchmarks.
-  std::uint64_t pointwise_pairs() const { return pointwise_pairs_; }
-  std::uint64_t general_pairs() const { return general_pairs_; }
-
  private:
   void add_pair(const Op& op, std::uint32_t r, const LogicalUser& u, PointPreconditions& pre) const;
   bool covers(const Op& op, std::uint32_t r, const LogicalUser& u) const;
@@ -67,8 +63,6 @@ class LogicalAnalysis {
   EventTable& events_;
   bool prune_completed_;
   std::vector<std::vector<LogicalUser>> trees_;
-  mutable std::uint64_t pointwise_pairs_ = 0;  // resolved by the same-partition fast path
-  mutable std::uint64_t general_pairs_ = 0;    // resolved by rect intersection
 };
 
 bool privileges_conflict(const ReqInfo& a, const ReqInfo& b);

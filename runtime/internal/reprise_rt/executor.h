@@ -29,8 +29,6 @@ class Executor final : public GraphSink {
   Event fence(std::span<const Event> before) override;
 
   std::uint32_t num_cpus() const { return std::uint32_t(cpu_queues_.size()); }
-  // CPU time spent by worker threads running task bodies, fills and copies (ns).
-  std::uint64_t tasks_run() const { return tasks_run_.load(std::memory_order_relaxed); }
 
  private:
   static void precondition_done(void* ctx, std::uint64_t);
@@ -46,7 +44,6 @@ class Executor final : public GraphSink {
   std::vector<std::unique_ptr<ReadyQueue>> cpu_queues_;
   std::vector<std::unique_ptr<ReadyQueue>> dma_queues_;  // utility threads after the first
   std::vector<std::thread> threads_;
-  std::atomic<std::uint64_t> tasks_run_{0};
   struct Topology;
   std::unique_ptr<Topology> topo_;
 };
