@@ -2,6 +2,7 @@
 
 #include <fmt/core.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <functional>
 #include <sstream>
@@ -168,10 +169,11 @@ ParsedArgs parse_args(const std::vector<std::string>& args_in, bool use_env) {
 std::string flags_help() {
   Config defaults;
   std::string s = "Reprise runtime flags (also read from REPRISE_ARGS):\n";
-  for (const auto& f : flag_table()) {
-    std::string name = f.value ? fmt::format("{} {}", f.name, f.value) : std::string(f.name);
-    s += fmt::format("  {:<22} {} [default: {}]\n", name, f.help, f.show(defaults));
-  }
+  auto name_of = [](const FlagDef& f) {
+    return f.value ? fmt::format("{} {}", f.name, f.value) : std::string(f.name);
+  };
+  for (const auto& f : flag_table())
+    s += fmt::format("  {}\n      {} [default: {}]\n", name_of(f), f.help, f.show(defaults));
   return s;
 }
 
