@@ -111,3 +111,66 @@ TEST(Repeats, LoopsAreCoveredAlmostEntirely) {
   for (const auto& g : groups) covered += g.length() * g.occurrences.size();
   EXPECT_GE(double(covered) / double(s.size()), 0.9);
 }
+
+// Expected selections computed with the authors' reference algorithm (a private port of
+// david-broman/matching-substrings run on these inputs; token i = digit i): ours must agree.
+TEST(Repeats, AgreesWithTheReferenceImplementation) {
+  struct Case {
+    const char* tokens;
+    std::size_t min_length, max_length, min_repeats;
+    const char* expected;  // groups separated by " | "
+  };
+  const Case cases[] = {
+      {"001110000101", 1, 0, 3, "1:3 8:10 10:12"},
+      {"000010100010100001", 2, 0, 2, "1:7 7:13"},
+      {"01101101002022200020011212200101", 3, 0, 3, "0:3 3:6 20:23"},
+      {"000111211222001011210110", 2, 0, 2, "14:18 19:23 | 4:7 7:10 | 0:2 12:14"},
+      {"01000100100011010111011", 1, 4, 2, "2:6 9:13 | 15:19 19:23"},
+      {"011001101010110001101101100110000010011", 3, 4, 3, ""},
+      {"00100000101000000111101101", 1, 0, 3, "8:11 20:23 23:26"},
+      {"001000101111100011010110100110101110", 3, 4, 2, "3:7 13:17 | 7:11 31:35 | 17:21 22:26"},
+      {"0100100110001111101100010010010000010", 1, 0, 3, "21:24 24:27 27:30"},
+      {"01112021020200200002122", 3, 0, 2, "12:15 17:20 | 4:7 9:12"},
+      {"01111012000202222211000012111102", 3, 4, 2, "2:6 27:31 | 8:11 21:24"},
+      {"0110001", 1, 4, 2, "0:2 5:7 | 3:4 4:5"},
+      {"00000000000000000000000000000000000", 2, 4, 2, "26:30 30:34"},
+      {"0000000000", 2, 4, 3, ""},
+      {"01002220100112011", 1, 4, 2, "0:4 7:11 | 11:13 15:17 | 4:5 5:6 13:14"},
+      {"0000000000000000000000000000", 2, 4, 2, "19:23 23:27"},
+      {"0000011010000110100010000", 1, 0, 2, "1:9 9:17 | 21:23 23:25"},
+      {"00000000000000000000000000", 2, 0, 2, "0:13 13:26"},
+      {"0000000", 3, 0, 2, "0:3 3:6"},
+      {"00010102202102122", 3, 4, 2, "9:12 12:15"},
+      {"011100", 2, 0, 3, ""},
+      {"00010110000100001101001000001110011", 1, 0, 2, "9:16 20:27 | 5:9 29:33 | 3:4 33:34"},
+      {"001101110000000110", 1, 0, 3, "2:5 6:9 15:18"},
+      {"0000011010101", 3, 0, 2, ""},
+      {"0000000000000000000000000", 2, 4, 3, ""},
+      {"012202221000022220121202001101121", 3, 0, 3, ""},
+      {"000011101101110110000101110", 1, 0, 2, "3:10 10:17 | 0:3 18:21 | 17:18 26:27"},
+      {"000000", 3, 4, 2, "0:3 3:6"},
+      {"01101212010211010201002121", 2, 4, 3, "0:2 3:5 8:10 | 5:7 11:13 24:26"},
+      {"010101110100100011", 1, 4, 3, "0:3 8:11 11:14"},
+
+  };
+  for (const Case& c : cases) {
+    std::vector<std::uint64_t> s;
+    for (const char* p = c.tokens; *p; ++p) s.push_back(std::uint64_t(*p - '0'));
+    RepeatOptions o;
+    o.min_length = c.min_length;
+    if (c.max_length) o.max_length = c.max_length;
+    o.min_repeats = c.min_repeats;
+    std::string got;
+    for (const auto& g : find_repeats(s, o)) {
+      if (!got.empty()) got += " | ";
+      for (std::size_t k = 0; k < g.occurrences.size(); ++k) {
+        if (k) got.push_back(' ');
+        got.append(std::to_string(g.occurrences[k].start));
+        got.push_back(':');
+        got.append(std::to_string(g.occurrences[k].end));
+      }
+    }
+    EXPECT_EQ(got, c.expected) << c.tokens << " min " << c.min_length << " max " << c.max_length
+                               << " repeats " << c.min_repeats;
+  }
+}
