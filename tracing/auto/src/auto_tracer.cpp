@@ -89,6 +89,7 @@ void AutoTracer::barrier() {
 }
 
 void AutoTracer::flush() {
+  saturated_ = false;
   forward_until(next_op_);
   pointers_.clear();
   ready_.clear();
@@ -96,6 +97,11 @@ void AutoTracer::flush() {
 
 void AutoTracer::maybe_analyse() {
   const std::size_t n = history_.size();
+  if (saturated_) {
+    // Replaying maximal traces back to back: mining could not find anything longer.
+    if (n >= opt_.batchsize) history_.clear();
+    return;
+  }
   if (n >= opt_.batchsize) {
     launch(std::move(history_));
     history_.clear();
@@ -208,6 +214,8 @@ void AutoTracer::advance(std::uint64_t token, std::uint64_t op) {
       if (next == Node::kNone) continue;
       p = Pointer{next, pointers_[i].start};
     } else {
+      // Saturated, only the pointer that can continue the run of traces is worth starting.
+      if (saturated_ && op != pending_from_) break;
       std::uint32_t root = trie_[0].child(token);
       if (root == Node::kNone) break;
       p = Pointer{root, op};
@@ -248,6 +256,7 @@ void AutoTracer::complete(const Pointer& p, std::uint64_t op) {
 }
 
 void AutoTracer::forward_until(std::uint64_t op) {
+  if (pending_from_ < op) saturated_ = false;  // the run of traces is broken
   for (; pending_from_ < op; ++pending_from_) sink_.forward_untraced(pending_from_);
 }
 
@@ -284,6 +293,7 @@ void AutoTracer::issue_ready() {
         }
     }
     if (blocked) break;
+    const bool back_to_back = m.start == pending_from_ && m.candidate == last_issued_;
     forward_until(m.start);
     Candidate& c = candidates_[m.candidate];
     sink_.begin_trace(c.trace_id, m.start, std::size_t(m.end - m.start));
@@ -293,6 +303,10 @@ void AutoTracer::issue_ready() {
     ++stats_.traces_issued;
     stats_.ops_traced += m.end - m.start;
     pending_from_ = m.end;
+    last_issued_ = m.candidate;
+    // A maximal trace repeating back to back is a steady state nothing can improve on: stop
+    // mining and watching for other candidates until the run breaks (an op goes untraced).
+    saturated_ = back_to_back && len >= opt_.max_trace_length;
     // Pointers that started inside the issued trace stay: they can no longer produce a trace,
     // but their sightings still count, so a longer candidate can overtake the one in use.
   }

@@ -145,6 +145,8 @@ class AutoTracer {
   std::unordered_map<std::string, std::uint32_t> known_;  // candidate token string -> index
   std::vector<Pointer> pointers_;
   std::vector<Match> ready_;
+  std::uint32_t last_issued_ = ~0u;  // candidate of the last trace issued
+  bool saturated_ = false;           // maximal traces replaying back to back
   // Scores of candidates at the current op (computed at most once per op).
   std::vector<double> score_now_;
   std::vector<std::uint64_t> score_stamp_;
