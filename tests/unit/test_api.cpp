@@ -185,3 +185,46 @@ TEST(Api, DestroyReleasesInstancesOnceUsersFinish) {
     EXPECT_EQ(instances.instance_count(), 0u);
   });
 }
+
+namespace {
+// Puts every point on the last CPU; or, when `bad`, on a CPU that does not exist.
+class LastCpuMapper : public Mapper {
+ public:
+  explicit LastCpuMapper(bool bad) : bad_(bad) {}
+  Processor select_processor(const MapperTaskInfo&, const MachineInfo& m) override {
+    ++calls;
+    return Processor{ProcessorKind::CPU, bad_ ? m.num_cpus : m.num_cpus - 1};
+  }
+  static inline std::atomic<int> calls{0};
+
+ private:
+  bool bad_;
+};
+}  // namespace
+
+TEST(Api, CustomMappersAreConsultedAndChecked) {
+  register_all();
+  LastCpuMapper::calls = 0;
+  reprise::run(
+      {"-ll:cpu", "2", "-lg:no_auto_tracing"},
+      [](Context& ctx) {
+        auto dom = ctx.create_index_space(Rect<1>({0}, {5}));
+        EXPECT_EQ(ctx.reduce(ctx.execute(IndexLauncher(T_SQUARE, dom)), ReductionOp::Sum)
+                      .get<std::int64_t>(),
+                  55);
+      },
+      std::make_unique<LastCpuMapper>(false));
+  EXPECT_EQ(LastCpuMapper::calls.load(), 6);
+  try {
+    reprise::run(
+        {"-ll:cpu", "2"},
+        [](Context& ctx) {
+          auto dom = ctx.create_index_space(Rect<1>({0}, {1}));
+          ctx.execute(IndexLauncher(T_SQUARE, dom)).wait();
+        },
+        std::make_unique<LastCpuMapper>(true));
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("does not exist"), std::string::npos) << e.what();
+  }
+}
