@@ -171,6 +171,7 @@ void Executor::run_fill(PointTask& t) {
   const ReqInfo& req = op.reqs[0];
   Instance* inst = op.point_instances[0];
   const Domain& rect = op.rect(0, 0);
+  if (rect.empty()) return;  // an empty subregion: nothing to fill
   const std::size_t size = op.fill_value.size();
   for (int fi : req.field_indices) {
     std::byte* base = inst->field_data(fi);
@@ -193,6 +194,7 @@ void Executor::run_copy(PointTask& t) {
   Instance* si = op.point_instances[0];
   Instance* di = op.point_instances[1];
   const Domain& rect = op.rect(0, 0);
+  if (rect.empty()) return;  // an empty source: nothing to copy
   Domain rows = rect;
   int last = rect.dim - 1;
   rows.hi[last] = rows.lo[last];

@@ -228,3 +228,27 @@ TEST(Api, CustomMappersAreConsultedAndChecked) {
     EXPECT_NE(std::string(e.what()).find("does not exist"), std::string::npos) << e.what();
   }
 }
+
+TEST(Api, EmptySubregionsFillCopyAndLaunch) {
+  register_all();
+  reprise::run({"-ll:cpu", "2"}, [](Context& ctx) {
+    auto is = ctx.create_index_space(Rect<2>({0, 0}, {3, 9}));
+    auto fs = ctx.create_field_space({{FV, sizeof(double)}, {1, sizeof(double)}});
+    Region r = ctx.create_region(is, fs);
+    // Piece 1 is empty in the last dimension (columns 20..19), piece 2 in the first.
+    auto three = ctx.create_index_space(Rect<1>({0}, {2}));
+    Partition p = ctx.partition_by_rects(
+        r, three,
+        std::vector<Domain>{Rect<2>({0, 0}, {3, 9}), Rect<2>({1, 20}, {2, 19}),
+                            Rect<2>({5, 0}, {4, 9})});
+    for (coord_t c = 1; c <= 2; ++c) {
+      Region e = p[Point<1>(c)];
+      EXPECT_TRUE(e.bounds().empty());
+      ctx.fill(e, FV, 3.0);
+      ctx.copy(CopyLauncher{e, {FV}, e, {1}});
+      TaskLauncher s(T_SUM_REGION);
+      s.add(e, Privilege::ReadOnly, {FV});
+      EXPECT_EQ(ctx.execute(s).get<double>(), 0.0);
+    }
+  });
+}
