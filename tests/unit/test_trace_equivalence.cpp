@@ -223,7 +223,10 @@ TEST(TraceEquivalence, RandomTracedProgramsMatchTheSequentialRun) {
       {"-ll:cpu", "2"},
   };
   int programs = 0;
-  for (std::uint32_t seed = 1; seed <= 60; ++seed) {
+  // REPRISE_TRACE_SEEDS=N runs more seeds (60 in CI).
+  const char* env = std::getenv("REPRISE_TRACE_SEEDS");
+  const std::uint32_t seeds = env ? std::uint32_t(std::atoi(env)) : 60;
+  for (std::uint32_t seed = 1; seed <= seeds; ++seed) {
     Program prog = generate(seed);
     auto reference = run_program(prog, false, {"-lg:inorder", "-lg:no_auto_tracing"});
     for (const auto& flags : configs) {
