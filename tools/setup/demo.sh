@@ -5,4 +5,4 @@ here="$(dirname "$0")"
 bash "$here/install-deps.sh"
 bash "$here/build.sh"
 cd "$here/../.."
-./build/bin/stencil -nx 2048 -ny 2048 -px 4 -py 4 -iters 100 -ll:cpu 2
+./build/bin/stencil -nx 2048 -ny 2048 -px 4 -py 4 -iters 200 -warmup 100 -ll:cpu 2
