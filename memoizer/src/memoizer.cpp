@@ -155,6 +155,7 @@ void Memoizer::record(TraceID id, const std::vector<std::uint64_t>& tokens) {
     names.push_back(o.task_info ? o.task_info->name : to_string(o.kind));
   }
   reduce_transitively(*t);
+  build_successors(*t);
   compute_elision_links(*t, buffer_, analysis_->forest(), rt_.events());
   compute_conditions(*t, buffer_);
   t->last_used = ++use_clock_;
@@ -189,7 +190,6 @@ void Memoizer::record(TraceID id, const std::vector<std::uint64_t>& tokens) {
 }
 
 void Memoizer::replay(TraceTemplate& t, bool elide) {
-  std::vector<Event> slots(t.num_slots, kNoEvent);
   Event fence;
   if (elide) {
     fence = prev_fence_;
@@ -197,8 +197,6 @@ void Memoizer::replay(TraceTemplate& t, bool elide) {
     apply_summary();
     fence = analysis_->full_fence();
   }
-  slots[0] = fence;
-  GraphSink& graph = rt_.graph();
   // Replayed ops take the recorded analysis results; non-point ops go through the analysis.
   for (std::uint32_t k = 0; k < buffer_.size(); ++k) {
     Op& o = *buffer_[k];
@@ -211,27 +209,10 @@ void Memoizer::replay(TraceTemplate& t, bool elide) {
     o.point_done.assign(o.num_points(), kNoEvent);
     if (o.num_points() == 0) rt_.op_completed(o);
   }
-  for (const Instruction& in : t.instrs) {
-    scratch_.clear();
-    for (std::uint32_t i = 0; i < in.pre_count; ++i)
-      scratch_.push_back(slots[t.pre_slots[in.pre_begin + i]]);
-    if (in.uses_fence) scratch_.push_back(fence);
-    if (elide) {
-      for (std::uint32_t i = 0; i < in.link_count; ++i) {
-        const Link& l = t.links[in.link_begin + i];
-        scratch_.push_back(prev_ops_[l.op]->point_done[l.point]);
-      }
-    }
-    if (in.kind == Instruction::Kind::Merge) {
-      slots[in.out] = graph.merge(scratch_);
-      continue;
-    }
-    Op& o = *buffer_[in.op];
-    // Futures change from one iteration to the next: wait for this iteration's.
-    for (const Future& f : o.futures)
-      if (Event e = pending_event(f); e.exists()) scratch_.push_back(e);
-    slots[in.out] = graph.op(o, in.point, in.proc, scratch_);
-  }
+  if (t.batch_replay)
+    replay_batch(t, fence, elide);
+  else
+    replay_with_events(t, fence, elide);
   handed_ = buffer_.size();
   rt_.count_points(t.points);
   rt_.count_replay(t.points);
@@ -255,6 +236,65 @@ void Memoizer::replay(TraceTemplate& t, bool elide) {
   prev_ops_ = buffer_;
   prev_fence_ = fence;
   last_replayed_ = &t;
+}
+
+void Memoizer::gather_external(const TraceTemplate& t, const Instruction& in, Event fence,
+                               bool elide) {
+  if (in.uses_fence) scratch_.push_back(fence);
+  if (elide) {
+    for (std::uint32_t i = 0; i < in.link_count; ++i) {
+      const Link& l = t.links[in.link_begin + i];
+      scratch_.push_back(prev_ops_[l.op]->point_done[l.point]);
+    }
+  }
+  if (in.kind == Instruction::Kind::Op)
+    // Futures change from one iteration to the next: wait for this iteration's.
+    for (const Future& f : buffer_[in.op]->futures)
+      if (Event e = pending_event(f); e.exists()) scratch_.push_back(e);
+}
+
+void Memoizer::replay_batch(const TraceTemplate& t, Event fence, bool elide) {
+  const std::size_t n = t.instrs.size();
+  if (n == 0) return;
+  Executor& exec = rt_.executor();
+  // Every point is created before any is released, so a point's successors already count
+  // its edge when it completes. The block is freed by the batch's last point.
+  auto* block = make_pooled<SuccessorBlock>().release();
+  block->unfinished.store(std::int32_t(n), std::memory_order_relaxed);
+  block->successors.resize(t.successors.size());
+  batch_.resize(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    const Instruction& in = t.instrs[i];
+    PointTask* task = exec.prepare(*buffer_[in.op], in.point, in.proc, std::int32_t(in.pre_count));
+    task->block = block;
+    task->succ_begin = t.succ_begin[i];
+    task->succ_count = t.succ_count[i];
+    batch_[i] = task;
+  }
+  for (std::size_t k = 0; k < t.successors.size(); ++k)
+    block->successors[k] = batch_[t.successors[k]];
+  for (std::size_t i = 0; i < n; ++i) {
+    scratch_.clear();
+    gather_external(t, t.instrs[i], fence, elide);
+    exec.wait_for(batch_[i], scratch_);
+  }
+  for (PointTask* task : batch_) exec.release(task);
+}
+
+void Memoizer::replay_with_events(const TraceTemplate& t, Event fence, bool elide) {
+  std::vector<Event> slots(t.num_slots, kNoEvent);
+  slots[0] = fence;
+  GraphSink& graph = rt_.graph();
+  for (const Instruction& in : t.instrs) {
+    scratch_.clear();
+    for (std::uint32_t i = 0; i < in.pre_count; ++i)
+      scratch_.push_back(slots[t.pre_slots[in.pre_begin + i]]);
+    gather_external(t, in, fence, elide);
+    if (in.kind == Instruction::Kind::Merge)
+      slots[in.out] = graph.merge(scratch_);
+    else
+      slots[in.out] = graph.op(*buffer_[in.op], in.point, in.proc, scratch_);
+  }
 }
 
 void Memoizer::apply_summary() {

@@ -156,6 +156,29 @@ void compute_conditions(TraceTemplate& t, const std::vector<OpRef>& recorded) {
   }
 }
 
+void build_successors(TraceTemplate& t) {
+  const std::size_t n = t.instrs.size();
+  t.batch_replay = true;
+  for (std::size_t i = 0; i < n; ++i)
+    // Slot s is defined by instruction s - 1 (slot 0 is the fence); merges need events.
+    if (t.instrs[i].kind != Instruction::Kind::Op || t.instrs[i].out != i + 1)
+      t.batch_replay = false;
+  if (!t.batch_replay) return;
+  t.succ_count.assign(n, 0);
+  for (const Instruction& in : t.instrs)
+    for (std::uint32_t k = 0; k < in.pre_count; ++k)
+      ++t.succ_count[t.pre_slots[in.pre_begin + k] - 1];
+  t.succ_begin.assign(n, 0);
+  for (std::size_t i = 1; i < n; ++i) t.succ_begin[i] = t.succ_begin[i - 1] + t.succ_count[i - 1];
+  t.successors.assign(t.pre_slots.size(), 0);
+  std::vector<std::uint32_t> fill = t.succ_begin;
+  for (std::uint32_t i = 0; i < n; ++i) {
+    const Instruction& in = t.instrs[i];
+    for (std::uint32_t k = 0; k < in.pre_count; ++k)
+      t.successors[fill[t.pre_slots[in.pre_begin + k] - 1]++] = i;
+  }
+}
+
 std::string to_dot(const TraceTemplate& t, const std::vector<std::string>& op_names) {
   std::string s =
       fmt::format("digraph trace_{} {{\n  rankdir=TB;\n  s0 [label=\"fence\", shape=box];\n", t.id);

@@ -70,7 +70,7 @@ void Executor::precondition_done(void* ctx, std::uint64_t) {
   if (t->pending.fetch_sub(1, std::memory_order_acq_rel) == 1) t->exec->enqueue(t);
 }
 
-Event Executor::op(Op& op, std::uint32_t point, Processor proc, std::span<const Event> pre) {
+PointTask* Executor::prepare(Op& op, std::uint32_t point, Processor proc, std::int32_t in_edges) {
   auto task = make_pooled<PointTask>();
   task->exec = this;
   task->op = OpRef(&op);
@@ -82,11 +82,13 @@ Event Executor::op(Op& op, std::uint32_t point, Processor proc, std::span<const 
     task->variant = op.task_info->variant(proc.kind);
     if (!task->variant) task->variant = op.task_info->variant(ProcessorKind::CPU);
   }
-  Event done = rt_.events().create();
-  task->done = done;
-  op.point_done[point] = done;
-  PointTask* t = task.release();  // owned by the executor until it has run
-  t->pending.store(1, std::memory_order_relaxed);
+  task->done = rt_.events().create();
+  op.point_done[point] = task->done;
+  task->pending.store(1 + in_edges, std::memory_order_relaxed);
+  return task.release();  // owned by the executor until it has run
+}
+
+void Executor::wait_for(PointTask* t, std::span<const Event> pre) {
   for (Event e : pre) {
     // Most preconditions of a replayed or well-pipelined point have triggered already: a
     // lock-free check skips the waiter list.
@@ -95,7 +97,17 @@ Event Executor::op(Op& op, std::uint32_t point, Processor proc, std::span<const 
     if (!rt_.events().add_waiter(e, &Executor::precondition_done, t, 0))
       t->pending.fetch_sub(1, std::memory_order_relaxed);
   }
+}
+
+void Executor::release(PointTask* t) {
   if (t->pending.fetch_sub(1, std::memory_order_acq_rel) == 1) enqueue(t);
+}
+
+Event Executor::op(Op& op, std::uint32_t point, Processor proc, std::span<const Event> pre) {
+  PointTask* t = prepare(op, point, proc, 0);
+  Event done = t->done;
+  wait_for(t, pre);
+  release(t);
   return done;
 }
 
@@ -149,8 +161,15 @@ void Executor::run_point(PointTask* t) {
   }
   Event done = t->done;
   OpRef keep = std::move(t->op);
+  SuccessorBlock* block = t->block;
+  const std::uint32_t succ_begin = t->succ_begin, succ_count = t->succ_count;
   PoolDelete<PointTask>{}(t);
   rt_.events().trigger(done);
+  if (block) {
+    for (std::uint32_t i = 0; i < succ_count; ++i) release(block->successors[succ_begin + i]);
+    if (block->unfinished.fetch_sub(1, std::memory_order_acq_rel) == 1)
+      PoolDelete<SuccessorBlock>{}(block);
+  }
   if (keep->remaining.fetch_sub(1, std::memory_order_acq_rel) == 1) rt_.op_completed(*keep);
 }
 

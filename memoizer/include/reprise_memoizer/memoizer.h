@@ -32,6 +32,10 @@ class Memoizer final : public OpSink {
   bool conditions_hold(const TraceTemplate& t);
   void record(TraceID id, const std::vector<std::uint64_t>& tokens);
   void replay(TraceTemplate& t, bool elide);
+  void replay_batch(const TraceTemplate& t, Event fence, bool elide);
+  void replay_with_events(const TraceTemplate& t, Event fence, bool elide);
+  // Appends to scratch_ what instruction `in` waits for from outside the replay.
+  void gather_external(const TraceTemplate& t, const Instruction& in, Event fence, bool elide);
   void apply_summary();
   void export_dot(const TraceTemplate& t, std::size_t ordinal);
 
@@ -60,6 +64,7 @@ class Memoizer final : public OpSink {
   std::uint64_t summary_seq_ = 0;
 
   std::vector<Event> scratch_;
+  std::vector<PointTask*> batch_;
 };
 
 }  // namespace reprise::detail

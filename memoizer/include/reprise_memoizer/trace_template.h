@@ -61,6 +61,10 @@ struct TraceTemplate {
   bool idempotent = false;                // postconditions imply the preconditions
   std::vector<std::pair<std::uint32_t, FieldMask>> touched;  // per tree, for the summary op
   std::uint64_t points = 0;                                  // task/fill/copy points per replay
+  // Batch replay (no merge instructions): instruction i waits for its pre_count predecessors,
+  // counted down by their completion, and counts down successors[succ_begin[i] ..][succ_count[i]].
+  bool batch_replay = false;
+  std::vector<std::uint32_t> succ_begin, succ_count, successors;
   std::size_t edges_recorded = 0, edges_after_reduction = 0;
   std::uint64_t last_used = 0;  // for least-recently-used eviction
 };
@@ -73,6 +77,8 @@ void compute_elision_links(TraceTemplate& t, const std::vector<OpRef>& recorded_
                            const RegionForest& forest, class EventTable& events);
 // The physical conditions (one system memory: which instance of each tree is read / written).
 void compute_conditions(TraceTemplate& t, const std::vector<OpRef>& recorded_ops);
+// The successor lists that let a replay count in-trace edges down instead of using events.
+void build_successors(TraceTemplate& t);
 // Graphviz DOT text of the template.
 std::string to_dot(const TraceTemplate& t, const std::vector<std::string>& op_names);
 

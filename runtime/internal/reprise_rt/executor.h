@@ -26,6 +26,12 @@ class Executor final : public GraphSink {
 
   Event op(Op& op, std::uint32_t point, Processor proc, std::span<const Event> pre) override;
   Event merge(std::span<const Event> events) override;
+
+  // Batch launch (replays): create every point first, holding `in_edges` + 1 counts; add event
+  // waits; wire successors through a SuccessorBlock; then release each point.
+  PointTask* prepare(Op& op, std::uint32_t point, Processor proc, std::int32_t in_edges);
+  void wait_for(PointTask* t, std::span<const Event> pre);
+  void release(PointTask* t);
   Event fence(std::span<const Event> before) override;
 
   std::uint32_t num_cpus() const { return std::uint32_t(cpu_queues_.size()); }

@@ -3,6 +3,7 @@
 // analysis chose and a count of the preconditions it still waits for.
 #include <atomic>
 #include <cstdint>
+#include <vector>
 
 #include "reprise/registry.h"
 #include "reprise/types.h"
@@ -12,6 +13,14 @@
 namespace reprise::detail {
 
 class Executor;
+struct PointTask;
+
+// The successor lists of a batch of points launched together (a replayed template): its
+// in-trace edges are counters, not events. Freed when the last point of the batch has run.
+struct SuccessorBlock {
+  std::atomic<std::int32_t> unfinished{0};
+  std::vector<PointTask*> successors;
+};
 
 struct PointTask {
   Executor* exec = nullptr;
@@ -22,7 +31,9 @@ struct PointTask {
   const TaskVariant* variant = nullptr;
   Event done;
   std::atomic<std::int32_t> pending{1};
-  PointTask* next = nullptr;  // intrusive link for ready queues
+  PointTask* next = nullptr;        // intrusive link for ready queues
+  SuccessorBlock* block = nullptr;  // batch launches only
+  std::uint32_t succ_begin = 0, succ_count = 0;
 };
 
 }  // namespace reprise::detail
