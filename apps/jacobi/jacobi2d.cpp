@@ -13,6 +13,8 @@
 #include <string>
 #include <vector>
 
+#include "app_support.h"
+
 using namespace reprise;
 
 namespace {
@@ -144,8 +146,7 @@ Params parse(const std::vector<std::string>& args) {
     } else
       usage("unknown argument " + a);
   }
-  if (p.trace != "none" && p.trace != "manual" && p.trace != "auto")
-    usage("--trace must be none, manual or auto");
+  if (!apps::valid_trace_mode(p.trace)) usage("--trace must be none, manual or auto");
   if (p.px > p.n || p.py > p.n) usage("more tiles than points");
   p.iters += p.iters % 2;
   p.warmup += p.warmup % 2;
@@ -178,16 +179,9 @@ void top_level(Context& ctx, const Params& p) {
     if (manual) ctx.end_trace(1);
   };
   for (int it = 0; it < p.warmup; it += 2) pair();
-  ctx.fence().wait();
-  const auto before = ctx.trace_stats();
-  auto t0 = std::chrono::steady_clock::now();
-  for (int it = 0; it < p.iters; it += 2) pair();
-  ctx.fence().wait();
-  double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  const auto after = ctx.trace_stats();
-  const double launched = double(after.points_launched - before.points_launched);
-  const double coverage =
-      launched > 0 ? double(after.points_replayed - before.points_replayed) / launched : 0.0;
+  const apps::TimedWindow window = apps::timed(ctx, [&] {
+    for (int it = 0; it < p.iters; it += 2) pair();
+  });
 
   TaskLauncher sum(TID_CHECKSUM);
   sum.add(grid, Privilege::ReadOnly, {FID_U});
@@ -198,12 +192,8 @@ void top_level(Context& ctx, const Params& p) {
       "jacobi2d: %lldx%lld grid, %lldx%lld tiles, %d sweeps: %s\n", (long long)p.n, (long long)p.n,
       (long long)p.px, (long long)p.py, p.warmup + p.iters,
       verified ? "matches the serial reference bit for bit" : "DIFFERS from the serial reference");
-  std::printf(
-      "RESULT app=jacobi2d mode=%s ranks=%u iters=%d time_s=%.6f iter_per_s=%.2f tasks=%.0f "
-      "us_per_task=%.3f coverage=%.2f checksum=%016llx verified=%d n=%lld tiles=%lld\n",
-      p.trace.c_str(), ctx.num_shards(), p.iters, secs, p.iters / secs, tasks, secs * 1e6 / tasks,
-      coverage, (unsigned long long)checksum, verified ? 1 : 0, (long long)p.n,
-      (long long)(p.px * p.py));
+  apps::print_result("jacobi2d", p.trace, ctx, p.iters, window, tasks, checksum, verified,
+                     "n=" + std::to_string(p.n) + " tiles=" + std::to_string(p.px * p.py));
   if (!verified) throw Error("jacobi2d: verification failed");
 }
 
@@ -214,8 +204,6 @@ int main(int argc, char** argv) {
   TaskRegistry::add(TID_INIT, "init", {cpu(init_task)});
   TaskRegistry::add(TID_SWEEP, "sweep", {cpu(sweep_task)});
   TaskRegistry::add(TID_CHECKSUM, "checksum", {cpu(checksum_task)});
-  std::vector<std::string> extra;
-  if (p.trace != "auto") extra.push_back("-lg:no_auto_tracing");
   return start(
-      argc, argv, [&](Context& ctx) { top_level(ctx, p); }, extra);
+      argc, argv, [&](Context& ctx) { top_level(ctx, p); }, apps::trace_mode_flags(p.trace));
 }

@@ -11,6 +11,8 @@
 #include <cstring>
 #include <string>
 
+#include "app_support.h"
+
 using namespace reprise;
 
 namespace {
@@ -158,7 +160,7 @@ Params parse(const std::vector<std::string>& args) {
     else
       usage(("unknown argument " + a).c_str());
   }
-  if (p.trace != "none" && p.trace != "manual" && p.trace != "auto")
+  if (!apps::valid_trace_mode(p.trace))
     usage(("--trace " + p.trace + ": use none, manual or auto").c_str());
   if (p.radius > 8) usage("radius must be at most 8");
   if (p.px > p.nx || p.py > p.ny) usage("more tiles than grid points");
@@ -195,16 +197,9 @@ void top_level(Context& ctx, const Params& p) {
   };
   iteration();  // PRK's untimed first iteration
   for (int it = 0; it < p.warmup; ++it) iteration();
-  ctx.fence().wait();
-  const auto before = ctx.trace_stats();
-  auto t0 = std::chrono::steady_clock::now();
-  for (int it = 0; it < p.iters; ++it) iteration();
-  ctx.fence().wait();
-  const auto after = ctx.trace_stats();
-  const double launched = double(after.points_launched - before.points_launched);
-  const double coverage =
-      launched > 0 ? double(after.points_replayed - before.points_replayed) / launched : 0.0;
-  double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const apps::TimedWindow window = apps::timed(ctx, [&] {
+    for (int it = 0; it < p.iters; ++it) iteration();
+  });
 
   IndexLauncher norm(TID_NORM, tiles, TaskArgs{args});
   norm.add(interior, Projection::identity(), Privilege::ReadOnly, {FID_OUT});
@@ -223,13 +218,9 @@ void top_level(Context& ctx, const Params& p) {
       "(reference %.12f) %s\n",
       (long long)p.nx, (long long)p.ny, (long long)p.px, (long long)p.py, p.radius, p.iters,
       norm_value, reference, verified ? "verified" : "WRONG");
-  std::printf(
-      "RESULT app=stencil mode=%s ranks=%u iters=%d time_s=%.6f iter_per_s=%.2f tasks=%.0f "
-      "us_per_task=%.3f coverage=%.2f checksum=%016llx verified=%d nx=%lld ny=%lld "
-      "tiles=%lld\n",
-      p.trace.c_str(), ctx.num_shards(), p.iters, secs, p.iters / secs, tasks, secs * 1e6 / tasks,
-      coverage, (unsigned long long)checksum, verified ? 1 : 0, (long long)p.nx, (long long)p.ny,
-      (long long)(p.px * p.py));
+  apps::print_result("stencil", p.trace, ctx, p.iters, window, tasks, checksum, verified,
+                     "nx=" + std::to_string(p.nx) + " ny=" + std::to_string(p.ny) +
+                         " tiles=" + std::to_string(p.px * p.py));
   if (!verified) throw Error("stencil: verification failed");
 }
 
@@ -242,8 +233,6 @@ int main(int argc, char** argv) {
   TaskRegistry::add(TID_INCREMENT, "increment", {cpu(increment_task)});
   TaskRegistry::add(TID_NORM, "norm", {cpu(norm_task)});
   TaskRegistry::add(TID_CHECKSUM, "checksum", {cpu(checksum_task)});
-  std::vector<std::string> extra;
-  if (p.trace != "auto") extra.push_back("-lg:no_auto_tracing");
   return start(
-      argc, argv, [&](Context& ctx) { top_level(ctx, p); }, extra);
+      argc, argv, [&](Context& ctx) { top_level(ctx, p); }, apps::trace_mode_flags(p.trace));
 }
