@@ -5,7 +5,6 @@
 // --trace manual does. Verified bit for bit against a serial reference.
 #include <reprise/reprise.h>
 
-#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>

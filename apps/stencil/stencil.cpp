@@ -4,7 +4,6 @@
 // the mean |out| over active points is (iterations) × (cx + cy).
 #include <reprise/reprise.h>
 
-#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
