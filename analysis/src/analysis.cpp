@@ -7,7 +7,12 @@
 
 namespace reprise::detail {
 
-Analysis::Analysis(Runtime& rt) : rt_(rt), logical_(rt.forest(), rt.events()) {}
+Analysis::Analysis(Runtime& rt)
+    : rt_(rt), logical_(rt.forest(), rt.events()), physical_(rt.instances().num_memories()) {
+  if (rt.instances().num_memories() > kMaxMemories)
+    throw Error(fmt::format("the machine has {} memories; at most {} are supported",
+                            rt.instances().num_memories(), kMaxMemories));
+}
 
 void Analysis::submit(const OpRef& op) {
   switch (op->kind) {
@@ -51,10 +56,12 @@ void Analysis::remember_done(Event e) {
   }
 }
 
-Instance* Analysis::instance_for(std::uint32_t tree) {
-  if (instance_cache_.size() <= tree) instance_cache_.resize(tree + 1, nullptr);
-  Instance*& inst = instance_cache_[tree];
-  if (!inst) inst = rt_.instances().tree_instance(rt_.forest(), tree, 0);
+Instance* Analysis::instance_for(std::uint32_t tree, std::uint32_t mem) {
+  const std::size_t mems = rt_.instances().num_memories();
+  const std::size_t at = std::size_t(tree) * mems + mem;
+  if (instance_cache_.size() <= at) instance_cache_.resize((std::size_t(tree) + 1) * mems, nullptr);
+  Instance*& inst = instance_cache_[at];
+  if (!inst) inst = rt_.instances().tree_instance(rt_.forest(), tree, mem);
   return inst;
 }
 
@@ -81,11 +88,13 @@ void Analysis::analyse_points(const OpRef& ref) {
   }
   // Everything that can fail happens before the first point is launched.
   logical_.compute_rects(op);
+  const bool several_memories = rt_.instances().num_memories() > 1;
   op.point_instances.resize(points * nreq);
-  for (std::size_t r = 0; r < nreq; ++r) {
-    Instance* inst = instance_for(op.reqs[r].tree);
-    for (std::size_t p = 0; p < points; ++p) op.point_instances[p * nreq + r] = inst;
-  }
+  if (!several_memories)
+    for (std::size_t r = 0; r < nreq; ++r) {
+      Instance* inst = instance_for(op.reqs[r].tree, 0);
+      for (std::size_t p = 0; p < points; ++p) op.point_instances[p * nreq + r] = inst;
+    }
   procs_.resize(points);
   const MachineInfo machine = rt_.machine();
   if (op.task_info) {
@@ -111,12 +120,14 @@ void Analysis::analyse_points(const OpRef& ref) {
                         op.describe(), proc.kind == ProcessorKind::GPU ? "gpu" : "cpu", proc.index,
                         info.point.str()));
       procs_[p] = proc;
+      if (several_memories) choose_memories(op, p, &info);
     }
   } else {
     // Fills and copies run on a utility thread when there is a spare one.
     procs_[0] = rt_.config().utils > 1
                     ? Processor{ProcessorKind::Utility, 0}
                     : Processor{ProcessorKind::CPU, std::uint32_t(op.seq % machine.num_cpus)};
+    if (several_memories) choose_memories(op, 0, nullptr);
   }
 
   pre_.reset(points);
@@ -131,9 +142,119 @@ void Analysis::analyse_points(const OpRef& ref) {
   }
 
   op.point_done.assign(points, kNoEvent);
-  for (std::size_t p = 0; p < points; ++p) graph().op(op, std::uint32_t(p), procs_[p], pre_.of(p));
+  for (std::size_t p = 0; p < points; ++p) {
+    if (several_memories)
+      launch_with_copies(op, std::uint32_t(p));
+    else
+      graph().op(op, std::uint32_t(p), procs_[p], pre_.of(p));
+  }
   rt_.count_points(points);
   logical_.record(ref);
+}
+
+void Analysis::choose_memories(Op& op, std::size_t p, const MapperTaskInfo* info) {
+  const MachineInfo machine = rt_.machine();
+  const std::size_t nreq = op.reqs.size();
+  for (std::size_t r = 0; r < nreq; ++r) {
+    const ReqInfo& q = op.reqs[r];
+    MemoryID mem;
+    if (q.privilege == Privilege::Reduce)
+      mem = 0;  // every reducer of the data must fold into the same instance
+    else if (info)
+      mem = rt_.mapper().select_memory(*info, procs_[p], r, machine);
+    else
+      mem = machine.closest_memory(procs_[p]);
+    if (mem >= rt_.instances().num_memories())
+      throw Error(fmt::format("{}: the mapper chose memory {} for requirement {} of point {}, "
+                              "which does not exist (the machine has {} memories)",
+                              op.describe(), mem, r, op.domain.delinearize(coord_t(p)).str(),
+                              rt_.instances().num_memories()));
+    op.point_instances[p * nreq + r] = instance_for(q.tree, mem);
+  }
+}
+
+namespace {
+bool reads_data(Privilege p) {
+  return p == Privilege::ReadOnly || p == Privilege::ReadWrite || p == Privilege::Reduce;
+}
+
+// A generated copy of `fields` of tree over rect, from src to dst.
+OpRef make_copy(const Op& for_op, std::uint32_t tree, std::uint32_t root_region,
+                const PoolVector<int>& fields, FieldMask mask, const Domain& rect, Instance* src,
+                Instance* dst) {
+  OpRef c = make_op();
+  c->kind = OpKind::Copy;
+  c->generated = true;
+  c->counted = false;
+  c->seq = for_op.seq;
+  c->domain = Domain(Rect<1>({0}, {0}));
+  ReqInfo q;
+  q.tree = tree;
+  q.region = root_region;
+  q.privilege = Privilege::ReadOnly;
+  q.field_indices = fields;
+  q.mask = mask;
+  q.bbox = rect;
+  c->reqs.push_back(q);
+  q.privilege = Privilege::WriteDiscard;
+  c->reqs.push_back(std::move(q));
+  c->point_rects.assign({rect, rect});
+  c->point_instances.assign({src, dst});
+  c->point_done.assign(1, kNoEvent);
+  return c;
+}
+}  // namespace
+
+void Analysis::launch_with_copies(Op& op, std::uint32_t p) {
+  const std::size_t nreq = op.reqs.size();
+  const auto logical_pre = pre_.of(p);
+  point_pre_.assign(logical_pre.begin(), logical_pre.end());
+  const Processor copy_proc = rt_.config().utils > 1 || procs_[p].kind != ProcessorKind::CPU
+                                  ? Processor{ProcessorKind::Utility, 0}
+                                  : procs_[p];
+  for (std::size_t r = 0; r < nreq; ++r) {
+    const ReqInfo& q = op.reqs[r];
+    if (!reads_data(q.privilege)) continue;
+    const Domain& rect = op.rect(p, r);
+    Instance* dst = op.point_instances[p * nreq + r];
+    const TreeInfo& tree = rt_.forest().tree(q.tree);
+    const Domain& root = rt_.forest().region(tree.root).bounds;
+    needs_.clear();
+    for (int fi : q.field_indices)
+      physical_.read(q.tree, root, fi, rect, dst->memory(), point_pre_, needs_);
+    // One copy per (rectangle, source memory) carries every field that needs it.
+    for (std::size_t i = 0; i < needs_.size(); ++i) {
+      if (needs_[i].field < 0) continue;  // taken by an earlier copy
+      PoolVector<int> fields;
+      FieldMask mask = 0;
+      copy_pre_.assign(logical_pre.begin(), logical_pre.end());
+      for (std::size_t j = i; j < needs_.size(); ++j) {
+        CopyNeed& n = needs_[j];
+        if (n.field < 0 || n.src_mem != needs_[i].src_mem || !(n.rect == needs_[i].rect)) continue;
+        fields.push_back(n.field);
+        mask |= FieldMask(1) << n.field;
+        if (n.src_ready.exists()) copy_pre_.push_back(n.src_ready);
+        if (j != i) n.field = -1;
+      }
+      const Domain part = needs_[i].rect;
+      Instance* src = instance_for(q.tree, needs_[i].src_mem);
+      OpRef c = make_copy(op, q.tree, tree.root, fields, mask, part, src, dst);
+      Event done = graph().copy(c, copy_proc, copy_pre_, p);
+      for (int fi : fields) physical_.copied(q.tree, root, fi, part, dst->memory(), done);
+      point_pre_.push_back(done);
+      needs_[i].field = -1;
+    }
+  }
+  graph().op(op, p, procs_[p], point_pre_);
+  for (std::size_t r = 0; r < nreq; ++r) {
+    const ReqInfo& q = op.reqs[r];
+    if (q.privilege == Privilege::ReadOnly) continue;
+    // An explicit copy writes only the source's rectangle of its destination.
+    const Domain& rect = op.kind == OpKind::Copy && r == 1 ? op.rect(p, 0) : op.rect(p, r);
+    const Domain& root = rt_.forest().region(rt_.forest().tree(q.tree).root).bounds;
+    const std::uint32_t mem = op.point_instances[p * nreq + r]->memory();
+    for (int fi : q.field_indices) physical_.written(q.tree, root, fi, rect, mem);
+  }
 }
 
 namespace {
@@ -214,7 +335,10 @@ void Analysis::destroy_region(const OpRef& op) {
   if (fence_event_.exists()) users.push_back(fence_event_);
   Event all = graph().merge(users);
   logical_.forget_tree(tree);
-  if (tree < instance_cache_.size()) instance_cache_[tree] = nullptr;
+  physical_.forget_tree(tree);
+  const std::size_t mems = rt_.instances().num_memories();
+  for (std::size_t m = 0; m < mems; ++m)
+    if (tree * mems + m < instance_cache_.size()) instance_cache_[tree * mems + m] = nullptr;
   remember_done(op->done);
   auto pc = make_pooled<PendingCompletion>(PendingCompletion{&rt_, op, tree});
   when_triggered(rt_, all, &complete_destroy, pc.release());

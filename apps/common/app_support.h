@@ -44,16 +44,17 @@ TimedWindow timed(Context& ctx, Body&& body) {
 }
 
 // RESULT app=… mode=… ranks=… iters=… time_s=… iter_per_s=… tasks=… us_per_task=… coverage=…
-// checksum=… verified=… followed by the app's own keys.
+// checksum=… verified=… copies=… (generated copies between memories, whole run) followed by
+// the app's own keys.
 inline void print_result(const char* app, const std::string& mode, const Context& ctx, int iters,
                          const TimedWindow& w, double tasks, std::uint64_t checksum, bool verified,
                          const std::string& extra_keys) {
   std::printf(
       "RESULT app=%s mode=%s ranks=%u iters=%d time_s=%.6f iter_per_s=%.2f tasks=%.0f "
-      "us_per_task=%.3f coverage=%.2f checksum=%016llx verified=%d %s\n",
+      "us_per_task=%.3f coverage=%.2f checksum=%016llx verified=%d copies=%llu %s\n",
       app, mode.c_str(), ctx.num_shards(), iters, w.seconds, iters / w.seconds, tasks,
       w.seconds * 1e6 / tasks, w.coverage, (unsigned long long)checksum, verified ? 1 : 0,
-      extra_keys.c_str());
+      (unsigned long long)ctx.trace_stats().copies, extra_keys.c_str());
 }
 
 }  // namespace reprise::apps

@@ -114,10 +114,26 @@ TraceTemplate* Memoizer::match(TraceID id, const std::vector<std::uint64_t>& tok
 }
 
 bool Memoizer::conditions_hold(const TraceTemplate& t) {
-  // One system memory: a condition holds while its tree's instance is still the one recorded.
+  apply_physical();
+  // The instances recorded must still be the ones the analysis would use,
   for (const Condition& c : t.preconditions)
-    if (analysis_->instance_for(c.tree) != c.instance) return false;
-  return true;
+    if (analysis_->instance_for(c.tree, c.instance->memory()) != c.instance) return false;
+  // and hold valid data exactly where the recording found it (which copies it issued).
+  const PhysicalState& state = analysis_->physical();
+  return std::all_of(t.facts.begin(), t.facts.end(),
+                     [&](const PhysicalFact& f) { return state.holds(f); });
+}
+
+void Memoizer::apply_physical() {
+  if (!physical_pending_) return;
+  const TraceTemplate& t = *physical_pending_;
+  physical_pending_ = nullptr;
+  PhysicalState& state = analysis_->physical();
+  for (std::size_t k = 0; k < t.effects.size(); ++k) {
+    PhysicalEffect e = t.effects[k];
+    if (t.effect_copy[k] >= 0) e.ready = copy_done_[std::size_t(t.effect_copy[k])];
+    state.apply(e);
+  }
 }
 
 void Memoizer::record(TraceID id, const std::vector<std::uint64_t>& tokens) {
@@ -128,6 +144,7 @@ void Memoizer::record(TraceID id, const std::vector<std::uint64_t>& tokens) {
   t->id = id;
   recorder_.start(t.get());
   analysis_->set_graph(&recorder_);
+  analysis_->physical().start_journal();
   std::vector<std::string> names;
   try {
     for (std::uint32_t k = 0; k < buffer_.size(); ++k) {
@@ -138,10 +155,14 @@ void Memoizer::record(TraceID id, const std::vector<std::uint64_t>& tokens) {
     handed_ = buffer_.size();
   } catch (...) {
     analysis_->set_graph(nullptr);
+    analysis_->physical().stop_journal(t->facts, t->effects);
     recorder_.finish();
     throw;
   }
   analysis_->set_graph(nullptr);
+  analysis_->physical().stop_journal(t->facts, t->effects);
+  for (const PhysicalEffect& e : t->effects)
+    t->effect_copy.push_back(e.ready.exists() ? recorder_.copy_of(e.ready) : -1);
   recorder_.finish();
   for (std::uint32_t k = 0; k < buffer_.size(); ++k) {
     const Op& o = *buffer_[k];
@@ -158,12 +179,17 @@ void Memoizer::record(TraceID id, const std::vector<std::uint64_t>& tokens) {
   build_successors(*t);
   compute_elision_links(*t, buffer_, analysis_->forest(), rt_.events());
   compute_conditions(*t, buffer_);
+  // Idempotent only if the state the trace leaves behind is the one it started from.
+  const PhysicalState& state = analysis_->physical();
+  t->idempotent = t->idempotent && std::all_of(t->facts.begin(), t->facts.end(), [&](const auto& f) {
+                    return state.holds(f);
+                  });
   t->last_used = ++use_clock_;
   REPRISE_LOG_INFO(
-      "trace {}: recorded {} ops, {} instructions, {} edges ({} after transitive "
-      "reduction), {} elision links, {}idempotent",
-      id, t->ops.size(), t->instrs.size(), t->edges_recorded, t->edges_after_reduction,
-      t->links.size(), t->idempotent ? "" : "not ");
+      "trace {}: recorded {} ops, {} instructions ({} copies), {} edges ({} after transitive "
+      "reduction), {} elision links, {} physical facts, {}idempotent",
+      id, t->ops.size(), t->instrs.size(), t->copies.size(), t->edges_recorded,
+      t->edges_after_reduction, t->links.size(), t->facts.size(), t->idempotent ? "" : "not ");
   if (!rt_.config().trace_dot_dir.empty()) {
     std::string dot = to_dot(*t, names);
     std::string path =
@@ -209,10 +235,12 @@ void Memoizer::replay(TraceTemplate& t, bool elide) {
     o.point_done.assign(o.num_points(), kNoEvent);
     if (o.num_points() == 0) rt_.op_completed(o);
   }
+  copy_done_.assign(t.copies.size(), kNoEvent);
   if (t.batch_replay)
     replay_batch(t, fence, elide);
   else
     replay_with_events(t, fence, elide);
+  physical_pending_ = t.effects.empty() ? nullptr : &t;
   handed_ = buffer_.size();
   rt_.count_points(t.points);
   rt_.count_replay(t.points);
@@ -234,6 +262,7 @@ void Memoizer::replay(TraceTemplate& t, bool elide) {
     summary_seq_ = o->seq;
   }
   prev_ops_ = buffer_;
+  prev_copy_done_ = copy_done_;
   prev_fence_ = fence;
   last_replayed_ = &t;
 }
@@ -244,7 +273,7 @@ void Memoizer::gather_external(const TraceTemplate& t, const Instruction& in, Ev
   if (elide) {
     for (std::uint32_t i = 0; i < in.link_count; ++i) {
       const Link& l = t.links[in.link_begin + i];
-      scratch_.push_back(prev_ops_[l.op]->point_done[l.point]);
+      scratch_.push_back(l.from_copy ? prev_copy_done_[l.op] : prev_ops_[l.op]->point_done[l.point]);
     }
   }
   if (in.kind == Instruction::Kind::Op)
@@ -265,7 +294,10 @@ void Memoizer::replay_batch(const TraceTemplate& t, Event fence, bool elide) {
   batch_.resize(n);
   for (std::size_t i = 0; i < n; ++i) {
     const Instruction& in = t.instrs[i];
-    PointTask* task = exec.prepare(*buffer_[in.op], in.point, in.proc, std::int32_t(in.pre_count));
+    const bool copy = in.kind == Instruction::Kind::Copy;
+    Op& op = copy ? *t.copies[in.op].copy : *buffer_[in.op];
+    PointTask* task = exec.prepare(op, copy ? 0 : in.point, in.proc, std::int32_t(in.pre_count));
+    if (copy) copy_done_[in.op] = task->done;
     task->block = block;
     task->succ_begin = t.succ_begin[i];
     task->succ_count = t.succ_count[i];
@@ -290,14 +322,19 @@ void Memoizer::replay_with_events(const TraceTemplate& t, Event fence, bool elid
     for (std::uint32_t i = 0; i < in.pre_count; ++i)
       scratch_.push_back(slots[t.pre_slots[in.pre_begin + i]]);
     gather_external(t, in, fence, elide);
-    if (in.kind == Instruction::Kind::Merge)
+    if (in.kind == Instruction::Kind::Merge) {
       slots[in.out] = graph.merge(scratch_);
-    else
+    } else if (in.kind == Instruction::Kind::Copy) {
+      slots[in.out] = graph.copy(t.copies[in.op].copy, in.proc, scratch_, 0);
+      copy_done_[in.op] = slots[in.out];
+    } else {
       slots[in.out] = graph.op(*buffer_[in.op], in.point, in.proc, scratch_);
+    }
   }
 }
 
 void Memoizer::apply_summary() {
+  apply_physical();
   if (!summary_pending_) return;
   summary_pending_ = false;
   // One op that read-writes every field the replays touched, completing when they all have:

@@ -6,6 +6,7 @@ void Recorder::start(TraceTemplate* t) {
   t_ = t;
   current_op_ = 0;
   slot_of_.clear();
+  copy_of_.clear();
 }
 
 bool Recorder::add_pre(std::span<const Event> events, Instruction& in) {
@@ -41,6 +42,30 @@ Event Recorder::op(Op& op, std::uint32_t point, Processor proc, std::span<const 
   t_->instrs.push_back(in);
   slot_of_[key(out)] = in.out;
   return out;
+}
+
+Event Recorder::copy(const OpRef& copy, Processor proc, std::span<const Event> pre,
+                     std::uint32_t for_point) {
+  Event out = inner_.copy(copy, proc, pre, for_point);
+  if (!t_) return out;
+  Instruction in;
+  in.kind = Instruction::Kind::Copy;
+  in.op = std::uint32_t(t_->copies.size());
+  in.point = 0;
+  in.proc = proc;
+  add_pre(pre, in);
+  in.uses_fence = true;  // like ops: after the entry fence, whatever it followed here
+  in.out = t_->num_slots++;
+  t_->instrs.push_back(in);
+  t_->copies.push_back(TemplateCopy{copy, current_op_, for_point});
+  slot_of_[key(out)] = in.out;
+  copy_of_[key(out)] = std::int32_t(in.op);
+  return out;
+}
+
+std::int32_t Recorder::copy_of(Event e) const {
+  auto it = copy_of_.find(key(e));
+  return it == copy_of_.end() ? -1 : it->second;
 }
 
 Event Recorder::merge(std::span<const Event> events) {

@@ -101,6 +101,46 @@ void compute_elision_links(TraceTemplate& t, const std::vector<OpRef>& recorded,
     }
     la.record(next);
   }
+  // Copies: their point's links, plus the instance-level links below.
+  for (std::uint32_t i = 0; i < t.instrs.size(); ++i) {
+    const Instruction& in = t.instrs[i];
+    if (in.kind != Instruction::Kind::Copy) continue;
+    const TemplateCopy& c = t.copies[in.op];
+    if (c.for_point < instr_of[c.for_op].size() && instr_of[c.for_op][c.for_point] != ~0u)
+      per_instr[i] = per_instr[instr_of[c.for_op][c.for_point]];
+  }
+  struct Access {
+    std::uint32_t mem;
+    Domain rect;
+    FieldMask mask;
+  };
+  std::vector<Access> accesses;
+  auto accesses_of = [&](const Instruction& in) {
+    accesses.clear();
+    const Op* o = in.kind == Instruction::Kind::Copy ? t.copies[in.op].copy.get()
+                                                     : recorded[in.op].get();
+    const std::uint32_t point = in.kind == Instruction::Kind::Copy ? 0 : in.point;
+    const std::size_t nreq = o->reqs.size();
+    if (o->point_instances.size() < (point + 1) * nreq) return;
+    for (std::size_t r = 0; r < nreq; ++r)
+      accesses.push_back(Access{o->point_instances[point * nreq + r]->memory(),
+                                o->point_rects[point * nreq + r], o->reqs[r].mask});
+  };
+  if (!t.copies.empty())
+    for (std::uint32_t i = 0; i < t.instrs.size(); ++i) {
+      if (t.instrs[i].kind == Instruction::Kind::Merge) continue;
+      accesses_of(t.instrs[i]);
+      for (std::uint32_t c = 0; c < t.copies.size(); ++c) {
+        const Op& prev = *t.copies[c].copy;
+        const std::uint32_t mem = prev.point_instances[1]->memory();
+        const Domain& rect = prev.point_rects[1];
+        for (const Access& a : accesses)
+          if (a.mem == mem && (a.mask & prev.reqs[1].mask) && a.rect.overlaps(rect)) {
+            per_instr[i].push_back(Link{c, 0, true});
+            break;
+          }
+      }
+    }
   t.links.clear();
   for (std::uint32_t i = 0; i < t.instrs.size(); ++i) {
     t.instrs[i].link_begin = std::uint32_t(t.links.size());
@@ -161,7 +201,7 @@ void build_successors(TraceTemplate& t) {
   t.batch_replay = true;
   for (std::size_t i = 0; i < n; ++i)
     // Slot s is defined by instruction s - 1 (slot 0 is the fence); merges need events.
-    if (t.instrs[i].kind != Instruction::Kind::Op || t.instrs[i].out != i + 1)
+    if (t.instrs[i].kind == Instruction::Kind::Merge || t.instrs[i].out != i + 1)
       t.batch_replay = false;
   if (!t.batch_replay) return;
   t.succ_count.assign(n, 0);
@@ -183,18 +223,27 @@ std::string to_dot(const TraceTemplate& t, const std::vector<std::string>& op_na
   std::string s =
       fmt::format("digraph trace_{} {{\n  rankdir=TB;\n  s0 [label=\"fence\", shape=box];\n", t.id);
   for (const Instruction& in : t.instrs) {
-    if (in.kind == Instruction::Kind::Op)
+    if (in.kind == Instruction::Kind::Op) {
       s += fmt::format("  s{} [label=\"{} #{} pt {}\\n{}{}\"];\n", in.out,
                        in.op < op_names.size() ? op_names[in.op] : "op", in.op, in.point,
                        in.proc.kind == ProcessorKind::CPU ? "cpu" : "proc", in.proc.index);
-    else
+    } else if (in.kind == Instruction::Kind::Copy) {
+      const Op& c = *t.copies[in.op].copy;
+      s += fmt::format("  s{} [label=\"copy {}\\nmem {} -> {}\", shape=box];\n", in.out,
+                       c.point_rects[0].str(), c.point_instances[0]->memory(),
+                       c.point_instances[1]->memory());
+    } else {
       s += fmt::format("  s{} [label=\"merge\", shape=point];\n", in.out);
+    }
     for (std::uint32_t i = 0; i < in.pre_count; ++i)
       s += fmt::format("  s{} -> s{};\n", t.pre_slots[in.pre_begin + i], in.out);
     if (in.uses_fence) s += fmt::format("  s0 -> s{} [style=dashed];\n", in.out);
     for (std::uint32_t i = 0; i < in.link_count; ++i) {
       const Link& l = t.links[in.link_begin + i];
-      s += fmt::format("  prev_{}_{} -> s{} [style=dotted];\n", l.op, l.point, in.out);
+      if (l.from_copy)
+        s += fmt::format("  prev_copy_{} -> s{} [style=dotted];\n", l.op, in.out);
+      else
+        s += fmt::format("  prev_{}_{} -> s{} [style=dotted];\n", l.op, l.point, in.out);
     }
   }
   return s + "}\n";

@@ -56,7 +56,11 @@ const std::vector<FlagDef>& flag_table() {
         i32(&Config::cpus, 1, 1024, "-ll:cpu"));
     add("-ll:util", "N", "utility threads: the first runs the analysis, others run fills/copies",
         i32(&Config::utils, 1, 64, "-ll:util"));
-    add("-ll:csize", "MiB", "system memory capacity for instances",
+    add("-ll:numa", "N",
+        "system memories (NUMA-like domains; virtual where the machine has fewer), the CPU "
+        "workers divided among them in blocks",
+        i32(&Config::numa, 1, 16, "-ll:numa"));
+    add("-ll:csize", "MiB", "capacity of each system memory for instances",
         std::make_pair([](const Config& c) { return std::to_string(c.csize_mib); },
                        [](Config& c, const std::string& v) {
                          c.csize_mib = parse_int("-ll:csize", v, 1, std::int64_t(1) << 30);

@@ -111,6 +111,11 @@ Event Executor::op(Op& op, std::uint32_t point, Processor proc, std::span<const 
   return done;
 }
 
+Event Executor::copy(const OpRef& copy, Processor proc, std::span<const Event> pre,
+                     std::uint32_t) {
+  return op(*copy, 0, proc, pre);
+}
+
 Event Executor::merge(std::span<const Event> events) {
   return rt_.events().merge(events);
 }
@@ -170,6 +175,7 @@ void Executor::run_point(PointTask* t) {
     if (block->unfinished.fetch_sub(1, std::memory_order_acq_rel) == 1)
       PoolDelete<SuccessorBlock>{}(block);
   }
+  if (keep->generated) return;  // no program op to complete
   if (keep->remaining.fetch_sub(1, std::memory_order_acq_rel) == 1) rt_.op_completed(*keep);
 }
 
@@ -208,6 +214,7 @@ void Executor::run_fill(PointTask& t) {
 
 void Executor::run_copy(PointTask& t) {
   Op& op = *t.op;
+  if (op.generated) rt_.count_copy();
   const ReqInfo& src = op.reqs[0];
   const ReqInfo& dst = op.reqs[1];
   Instance* si = op.point_instances[0];

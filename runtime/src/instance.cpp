@@ -39,12 +39,14 @@ std::size_t Instance::offset_of(const DomainPoint& p, std::size_t size) const {
   return std::size_t(bounds_.linearize(p)) * size;
 }
 
-InstanceManager::InstanceManager(std::size_t sysmem_bytes) {
-  Memory sys;
-  sys.id = 0;
-  sys.name = "sysmem0";
-  sys.capacity = sysmem_bytes;
-  memories_.push_back(sys);
+InstanceManager::InstanceManager(std::size_t sysmem_bytes, int sysmems) {
+  for (int i = 0; i < sysmems; ++i) {
+    Memory sys;
+    sys.id = std::uint32_t(i);
+    sys.name = fmt::format("sysmem{}", i);
+    sys.capacity = sysmem_bytes;
+    memories_.push_back(sys);
+  }
 }
 
 Instance* InstanceManager::tree_instance(const RegionForest& forest, std::uint32_t tree,

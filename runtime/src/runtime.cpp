@@ -32,7 +32,7 @@ std::uint64_t thread_cpu_ns(const std::thread& t) {
 Runtime::Runtime(Config config, std::unique_ptr<Mapper> mapper)
     : config_(std::move(config)),
       mapper_(mapper ? std::move(mapper) : std::make_unique<DefaultMapper>()),
-      instances_(std::size_t(config_.csize_mib) << 20),
+      instances_(std::size_t(config_.csize_mib) << 20, config_.numa),
       executor_(*this),
       queue_(std::size_t(config_.window) + 2) {
   set_log_level(LogLevel(config_.log_level));
@@ -72,7 +72,7 @@ void Runtime::set_pipeline(std::unique_ptr<OpSink> first_stage, GraphSink* graph
 }
 
 MachineInfo Runtime::machine() const {
-  return MachineInfo{executor_.num_cpus(), 0, 0, 1};
+  return MachineInfo{executor_.num_cpus(), 0, 0, 1, std::uint32_t(config_.numa)};
 }
 
 RuntimeStats Runtime::stats() const {
@@ -83,6 +83,7 @@ RuntimeStats Runtime::stats() const {
   s.templates_recorded = templates_recorded_.load(std::memory_order_relaxed);
   s.replays = replays_.load(std::memory_order_relaxed);
   s.mismatches = mismatches_.load(std::memory_order_relaxed);
+  s.copies = copies_.load(std::memory_order_relaxed);
   s.analysis_cpu_ns = thread_cpu_ns(utility_);
   s.analysis_busy_ns = analysis_busy_ns_.load(std::memory_order_relaxed);
   return s;

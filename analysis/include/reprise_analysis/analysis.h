@@ -1,10 +1,12 @@
 #pragma once
 // The analysis stage of the pipeline: logical dependence analysis, mapping, the physical
-// instance choice (one system memory for now) and emission of the graph calculus.
+// analysis (instances per memory, the copies that make them valid) and emission of the graph
+// calculus.
 #include <memory>
 #include <vector>
 
 #include "reprise_analysis/logical.h"
+#include "reprise_analysis/physical.h"
 #include "reprise_rt/graph.h"
 #include "reprise_rt/runtime.h"
 
@@ -31,11 +33,17 @@ class Analysis final : public OpSink {
   void remember_done(Event e);
   // the summary of replayed ops: a user of each tree and field they touched;
   void record_summary(const OpRef& summary);
-  // the instance an op of `tree` gets (what a template recorded must still be it).
-  Instance* instance_for(std::uint32_t tree);
+  // the instance of `tree` in memory `mem` (what a template recorded must still be it);
+  Instance* instance_for(std::uint32_t tree, std::uint32_t mem);
+  // the physical state (valid instances), which replays check and update.
+  PhysicalState& physical() { return physical_; }
 
  private:
   void analyse_points(const OpRef& op);
+  // Maps point p's requirements to memories (several memories only).
+  void choose_memories(Op& op, std::size_t p, const MapperTaskInfo* info);
+  // Launches point p after the copies that make its instances valid; updates the state.
+  void launch_with_copies(Op& op, std::uint32_t p);
   void reduce_futures(const OpRef& op);
   void fence(const OpRef& op);
   void destroy_region(const OpRef& op);
@@ -47,7 +55,10 @@ class Analysis final : public OpSink {
   LogicalAnalysis logical_;
   PointPreconditions pre_;
   std::vector<Processor> procs_;
-  std::vector<Instance*> instance_cache_;  // by tree
+  std::vector<Instance*> instance_cache_;  // [tree * memories + memory]
+  PhysicalState physical_;
+  std::vector<Event> point_pre_, copy_pre_;
+  std::vector<CopyNeed> needs_;
   std::vector<Event> since_fence_;         // completion of every op since the last fence
   std::size_t compact_at_ = 64;
   Event fence_event_;  // the last fence's completion

@@ -37,6 +37,8 @@ class Memoizer final : public OpSink {
   // Appends to scratch_ what instruction `in` waits for from outside the replay.
   void gather_external(const TraceTemplate& t, const Instruction& in, Event fence, bool elide);
   void apply_summary();
+  // Applies the physical effects of the last replay run (once per run of back-to-back replays).
+  void apply_physical();
   void export_dot(const TraceTemplate& t, std::size_t ordinal);
 
   Runtime& rt_;
@@ -55,7 +57,12 @@ class Memoizer final : public OpSink {
   TraceTemplate* last_replayed_ = nullptr;
   bool recurrent_ = false;  // nothing but end_trace came since that replay
   std::vector<OpRef> prev_ops_;
+  std::vector<Event> prev_copy_done_;  // that replay's generated copies
   Event prev_fence_;
+
+  // The replay whose physical effects are not applied yet, and its copies' completions.
+  const TraceTemplate* physical_pending_ = nullptr;
+  std::vector<Event> copy_done_;
 
   // The summary of replays not yet shown to the logical analysis.
   bool summary_pending_ = false;

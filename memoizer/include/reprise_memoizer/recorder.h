@@ -19,7 +19,11 @@ class Recorder final : public GraphSink {
   void finish() { t_ = nullptr; }
 
   Event op(Op& op, std::uint32_t point, Processor proc, std::span<const Event> pre) override;
+  Event copy(const OpRef& copy, Processor proc, std::span<const Event> pre,
+             std::uint32_t for_point) override;
   Event merge(std::span<const Event> events) override;
+  // The copy (its index in the template's copies) that defined event e, or -1.
+  std::int32_t copy_of(Event e) const;
   Event fence(std::span<const Event> before) override { return inner_.fence(before); }
 
  private:
@@ -31,6 +35,7 @@ class Recorder final : public GraphSink {
   TraceTemplate* t_ = nullptr;
   std::uint32_t current_op_ = 0;
   std::unordered_map<std::uint64_t, std::uint32_t> slot_of_;
+  std::unordered_map<std::uint64_t, std::int32_t> copy_of_;
 };
 
 }  // namespace reprise::detail

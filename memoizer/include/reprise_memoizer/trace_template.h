@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "reprise/types.h"
+#include "reprise_analysis/physical.h"
 #include "reprise_rt/forest.h"
 #include "reprise_rt/op.h"
 #include "reprise_rt/pool.h"
@@ -24,10 +25,10 @@ struct TemplateOp {
 };
 
 struct Instruction {
-  enum class Kind : std::uint8_t { Op, Merge };
+  enum class Kind : std::uint8_t { Op, Copy, Merge };
   Kind kind = Kind::Op;
   bool uses_fence = false;  // waits on the entry fence (not implied by a predecessor)
-  std::uint32_t op = 0;     // index of the op in the trace (Kind::Op)
+  std::uint32_t op = 0;     // index of the op in the trace (Op), or of the copy (Copy)
   std::uint32_t point = 0;
   Processor proc;
   std::uint32_t out = 0;                         // the slot this instruction defines
@@ -35,10 +36,18 @@ struct Instruction {
   std::uint32_t link_begin = 0, link_count = 0;  // into TraceTemplate::links
 };
 
-// A point of the previous replay of the same trace that an instruction must wait for.
+// A point (or, with from_copy, the copy `op`) of the previous replay of the same trace that an
+// instruction must wait for.
 struct Link {
   std::uint32_t op;
   std::uint32_t point;
+  bool from_copy = false;
+};
+
+// A copy the analysis generated while the trace was recorded, and the point that needed it.
+struct TemplateCopy {
+  OpRef copy;  // launched again by every replay (its instances and rectangle are fixed)
+  std::uint32_t for_op = 0, for_point = 0;
 };
 
 // "Instance `instance` of `tree` holds valid data for `fields`."
@@ -58,7 +67,13 @@ struct TraceTemplate {
   std::uint32_t num_slots = 1;            // slot 0: the entry fence
   std::vector<Condition> preconditions;   // read before being written inside the trace
   std::vector<Condition> postconditions;  // valid once the trace has run
-  bool idempotent = false;                // postconditions imply the preconditions
+  // Several memories: what the recording relied on about valid instances before it, and what
+  // it changed (effect_copy: the copy whose completion an effect waits for, or -1).
+  std::vector<PhysicalFact> facts;
+  std::vector<PhysicalEffect> effects;
+  std::vector<std::int32_t> effect_copy;
+  std::vector<TemplateCopy> copies;
+  bool idempotent = false;  // postconditions imply the preconditions
   std::vector<std::pair<std::uint32_t, FieldMask>> touched;  // per tree, for the summary op
   std::uint64_t points = 0;                                  // task/fill/copy points per replay
   // Batch replay (no merge instructions): instruction i waits for its pre_count predecessors,
@@ -72,7 +87,9 @@ struct TraceTemplate {
 // Transitive reduction of every instruction's precondition slots.
 void reduce_transitively(TraceTemplate& t);
 // Computes the fence-elision links by analysing the trace's ops as if they followed one more
-// copy of themselves.
+// copy of themselves. A generated copy takes the links of the point it serves; and since the
+// logical analysis does not see copies, every access to an instance also waits for the
+// previous replay's copies into the same part of it.
 void compute_elision_links(TraceTemplate& t, const std::vector<OpRef>& recorded_ops,
                            const RegionForest& forest, class EventTable& events);
 // The physical conditions (one system memory: which instance of each tree is read / written).
@@ -81,5 +98,6 @@ void compute_conditions(TraceTemplate& t, const std::vector<OpRef>& recorded_ops
 void build_successors(TraceTemplate& t);
 // Graphviz DOT text of the template.
 std::string to_dot(const TraceTemplate& t, const std::vector<std::string>& op_names);
+
 
 }  // namespace reprise::detail

@@ -74,6 +74,7 @@ class Context {
     std::uint64_t templates_recorded = 0;
     std::uint64_t replays = 0;
     std::uint64_t mismatches = 0;  // traces whose ops differed from every template
+    std::uint64_t copies = 0;      // copies between memories the runtime generated and ran
   };
   TraceStats trace_stats() const;
 

@@ -1,5 +1,6 @@
 #pragma once
-// The mapper: the policy that places each task point on a processor.
+// The mapper: the policy that places each task point on a processor and its data in memories.
+#include <cstddef>
 #include <cstdint>
 #include <string_view>
 
@@ -18,11 +19,20 @@ struct MapperTaskInfo {
   bool has_gpu_variant;
 };
 
+// Memories are numbered: system memories (NUMA domains, -ll:numa) first.
+using MemoryID = std::uint32_t;
+
 struct MachineInfo {
   std::uint32_t num_cpus;
   std::uint32_t num_gpus;
   std::uint32_t shard;
   std::uint32_t num_shards;
+  std::uint32_t num_sysmems = 1;
+  // The system memory of a CPU's NUMA domain: the CPUs are divided among them in blocks.
+  MemoryID closest_memory(const Processor& p) const {
+    if (p.kind != ProcessorKind::CPU || num_cpus == 0) return 0;
+    return MemoryID(std::uint64_t(p.index % num_cpus) * num_sysmems / num_cpus);
+  }
 };
 
 class Mapper {
@@ -30,6 +40,15 @@ class Mapper {
   virtual ~Mapper() = default;
   // Called once per task point on the utility thread; must be cheap and deterministic.
   virtual Processor select_processor(const MapperTaskInfo& task, const MachineInfo& machine) = 0;
+  // The memory of the instance for requirement `req` of a point mapped to `proc` (asked only
+  // when the machine has more than one memory). Default: the processor's closest memory.
+  // Reductions always fold into memory 0 (there are no reduction instances yet).
+  virtual MemoryID select_memory(const MapperTaskInfo& task, Processor proc, std::size_t req,
+                                 const MachineInfo& machine) {
+    (void)task;
+    (void)req;
+    return machine.closest_memory(proc);
+  }
 };
 
 // Index-launch points in contiguous blocks over the processors of the preferred kind

@@ -9,7 +9,8 @@ namespace reprise::detail {
 struct Config {
   int cpus = 1;                   // -ll:cpu
   int utils = 1;                  // -ll:util
-  std::int64_t csize_mib = 1024;  // -ll:csize
+  int numa = 1;                   // -ll:numa
+  std::int64_t csize_mib = 1024;  // -ll:csize (per system memory)
   bool pin = true;                // -ll:pin
   int spin_us = 50;               // -ll:spin
   bool bounds_checks = false;     // -lg:bounds_checks

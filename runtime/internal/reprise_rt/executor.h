@@ -25,6 +25,8 @@ class Executor final : public GraphSink {
   void stop();  // joins every thread; queues must be empty
 
   Event op(Op& op, std::uint32_t point, Processor proc, std::span<const Event> pre) override;
+  Event copy(const OpRef& copy, Processor proc, std::span<const Event> pre,
+             std::uint32_t for_point) override;
   Event merge(std::span<const Event> events) override;
 
   // Batch launch (replays): create every point first, holding `in_edges` + 1 counts; add event

@@ -2,7 +2,8 @@
 // The graph calculus of the dynamic-tracing paper: what the analysis emits per op. The
 // executor implements it by launching work; the memoizer's recorder wraps it to record.
 //   e := fence            e := op(k, pre)            e := merge(e1..en)
-// (copy, fill and send/recv instructions join when the physical analysis generates copies.)
+//   e := copy(src, dst, rect, fields, pre)
+// (send/recv instructions join with control replication.)
 #include <cstdint>
 #include <span>
 
@@ -18,6 +19,11 @@ class GraphSink {
   // Launches point `point` of op on proc once every event in pre has triggered; returns the
   // point's completion event (also stored in op.point_done[point]).
   virtual Event op(Op& op, std::uint32_t point, Processor proc, std::span<const Event> pre) = 0;
+  // Runs a generated copy (an Op with `generated` set: reqs[0]/[1] name the fields, its
+  // instances the source and destination, rect(0,0) the rectangle) on proc once pre has
+  // triggered. `for_point` is the point of the op being analysed that needs it.
+  virtual Event copy(const OpRef& copy, Processor proc, std::span<const Event> pre,
+                     std::uint32_t for_point) = 0;
   virtual Event merge(std::span<const Event> events) = 0;
   // e := fence: an event that triggers once every event in `before` (the completions of all
   // ops issued earlier) has triggered.

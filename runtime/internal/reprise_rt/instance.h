@@ -1,6 +1,8 @@
 #pragma once
 // Memories and physical instances. An instance stores some fields of a region tree over a
-// rectangle, field-major (one row-major array per field).
+// rectangle, field-major (one row-major array per field). An instance spans its tree's root
+// in its memory (pages are committed on first touch, so the parts a memory never uses cost
+// address space, not RAM); which parts of it hold valid data is the physical analysis's job.
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -56,8 +58,10 @@ class Instance {
 // whichever thread completes a region's destruction, hence the (rarely taken) lock.
 class InstanceManager {
  public:
-  explicit InstanceManager(std::size_t sysmem_bytes);
+  // `sysmems` system memories of sysmem_bytes each (the NUMA domains of -ll:numa).
+  InstanceManager(std::size_t sysmem_bytes, int sysmems);
   const Memory& memory(std::uint32_t id) const { return memories_[id]; }
+  std::uint32_t num_memories() const { return std::uint32_t(memories_.size()); }
   // The instance of a whole region tree in a memory, created zero-filled on first use.
   Instance* tree_instance(const RegionForest& forest, std::uint32_t tree, std::uint32_t memory);
   void release_tree(std::uint32_t tree);

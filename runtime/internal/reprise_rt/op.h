@@ -69,6 +69,9 @@ class Op {
   Event awaited;            // Flush
   bool soft_flush = false;  // Flush: only release held ops if many are held (window waits)
   bool counted = true;      // false for ops the runtime makes itself (not in -lg:window)
+  // A copy the physical analysis generated: no program op stands behind it, so its points
+  // complete without completing the op; it may be launched again by every replay.
+  bool generated = false;
 
   std::shared_ptr<FutureState> future;         // single tasks, reductions, fences
   std::shared_ptr<FutureMapState> future_map;  // index tasks

@@ -47,6 +47,7 @@ struct RuntimeStats {
   std::uint64_t templates_recorded = 0;
   std::uint64_t replays = 0;
   std::uint64_t mismatches = 0;
+  std::uint64_t copies = 0;  // generated copies run (between memories)
   std::uint64_t analysis_cpu_ns = 0;   // CPU time of the utility thread (spinning included)
   std::uint64_t analysis_busy_ns = 0;  // wall time the utility thread spent inside the pipeline
 };
@@ -99,6 +100,7 @@ class Runtime {
   }
   void count_template() { templates_recorded_.fetch_add(1, std::memory_order_relaxed); }
   void count_mismatch() { mismatches_.fetch_add(1, std::memory_order_relaxed); }
+  void count_copy() { copies_.fetch_add(1, std::memory_order_relaxed); }
 
   // --- application thread: manual trace bracketing ---
   void begin_trace(TraceID id);
@@ -135,6 +137,7 @@ class Runtime {
   std::atomic<std::uint64_t> templates_recorded_{0};
   std::atomic<std::uint64_t> replays_{0};
   std::atomic<std::uint64_t> mismatches_{0};
+  std::atomic<std::uint64_t> copies_{0};
   bool trace_open_ = false;  // application thread
   TraceID open_trace_ = 0;
   std::thread::id app_thread_;

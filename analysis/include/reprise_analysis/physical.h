@@ -1,0 +1,111 @@
+#pragma once
+// The physical state of DESIGN.md §5: per (region tree, field), the root's rectangle cut into
+// pieces, each with the set of memories whose instance holds its current data and, per
+// memory, the copy that is still making it so. Reads find what must be copied in first;
+// writes leave the written memory the only valid one.
+//
+// While a trace is recorded the state keeps a journal: the facts about the state before the
+// trace that the recording relied on (its preconditions) and the changes it made (its
+// postconditions, applied again after each replay).
+#include <array>
+#include <cstdint>
+#include <vector>
+
+#include "reprise/geometry.h"
+#include "reprise_rt/event.h"
+
+namespace reprise::detail {
+
+constexpr std::uint32_t kMaxMemories = 16;
+using MemMask = std::uint32_t;
+
+// "Field `field` of `tree` over `rect` is (not) valid in memory `mem`."
+struct PhysicalFact {
+  std::uint32_t tree;
+  int field;
+  Domain rect;
+  std::uint32_t mem;
+  bool valid;
+};
+
+// "Field `field` of `tree` over `rect` became valid in `mem` (only there if exclusive: a write),
+// once `ready` triggers." A replay substitutes its own copy's completion for `ready`.
+struct PhysicalEffect {
+  std::uint32_t tree;
+  int field;
+  Domain root;  // the tree's root rectangle
+  Domain rect;
+  std::uint32_t mem;
+  bool exclusive;
+  Event ready;
+};
+
+// A part of a read that must first be copied into the reader's memory.
+struct CopyNeed {
+  int field;
+  Domain rect;
+  std::uint32_t src_mem;
+  Event src_ready;  // a copy still filling the source, or none
+};
+
+class PhysicalState {
+ public:
+  explicit PhysicalState(std::uint32_t num_memories);
+  std::uint32_t num_memories() const { return num_memories_; }
+
+  // A read of field fi of tree over rect from memory mem (root: the tree's root rectangle):
+  // appends to waits the copies into mem still in flight that it needs, and to needs the
+  // parts that are not valid in mem (with the memory to copy each from).
+  void read(std::uint32_t tree, const Domain& root, int fi, const Domain& rect, std::uint32_t mem,
+            std::vector<Event>& waits, std::vector<CopyNeed>& needs);
+  // The data of rect is in mem too once `ready` (the copy) triggers.
+  void copied(std::uint32_t tree, const Domain& root, int fi, const Domain& rect,
+              std::uint32_t mem, Event ready);
+  // rect was written in mem: mem holds the only valid copy.
+  void written(std::uint32_t tree, const Domain& root, int fi, const Domain& rect,
+               std::uint32_t mem);
+  void forget_tree(std::uint32_t tree);
+
+  bool holds(const PhysicalFact& f) const;
+  void apply(const PhysicalEffect& e);
+
+  void start_journal();
+  bool journaling() const { return journaling_; }
+  // Ends the journal and hands over what it collected.
+  void stop_journal(std::vector<PhysicalFact>& facts, std::vector<PhysicalEffect>& effects);
+
+  // For tests: the pieces field fi of tree is cut into.
+  std::size_t piece_count(std::uint32_t tree, int fi) const;
+
+ private:
+  struct Piece {
+    Domain rect;
+    MemMask valid = 0;
+    std::uint32_t stamp = 0;        // the journal that last changed it
+    std::array<Event, kMaxMemories> ready{};  // per memory: the copy making it valid there
+  };
+  struct Tree {
+    Domain root;
+    std::vector<std::vector<Piece>> fields;  // by field index; empty until first use
+  };
+  std::vector<Piece>& pieces(std::uint32_t tree, const Domain& root, int fi);
+  const std::vector<Piece>* find(std::uint32_t tree, int fi) const;
+  // Cuts the pieces overlapping rect so that every piece is inside or outside it; calls
+  // fn(piece) for each piece inside.
+  template <class Fn>
+  void cut(std::vector<Piece>& list, const Domain& rect, Fn&& fn);
+  MemMask all_memories() const { return num_memories_ >= 32 ? ~0u : (1u << num_memories_) - 1; }
+
+  std::uint32_t num_memories_;
+  std::vector<Tree> trees_;
+  std::vector<Piece> scratch_;
+  bool journaling_ = false;
+  std::uint32_t epoch_ = 0;
+  std::vector<PhysicalFact> facts_;
+  std::vector<PhysicalEffect> effects_;
+};
+
+// rect minus hole, as up to 2 * dim disjoint rectangles appended to out.
+void subtract(const Domain& rect, const Domain& hole, std::vector<Domain>& out);
+
+}  // namespace reprise::detail

@@ -1,0 +1,193 @@
+#include "reprise_analysis/physical.h"
+
+#include <bit>
+
+namespace reprise::detail {
+
+void subtract(const Domain& rect, const Domain& hole, std::vector<Domain>& out) {
+  if (!rect.overlaps(hole)) {
+    if (!rect.empty()) out.push_back(rect);
+    return;
+  }
+  // Peel slabs off rect, one dimension at a time, until what remains is inside the hole.
+  Domain rest = rect;
+  for (int d = 0; d < rect.dim; ++d) {
+    if (rest.lo[d] < hole.lo[d]) {
+      Domain slab = rest;
+      slab.hi[d] = hole.lo[d] - 1;
+      out.push_back(slab);
+      rest.lo[d] = hole.lo[d];
+    }
+    if (rest.hi[d] > hole.hi[d]) {
+      Domain slab = rest;
+      slab.lo[d] = hole.hi[d] + 1;
+      out.push_back(slab);
+      rest.hi[d] = hole.hi[d];
+    }
+  }
+}
+
+PhysicalState::PhysicalState(std::uint32_t num_memories) : num_memories_(num_memories) {}
+
+std::vector<PhysicalState::Piece>& PhysicalState::pieces(std::uint32_t tree, const Domain& root,
+                                                         int fi) {
+  if (trees_.size() <= tree) trees_.resize(tree + 1);
+  Tree& t = trees_[tree];
+  if (t.fields.empty()) t.root = root;
+  if (t.fields.size() <= std::size_t(fi)) t.fields.resize(std::size_t(fi) + 1);
+  auto& list = t.fields[std::size_t(fi)];
+  if (list.empty()) {
+    // A new instance is zero-filled, like the region's initial contents: valid everywhere.
+    Piece whole;
+    whole.rect = t.root;
+    whole.valid = all_memories();
+    list.push_back(whole);
+  }
+  return list;
+}
+
+const std::vector<PhysicalState::Piece>* PhysicalState::find(std::uint32_t tree, int fi) const {
+  if (tree >= trees_.size() || trees_[tree].fields.size() <= std::size_t(fi)) return nullptr;
+  const auto& list = trees_[tree].fields[std::size_t(fi)];
+  return list.empty() ? nullptr : &list;
+}
+
+template <class Fn>
+void PhysicalState::cut(std::vector<Piece>& list, const Domain& rect, Fn&& fn) {
+  scratch_.clear();
+  std::vector<Domain> parts;
+  for (Piece& p : list) {
+    if (!p.rect.overlaps(rect)) {
+      scratch_.push_back(p);
+      continue;
+    }
+    if (rect.contains(p.rect)) {
+      scratch_.push_back(p);
+      fn(scratch_.back());
+      continue;
+    }
+    parts.clear();
+    subtract(p.rect, rect, parts);
+    for (const Domain& d : parts) {
+      scratch_.push_back(p);
+      scratch_.back().rect = d;
+    }
+    scratch_.push_back(p);
+    scratch_.back().rect = p.rect & rect;
+    fn(scratch_.back());
+  }
+  list.swap(scratch_);
+}
+
+void PhysicalState::read(std::uint32_t tree, const Domain& root, int fi, const Domain& rect,
+                         std::uint32_t mem, std::vector<Event>& waits,
+                         std::vector<CopyNeed>& needs) {
+  if (rect.empty()) return;
+  const MemMask bit = MemMask(1) << mem;
+  for (const Piece& p : pieces(tree, root, fi)) {
+    if (!p.rect.overlaps(rect)) continue;
+    const Domain part = p.rect & rect;
+    const bool from_before = journaling_ && p.stamp != epoch_;
+    if (p.valid & bit) {
+      if (p.ready[mem].exists()) waits.push_back(p.ready[mem]);
+      if (from_before) facts_.push_back(PhysicalFact{tree, fi, part, mem, true});
+      continue;
+    }
+    // Copy from a memory that is not itself still being filled, else from the first.
+    std::uint32_t src = std::uint32_t(std::countr_zero(p.valid));
+    for (MemMask m = p.valid; m; m &= m - 1) {
+      std::uint32_t i = std::uint32_t(std::countr_zero(m));
+      if (!p.ready[i].exists()) {
+        src = i;
+        break;
+      }
+    }
+    needs.push_back(CopyNeed{fi, part, src, p.ready[src]});
+    if (from_before) {
+      facts_.push_back(PhysicalFact{tree, fi, part, mem, false});
+      facts_.push_back(PhysicalFact{tree, fi, part, src, true});
+    }
+  }
+}
+
+void PhysicalState::copied(std::uint32_t tree, const Domain& root, int fi, const Domain& rect,
+                           std::uint32_t mem, Event ready) {
+  if (rect.empty()) return;
+  if (journaling_) effects_.push_back(PhysicalEffect{tree, fi, root, rect, mem, false, ready});
+  cut(pieces(tree, root, fi), rect, [&](Piece& p) {
+    p.valid |= MemMask(1) << mem;
+    p.ready[mem] = ready;
+    if (journaling_) p.stamp = epoch_;
+  });
+}
+
+void PhysicalState::written(std::uint32_t tree, const Domain& root, int fi, const Domain& rect,
+                            std::uint32_t mem) {
+  if (rect.empty()) return;
+  if (journaling_) effects_.push_back(PhysicalEffect{tree, fi, root, rect, mem, true, kNoEvent});
+  auto& list = pieces(tree, root, fi);
+  // The written rectangle becomes one piece again: writes undo the cuts reads made.
+  scratch_.clear();
+  std::vector<Domain> parts;
+  for (Piece& p : list) {
+    if (!p.rect.overlaps(rect)) {
+      scratch_.push_back(p);
+      continue;
+    }
+    parts.clear();
+    subtract(p.rect, rect, parts);
+    for (const Domain& d : parts) {
+      scratch_.push_back(p);
+      scratch_.back().rect = d;
+    }
+  }
+  Piece w;
+  w.rect = rect & trees_[tree].root;
+  w.valid = MemMask(1) << mem;
+  w.stamp = journaling_ ? epoch_ : 0;
+  scratch_.push_back(w);
+  list.swap(scratch_);
+}
+
+void PhysicalState::forget_tree(std::uint32_t tree) {
+  if (tree < trees_.size()) trees_[tree] = Tree{};
+}
+
+bool PhysicalState::holds(const PhysicalFact& f) const {
+  const MemMask bit = MemMask(1) << f.mem;
+  const auto* list = find(f.tree, f.field);
+  if (!list) return f.valid;  // untouched: valid everywhere
+  for (const Piece& p : *list)
+    if (p.rect.overlaps(f.rect) && bool(p.valid & bit) != f.valid) return false;
+  return true;
+}
+
+void PhysicalState::apply(const PhysicalEffect& e) {
+  if (e.exclusive)
+    written(e.tree, e.root, e.field, e.rect, e.mem);
+  else
+    copied(e.tree, e.root, e.field, e.rect, e.mem, e.ready);
+}
+
+void PhysicalState::start_journal() {
+  journaling_ = true;
+  ++epoch_;
+  facts_.clear();
+  effects_.clear();
+}
+
+void PhysicalState::stop_journal(std::vector<PhysicalFact>& facts,
+                                 std::vector<PhysicalEffect>& effects) {
+  journaling_ = false;
+  facts = std::move(facts_);
+  effects = std::move(effects_);
+  facts_.clear();
+  effects_.clear();
+}
+
+std::size_t PhysicalState::piece_count(std::uint32_t tree, int fi) const {
+  const auto* list = find(tree, fi);
+  return list ? list->size() : 0;
+}
+
+}  // namespace reprise::detail
