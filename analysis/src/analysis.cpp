@@ -253,7 +253,12 @@ void Analysis::launch_with_copies(Op& op, std::uint32_t p) {
     const Domain& rect = op.kind == OpKind::Copy && r == 1 ? op.rect(p, 0) : op.rect(p, r);
     const Domain& root = rt_.forest().region(rt_.forest().tree(q.tree).root).bounds;
     const std::uint32_t mem = op.point_instances[p * nreq + r]->memory();
-    for (int fi : q.field_indices) physical_.written(q.tree, root, fi, rect, mem);
+    for (int fi : q.field_indices) {
+      if (q.privilege == Privilege::Reduce)
+        physical_.reduced(q.tree, root, fi, rect, mem);
+      else
+        physical_.written(q.tree, root, fi, rect, mem);
+    }
   }
 }
 

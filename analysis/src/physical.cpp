@@ -149,6 +149,19 @@ void PhysicalState::written(std::uint32_t tree, const Domain& root, int fi, cons
   list.swap(scratch_);
 }
 
+void PhysicalState::reduced(std::uint32_t tree, const Domain& root, int fi, const Domain& rect,
+                            std::uint32_t mem) {
+  if (rect.empty()) return;
+  if (journaling_) effects_.push_back(PhysicalEffect{tree, fi, root, rect, mem, true, kNoEvent});
+  cut(pieces(tree, root, fi), rect, [&](Piece& p) {
+    const Event pending = p.ready[mem];
+    p.ready = {};
+    p.ready[mem] = pending;
+    p.valid = MemMask(1) << mem;
+    if (journaling_) p.stamp = epoch_;
+  });
+}
+
 void PhysicalState::forget_tree(std::uint32_t tree) {
   if (tree < trees_.size()) trees_[tree] = Tree{};
 }

@@ -6,7 +6,8 @@
 // region contents and future values
 //   - under -lg:inorder (every op runs to completion before the next: the sequential oracle)
 //     and in a host-only reference model of the same program;
-//   - in parallel with -ll:cpu 2, and with -ll:cpu 2 -ll:util 2, compared with -lg:inorder.
+//   - in parallel with -ll:cpu 2, and with -ll:cpu 2 -ll:util 2, compared with -lg:inorder;
+//   - with several memories (-ll:numa 2 and 4), where the runtime must copy between instances.
 // On a mismatch the test prints the seed, the first difference and the program; replay it with
 //   random_programs --seeds S:S --repeat 20 <flags>      (add --minimize to reduce it)
 // REPRISE_RANDOM_SEEDS=A:B runs another seed range (default 1:kDefaultSeeds).
@@ -125,6 +126,15 @@ TEST(RandomEquivalence, TwoCpusMatchInorder) { check_against_inorder({"-ll:cpu",
 
 TEST(RandomEquivalence, TwoCpusTwoUtilsMatchInorder) {
   check_against_inorder({"-ll:cpu", "2", "-ll:util", "2"});
+}
+
+// Several memories: instances per memory, copies between them where a point's data is stale.
+TEST(RandomEquivalence, TwoNumaMemoriesMatchInorder) {
+  check_against_inorder({"-ll:cpu", "2", "-ll:numa", "2"});
+}
+
+TEST(RandomEquivalence, FourNumaMemoriesFourCpusMatchInorder) {
+  check_against_inorder({"-ll:cpu", "4", "-ll:numa", "4", "-ll:util", "2"});
 }
 
 // The harness can fail: the same comparison notices a perturbed program and a wrong order.

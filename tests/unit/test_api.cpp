@@ -229,6 +229,53 @@ TEST(Api, CustomMappersAreConsultedAndChecked) {
   }
 }
 
+namespace {
+// Puts every requirement in memory `mem`, whatever the processor.
+class FixedMemoryMapper : public DefaultMapper {
+ public:
+  explicit FixedMemoryMapper(MemoryID mem) : mem_(mem) {}
+  MemoryID select_memory(const MapperTaskInfo&, Processor, std::size_t,
+                         const MachineInfo&) override {
+    return mem_;
+  }
+
+ private:
+  MemoryID mem_;
+};
+}  // namespace
+
+TEST(Api, MappersChooseMemoriesAndAreChecked) {
+  register_all();
+  auto program = [](Context& ctx) {
+    auto is = ctx.create_index_space(Rect<1>({0}, {1 << 18}));
+    auto fs = ctx.create_field_space({{FV, 8}});
+    Region big = ctx.create_region(is, fs);
+    auto dom = ctx.create_index_space(Rect<1>({0}, {3}));
+    Partition p = ctx.partition_equal(big, dom);
+    IndexLauncher l(T_SQUARE, dom);
+    l.add(p, Projection::identity(), Privilege::ReadOnly, {FV});
+    ctx.execute(l).wait();
+  };
+  // Memory 1 of two exists; with 1 MiB per memory the 2 MiB instance does not fit there.
+  reprise::run({"-ll:cpu", "2", "-ll:numa", "2"}, program, std::make_unique<FixedMemoryMapper>(1));
+  try {
+    reprise::run({"-ll:cpu", "2", "-ll:numa", "2", "-ll:csize", "1"}, program,
+                 std::make_unique<FixedMemoryMapper>(1));
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("sysmem1"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("capacity 1 MiB"), std::string::npos) << e.what();
+  }
+  try {
+    reprise::run({"-ll:cpu", "2", "-ll:numa", "2"}, program,
+                 std::make_unique<FixedMemoryMapper>(5));
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("memory 5"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("2 memories"), std::string::npos) << e.what();
+  }
+}
+
 TEST(Api, EmptySubregionsFillCopyAndLaunch) {
   register_all();
   reprise::run({"-ll:cpu", "2"}, [](Context& ctx) {

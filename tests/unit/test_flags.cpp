@@ -34,6 +34,9 @@ TEST(Flags, BadValuesAreErrors) {
   EXPECT_THROW(parse_args({"-ll:cpu", "0"}, false), Error);
   EXPECT_THROW(parse_args({"-ll:cpu"}, false), Error);
   EXPECT_THROW(parse_args({"-level", "loud"}, false), Error);
+  EXPECT_THROW(parse_args({"-ll:numa", "0"}, false), Error);
+  EXPECT_THROW(parse_args({"-ll:numa", "17"}, false), Error);
+  EXPECT_EQ(parse_args({"-ll:numa", "4"}, false).config.numa, 4);
 }
 
 TEST(Flags, ReadsReproiseArgsFromTheEnvironment) {

@@ -1,7 +1,7 @@
 // Randomized equivalence for traces: random loop programs with random manual trace
 // annotations (traces that repeat, change shape under the same id — mismatches — and have
 // untraced ops and blocking waits between them), with and without automatic tracing, on
-// one and two workers: the final region contents and future values must be bit-identical to
+// one and two workers and two memories: the final region contents and future values must be bit-identical to
 // the untraced sequential run (-lg:inorder).
 #include <gtest/gtest.h>
 #include <reprise/reprise.h>
@@ -211,6 +211,12 @@ std::vector<std::uint64_t> run_program(const Program& prog, bool traced,
   return out;
 }
 
+std::string join(const std::vector<std::string>& flags) {
+  std::string s;
+  for (const auto& f : flags) s.append(s.empty() ? "" : " ").append(f);
+  return s;
+}
+
 }  // namespace
 
 TEST(TraceEquivalence, RandomTracedProgramsMatchTheSequentialRun) {
@@ -221,6 +227,8 @@ TEST(TraceEquivalence, RandomTracedProgramsMatchTheSequentialRun) {
       {"-ll:cpu", "2", "-ll:util", "2", "-lg:no_auto_tracing"},
       {"-ll:cpu", "1"},
       {"-ll:cpu", "2"},
+      {"-ll:cpu", "2", "-ll:numa", "2", "-lg:no_auto_tracing"},
+      {"-ll:cpu", "2", "-ll:numa", "2"},
   };
   int programs = 0;
   // REPRISE_TRACE_SEEDS=N runs more seeds (60 in CI).
@@ -233,12 +241,11 @@ TEST(TraceEquivalence, RandomTracedProgramsMatchTheSequentialRun) {
       for (bool traced : {true, false}) {
         if (!traced && flags.back() == "-lg:no_auto_tracing") continue;  // that is the reference
         if (std::getenv("REPRISE_TEST_VERBOSE"))
-          std::fprintf(stderr, "seed %u traced %d flags %s %s\n", seed, int(traced),
-                       flags[1].c_str(), flags.back().c_str());
+          std::fprintf(stderr, "seed %u traced %d flags %s\n", seed, int(traced),
+                       join(flags).c_str());
         auto got = run_program(prog, traced, flags);
         ASSERT_EQ(got, reference) << "seed " << seed << (traced ? " traced" : " untraced")
-                                  << " flags " << flags[1]
-                                  << (flags.size() > 2 ? " " + flags.back() : "") << "\n"
+                                  << " flags " << join(flags) << "\n"
                                   << prog.describe();
         ++programs;
       }

@@ -213,7 +213,8 @@ TEST(Tracing, ElisionLinksFollowTheHalo) {
       const TraceTemplate& t = *templates_of(ctx, 3).front();
       bool tile0_waits_on_tile1 = false;
       for (const Instruction& in : t.instrs) {
-        if (in.op != 0 || in.point != 0) continue;  // the stencil's tile 0
+        // The stencil's tile 0.
+        if (in.kind != Instruction::Kind::Op || in.op != 0 || in.point != 0) continue;
         for (std::uint32_t i = 0; i < in.link_count; ++i)
           if (t.links[in.link_begin + i].point == 1) tile0_waits_on_tile1 = true;
       }
@@ -221,6 +222,92 @@ TEST(Tracing, ElisionLinksFollowTheHalo) {
       EXPECT_TRUE(t.idempotent);
       EXPECT_EQ(ctx.trace_stats().replays, 2u);
     });
+  }
+}
+
+namespace {
+// A 1-d halo stencil whose tiles run on two CPUs with a memory each: every iteration copies
+// the halos between the two memories. Returns the sum of the values.
+enum : TaskID { T_HALO_READ = 9320, T_HALO_ADD };
+void t_halo_read(TaskContext& tc) {  // FW[p] = the halo's FV around p
+  auto in = tc.accessor<const std::int64_t, 1>(0, FV);
+  auto out = tc.accessor<std::int64_t, 1>(1, FW);
+  const Rect<1> h = tc.domain(0);
+  for (auto p : Rect<1>(tc.domain(1))) {
+    std::int64_t s = 0;
+    for (coord_t q = std::max(h.lo[0], p[0] - 1); q <= std::min(h.hi[0], p[0] + 1); ++q)
+      s = s * 7 + in[Point<1>(q)];
+    out[p] = s;
+  }
+}
+void t_halo_add(TaskContext& tc) {  // FV += FW
+  auto v = tc.accessor<std::int64_t, 1>(0, FV);
+  auto w = tc.accessor<const std::int64_t, 1>(0, FW);
+  for (auto p : Rect<1>(tc.domain(0))) v[p] = (v[p] + w[p] + 1) % 1000003;
+}
+std::int64_t halo_program(bool traced, std::vector<std::string> flags,
+                          Context::TraceStats* stats, std::size_t* template_copies,
+                          bool* idempotent) {
+  TaskRegistry::add(T_HALO_READ, "halo_read", {cpu(t_halo_read)});
+  TaskRegistry::add(T_HALO_ADD, "halo_add", {cpu(t_halo_add)});
+  register_all();
+  std::int64_t result = 0;
+  flags.push_back("-lg:no_auto_tracing");
+  reprise::run(flags, [&](Context& ctx) {
+    auto is = ctx.create_index_space(Rect<1>({0}, {39}));
+    auto fs = ctx.create_field_space({{FV, 8}, {FW, 8}});
+    Region g = ctx.create_region(is, fs);
+    auto four = ctx.create_index_space(Rect<1>({0}, {3}));
+    Partition interior = ctx.partition_equal(g, four);
+    Partition halo = ctx.partition_by_rects(g, four, [&](const DomainPoint& c) {
+      return grow(interior.rect(c), 1) & g.bounds();
+    });
+    IndexLauncher init(T_RW, four, TaskArgs{5});
+    init.add(interior, Projection::identity(), Privilege::ReadWrite, {FV});
+    ctx.execute(init);
+    for (int it = 0; it < 20; ++it) {
+      if (traced) ctx.begin_trace(4);
+      IndexLauncher rd(T_HALO_READ, four);
+      rd.add(halo, Projection::identity(), Privilege::ReadOnly, {FV});
+      rd.add(interior, Projection::identity(), Privilege::WriteDiscard, {FW});
+      ctx.execute(rd);
+      IndexLauncher add(T_HALO_ADD, four);
+      add.add(interior, Projection::identity(), Privilege::ReadWrite, {FV, FW});
+      ctx.execute(add);
+      if (traced) ctx.end_trace(4);
+    }
+    TaskLauncher sum(T_SUM);
+    sum.add(g, Privilege::ReadOnly, {FV});
+    result = ctx.execute(sum).get<std::int64_t>();
+    if (stats) *stats = ctx.trace_stats();
+    if (template_copies && traced) {
+      const TraceTemplate& t = *templates_of(ctx, 4).front();
+      *template_copies = t.copies.size();
+      *idempotent = t.idempotent;
+    }
+  });
+  return result;
+}
+}  // namespace
+
+TEST(Tracing, SeveralMemoriesReplayTheRecordedCopies) {
+  const std::int64_t reference = halo_program(false, {"-lg:inorder"}, nullptr, nullptr, nullptr);
+  for (auto flags : std::vector<std::vector<std::string>>{
+           {"-ll:cpu", "2", "-ll:numa", "2"},
+           {"-ll:cpu", "2", "-ll:numa", "2", "-ll:util", "2"},
+           {"-ll:cpu", "4", "-ll:numa", "4", "-lg:inorder"}}) {
+    Context::TraceStats untraced, traced;
+    std::size_t copies = 0;
+    bool idempotent = false;
+    EXPECT_EQ(halo_program(false, flags, &untraced, nullptr, nullptr), reference);
+    EXPECT_EQ(halo_program(true, flags, &traced, &copies, &idempotent), reference);
+    // Each iteration moves the halos between the memories, recorded or replayed.
+    EXPECT_GT(copies, 0u);
+    EXPECT_TRUE(idempotent);
+    EXPECT_EQ(traced.templates_recorded, 1u);
+    EXPECT_EQ(traced.replays, 19u);
+    EXPECT_EQ(traced.copies, untraced.copies) << "a replay issues the copies the analysis would";
+    EXPECT_GE(untraced.copies, 20u * copies);
   }
 }
 

@@ -64,6 +64,10 @@ class PhysicalState {
   // rect was written in mem: mem holds the only valid copy.
   void written(std::uint32_t tree, const Domain& root, int fi, const Domain& rect,
                std::uint32_t mem);
+  // rect was reduced into in mem: mem holds the only valid copy, and the other reducers of the
+  // same data (which commute, so nothing orders them) still wait for the copies into mem.
+  void reduced(std::uint32_t tree, const Domain& root, int fi, const Domain& rect,
+               std::uint32_t mem);
   void forget_tree(std::uint32_t tree);
 
   bool holds(const PhysicalFact& f) const;
