@@ -176,6 +176,7 @@ void Memoizer::record(TraceID id, const std::vector<std::uint64_t>& tokens) {
     names.push_back(o.task_info ? o.task_info->name : to_string(o.kind));
   }
   reduce_transitively(*t);
+  propagate_copies(*t);
   build_successors(*t);
   compute_elision_links(*t, buffer_, analysis_->forest(), rt_.events());
   compute_conditions(*t, buffer_);
@@ -186,9 +187,11 @@ void Memoizer::record(TraceID id, const std::vector<std::uint64_t>& tokens) {
                   });
   t->last_used = ++use_clock_;
   REPRISE_LOG_INFO(
-      "trace {}: recorded {} ops, {} instructions ({} copies), {} edges ({} after transitive "
-      "reduction), {} elision links, {} physical facts, {}idempotent",
-      id, t->ops.size(), t->instrs.size(), t->copies.size(), t->edges_recorded,
+      "trace {}: recorded {} ops, {} instructions ({} copies; {} before copy propagation), {} "
+      "edges ({} after transitive reduction), {} elision links, {} physical facts, "
+      "{}idempotent",
+      id, t->ops.size(), t->instrs.size(), t->copies.size(), t->instrs_recorded,
+      t->edges_recorded,
       t->edges_after_reduction, t->links.size(), t->facts.size(), t->idempotent ? "" : "not ");
   if (!rt_.config().trace_dot_dir.empty()) {
     std::string dot = to_dot(*t, names);

@@ -54,6 +54,43 @@ void reduce_transitively(TraceTemplate& t) {
   t.edges_after_reduction = t.pre_slots.size();
 }
 
+void propagate_copies(TraceTemplate& t) {
+  t.instrs_recorded = t.instrs.size();
+  constexpr std::uint32_t kNothing = ~0u;
+  std::vector<std::uint32_t> now(t.num_slots, kNothing);  // old slot -> new slot (or nothing)
+  now[0] = 0;
+  std::vector<Instruction> kept;
+  std::vector<std::uint32_t> pool, pre;
+  std::uint32_t next = 1;
+  for (Instruction in : t.instrs) {
+    pre.clear();
+    bool fence = in.uses_fence;
+    for (std::uint32_t i = 0; i < in.pre_count; ++i) {
+      const std::uint32_t s = now[t.pre_slots[in.pre_begin + i]];
+      if (s == kNothing) continue;
+      if (s == 0)
+        fence = true;
+      else if (std::find(pre.begin(), pre.end(), s) == pre.end())
+        pre.push_back(s);
+    }
+    if (in.kind == Instruction::Kind::Merge && pre.size() + (fence ? 1 : 0) <= 1) {
+      now[in.out] = fence ? 0 : pre.empty() ? kNothing : pre[0];
+      continue;
+    }
+    in.uses_fence = fence;
+    in.pre_begin = std::uint32_t(pool.size());
+    in.pre_count = std::uint32_t(pre.size());
+    pool.insert(pool.end(), pre.begin(), pre.end());
+    now[in.out] = next;
+    in.out = next++;
+    kept.push_back(in);
+  }
+  t.instrs = std::move(kept);
+  t.pre_slots = std::move(pool);
+  t.num_slots = next;
+  t.edges_after_reduction = t.pre_slots.size();
+}
+
 void compute_elision_links(TraceTemplate& t, const std::vector<OpRef>& recorded,
                            const RegionForest& forest, EventTable& events) {
   // Fake completion events name (op, point): id = op + 1 (+ offset for the second copy),

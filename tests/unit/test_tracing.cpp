@@ -311,6 +311,43 @@ TEST(Tracing, SeveralMemoriesReplayTheRecordedCopies) {
   }
 }
 
+TEST(Tracing, CopyPropagationDropsMergesThatForwardOneEvent) {
+  // s1 := op(fence); s2 := merge(s1); s3 := merge(); s4 := op(s2, s3); s5 := merge(s1, s4);
+  // s6 := op(s5). After propagation: op(fence); op(s1); merge(s1, s2); op(s3).
+  TraceTemplate t;
+  auto add = [&](Instruction::Kind k, std::vector<std::uint32_t> pre, bool fence) {
+    Instruction in;
+    in.kind = k;
+    in.uses_fence = fence;
+    in.pre_begin = std::uint32_t(t.pre_slots.size());
+    in.pre_count = std::uint32_t(pre.size());
+    t.pre_slots.insert(t.pre_slots.end(), pre.begin(), pre.end());
+    in.out = t.num_slots++;
+    t.instrs.push_back(in);
+  };
+  using K = Instruction::Kind;
+  add(K::Op, {}, true);
+  add(K::Merge, {1}, false);
+  add(K::Merge, {}, false);
+  add(K::Op, {2, 3}, false);
+  add(K::Merge, {1, 4}, false);
+  add(K::Op, {5}, false);
+  detail::propagate_copies(t);
+  EXPECT_EQ(t.instrs_recorded, 6u);
+  ASSERT_EQ(t.instrs.size(), 4u);
+  EXPECT_EQ(t.num_slots, 5u);
+  auto pre = [&](std::size_t i) {
+    const Instruction& in = t.instrs[i];
+    return std::vector<std::uint32_t>(t.pre_slots.begin() + in.pre_begin,
+                                      t.pre_slots.begin() + in.pre_begin + in.pre_count);
+  };
+  EXPECT_EQ(pre(1), (std::vector<std::uint32_t>{1}));
+  EXPECT_EQ(t.instrs[2].kind, K::Merge);
+  EXPECT_EQ(pre(2), (std::vector<std::uint32_t>{1, 2}));
+  EXPECT_EQ(pre(3), (std::vector<std::uint32_t>{3}));
+  for (std::size_t i = 0; i < t.instrs.size(); ++i) EXPECT_EQ(t.instrs[i].out, i + 1);
+}
+
 TEST(Tracing, DotExport) {
   register_all();
   auto dir = std::filesystem::temp_directory_path() / "reprise_dot_test";

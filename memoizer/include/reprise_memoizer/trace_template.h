@@ -81,11 +81,15 @@ struct TraceTemplate {
   bool batch_replay = false;
   std::vector<std::uint32_t> succ_begin, succ_count, successors;
   std::size_t edges_recorded = 0, edges_after_reduction = 0;
+  std::size_t instrs_recorded = 0;  // before copy propagation
   std::uint64_t last_used = 0;  // for least-recently-used eviction
 };
 
 // Transitive reduction of every instruction's precondition slots.
 void reduce_transitively(TraceTemplate& t);
+// Copy propagation: a merge of at most one event is that event (or nothing); its uses are
+// rewritten to it and the merge is dropped. Slots are renumbered densely.
+void propagate_copies(TraceTemplate& t);
 // Computes the fence-elision links by analysing the trace's ops as if they followed one more
 // copy of themselves. A generated copy takes the links of the point it serves; and since the
 // logical analysis does not see copies, every access to an instance also waits for the
