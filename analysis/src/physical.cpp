@@ -1,6 +1,7 @@
 #include "reprise_analysis/physical.h"
 
 #include <bit>
+#include <span>
 
 namespace reprise::detail {
 
@@ -29,31 +30,71 @@ void subtract(const Domain& rect, const Domain& hole, std::vector<Domain>& out) 
 
 PhysicalState::PhysicalState(std::uint32_t num_memories) : num_memories_(num_memories) {}
 
-std::vector<PhysicalState::Piece>& PhysicalState::pieces(std::uint32_t tree, const Domain& root,
-                                                         int fi) {
+PhysicalState::Pieces& PhysicalState::pieces(std::uint32_t tree, const Domain& root, int fi) {
   if (trees_.size() <= tree) trees_.resize(tree + 1);
   Tree& t = trees_[tree];
   if (t.fields.empty()) t.root = root;
   if (t.fields.size() <= std::size_t(fi)) t.fields.resize(std::size_t(fi) + 1);
-  auto& list = t.fields[std::size_t(fi)];
-  if (list.empty()) {
+  Pieces& f = t.fields[std::size_t(fi)];
+  if (f.list.empty()) {
     // A new instance is zero-filled, like the region's initial contents: valid everywhere.
     Piece whole;
     whole.rect = t.root;
     whole.valid = all_memories();
-    list.push_back(whole);
+    f.list.push_back(whole);
+    f.indexed = false;
   }
-  return list;
+  return f;
+}
+
+namespace {
+std::uint64_t rect_hash(const Domain& d) {
+  std::uint64_t h = std::uint64_t(d.dim) * 0x9e3779b97f4a7c15ull;
+  for (int i = 0; i < d.dim; ++i) {
+    h = (h ^ std::uint64_t(d.lo[i])) * 0xbf58476d1ce4e5b9ull;
+    h = (h ^ std::uint64_t(d.hi[i])) * 0x94d049bb133111ebull;
+  }
+  return h;
+}
+}  // namespace
+
+PhysicalState::Piece* PhysicalState::exact(Pieces& f, const Domain& rect) {
+  if (!f.indexed) {
+    f.by_rect.clear();
+    for (std::uint32_t i = 0; i < f.list.size(); ++i) f.by_rect[rect_hash(f.list[i].rect)] = i;
+    f.indexed = true;
+  }
+  auto it = f.by_rect.find(rect_hash(rect));
+  if (it == f.by_rect.end()) return nullptr;
+  Piece& p = f.list[it->second];
+  return p.rect == rect ? &p : nullptr;
 }
 
 const std::vector<PhysicalState::Piece>* PhysicalState::find(std::uint32_t tree, int fi) const {
   if (tree >= trees_.size() || trees_[tree].fields.size() <= std::size_t(fi)) return nullptr;
-  const auto& list = trees_[tree].fields[std::size_t(fi)];
+  const auto& list = trees_[tree].fields[std::size_t(fi)].list;
   return list.empty() ? nullptr : &list;
 }
 
 template <class Fn>
-void PhysicalState::cut(std::vector<Piece>& list, const Domain& rect, Fn&& fn) {
+void PhysicalState::cut(Pieces& f, const Domain& rect, Fn&& fn) {
+  if (Piece* p = exact(f, rect)) {
+    fn(*p);
+    return;
+  }
+  std::vector<Piece>& list = f.list;
+  // Often rect is made of whole pieces already: change them in place.
+  bool whole = true;
+  for (const Piece& p : list)
+    if (p.rect.overlaps(rect) && !rect.contains(p.rect)) {
+      whole = false;
+      break;
+    }
+  if (whole) {
+    for (Piece& p : list)
+      if (p.rect.overlaps(rect)) fn(p);
+    return;
+  }
   scratch_.clear();
   std::vector<Domain> parts;
   for (Piece& p : list) {
@@ -77,6 +118,7 @@ void PhysicalState::cut(std::vector<Piece>& list, const Domain& rect, Fn&& fn) {
     fn(scratch_.back());
   }
   list.swap(scratch_);
+  f.indexed = false;
 }
 
 void PhysicalState::read(std::uint32_t tree, const Domain& root, int fi, const Domain& rect,
@@ -84,7 +126,9 @@ void PhysicalState::read(std::uint32_t tree, const Domain& root, int fi, const D
                          std::vector<CopyNeed>& needs) {
   if (rect.empty()) return;
   const MemMask bit = MemMask(1) << mem;
-  for (const Piece& p : pieces(tree, root, fi)) {
+  Pieces& f = pieces(tree, root, fi);
+  Piece* one = exact(f, rect);
+  for (const Piece& p : one ? std::span<Piece>(one, 1) : std::span<Piece>(f.list)) {
     if (!p.rect.overlaps(rect)) continue;
     const Domain part = p.rect & rect;
     const bool from_before = journaling_ && p.stamp != epoch_;
@@ -125,7 +169,15 @@ void PhysicalState::written(std::uint32_t tree, const Domain& root, int fi, cons
                             std::uint32_t mem) {
   if (rect.empty()) return;
   if (journaling_) effects_.push_back(PhysicalEffect{tree, fi, root, rect, mem, true, kNoEvent});
-  auto& list = pieces(tree, root, fi);
+  Pieces& f = pieces(tree, root, fi);
+  std::vector<Piece>& list = f.list;
+  // Steady state: the written rectangle is a piece already (the same tile written again).
+  if (Piece* same = exact(f, rect)) {
+    same->valid = MemMask(1) << mem;
+    same->ready = {};
+    same->stamp = journaling_ ? epoch_ : 0;
+    return;
+  }
   // The written rectangle becomes one piece again: writes undo the cuts reads made.
   scratch_.clear();
   std::vector<Domain> parts;
@@ -147,6 +199,7 @@ void PhysicalState::written(std::uint32_t tree, const Domain& root, int fi, cons
   w.stamp = journaling_ ? epoch_ : 0;
   scratch_.push_back(w);
   list.swap(scratch_);
+  f.indexed = false;
 }
 
 void PhysicalState::reduced(std::uint32_t tree, const Domain& root, int fi, const Domain& rect,

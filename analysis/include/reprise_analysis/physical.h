@@ -9,6 +9,7 @@
 // postconditions, applied again after each replay).
 #include <array>
 #include <cstdint>
+#include <unordered_map>
 #include <vector>
 
 #include "reprise/geometry.h"
@@ -88,16 +89,25 @@ class PhysicalState {
     std::uint32_t stamp = 0;        // the journal that last changed it
     std::array<Event, kMaxMemories> ready{};  // per memory: the copy making it valid there
   };
+  // The pieces of one field: they tile the root without overlapping, so a piece whose rect
+  // equals a query's is the only one it meets (found through by_rect, rebuilt after a cut).
+  struct Pieces {
+    std::vector<Piece> list;
+    std::unordered_map<std::uint64_t, std::uint32_t> by_rect;  // hash of rect -> index
+    bool indexed = false;
+  };
   struct Tree {
     Domain root;
-    std::vector<std::vector<Piece>> fields;  // by field index; empty until first use
+    std::vector<Pieces> fields;  // by field index; empty until first use
   };
-  std::vector<Piece>& pieces(std::uint32_t tree, const Domain& root, int fi);
+  Pieces& pieces(std::uint32_t tree, const Domain& root, int fi);
   const std::vector<Piece>* find(std::uint32_t tree, int fi) const;
+  // The piece whose rect is exactly rect, if any.
+  Piece* exact(Pieces& f, const Domain& rect);
   // Cuts the pieces overlapping rect so that every piece is inside or outside it; calls
   // fn(piece) for each piece inside.
   template <class Fn>
-  void cut(std::vector<Piece>& list, const Domain& rect, Fn&& fn);
+  void cut(Pieces& f, const Domain& rect, Fn&& fn);
   MemMask all_memories() const { return num_memories_ >= 32 ? ~0u : (1u << num_memories_) - 1; }
 
   std::uint32_t num_memories_;
