@@ -373,4 +373,28 @@ Array diag_matrix(const Array& v) {
   return out;
 }
 
+Array copy(const Array& a) {
+  if (!a.valid()) throw Error("array copy: an empty array");
+  Array out = a.engine().allocate(a.shape());
+  out.assign(a);
+  return out;
+}
+
+Array roll(const Array& a, coord_t shift, int axis) {
+  if (!a.valid() || axis < 0 || axis >= a.dim())
+    throw Error(fmt::format("array roll: axis {} of a {}-d array", axis, a.valid() ? a.dim() : 0));
+  const coord_t n = a.size(axis);
+  const coord_t k = ((shift % n) + n) % n;
+  if (k == 0) return copy(a);
+  Array out = a.engine().allocate(a.shape());
+  // out[k:] = a[:n-k]; out[:k] = a[n-k:]
+  auto part = [&](const Array& x, coord_t lo, coord_t hi) {
+    return a.dim() == 1 ? x(slice(lo, hi))
+                        : (axis == 0 ? x(slice(lo, hi), all()) : x(all(), slice(lo, hi)));
+  };
+  part(out, k, n).assign(part(a, 0, n - k));
+  part(out, 0, k).assign(part(a, n - k, n));
+  return out;
+}
+
 }  // namespace reprise::array

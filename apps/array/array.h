@@ -91,6 +91,10 @@ Array dot(const Array& m, const Array& v);
 // The diagonal of a square matrix; a square matrix with v on its diagonal.
 Array diag(const Array& a);
 Array diag_matrix(const Array& v);
+// numpy.roll: a copy shifted by `shift` along `axis`, wrapping around (out[k] = a[k - shift]).
+Array roll(const Array& a, coord_t shift, int axis);
+// A copy (numpy's a.copy()).
+Array copy(const Array& a);
 
 class Engine {
  public:

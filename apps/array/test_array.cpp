@@ -148,6 +148,31 @@ TEST(Array, DotDiagAndReductionsMatchLoops) {
   });
 }
 
+TEST(Array, RollAndCopyMatchLoops) {
+  with_engine([](Engine& np) {
+    const coord_t r = 5, c = 7;
+    Array a = np.random(r, c, 4);
+    const auto va = randoms(std::size_t(r * c), 4);
+    for (coord_t shift : {-1, 1, 3, 7, -8}) {
+      auto cols = roll(a, shift, 1).to_vector();
+      auto rows = roll(a, shift, 0).to_vector();
+      for (coord_t i = 0; i < r; ++i)
+        for (coord_t j = 0; j < c; ++j) {
+          const coord_t sj = ((j - shift) % c + c) % c, si = ((i - shift) % r + r) % r;
+          EXPECT_EQ(cols[std::size_t(i * c + j)], va[std::size_t(i * c + sj)]) << shift;
+          EXPECT_EQ(rows[std::size_t(i * c + j)], va[std::size_t(si * c + j)]) << shift;
+        }
+    }
+    Array v = np.random(6, 5);
+    auto vv = randoms(6, 5);
+    auto rolled = roll(v, 2, 0).to_vector();
+    for (std::size_t k = 0; k < 6; ++k) EXPECT_EQ(rolled[k], vv[(k + 4) % 6]);
+    Array b = copy(a);
+    a.assign(0.0);
+    EXPECT_EQ(b.to_vector(), va);
+  });
+}
+
 TEST(Array, PoolAlternatesTwoRegionsLikeFigure1AndDoesNotGrow) {
   with_engine([](Engine& np) {
     const coord_t n = 8;
