@@ -161,12 +161,14 @@ void top_level(Context& ctx, const cfd::Params& p) {
   int steps = 0;
   double udiff = 1;
   const std::uint64_t launched_before = ctx.trace_stats().points_launched;
+  apps::Timeline timeline(ctx);
   const apps::TimedWindow window = apps::timed(ctx, [&] {
     while (udiff > p.tol && steps < p.max_steps) {
       auto [before, after] = step(p, f);
       const double s_after = after.get<double>();
       udiff = (s_after - before.get<double>()) / s_after;
       ++steps;
+      timeline.mark();
     }
   });
   const std::uint64_t launched = ctx.trace_stats().points_launched - launched_before;
@@ -185,6 +187,7 @@ void top_level(Context& ctx, const cfd::Params& p) {
       (long long)p.nx, (long long)p.ny, p.nit, np.num_tiles(), steps, want.steps, p.tol, err,
       verified ? "verified" : "FAILED");
   const double tasks = double(launched);
+  timeline.report("cfd", p.trace);
   apps::print_result("cfd", p.trace, ctx, steps, window, tasks, checksum, verified,
                      "nx=" + std::to_string(p.nx) + " ny=" + std::to_string(p.ny) +
                          " nit=" + std::to_string(p.nit));

@@ -3,6 +3,7 @@
 // measures trace coverage, and the RESULT line of DESIGN.md §10. Public API only.
 #include <reprise/reprise.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
@@ -56,5 +57,63 @@ inline void print_result(const char* app, const std::string& mode, const Context
       w.seconds * 1e6 / tasks, w.coverage, (unsigned long long)checksum, verified ? 1 : 0,
       (unsigned long long)ctx.trace_stats().copies, extra_keys.c_str());
 }
+
+// Per-iteration trace coverage (paper Fig. 9/10), when the run has -lg:coverage_log: call
+// mark() after every iteration (warm-up included) and report() once at the end. report()
+// prints one `COVERAGE app=… mode=… iter=i points=… replayed=…` line per iteration and
+// `WARMUP app=… mode=… iterations=k level=c`: c is the mean coverage of the second half of
+// the iterations, k where coverage first stays near it (-1: never). Without the flag it does
+// nothing.
+class Timeline {
+ public:
+  explicit Timeline(Context& ctx) : ctx_(ctx), on_(ctx.coverage_log_enabled()) {
+    if (on_) marks_.push_back(ctx.ops_issued());
+  }
+  void mark() {
+    if (on_) marks_.push_back(ctx_.ops_issued());
+  }
+  int report(const char* app, const std::string& mode) {
+    if (!on_ || marks_.size() < 2) return -1;
+    ctx_.fence().wait();
+    const std::size_t iters = marks_.size() - 1;
+    std::vector<std::uint64_t> points(iters, 0), replayed(iters, 0);
+    for (const CoverageSample& s : ctx_.coverage_log()) {
+      if (s.op_seq < marks_.front() || s.op_seq >= marks_.back()) continue;
+      auto it = std::upper_bound(marks_.begin(), marks_.end(), s.op_seq);
+      const std::size_t i = std::size_t(it - marks_.begin()) - 1;
+      points[i] += s.points;
+      if (s.replayed) replayed[i] += s.points;
+    }
+    // Steady state: the first run of 10 iterations (or up to the end) that each reach 90% of
+    // the coverage level of the run's second half (at least 50%). Programs that block every
+    // iteration never replay the ops just before the wait, so their level is below 100%; and
+    // the last iterations may run unreplayed (a trace still being confirmed is flushed).
+    auto frac = [&](std::size_t i) {
+      return points[i] ? double(replayed[i]) / double(points[i]) : 0.0;
+    };
+    double level = 0;
+    for (std::size_t i = iters / 2; i < iters; ++i) level += frac(i) / double(iters - iters / 2);
+    const double threshold = 0.9 * level;
+    int steady = -1;
+    std::size_t run = 0;
+    for (std::size_t i = 0; i < iters && steady < 0 && level >= 0.5; ++i) {
+      const bool covered = frac(i) >= threshold;
+      run = covered ? run + 1 : 0;
+      if (run >= 10 || (covered && i + 1 == iters)) steady = int(i + 1 - run);
+    }
+    for (std::size_t i = 0; i < iters; ++i)
+      std::printf("COVERAGE app=%s mode=%s iter=%zu points=%llu replayed=%llu\n", app,
+                  mode.c_str(), i, (unsigned long long)points[i],
+                  (unsigned long long)replayed[i]);
+    std::printf("WARMUP app=%s mode=%s iterations=%d level=%.2f\n", app, mode.c_str(), steady,
+                level);
+    return steady;
+  }
+
+ private:
+  Context& ctx_;
+  bool on_;
+  std::vector<std::uint64_t> marks_;
+};
 
 }  // namespace reprise::apps

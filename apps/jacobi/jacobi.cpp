@@ -130,7 +130,11 @@ void top_level(Context& ctx, const Params& p) {
   Array d = diag(a);
   Array r = a - diag_matrix(d);
 
-  auto iteration = [&] { x = (b - dot(r, x)) / d; };
+  apps::Timeline timeline(ctx);
+  auto iteration = [&] {
+    x = (b - dot(r, x)) / d;
+    timeline.mark();
+  };
   for (int it = 0; it < p.warmup; ++it) iteration();
   const bool manual = p.trace == "manual";
   const apps::TimedWindow window = apps::timed(ctx, [&] {
@@ -154,6 +158,7 @@ void top_level(Context& ctx, const Params& p) {
       verified ? "matches the serial reference bit for bit" : "DIFFERS from the serial reference",
       (unsigned long long)st.regions_created, (unsigned long long)st.reused);
   const double tasks = double(p.iters) * 3.0 * double(np.num_tiles());
+  timeline.report("jacobi", p.trace);
   apps::print_result("jacobi", p.trace, ctx, p.iters, window, tasks, checksum, verified,
                      "n=" + std::to_string(n) + " tiles=" + std::to_string(np.num_tiles()));
   if (!verified) throw Error("jacobi: verification failed");

@@ -171,11 +171,13 @@ void top_level(Context& ctx, const Params& p) {
     ctx.execute(l);
   };
   const bool manual = p.trace == "manual";
+  apps::Timeline timeline(ctx);  // an iteration is a pair of sweeps here
   auto pair = [&] {
     if (manual) ctx.begin_trace(1);
     sweep(FID_U, FID_V);
     sweep(FID_V, FID_U);
     if (manual) ctx.end_trace(1);
+    timeline.mark();
   };
   for (int it = 0; it < p.warmup; it += 2) pair();
   const apps::TimedWindow window = apps::timed(ctx, [&] {
@@ -191,6 +193,7 @@ void top_level(Context& ctx, const Params& p) {
       "jacobi2d: %lldx%lld grid, %lldx%lld tiles, %d sweeps: %s\n", (long long)p.n, (long long)p.n,
       (long long)p.px, (long long)p.py, p.warmup + p.iters,
       verified ? "matches the serial reference bit for bit" : "DIFFERS from the serial reference");
+  timeline.report("jacobi2d", p.trace);
   apps::print_result("jacobi2d", p.trace, ctx, p.iters, window, tasks, checksum, verified,
                      "n=" + std::to_string(p.n) + " tiles=" + std::to_string(p.px * p.py));
   if (!verified) throw Error("jacobi2d: verification failed");

@@ -194,10 +194,18 @@ void top_level(Context& ctx, const Params& p) {
     ctx.execute(inc);
     if (traced) ctx.end_trace(1);
   };
+  apps::Timeline timeline(ctx);
   iteration();  // PRK's untimed first iteration
-  for (int it = 0; it < p.warmup; ++it) iteration();
+  timeline.mark();
+  for (int it = 0; it < p.warmup; ++it) {
+    iteration();
+    timeline.mark();
+  }
   const apps::TimedWindow window = apps::timed(ctx, [&] {
-    for (int it = 0; it < p.iters; ++it) iteration();
+    for (int it = 0; it < p.iters; ++it) {
+      iteration();
+      timeline.mark();
+    }
   });
 
   IndexLauncher norm(TID_NORM, tiles, TaskArgs{args});
@@ -217,6 +225,7 @@ void top_level(Context& ctx, const Params& p) {
       "(reference %.12f) %s\n",
       (long long)p.nx, (long long)p.ny, (long long)p.px, (long long)p.py, p.radius, p.iters,
       norm_value, reference, verified ? "verified" : "WRONG");
+  timeline.report("stencil", p.trace);
   apps::print_result("stencil", p.trace, ctx, p.iters, window, tasks, checksum, verified,
                      "nx=" + std::to_string(p.nx) + " ny=" + std::to_string(p.ny) +
                          " tiles=" + std::to_string(p.px * p.py));

@@ -247,6 +247,9 @@ void Memoizer::replay(TraceTemplate& t, bool elide) {
   handed_ = buffer_.size();
   rt_.count_points(t.points);
   rt_.count_replay(t.points);
+  if (rt_.config().coverage_log)
+    for (const OpRef& o : buffer_)
+      if (is_point_op(*o)) rt_.note_points(o->seq, o->num_points(), true);
 
   // What the logical analysis must learn once the replay run ends.
   summary_pending_ = true;

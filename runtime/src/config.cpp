@@ -85,6 +85,9 @@ const std::vector<FlagDef>& flag_table() {
             [](Config& c, const std::string& v) { c.trace_dot_dir = v; }));
     add("-lg:trace:max_templates", "N", "templates kept per trace id (least recently used go)",
         i32(&Config::max_templates, 1, 1024, "-lg:trace:max_templates"));
+    add("-lg:coverage_log", nullptr,
+        "log which ops ran replayed, for per-iteration coverage timelines (apps print them)",
+        sw(&Config::coverage_log));
     add("-lg:no_auto_tracing", nullptr, "turn automatic trace identification off",
         std::make_pair(
             [](const Config& c) { return std::string(c.auto_tracing ? "tracing on" : "off"); },

@@ -470,6 +470,16 @@ std::uint32_t Context::num_cpus() const {
 std::uint32_t Context::shard() const {
   return rt_.machine().shard;
 }
+std::uint64_t Context::ops_issued() const {
+  return rt_.ops_issued();
+}
+bool Context::coverage_log_enabled() const {
+  return rt_.config().coverage_log;
+}
+std::vector<CoverageSample> Context::coverage_log() const {
+  return rt_.coverage_log();
+}
+
 std::uint32_t Context::num_shards() const {
   return rt_.machine().num_shards;
 }

@@ -75,6 +75,16 @@ MachineInfo Runtime::machine() const {
   return MachineInfo{executor_.num_cpus(), 0, 0, 1, std::uint32_t(config_.numa)};
 }
 
+void Runtime::note_points(std::uint64_t seq, std::uint64_t points, bool replayed) {
+  std::lock_guard<std::mutex> g(coverage_mutex_);
+  coverage_.push_back(CoverageSample{seq, points, replayed});
+}
+
+std::vector<CoverageSample> Runtime::coverage_log() const {
+  std::lock_guard<std::mutex> g(coverage_mutex_);
+  return coverage_;
+}
+
 RuntimeStats Runtime::stats() const {
   RuntimeStats s;
   s.ops_issued = next_seq_;

@@ -77,6 +77,11 @@ class Context {
     std::uint64_t copies = 0;      // copies between memories the runtime generated and ran
   };
   TraceStats trace_stats() const;
+  // Ops issued so far (the next op's number), and with -lg:coverage_log the record of which
+  // ops ran replayed (after a fence, complete up to it): per-iteration coverage timelines.
+  std::uint64_t ops_issued() const;
+  bool coverage_log_enabled() const;
+  std::vector<CoverageSample> coverage_log() const;
 
   std::uint32_t num_cpus() const;
   std::uint32_t shard() const;

@@ -129,4 +129,11 @@ struct Processor {
   friend bool operator==(const Processor&, const Processor&) = default;
 };
 
+// One op's points in the -lg:coverage_log record: launched from a replayed trace or analysed.
+struct CoverageSample {
+  std::uint64_t op_seq = 0;
+  std::uint64_t points = 0;
+  bool replayed = false;
+};
+
 }  // namespace reprise

@@ -20,6 +20,7 @@ struct Config {
   int log_level = 4;              // -level
   std::string trace_dot_dir;      // -lg:trace:dot
   int max_templates = 8;          // -lg:trace:max_templates
+  bool coverage_log = false;      // -lg:coverage_log
   // Automatic tracing (Apophenia); the defaults are documented in docs/tracing.md.
   bool auto_tracing = true;                  // -lg:no_auto_tracing turns it off
   int at_min_length = 5;                     // -lg:auto_trace:min_trace_length

@@ -101,6 +101,10 @@ class Runtime {
   void count_template() { templates_recorded_.fetch_add(1, std::memory_order_relaxed); }
   void count_mismatch() { mismatches_.fetch_add(1, std::memory_order_relaxed); }
   void count_copy() { copies_.fetch_add(1, std::memory_order_relaxed); }
+  // -lg:coverage_log: op `seq` launched `points` points, replayed or analysed.
+  void note_points(std::uint64_t seq, std::uint64_t points, bool replayed);
+  std::vector<CoverageSample> coverage_log() const;
+  std::uint64_t ops_issued() const { return next_seq_; }
 
   // --- application thread: manual trace bracketing ---
   void begin_trace(TraceID id);
@@ -138,6 +142,8 @@ class Runtime {
   std::atomic<std::uint64_t> replays_{0};
   std::atomic<std::uint64_t> mismatches_{0};
   std::atomic<std::uint64_t> copies_{0};
+  mutable std::mutex coverage_mutex_;
+  std::vector<CoverageSample> coverage_;
   bool trace_open_ = false;  // application thread
   TraceID open_trace_ = 0;
   std::thread::id app_thread_;
