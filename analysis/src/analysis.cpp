@@ -166,10 +166,11 @@ void Analysis::choose_memories(Op& op, std::size_t p, const MapperTaskInfo* info
     else
       mem = machine.closest_memory(procs_[p]);
     if (mem >= rt_.instances().num_memories())
-      throw Error(fmt::format("{}: the mapper chose memory {} for requirement {} of point {}, "
-                              "which does not exist (the machine has {} memories)",
-                              op.describe(), mem, r, op.domain.delinearize(coord_t(p)).str(),
-                              rt_.instances().num_memories()));
+      throw Error(
+          fmt::format("{}: the mapper chose memory {} for requirement {} of point {}, "
+                      "which does not exist (the machine has {} memories)",
+                      op.describe(), mem, r, op.domain.delinearize(coord_t(p)).str(),
+                      rt_.instances().num_memories()));
     op.point_instances[p * nreq + r] = instance_for(q.tree, mem);
   }
 }

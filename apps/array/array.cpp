@@ -228,11 +228,10 @@ Array Array::operator()(Slice rows, Slice cols) const {
     const coord_t n = size(d);
     const coord_t a = resolve(s[d].start, n, false), b = resolve(s[d].stop, n, true);
     if (a < 0 || b > n || a >= b)
-      throw Error(fmt::format("array slice: dimension {} [{}:{}] of extent {} is empty or out of "
-                              "range",
-                              d, s[d].start,
-                              s[d].stop == kEnd ? std::string("end") : std::to_string(s[d].stop),
-                              n));
+      throw Error(fmt::format(
+          "array slice: dimension {} [{}:{}] of extent {} is empty or out of "
+          "range",
+          d, s[d].start, s[d].stop == kEnd ? std::string("end") : std::to_string(s[d].stop), n));
     v.lo[d] = view_.lo[d] + a;
     v.hi[d] = view_.lo[d] + b - 1;
   }
@@ -337,8 +336,8 @@ Array dot(const Array& m, const Array& v) {
   if (!m.valid() || !v.valid() || m.dim() != 2 || v.dim() != 1)
     throw Error("array dot: needs a 2-d matrix and a 1-d vector");
   if (m.size(1) != v.size(0))
-    throw Error(fmt::format("array dot: a {} matrix times a length-{} vector",
-                            shape_str(m.shape()), v.size(0)));
+    throw Error(fmt::format("array dot: a {} matrix times a length-{} vector", shape_str(m.shape()),
+                            v.size(0)));
   Engine& e = m.engine();
   Array out = e.allocate(Rect<1>({0}, {m.size(0) - 1}));
   IndexLauncher l(tasks::kDot, e.colors(), TaskArgs{tasks::DotArgs{v.view().lo[0]}});

@@ -122,8 +122,8 @@ class Engine {
 
   struct Stats {
     std::uint64_t regions_created = 0;
-    std::uint64_t reused = 0;    // allocations served from the pool
-    std::uint64_t pooled = 0;    // free regions in the pool now
+    std::uint64_t reused = 0;  // allocations served from the pool
+    std::uint64_t pooled = 0;  // free regions in the pool now
     std::uint64_t partitions = 0;
   };
   Stats stats() const;

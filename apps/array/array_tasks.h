@@ -7,20 +7,20 @@
 namespace reprise::array::tasks {
 
 enum : TaskID {
-  kSet = 7000,   // out = value
-  kRandom,       // out = hash(seed, row-major index)
-  kBinary,       // out = a (op) b
-  kScalar,       // out = a (op) s, or s (op) a
-  kCopy,         // out = a
-  kDot,          // out[i] = sum_j m[i][j] * v[j]
-  kDiag,         // out[i] = a[i][i]
-  kDiagMatrix,   // out[i][j] = i == j ? v[i] : 0
-  kSum,          // per tile: sum of a
-  kMax,          // per tile: max of a
-  kSumSquares,   // per tile: sum of a^2
-  kSqrt,         // sqrt(future 0)
-  kChecksum,     // hash of a view, row-major
-  kRead,         // copies a view into host memory (single process)
+  kSet = 7000,  // out = value
+  kRandom,      // out = hash(seed, row-major index)
+  kBinary,      // out = a (op) b
+  kScalar,      // out = a (op) s, or s (op) a
+  kCopy,        // out = a
+  kDot,         // out[i] = sum_j m[i][j] * v[j]
+  kDiag,        // out[i] = a[i][i]
+  kDiagMatrix,  // out[i][j] = i == j ? v[i] : 0
+  kSum,         // per tile: sum of a
+  kMax,         // per tile: max of a
+  kSumSquares,  // per tile: sum of a^2
+  kSqrt,        // sqrt(future 0)
+  kChecksum,    // hash of a view, row-major
+  kRead,        // copies a view into host memory (single process)
 };
 
 enum class Op : std::uint8_t { Add, Sub, Mul, Div, Neg };

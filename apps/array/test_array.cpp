@@ -15,8 +15,8 @@ using namespace reprise::array;
 
 namespace {
 
-void with_engine(const std::function<void(Engine&)>& body, std::vector<std::string> flags = {
-                                                                "-ll:cpu", "2"}) {
+void with_engine(const std::function<void(Engine&)>& body,
+                 std::vector<std::string> flags = {"-ll:cpu", "2"}) {
   reprise::run(flags, [&](Context& ctx) {
     Engine np(ctx, 3);
     body(np);

@@ -156,8 +156,7 @@ std::pair<Future, Future> step(const cfd::Params& c, Fields& f) {
 
 void top_level(Context& ctx, const cfd::Params& p) {
   Engine np(ctx, p.tiles);
-  Fields f{np.zeros(p.ny, p.nx), np.zeros(p.ny, p.nx), np.zeros(p.ny, p.nx),
-           np.zeros(p.ny, p.nx)};
+  Fields f{np.zeros(p.ny, p.nx), np.zeros(p.ny, p.nx), np.zeros(p.ny, p.nx), np.zeros(p.ny, p.nx)};
   int steps = 0;
   double udiff = 1;
   const std::uint64_t launched_before = ctx.trace_stats().points_launched;

@@ -43,8 +43,7 @@ Result serial_reference(const Params& c, const reprise::array::Engine& engine) {
     const Grid un = u, vn = v;
     for (coord_t i = 1; i < ny - 1; ++i)
       for (coord_t j = 0; j < nx; ++j) {
-        const double uE = un.east(i, j), uW = un.west(i, j), vE = vn.east(i, j),
-                     vW = vn.west(i, j);
+        const double uE = un.east(i, j), uW = un.west(i, j), vE = vn.east(i, j), vW = vn.west(i, j);
         const double uN = un(i + 1, j), uS = un(i - 1, j), vN = vn(i + 1, j), vS = vn(i - 1, j);
         b(i, j) = rho * (1 / dt * ((uE - uW) / (2 * dx) + (vN - vS) / (2 * dy)) -
                          ((uE - uW) / (2 * dx)) * ((uE - uW) / (2 * dx)) -

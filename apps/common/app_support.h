@@ -102,9 +102,8 @@ class Timeline {
       if (run >= 10 || (covered && i + 1 == iters)) steady = int(i + 1 - run);
     }
     for (std::size_t i = 0; i < iters; ++i)
-      std::printf("COVERAGE app=%s mode=%s iter=%zu points=%llu replayed=%llu\n", app,
-                  mode.c_str(), i, (unsigned long long)points[i],
-                  (unsigned long long)replayed[i]);
+      std::printf("COVERAGE app=%s mode=%s iter=%zu points=%llu replayed=%llu\n", app, mode.c_str(),
+                  i, (unsigned long long)points[i], (unsigned long long)replayed[i]);
     std::printf("WARMUP app=%s mode=%s iterations=%d level=%.2f\n", app, mode.c_str(), steady,
                 level);
     return steady;

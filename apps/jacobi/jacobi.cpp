@@ -57,8 +57,8 @@ std::vector<double> serial_reference(const Params& p) {
   std::vector<double> a(un * un), r(un * un), b(un), x(un, 0.0), d(un);
   for (coord_t i = 0; i < n; ++i)
     for (coord_t j = 0; j < n; ++j)
-      a[at(i, j)] = tasks::random_value(1, std::uint64_t(at(i, j))) +
-                    (i == j ? 1.0 : 0.0) * double(n);
+      a[at(i, j)] =
+          tasks::random_value(1, std::uint64_t(at(i, j))) + (i == j ? 1.0 : 0.0) * double(n);
   for (coord_t i = 0; i < n; ++i) {
     b[std::size_t(i)] = tasks::random_value(2, std::uint64_t(i));
     d[std::size_t(i)] = a[at(i, i)];

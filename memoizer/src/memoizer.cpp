@@ -182,16 +182,14 @@ void Memoizer::record(TraceID id, const std::vector<std::uint64_t>& tokens) {
   compute_conditions(*t, buffer_);
   // Idempotent only if the state the trace leaves behind is the one it started from.
   const PhysicalState& state = analysis_->physical();
-  t->idempotent = t->idempotent && std::all_of(t->facts.begin(), t->facts.end(), [&](const auto& f) {
-                    return state.holds(f);
-                  });
+  t->idempotent = t->idempotent && std::all_of(t->facts.begin(), t->facts.end(),
+                                               [&](const auto& f) { return state.holds(f); });
   t->last_used = ++use_clock_;
   REPRISE_LOG_INFO(
       "trace {}: recorded {} ops, {} instructions ({} copies; {} before copy propagation), {} "
       "edges ({} after transitive reduction), {} elision links, {} physical facts, "
       "{}idempotent",
-      id, t->ops.size(), t->instrs.size(), t->copies.size(), t->instrs_recorded,
-      t->edges_recorded,
+      id, t->ops.size(), t->instrs.size(), t->copies.size(), t->instrs_recorded, t->edges_recorded,
       t->edges_after_reduction, t->links.size(), t->facts.size(), t->idempotent ? "" : "not ");
   if (!rt_.config().trace_dot_dir.empty()) {
     std::string dot = to_dot(*t, names);
@@ -279,7 +277,8 @@ void Memoizer::gather_external(const TraceTemplate& t, const Instruction& in, Ev
   if (elide) {
     for (std::uint32_t i = 0; i < in.link_count; ++i) {
       const Link& l = t.links[in.link_begin + i];
-      scratch_.push_back(l.from_copy ? prev_copy_done_[l.op] : prev_ops_[l.op]->point_done[l.point]);
+      scratch_.push_back(l.from_copy ? prev_copy_done_[l.op]
+                                     : prev_ops_[l.op]->point_done[l.point]);
     }
   }
   if (in.kind == Instruction::Kind::Op)

@@ -154,8 +154,8 @@ void compute_elision_links(TraceTemplate& t, const std::vector<OpRef>& recorded,
   std::vector<Access> accesses;
   auto accesses_of = [&](const Instruction& in) {
     accesses.clear();
-    const Op* o = in.kind == Instruction::Kind::Copy ? t.copies[in.op].copy.get()
-                                                     : recorded[in.op].get();
+    const Op* o =
+        in.kind == Instruction::Kind::Copy ? t.copies[in.op].copy.get() : recorded[in.op].get();
     const std::uint32_t point = in.kind == Instruction::Kind::Copy ? 0 : in.point;
     const std::size_t nreq = o->reqs.size();
     if (o->point_instances.size() < (point + 1) * nreq) return;

@@ -111,8 +111,7 @@ Event Executor::op(Op& op, std::uint32_t point, Processor proc, std::span<const 
   return done;
 }
 
-Event Executor::copy(const OpRef& copy, Processor proc, std::span<const Event> pre,
-                     std::uint32_t) {
+Event Executor::copy(const OpRef& copy, Processor proc, std::span<const Event> pre, std::uint32_t) {
   return op(*copy, 0, proc, pre);
 }
 

@@ -122,7 +122,9 @@ TEST(RandomEquivalence, InorderMatchesReferenceModel) {
   }
 }
 
-TEST(RandomEquivalence, TwoCpusMatchInorder) { check_against_inorder({"-ll:cpu", "2"}); }
+TEST(RandomEquivalence, TwoCpusMatchInorder) {
+  check_against_inorder({"-ll:cpu", "2"});
+}
 
 TEST(RandomEquivalence, TwoCpusTwoUtilsMatchInorder) {
   check_against_inorder({"-ll:cpu", "2", "-ll:util", "2"});

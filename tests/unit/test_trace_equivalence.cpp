@@ -1,8 +1,8 @@
 // Randomized equivalence for traces: random loop programs with random manual trace
 // annotations (traces that repeat, change shape under the same id — mismatches — and have
 // untraced ops and blocking waits between them), with and without automatic tracing, on
-// one and two workers and two memories: the final region contents and future values must be bit-identical to
-// the untraced sequential run (-lg:inorder).
+// one and two workers and two memories: the final region contents and future values must be
+// bit-identical to the untraced sequential run (-lg:inorder).
 #include <gtest/gtest.h>
 #include <reprise/reprise.h>
 

@@ -245,9 +245,8 @@ void t_halo_add(TaskContext& tc) {  // FV += FW
   auto w = tc.accessor<const std::int64_t, 1>(0, FW);
   for (auto p : Rect<1>(tc.domain(0))) v[p] = (v[p] + w[p] + 1) % 1000003;
 }
-std::int64_t halo_program(bool traced, std::vector<std::string> flags,
-                          Context::TraceStats* stats, std::size_t* template_copies,
-                          bool* idempotent) {
+std::int64_t halo_program(bool traced, std::vector<std::string> flags, Context::TraceStats* stats,
+                          std::size_t* template_copies, bool* idempotent) {
   TaskRegistry::add(T_HALO_READ, "halo_read", {cpu(t_halo_read)});
   TaskRegistry::add(T_HALO_ADD, "halo_add", {cpu(t_halo_add)});
   register_all();
@@ -259,9 +258,8 @@ std::int64_t halo_program(bool traced, std::vector<std::string> flags,
     Region g = ctx.create_region(is, fs);
     auto four = ctx.create_index_space(Rect<1>({0}, {3}));
     Partition interior = ctx.partition_equal(g, four);
-    Partition halo = ctx.partition_by_rects(g, four, [&](const DomainPoint& c) {
-      return grow(interior.rect(c), 1) & g.bounds();
-    });
+    Partition halo = ctx.partition_by_rects(
+        g, four, [&](const DomainPoint& c) { return grow(interior.rect(c), 1) & g.bounds(); });
     IndexLauncher init(T_RW, four, TaskArgs{5});
     init.add(interior, Projection::identity(), Privilege::ReadWrite, {FV});
     ctx.execute(init);
@@ -292,10 +290,10 @@ std::int64_t halo_program(bool traced, std::vector<std::string> flags,
 
 TEST(Tracing, SeveralMemoriesReplayTheRecordedCopies) {
   const std::int64_t reference = halo_program(false, {"-lg:inorder"}, nullptr, nullptr, nullptr);
-  for (auto flags : std::vector<std::vector<std::string>>{
-           {"-ll:cpu", "2", "-ll:numa", "2"},
-           {"-ll:cpu", "2", "-ll:numa", "2", "-ll:util", "2"},
-           {"-ll:cpu", "4", "-ll:numa", "4", "-lg:inorder"}}) {
+  for (auto flags :
+       std::vector<std::vector<std::string>>{{"-ll:cpu", "2", "-ll:numa", "2"},
+                                             {"-ll:cpu", "2", "-ll:numa", "2", "-ll:util", "2"},
+                                             {"-ll:cpu", "4", "-ll:numa", "4", "-lg:inorder"}}) {
     Context::TraceStats untraced, traced;
     std::size_t copies = 0;
     bool idempotent = false;

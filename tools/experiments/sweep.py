@@ -24,19 +24,19 @@ SIZES = {
     "stencil": {
         "xs": "-nx 64 -ny 64 -px 2 -py 2 -iters 60",
         "s": "-nx 256 -ny 256 -px 4 -py 4 -iters 400",
-        "m": "-nx 1024 -ny 1024 -px 4 -py 4 -iters 200",
+        "m": "-nx 1024 -ny 1024 -px 4 -py 4 -iters 500",
         "l": "-nx 4096 -ny 4096 -px 4 -py 4 -iters 40",
     },
     "jacobi": {
         "xs": "-n 32 -tiles 2 -iters 60",
         "s": "-n 64 -iters 600",
-        "m": "-n 1024 -iters 200",
+        "m": "-n 1024 -iters 1000",
         "l": "-n 4096 -iters 20",
     },
     "jacobi2d": {
         "xs": "-n 32 -px 2 -py 2 -iters 60",
         "s": "-n 128 -px 4 -py 4 -iters 2000",
-        "m": "-n 1024 -px 4 -py 4 -iters 200",
+        "m": "-n 1024 -px 4 -py 4 -iters 1000",
         "l": "-n 4096 -px 4 -py 4 -iters 20",
     },
     "cfd": {

@@ -60,8 +60,8 @@ class PhysicalState {
   void read(std::uint32_t tree, const Domain& root, int fi, const Domain& rect, std::uint32_t mem,
             std::vector<Event>& waits, std::vector<CopyNeed>& needs);
   // The data of rect is in mem too once `ready` (the copy) triggers.
-  void copied(std::uint32_t tree, const Domain& root, int fi, const Domain& rect,
-              std::uint32_t mem, Event ready);
+  void copied(std::uint32_t tree, const Domain& root, int fi, const Domain& rect, std::uint32_t mem,
+              Event ready);
   // rect was written in mem: mem holds the only valid copy.
   void written(std::uint32_t tree, const Domain& root, int fi, const Domain& rect,
                std::uint32_t mem);
@@ -86,7 +86,7 @@ class PhysicalState {
   struct Piece {
     Domain rect;
     MemMask valid = 0;
-    std::uint32_t stamp = 0;        // the journal that last changed it
+    std::uint32_t stamp = 0;                  // the journal that last changed it
     std::array<Event, kMaxMemories> ready{};  // per memory: the copy making it valid there
   };
   // The pieces of one field: they tile the root without overlapping, so a piece whose rect

@@ -82,7 +82,7 @@ struct TraceTemplate {
   std::vector<std::uint32_t> succ_begin, succ_count, successors;
   std::size_t edges_recorded = 0, edges_after_reduction = 0;
   std::size_t instrs_recorded = 0;  // before copy propagation
-  std::uint64_t last_used = 0;  // for least-recently-used eviction
+  std::uint64_t last_used = 0;      // for least-recently-used eviction
 };
 
 // Transitive reduction of every instruction's precondition slots.
@@ -102,6 +102,5 @@ void compute_conditions(TraceTemplate& t, const std::vector<OpRef>& recorded_ops
 void build_successors(TraceTemplate& t);
 // Graphviz DOT text of the template.
 std::string to_dot(const TraceTemplate& t, const std::vector<std::string>& op_names);
-
 
 }  // namespace reprise::detail

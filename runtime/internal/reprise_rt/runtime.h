@@ -47,7 +47,7 @@ struct RuntimeStats {
   std::uint64_t templates_recorded = 0;
   std::uint64_t replays = 0;
   std::uint64_t mismatches = 0;
-  std::uint64_t copies = 0;  // generated copies run (between memories)
+  std::uint64_t copies = 0;            // generated copies run (between memories)
   std::uint64_t analysis_cpu_ns = 0;   // CPU time of the utility thread (spinning included)
   std::uint64_t analysis_busy_ns = 0;  // wall time the utility thread spent inside the pipeline
 };
