@@ -2,6 +2,8 @@
 
 #include <fmt/core.h>
 
+#include <algorithm>
+
 #include "reprise_rt/log.h"
 #include "reprise_rt/pool.h"
 
@@ -97,6 +99,10 @@ void Analysis::analyse_points(const OpRef& ref) {
     }
   procs_.resize(points);
   const MachineInfo machine = rt_.machine();
+  const bool reduces =
+      machine.num_shards > 1 && std::any_of(op.reqs.begin(), op.reqs.end(), [](const ReqInfo& q) {
+        return q.privilege == Privilege::Reduce;
+      });
   if (op.task_info) {
     const TaskInfo& t = *op.task_info;
     MapperTaskInfo info{op.task,
@@ -111,22 +117,28 @@ void Analysis::analyse_points(const OpRef& ref) {
       info.point = op.domain.delinearize(coord_t(p));
       info.point_index = p;
       Processor proc = rt_.mapper().select_processor(info, machine);
-      bool ok = (proc.kind == ProcessorKind::CPU && proc.index < machine.num_cpus) ||
-                (proc.kind == ProcessorKind::GPU && proc.index < machine.num_gpus);
+      bool ok = proc.shard < machine.num_shards &&
+                ((proc.kind == ProcessorKind::CPU && proc.index < machine.num_cpus) ||
+                 (proc.kind == ProcessorKind::GPU && proc.index < machine.num_gpus));
       if (!ok)
         throw Error(
-            fmt::format("{}: the mapper chose processor {}{} for point {}, which does not "
-                        "exist",
+            fmt::format("{}: the mapper chose processor {}{} of shard {} for point {}, which "
+                        "does not exist",
                         op.describe(), proc.kind == ProcessorKind::GPU ? "gpu" : "cpu", proc.index,
-                        info.point.str()));
+                        proc.shard, info.point.str()));
+      // Region reductions fold into one instance (there are no reduction instances yet):
+      // under control replication their launches run on shard 0, which holds it.
+      if (reduces && proc.shard != 0) proc = Processor{proc.kind, proc.index, 0};
       procs_[p] = proc;
       if (several_memories) choose_memories(op, p, &info);
     }
   } else {
     // Fills and copies run on a utility thread when there is a spare one.
-    procs_[0] = rt_.config().utils > 1
-                    ? Processor{ProcessorKind::Utility, 0}
-                    : Processor{ProcessorKind::CPU, std::uint32_t(op.seq % machine.num_cpus)};
+    // Under control replication they run on the shards in turn.
+    const std::uint32_t shard = std::uint32_t(op.seq % machine.num_shards);
+    procs_[0] = rt_.config().utils > 1 ? Processor{ProcessorKind::Utility, 0, shard}
+                                       : Processor{ProcessorKind::CPU,
+                                                   std::uint32_t(op.seq % machine.num_cpus), shard};
     if (several_memories) choose_memories(op, 0, nullptr);
   }
 
@@ -208,11 +220,12 @@ OpRef make_copy(const Op& for_op, std::uint32_t tree, std::uint32_t root_region,
 }  // namespace
 
 void Analysis::launch_with_copies(Op& op, std::uint32_t p) {
+  if (p == 0) copies_made_ = 0;  // copies are numbered per op (control replication matches them)
   const std::size_t nreq = op.reqs.size();
   const auto logical_pre = pre_.of(p);
   point_pre_.assign(logical_pre.begin(), logical_pre.end());
   const Processor copy_proc = rt_.config().utils > 1 || procs_[p].kind != ProcessorKind::CPU
-                                  ? Processor{ProcessorKind::Utility, 0}
+                                  ? Processor{ProcessorKind::Utility, 0, procs_[p].shard}
                                   : procs_[p];
   for (std::size_t r = 0; r < nreq; ++r) {
     const ReqInfo& q = op.reqs[r];
@@ -241,6 +254,7 @@ void Analysis::launch_with_copies(Op& op, std::uint32_t p) {
       const Domain part = needs_[i].rect;
       Instance* src = instance_for(q.tree, needs_[i].src_mem);
       OpRef c = make_copy(op, q.tree, tree.root, fields, mask, part, src, dst);
+      c->copy_index = copies_made_++;
       Event done = graph().copy(c, copy_proc, copy_pre_, p);
       for (int fi : fields) physical_.copied(q.tree, root, fi, part, dst->memory(), done);
       point_pre_.push_back(done);

@@ -50,6 +50,7 @@ TimedWindow timed(Context& ctx, Body&& body) {
 inline void print_result(const char* app, const std::string& mode, const Context& ctx, int iters,
                          const TimedWindow& w, double tasks, std::uint64_t checksum, bool verified,
                          const std::string& extra_keys) {
+  if (ctx.shard() != 0) return;  // control replication: one line per run, from shard 0
   std::printf(
       "RESULT app=%s mode=%s ranks=%u iters=%d time_s=%.6f iter_per_s=%.2f tasks=%.0f "
       "us_per_task=%.3f coverage=%.2f checksum=%016llx verified=%d copies=%llu %s\n",
@@ -75,6 +76,7 @@ class Timeline {
   int report(const char* app, const std::string& mode) {
     if (!on_ || marks_.size() < 2) return -1;
     ctx_.fence().wait();
+    if (ctx_.shard() != 0) return -1;
     const std::size_t iters = marks_.size() - 1;
     std::vector<std::uint64_t> points(iters, 0), replayed(iters, 0);
     for (const CoverageSample& s : ctx_.coverage_log()) {

@@ -27,6 +27,15 @@ const std::list<std::unique_ptr<TraceTemplate>>* Memoizer::templates(TraceID id)
 }
 
 void Memoizer::submit(const OpRef& op) {
+  if (rt_.num_shards() > 1) {
+    // Control replication: templates would need send/recv instructions (not yet), so traced
+    // fragments run through the analysis like the rest.
+    if (op->kind == OpKind::BeginTrace || op->kind == OpKind::EndTrace)
+      rt_.op_completed(*op);
+    else
+      analysis_->submit(op);
+    return;
+  }
   switch (op->kind) {
     case OpKind::BeginTrace:
       begin(op);

@@ -85,6 +85,9 @@ const std::vector<FlagDef>& flag_table() {
             [](Config& c, const std::string& v) { c.trace_dot_dir = v; }));
     add("-lg:trace:max_templates", "N", "templates kept per trace id (least recently used go)",
         i32(&Config::max_templates, 1, 1024, "-lg:trace:max_templates"));
+    add("-lg:safe_ctrlrepl", nullptr,
+        "control replication: compare the shards' op streams every 1024 ops (always at exit)",
+        sw(&Config::safe_ctrlrepl));
     add("-lg:coverage_log", nullptr,
         "log which ops ran replayed, for per-iteration coverage timelines (apps print them)",
         sw(&Config::coverage_log));

@@ -1,5 +1,6 @@
 #include "reprise_rt/executor.h"
 
+#include <fmt/core.h>
 #include <hwloc.h>
 
 #include <cstring>
@@ -7,6 +8,7 @@
 #include "reprise/task_context.h"
 #include "reprise_rt/log.h"
 #include "reprise_rt/runtime.h"
+#include "reprise_rt/shard_exchange.h"
 
 namespace reprise::detail {
 
@@ -104,6 +106,8 @@ void Executor::release(PointTask* t) {
 }
 
 Event Executor::op(Op& op, std::uint32_t point, Processor proc, std::span<const Event> pre) {
+  if (ShardExchange* x = rt_.exchange(); x && proc.shard != rt_.shard())
+    return x->remote(op, point);
   PointTask* t = prepare(op, point, proc, 0);
   Event done = t->done;
   wait_for(t, pre);
@@ -112,7 +116,30 @@ Event Executor::op(Op& op, std::uint32_t point, Processor proc, std::span<const 
 }
 
 Event Executor::copy(const OpRef& copy, Processor proc, std::span<const Event> pre, std::uint32_t) {
-  return op(*copy, 0, proc, pre);
+  ShardExchange* x = rt_.exchange();
+  if (!x) return op(*copy, 0, proc, pre);
+  // Control replication: the halves of a copy run on the shards of its two memories.
+  const InstanceManager& im = rt_.instances();
+  const std::uint32_t me = rt_.shard();
+  const std::uint32_t from = im.shard_of(copy->point_instances[0]->memory());
+  const std::uint32_t to = im.shard_of(copy->point_instances[1]->memory());
+  proc.shard = me;
+  if (from != me && to != me) return x->remote(*copy, ShardExchange::index_of(*copy, 0));
+  if (from == me && to == me) return op(*copy, 0, proc, pre);
+  if (from == me) {
+    PointTask* t = prepare(*copy, 0, proc, 0);
+    t->send_to = std::int32_t(to);
+    wait_for(t, pre);
+    release(t);
+    return x->remote(*copy, ShardExchange::index_of(*copy, 0));  // done when `to` says so
+  }
+  PointTask* t = prepare(*copy, 0, proc, 1);  // one more: the data
+  t->receive = true;
+  const Event done = t->done;
+  wait_for(t, pre);
+  x->expect_data(t);
+  release(t);
+  return done;
 }
 
 Event Executor::merge(std::span<const Event> events) {
@@ -141,6 +168,8 @@ void Executor::worker_loop(ReadyQueue& q, int pin_core) {
 
 void Executor::run_point(PointTask* t) {
   Op& op = *t->op;
+  ShardExchange* exchange = rt_.exchange();
+  std::exception_ptr point_error;
   if (!rt_.failed()) {
     try {
       switch (op.kind) {
@@ -152,17 +181,27 @@ void Executor::run_point(PointTask* t) {
           run_fill(*t);
           break;
         case OpKind::Copy:
-          run_copy(*t);
+          if (t->send_to >= 0) {
+            exchange->send_data(op, std::uint32_t(t->send_to));
+          } else if (t->receive) {
+            exchange->unpack(op);
+            rt_.count_copy();
+          } else {
+            run_copy(*t);
+          }
           break;
         default:
           break;
       }
     } catch (...) {
-      auto e = std::current_exception();
-      if (!op.error_set.exchange(true)) op.error = e;  // read once the last point completes
-      rt_.record_error(e);
+      point_error = std::current_exception();
+      if (!op.error_set.exchange(true)) op.error = point_error;  // read when the op completes
+      rt_.record_error(point_error);
     }
   }
+  // Control replication: the other shards hold a proxy for this point (the send half of a
+  // copy is announced by its receiver).
+  if (exchange && t->send_to < 0) exchange->finished(op, t->point_index, point_error);
   Event done = t->done;
   OpRef keep = std::move(t->op);
   SuccessorBlock* block = t->block;
@@ -220,6 +259,9 @@ void Executor::run_copy(PointTask& t) {
   Instance* di = op.point_instances[1];
   const Domain& rect = op.rect(0, 0);
   if (rect.empty()) return;  // an empty source: nothing to copy
+  if (!rt_.instances().is_local(si->memory()) || !rt_.instances().is_local(di->memory()))
+    throw Error(fmt::format("internal: {} copies between memories {} and {}, not both on shard {}",
+                            op.describe(), si->memory(), di->memory(), rt_.shard()));
   Domain rows = rect;
   int last = rect.dim - 1;
   rows.hi[last] = rows.lo[last];

@@ -7,12 +7,13 @@
 namespace reprise::detail {
 
 Instance::Instance(std::uint32_t tree, std::uint32_t memory, const Domain& bounds,
-                   const FieldSpaceInfo& fs)
+                   const FieldSpaceInfo& fs, bool remote)
     : tree_(tree), memory_(memory), bounds_(bounds) {
   std::size_t points = std::size_t(bounds.volume());
   fields_.resize(fs.fields.size());
   for (std::size_t i = 0; i < fs.fields.size(); ++i) {
     fields_[i].size = fs.fields[i].size;
+    if (remote) continue;
     // calloc: zero pages come lazily from the OS, so untouched data costs nothing.
     void* p = std::calloc(points ? points : 1, fs.fields[i].size);
     if (!p) throw Error(fmt::format("instance of tree {}: out of host memory", tree));
@@ -39,14 +40,17 @@ std::size_t Instance::offset_of(const DomainPoint& p, std::size_t size) const {
   return std::size_t(bounds_.linearize(p)) * size;
 }
 
-InstanceManager::InstanceManager(std::size_t sysmem_bytes, int sysmems) {
-  for (int i = 0; i < sysmems; ++i) {
-    Memory sys;
-    sys.id = std::uint32_t(i);
-    sys.name = fmt::format("sysmem{}", i);
-    sys.capacity = sysmem_bytes;
-    memories_.push_back(sys);
-  }
+InstanceManager::InstanceManager(std::size_t sysmem_bytes, int sysmems, std::uint32_t shard,
+                                 std::uint32_t shards)
+    : per_shard_(std::uint32_t(sysmems)), shard_(shard) {
+  for (std::uint32_t s = 0; s < shards; ++s)
+    for (int i = 0; i < sysmems; ++i) {
+      Memory sys;
+      sys.id = std::uint32_t(memories_.size());
+      sys.name = shards == 1 ? fmt::format("sysmem{}", i) : fmt::format("sysmem{}@shard{}", i, s);
+      sys.capacity = sysmem_bytes;
+      memories_.push_back(sys);
+    }
 }
 
 Instance* InstanceManager::tree_instance(const RegionForest& forest, std::uint32_t tree,
@@ -62,6 +66,10 @@ Instance* InstanceManager::tree_instance(const RegionForest& forest, std::uint32
     std::size_t want = 0;
     for (const auto& f : fs.fields) want += std::size_t(bounds.volume()) * f.size;
     Memory& m = memories_[memory];
+    if (!is_local(memory)) {  // another shard's: a name for the analysis, no data here
+      per_mem[memory] = std::make_unique<Instance>(tree, memory, bounds, fs, /*remote=*/true);
+      return per_mem[memory].get();
+    }
     if (m.used + want > m.capacity)
       throw Error(fmt::format(
           "memory {} is full: capacity {} MiB, {} MiB in use, an instance of region tree {} "
@@ -78,7 +86,7 @@ void InstanceManager::release_tree(std::uint32_t tree) {
   if (tree >= by_tree_.size()) return;
   for (auto& inst : by_tree_[tree]) {
     if (!inst) continue;
-    memories_[inst->memory()].used -= inst->bytes();
+    if (is_local(inst->memory())) memories_[inst->memory()].used -= inst->bytes();
     inst.reset();
   }
 }

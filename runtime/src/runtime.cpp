@@ -29,14 +29,16 @@ std::uint64_t thread_cpu_ns(const std::thread& t) {
 }
 }  // namespace
 
-Runtime::Runtime(Config config, std::unique_ptr<Mapper> mapper)
+Runtime::Runtime(Config config, std::unique_ptr<Mapper> mapper, Network* network)
     : config_(std::move(config)),
       mapper_(mapper ? std::move(mapper) : std::make_unique<DefaultMapper>()),
-      instances_(std::size_t(config_.csize_mib) << 20, config_.numa),
+      network_(network),
+      instances_(std::size_t(config_.csize_mib) << 20, config_.numa, shard(), num_shards()),
       executor_(*this),
       queue_(std::size_t(config_.window) + 2) {
   set_log_level(LogLevel(config_.log_level));
   snapshot_registry();
+  if (network_) exchange_ = std::make_unique<ShardExchange>(*this, *network_);
 }
 
 Runtime::~Runtime() {
@@ -72,7 +74,7 @@ void Runtime::set_pipeline(std::unique_ptr<OpSink> first_stage, GraphSink* graph
 }
 
 MachineInfo Runtime::machine() const {
-  return MachineInfo{executor_.num_cpus(), 0, 0, 1, std::uint32_t(config_.numa)};
+  return MachineInfo{executor_.num_cpus(), 0, shard(), num_shards(), std::uint32_t(config_.numa)};
 }
 
 void Runtime::note_points(std::uint64_t seq, std::uint64_t points, bool replayed) {
@@ -105,6 +107,7 @@ void Runtime::run(const std::function<void(Context&)>& top_level) {
   if (!g_current.compare_exchange_strong(expected, this))
     throw Error("reprise::start: a runtime is already running in this process");
   executor_.start();
+  if (network_) network_->start();
   utility_ = std::thread(&Runtime::utility_loop, this);
   app_thread_ = std::this_thread::get_id();
 
@@ -140,15 +143,60 @@ void Runtime::run(const std::function<void(Context&)>& top_level) {
   app_waiting_.store(false);
   queue_.stop();
   utility_.join();
+  if (network_) {
+    // Every shard comes here, whatever happened: compare the programs, then stop talking.
+    try {
+      check_same_program();
+    } catch (...) {
+      if (!app_error) app_error = std::current_exception();
+    }
+    network_->stop();
+  }
   executor_.stop();
   g_current.store(nullptr, std::memory_order_release);
   if (app_error) std::rethrow_exception(app_error);
   rethrow_if_failed();
 }
 
+void Runtime::check_same_program() {
+  std::uint64_t h = 0;
+  for (std::uint64_t w : op_words_) h = (h ^ w) * 0x100000001b3ull + 1;
+  std::vector<std::uint64_t> mins{op_words_.size(), h}, maxs = mins;
+  network_->allreduce_min_max(mins, maxs);
+  checked_ops_ = op_words_.size();
+  if (mins == maxs) return;
+  // Find the first op that differs: every shard's words up to the shortest stream.
+  const std::size_t n = std::size_t(mins[0]);
+  std::vector<std::uint64_t> mine(op_words_.begin(), op_words_.begin() + std::ptrdiff_t(n));
+  mine.push_back(op_words_.size() > n ? op_words_[n] : ~0ull);  // the op after, if any
+  const std::vector<std::uint64_t> all = network_->allgather(mine);
+  const std::size_t per = n + 1;
+  auto describe = [&](std::uint64_t w) {
+    if (w == ~0ull) return std::string("no op (its program had ended)");
+    const auto kind = OpKind(w >> 56);
+    const TaskID task = TaskID((w >> 32) & 0xffffff);
+    const TaskInfo* t =
+        kind == OpKind::Task || kind == OpKind::IndexTask ? find_task(task) : nullptr;
+    return t ? fmt::format("{} '{}'", to_string(kind), t->name) : std::string(to_string(kind));
+  };
+  for (std::size_t i = 0; i <= n; ++i)
+    for (std::uint32_t s = 1; s < num_shards(); ++s)
+      if (all[s * per + i] != all[i])
+        throw Error(fmt::format(
+            "control replication: the shards issued different programs; first difference at "
+            "op #{}: shard 0 issued {}, shard {} issued {}",
+            i, describe(all[i]), s, describe(all[s * per + i])));
+  throw Error("control replication: the shards issued different programs");
+}
+
 void Runtime::issue(OpRef op) {
   rethrow_if_failed();
   op->seq = next_seq_++;
+  if (network_) {
+    op_words_.push_back(std::uint64_t(op->kind) << 56 | std::uint64_t(op->task & 0xffffff) << 32 |
+                        (ShardExchange::shape_of(*op) & 0xffffffffull));
+    if (config_.safe_ctrlrepl && op_words_.size() % 1024 == 0) check_same_program();
+  }
   op->done = events_.create();
   switch (op->kind) {
     case OpKind::Task:
@@ -223,9 +271,16 @@ void Runtime::op_completed(Op& op) {
 }
 
 void Runtime::record_error(std::exception_ptr e) {
-  std::lock_guard<std::mutex> g(error_mutex_);
-  if (!error_) error_ = e;
-  failed_.store(true, std::memory_order_release);
+  {
+    std::lock_guard<std::mutex> g(error_mutex_);
+    if (!error_) error_ = e;
+    failed_.store(true, std::memory_order_release);
+  }
+  if (exchange_) {
+    // Every shard stops with the error, and nothing waits for a shard that stopped.
+    exchange_->broadcast_abort(e);
+    exchange_->abandon();
+  }
 }
 
 void Runtime::rethrow_if_failed() {

@@ -1,5 +1,7 @@
 #include "random_program.h"
 
+#include <mpi.h>
+
 #include <algorithm>
 #include <bit>
 #include <chrono>
@@ -55,10 +57,14 @@ std::uint64_t hash_point(const Point<N>& p) {
 
 std::uint64_t hash_point(const DomainPoint& p) {
   switch (p.dim) {
-    case 1: return hash_point(p.as<1>());
-    case 2: return hash_point(p.as<2>());
-    case 3: return hash_point(p.as<3>());
-    default: throw std::logic_error("hash_point: bad dimension");
+    case 1:
+      return hash_point(p.as<1>());
+    case 2:
+      return hash_point(p.as<2>());
+    case 3:
+      return hash_point(p.as<3>());
+    default:
+      throw std::logic_error("hash_point: bad dimension");
   }
 }
 
@@ -97,7 +103,8 @@ class Rng {
   }
   template <typename T>
   void shuffle(std::vector<T>& v) {
-    for (std::size_t i = v.size(); i > 1; --i) std::swap(v[i - 1], v[std::size_t(range(0, coord_t(i) - 1))]);
+    for (std::size_t i = v.size(); i > 1; --i)
+      std::swap(v[i - 1], v[std::size_t(range(0, coord_t(i) - 1))]);
   }
 
  private:
@@ -107,10 +114,17 @@ class Rng {
 template <class F>
 void with_dim(int dim, F&& f) {
   switch (dim) {
-    case 1: f(std::integral_constant<int, 1>{}); break;
-    case 2: f(std::integral_constant<int, 2>{}); break;
-    case 3: f(std::integral_constant<int, 3>{}); break;
-    default: throw std::logic_error("with_dim: bad dimension " + std::to_string(dim));
+    case 1:
+      f(std::integral_constant<int, 1>{});
+      break;
+    case 2:
+      f(std::integral_constant<int, 2>{});
+      break;
+    case 3:
+      f(std::integral_constant<int, 3>{});
+      break;
+    default:
+      throw std::logic_error("with_dim: bad dimension " + std::to_string(dim));
   }
 }
 
@@ -122,7 +136,9 @@ Domain make_domain(int dim, const std::array<coord_t, 3>& lo, const std::array<c
   return d;
 }
 
-Domain single_point_domain() { return Domain(Rect<1>({0}, {0})); }
+Domain single_point_domain() {
+  return Domain(Rect<1>({0}, {0}));
+}
 
 std::string hex(std::uint64_t v) {
   char buf[24];
@@ -175,11 +191,21 @@ std::uint64_t reduce_value(std::uint64_t h, ReductionOp op) {
 
 void fold(std::uint64_t& target, std::uint64_t v, ReductionOp op) {
   switch (op) {
-    case ReductionOp::Sum: target += v; break;
-    case ReductionOp::Prod: target *= v; break;
-    case ReductionOp::Min: target = std::min(target, v); break;
-    case ReductionOp::Max: target = std::max(target, v); break;
-    case ReductionOp::None: target = v; break;
+    case ReductionOp::Sum:
+      target += v;
+      break;
+    case ReductionOp::Prod:
+      target *= v;
+      break;
+    case ReductionOp::Min:
+      target = std::min(target, v);
+      break;
+    case ReductionOp::Max:
+      target = std::max(target, v);
+      break;
+    case ReductionOp::None:
+      target = v;
+      break;
   }
 }
 
@@ -188,9 +214,12 @@ std::uint64_t fold_future(std::uint64_t a, std::uint64_t b, ValueType t, Reducti
   if (t == ValueType::I64) {
     auto x = std::int64_t(a), y = std::int64_t(b);
     switch (op) {
-      case ReductionOp::Min: return std::uint64_t(std::min(x, y));
-      case ReductionOp::Max: return std::uint64_t(std::max(x, y));
-      default: throw std::logic_error("fold_future: int64 futures are only reduced by Min/Max");
+      case ReductionOp::Min:
+        return std::uint64_t(std::min(x, y));
+      case ReductionOp::Max:
+        return std::uint64_t(std::max(x, y));
+      default:
+        throw std::logic_error("fold_future: int64 futures are only reduced by Min/Max");
     }
   }
   fold(a, b, op);
@@ -290,9 +319,14 @@ std::uint64_t runtime_body(TaskContext& tc) {
   std::uint64_t futs[kMaxFutures] = {};
   for (std::uint32_t i = 0; i < a.nfutures; ++i) {
     switch (ValueType(a.future_type[i])) {
-      case ValueType::U64: futs[i] = tc.future<std::uint64_t>(int(i)); break;
-      case ValueType::I64: futs[i] = std::uint64_t(tc.future<std::int64_t>(int(i))); break;
-      case ValueType::None: break;
+      case ValueType::U64:
+        futs[i] = tc.future<std::uint64_t>(int(i));
+        break;
+      case ValueType::I64:
+        futs[i] = std::uint64_t(tc.future<std::int64_t>(int(i)));
+        break;
+      case ValueType::None:
+        break;
     }
   }
   RuntimeStore s{tc};
@@ -301,9 +335,15 @@ std::uint64_t runtime_body(TaskContext& tc) {
   return v;
 }
 
-void task_void(TaskContext& tc) { runtime_body(tc); }
-std::uint64_t task_u64(TaskContext& tc) { return runtime_body(tc); }
-std::int64_t task_i64(TaskContext& tc) { return std::int64_t(runtime_body(tc)); }
+void task_void(TaskContext& tc) {
+  runtime_body(tc);
+}
+std::uint64_t task_u64(TaskContext& tc) {
+  return runtime_body(tc);
+}
+std::int64_t task_i64(TaskContext& tc) {
+  return std::int64_t(runtime_body(tc));
+}
 
 void task_readback(TaskContext& tc) {
   const auto a = tc.args<ReadbackArgs>();
@@ -334,7 +374,8 @@ bool same_ref(const RegionRef& a, const RegionRef& b) {
 }
 
 Domain bounds_of(const Program& p, const RegionRef& r) {
-  return r.part < 0 ? p.regions[std::size_t(r.tree)].bounds : p.parts[std::size_t(r.part)].piece(r.color);
+  return r.part < 0 ? p.regions[std::size_t(r.tree)].bounds
+                    : p.parts[std::size_t(r.part)].piece(r.color);
 }
 
 int tree_of(const Program& p, const ReqSpec& q) {
@@ -395,16 +436,26 @@ std::vector<Footprint> op_footprints(const Program& p, const OpSpec& op) {
       break;
     }
     case OpKind::Fill:
-      v.push_back(Footprint{op.dst.tree, field_mask(op.dst_fields), Privilege::WriteDiscard,
-                            ReductionOp::None, {bounds_of(p, op.dst)}});
+      v.push_back(Footprint{op.dst.tree,
+                            field_mask(op.dst_fields),
+                            Privilege::WriteDiscard,
+                            ReductionOp::None,
+                            {bounds_of(p, op.dst)}});
       break;
     case OpKind::Copy:
-      v.push_back(Footprint{op.src.tree, field_mask(op.src_fields), Privilege::ReadOnly,
-                            ReductionOp::None, {bounds_of(p, op.src)}});
-      v.push_back(Footprint{op.dst.tree, field_mask(op.dst_fields), Privilege::WriteDiscard,
-                            ReductionOp::None, {bounds_of(p, op.dst)}});
+      v.push_back(Footprint{op.src.tree,
+                            field_mask(op.src_fields),
+                            Privilege::ReadOnly,
+                            ReductionOp::None,
+                            {bounds_of(p, op.src)}});
+      v.push_back(Footprint{op.dst.tree,
+                            field_mask(op.dst_fields),
+                            Privilege::WriteDiscard,
+                            ReductionOp::None,
+                            {bounds_of(p, op.dst)}});
       break;
-    default: break;
+    default:
+      break;
   }
   return v;
 }
@@ -442,8 +493,10 @@ const Domain& PartSpec::piece(const DomainPoint& c) const {
 
 DomainPoint ProjSpec::apply(const DomainPoint& p) const {
   switch (kind) {
-    case ProjKind::Identity: return p;
-    case ProjKind::Constant: return offset;
+    case ProjKind::Identity:
+      return p;
+    case ProjKind::Constant:
+      return offset;
     case ProjKind::Translate:
     case ProjKind::Affine: {
       DomainPoint out;
@@ -461,9 +514,12 @@ DomainPoint ProjSpec::apply(const DomainPoint& p) const {
 
 reprise::Projection ProjSpec::make() const {
   switch (kind) {
-    case ProjKind::Identity: return reprise::Projection::identity();
-    case ProjKind::Constant: return reprise::Projection::constant(offset);
-    case ProjKind::Translate: return reprise::Projection::translate(offset);
+    case ProjKind::Identity:
+      return reprise::Projection::identity();
+    case ProjKind::Constant:
+      return reprise::Projection::constant(offset);
+    case ProjKind::Translate:
+      return reprise::Projection::translate(offset);
     case ProjKind::Affine: {
       std::array<std::array<coord_t, reprise::kMaxDim>, reprise::kMaxDim> mm{};
       for (int o = 0; o < 3; ++o)
@@ -506,16 +562,32 @@ class Generator {
       }
       const bool have_futures = !p_.future_types.empty();
       const bool have_maps = !typed_maps().empty();
-      switch (rng_.weighted({40, 18, 8, 9, have_maps ? 4 : 0, have_maps ? 3 : 0,
-                             have_futures ? 5 : 0, 3})) {
-        case 0: n += gen_index_task(); break;
-        case 1: n += gen_task(); break;
-        case 2: n += gen_fill(); break;
-        case 3: n += gen_copy(); break;
-        case 4: n += gen_reduce_futures(rng_.pick(typed_maps())); break;
-        case 5: n += gen_point_future(rng_.pick(typed_maps())); break;
-        case 6: n += gen_get_future(); break;
-        default: n += gen_fence(); break;
+      switch (rng_.weighted(
+          {40, 18, 8, 9, have_maps ? 4 : 0, have_maps ? 3 : 0, have_futures ? 5 : 0, 3})) {
+        case 0:
+          n += gen_index_task();
+          break;
+        case 1:
+          n += gen_task();
+          break;
+        case 2:
+          n += gen_fill();
+          break;
+        case 3:
+          n += gen_copy();
+          break;
+        case 4:
+          n += gen_reduce_futures(rng_.pick(typed_maps()));
+          break;
+        case 5:
+          n += gen_point_future(rng_.pick(typed_maps()));
+          break;
+        case 6:
+          n += gen_get_future();
+          break;
+        default:
+          n += gen_fence();
+          break;
       }
     }
     return std::move(p_);
@@ -544,7 +616,8 @@ class Generator {
       } else {
         ext[0] = rng_.range(2, 12);
         ext[1] = rng_.range(2, 12);
-        ext[2] = rng_.range(2, std::max<coord_t>(2, std::min<coord_t>(14, vmax / (ext[0] * ext[1]))));
+        ext[2] =
+            rng_.range(2, std::max<coord_t>(2, std::min<coord_t>(14, vmax / (ext[0] * ext[1]))));
       }
       const bool offset = rng_.chance(0.4);
       for (int d = 0; d < dim; ++d) {
@@ -559,8 +632,10 @@ class Generator {
       FieldID id = FieldID(rng_.range(0, 40));
       if (std::find(ids.begin(), ids.end(), id) == ids.end()) ids.push_back(id);
     }
-    for (int i = 0; i < nf; ++i) r.fields.push_back(FieldSpec{ids[std::size_t(i)], rng_.chance(0.3)});
-    if (std::all_of(r.fields.begin(), r.fields.end(), [](const FieldSpec& f) { return f.is_float; }))
+    for (int i = 0; i < nf; ++i)
+      r.fields.push_back(FieldSpec{ids[std::size_t(i)], rng_.chance(0.3)});
+    if (std::all_of(r.fields.begin(), r.fields.end(),
+                    [](const FieldSpec& f) { return f.is_float; }))
       r.fields[0].is_float = false;  // at least one integer field, for reductions
     return r;
   }
@@ -804,7 +879,8 @@ class Generator {
 
   std::vector<int> live_parts_of(int tree) const {
     std::vector<int> v;
-    for (int i : live_) if (p_.parts[std::size_t(i)].parent.tree == tree) v.push_back(i);
+    for (int i : live_)
+      if (p_.parts[std::size_t(i)].parent.tree == tree) v.push_back(i);
     return v;
   }
 
@@ -832,9 +908,15 @@ class Generator {
   // priv and redop for a requirement; writes only where allowed.
   void choose_priv(ReqSpec& q, bool can_write) {
     switch (rng_.weighted({35, can_write ? 30 : 0, can_write ? 12 : 0, 23})) {
-      case 0: q.priv = Privilege::ReadOnly; break;
-      case 1: q.priv = Privilege::ReadWrite; break;
-      case 2: q.priv = Privilege::WriteDiscard; break;
+      case 0:
+        q.priv = Privilege::ReadOnly;
+        break;
+      case 1:
+        q.priv = Privilege::ReadWrite;
+        break;
+      case 2:
+        q.priv = Privilege::WriteDiscard;
+        break;
       default: {
         q.priv = Privilege::Reduce;
         static constexpr ReductionOp ops[] = {ReductionOp::Sum, ReductionOp::Max, ReductionOp::Min,
@@ -889,8 +971,9 @@ class Generator {
       for (int o = 0; o < C.dim && ok; ++o) {
         coord_t mn = 0, mx = 0;
         switch (rng_.weighted({20, 60, D.dim >= 2 ? 20 : 0})) {
-          case 0: break;  // constant coordinate
-          case 1: {       // +-1 times one launch coordinate
+          case 0:
+            break;   // constant coordinate
+          case 1: {  // +-1 times one launch coordinate
             int j = rng_.irange(0, D.dim - 1);
             coord_t s = rng_.chance(0.7) ? 1 : -1;
             a.m[o][j] = s;
@@ -985,9 +1068,12 @@ class Generator {
 
   ValueType random_ret(int none_weight) {
     switch (rng_.weighted({none_weight, 30, 15})) {
-      case 0: return ValueType::None;
-      case 1: return ValueType::U64;
-      default: return ValueType::I64;
+      case 0:
+        return ValueType::None;
+      case 1:
+        return ValueType::U64;
+      default:
+        return ValueType::I64;
     }
   }
 
@@ -1231,30 +1317,42 @@ namespace {
 
 const char* priv_name(Privilege p) {
   switch (p) {
-    case Privilege::ReadOnly: return "RO";
-    case Privilege::ReadWrite: return "RW";
-    case Privilege::WriteDiscard: return "WD";
-    case Privilege::Reduce: return "REDUCE";
+    case Privilege::ReadOnly:
+      return "RO";
+    case Privilege::ReadWrite:
+      return "RW";
+    case Privilege::WriteDiscard:
+      return "WD";
+    case Privilege::Reduce:
+      return "REDUCE";
   }
   return "?";
 }
 
 const char* redop_name(ReductionOp op) {
   switch (op) {
-    case ReductionOp::None: return "none";
-    case ReductionOp::Sum: return "sum";
-    case ReductionOp::Prod: return "prod";
-    case ReductionOp::Min: return "min";
-    case ReductionOp::Max: return "max";
+    case ReductionOp::None:
+      return "none";
+    case ReductionOp::Sum:
+      return "sum";
+    case ReductionOp::Prod:
+      return "prod";
+    case ReductionOp::Min:
+      return "min";
+    case ReductionOp::Max:
+      return "max";
   }
   return "?";
 }
 
 const char* type_name(ValueType t) {
   switch (t) {
-    case ValueType::None: return "void";
-    case ValueType::U64: return "uint64";
-    case ValueType::I64: return "int64";
+    case ValueType::None:
+      return "void";
+    case ValueType::U64:
+      return "uint64";
+    case ValueType::I64:
+      return "int64";
   }
   return "?";
 }
@@ -1277,9 +1375,12 @@ std::string fields_str(const Program& p, int tree, const std::vector<int>& field
 
 std::string proj_str(const ProjSpec& q) {
   switch (q.kind) {
-    case ProjKind::Identity: return "identity";
-    case ProjKind::Constant: return "constant" + q.offset.str();
-    case ProjKind::Translate: return "translate" + q.offset.str();
+    case ProjKind::Identity:
+      return "identity";
+    case ProjKind::Constant:
+      return "constant" + q.offset.str();
+    case ProjKind::Translate:
+      return "translate" + q.offset.str();
     case ProjKind::Affine: {
       std::string s = "affine[";
       for (int o = 0; o < q.dim_out; ++o) {
@@ -1311,13 +1412,19 @@ std::string part_str(const Program& p, int i) {
   std::ostringstream o;
   o << "p" << i << " = ";
   switch (ps.kind) {
-    case PartKind::Equal: o << "partition_equal(" << ref_str(p, ps.parent) << ", colors " << ps.colors.str() << ")"; break;
-    case PartKind::Blocks: o << "partition_by_blocks(" << ref_str(p, ps.parent) << ", block " << ps.block.str() << ")"; break;
+    case PartKind::Equal:
+      o << "partition_equal(" << ref_str(p, ps.parent) << ", colors " << ps.colors.str() << ")";
+      break;
+    case PartKind::Blocks:
+      o << "partition_by_blocks(" << ref_str(p, ps.parent) << ", block " << ps.block.str() << ")";
+      break;
     case PartKind::Rects:
       o << "partition_by_rects(" << ref_str(p, ps.parent) << ", colors " << ps.colors.str()
         << (ps.use_callback ? ", function" : ", vector") << ") [" << ps.note << "]";
       break;
-    case PartKind::Translate: o << "partition_by_translation(p" << ps.base << ", " << ps.offset.str() << ")"; break;
+    case PartKind::Translate:
+      o << "partition_by_translation(p" << ps.base << ", " << ps.offset.str() << ")";
+      break;
   }
   o << (ps.disjoint ? " disjoint" : " aliased") << (ps.complete ? " complete" : " incomplete")
     << "\n        pieces:";
@@ -1333,8 +1440,8 @@ std::string dump(const Program& p) {
   o << "program of seed " << p.seed << ": " << summary(p) << "\n";
   for (std::size_t t = 0; t < p.regions.size(); ++t) {
     const RegionSpec& r = p.regions[t];
-    o << "  r" << t << ": " << r.bounds.dim << "-d " << r.bounds.str() << " ("
-      << r.bounds.volume() << " points), fields";
+    o << "  r" << t << ": " << r.bounds.dim << "-d " << r.bounds.str() << " (" << r.bounds.volume()
+      << " points), fields";
     for (const auto& f : r.fields) o << " " << f.id << (f.is_float ? "(double)" : "(uint64)");
     o << "\n";
   }
@@ -1342,7 +1449,9 @@ std::string dump(const Program& p) {
     const OpSpec& op = p.ops[i];
     o << "  #" << i << " ";
     switch (op.kind) {
-      case OpKind::CreatePartition: o << "create " << part_str(p, op.part); break;
+      case OpKind::CreatePartition:
+        o << "create " << part_str(p, op.part);
+        break;
       case OpKind::Task:
       case OpKind::IndexTask:
         if (op.kind == OpKind::Task)
@@ -1369,8 +1478,12 @@ std::string dump(const Program& p) {
       case OpKind::PointFuture:
         o << "f" << op.result << " = m" << op.source << ".get(" << op.point.str() << ")";
         break;
-      case OpKind::GetFuture: o << "get f" << op.source << " (blocks; mixed into later salts)"; break;
-      case OpKind::Fence: o << "fence" << (op.wait ? " (waited for)" : ""); break;
+      case OpKind::GetFuture:
+        o << "get f" << op.source << " (blocks; mixed into later salts)";
+        break;
+      case OpKind::Fence:
+        o << "fence" << (op.wait ? " (waited for)" : "");
+        break;
     }
     if (op.init) o << "  [init]";
     o << "\n";
@@ -1379,8 +1492,8 @@ std::string dump(const Program& p) {
 }
 
 std::size_t count_ops(const Program& p, OpKind kind) {
-  return std::size_t(std::count_if(p.ops.begin(), p.ops.end(),
-                                   [&](const OpSpec& op) { return op.kind == kind; }));
+  return std::size_t(
+      std::count_if(p.ops.begin(), p.ops.end(), [&](const OpSpec& op) { return op.kind == kind; }));
 }
 
 std::string summary(const Program& p) {
@@ -1452,7 +1565,9 @@ BodyArgs body_args(const Program& p, const OpSpec& op, std::uint64_t host, Outco
   return a;
 }
 
-std::uint64_t initial_host_mix(const Program& p) { return mix(p.seed, 0x4057); }
+std::uint64_t initial_host_mix(const Program& p) {
+  return mix(p.seed, 0x4057);
+}
 
 // ---- the reference model
 
@@ -1501,7 +1616,8 @@ Outcome run_reference(const Program& p) {
       const OpSpec& op = p.ops[index];
       switch (op.kind) {
         case OpKind::CreatePartition:
-        case OpKind::Fence: break;
+        case OpKind::Fence:
+          break;
         case OpKind::Task:
         case OpKind::IndexTask: {
           const BodyArgs a = body_args(p, op, host, out, index);
@@ -1551,7 +1667,8 @@ Outcome run_reference(const Program& p) {
           const auto& vals = out.maps[std::size_t(op.source)];
           const ValueType t = p.map_types[std::size_t(op.source)];
           std::uint64_t acc = vals.at(0);
-          for (std::size_t i = 1; i < vals.size(); ++i) acc = fold_future(acc, vals[i], t, op.redop);
+          for (std::size_t i = 1; i < vals.size(); ++i)
+            acc = fold_future(acc, vals[i], t, op.redop);
           out.futures[std::size_t(op.result)] = acc;
           fut_set[std::size_t(op.result)] = 1;
           break;
@@ -1575,7 +1692,8 @@ Outcome run_reference(const Program& p) {
     out.error = std::string("reference model: ") + e.what();
   }
   for (std::size_t i = 0; i < map_set.size(); ++i)
-    if (map_set[i] && p.map_types[i] == ValueType::None) std::fill(out.maps[i].begin(), out.maps[i].end(), 0);
+    if (map_set[i] && p.map_types[i] == ValueType::None)
+      std::fill(out.maps[i].begin(), out.maps[i].end(), 0);
   return out;
 }
 
@@ -1594,7 +1712,8 @@ class Watchdog {
   Watchdog(double seconds, std::string what)
       : what_(std::move(what)), thread_([this, seconds] {
           std::unique_lock<std::mutex> lock(m_);
-          if (!cv_.wait_for(lock, std::chrono::duration<double>(seconds), [this] { return done_; })) {
+          if (!cv_.wait_for(lock, std::chrono::duration<double>(seconds),
+                            [this] { return done_; })) {
             std::fprintf(stderr, "\nrandom_programs: TIMEOUT (%.0f s, presumably a hang): %s\n",
                          seconds, what_.c_str());
             std::fflush(stderr);
@@ -1621,28 +1740,44 @@ class Watchdog {
 template <class F>
 void with_list(const std::vector<FieldID>& v, F&& f) {
   switch (v.size()) {
-    case 1: f({v[0]}); break;
-    case 2: f({v[0], v[1]}); break;
-    case 3: f({v[0], v[1], v[2]}); break;
-    case 4: f({v[0], v[1], v[2], v[3]}); break;
-    default: throw std::logic_error("with_list: 1..4 fields");
+    case 1:
+      f({v[0]});
+      break;
+    case 2:
+      f({v[0], v[1]});
+      break;
+    case 3:
+      f({v[0], v[1], v[2]});
+      break;
+    case 4:
+      f({v[0], v[1], v[2], v[3]});
+      break;
+    default:
+      throw std::logic_error("with_list: 1..4 fields");
   }
 }
 
 std::uint64_t future_value(const Future& f, ValueType t) {
   switch (t) {
-    case ValueType::U64: return f.get<std::uint64_t>();
-    case ValueType::I64: return std::uint64_t(f.get<std::int64_t>());
-    case ValueType::None: f.wait(); return 0;
+    case ValueType::U64:
+      return f.get<std::uint64_t>();
+    case ValueType::I64:
+      return std::uint64_t(f.get<std::int64_t>());
+    case ValueType::None:
+      f.wait();
+      return 0;
   }
   return 0;
 }
 
 TaskID task_id(ValueType t) {
   switch (t) {
-    case ValueType::None: return kTaskVoid;
-    case ValueType::U64: return kTaskU64;
-    case ValueType::I64: return kTaskI64;
+    case ValueType::None:
+      return kTaskVoid;
+    case ValueType::U64:
+      return kTaskU64;
+    case ValueType::I64:
+      return kTaskI64;
   }
   return kTaskVoid;
 }
@@ -1650,28 +1785,37 @@ TaskID task_id(ValueType t) {
 class RuntimeExec {
  public:
   RuntimeExec(const Program& p, Context& ctx, Outcome& out)
-      : p_(p), ctx_(ctx), out_(out), parts_(p.parts.size()), futures_(p.future_types.size()),
+      : p_(p),
+        ctx_(ctx),
+        out_(out),
+        parts_(p.parts.size()),
+        futures_(p.future_types.size()),
         maps_(p.map_types.size()) {}
 
   void run() {
     for (const auto& r : p_.regions) {
       std::vector<FieldDef> defs;
       for (const auto& f : r.fields) defs.push_back(FieldDef{f.id, sizeof(std::uint64_t)});
-      roots_.push_back(ctx_.create_region(ctx_.create_index_space(r.bounds),
-                                          ctx_.create_field_space(defs)));
+      roots_.push_back(
+          ctx_.create_region(ctx_.create_index_space(r.bounds), ctx_.create_field_space(defs)));
     }
     std::uint64_t host = initial_host_mix(p_);
     for (std::size_t i = 0; i < p_.ops.size(); ++i) {
       const OpSpec& op = p_.ops[i];
       switch (op.kind) {
-        case OpKind::CreatePartition: create_partition(op.part); break;
+        case OpKind::CreatePartition:
+          create_partition(op.part);
+          break;
         case OpKind::Task: {
-          reprise::TaskLauncher l(task_id(op.ret), reprise::TaskArgs(body_args(p_, op, host, out_, i)));
+          reprise::TaskLauncher l(task_id(op.ret),
+                                  reprise::TaskArgs(body_args(p_, op, host, out_, i)));
           for (const auto& q : op.reqs) {
             Region r = region(q.region);
             auto fids = field_ids(q.region.tree, q.fields);
             if (q.priv == Privilege::Reduce)
-              with_list(fids, [&](std::initializer_list<FieldID> il) { l.add_reduction(r, q.redop, il); });
+              with_list(fids, [&](std::initializer_list<FieldID> il) {
+                l.add_reduction(r, q.redop, il);
+              });
             else
               l.add(r, q.priv, fids);
           }
@@ -1695,7 +1839,9 @@ class RuntimeExec {
             } else {
               Region r = region(q.region);
               if (q.priv == Privilege::Reduce)
-                with_list(fids, [&](std::initializer_list<FieldID> il) { l.add_reduction(r, q.redop, il); });
+                with_list(fids, [&](std::initializer_list<FieldID> il) {
+                  l.add_reduction(r, q.redop, il);
+                });
               else
                 with_list(fids, [&](std::initializer_list<FieldID> il) { l.add(r, q.priv, il); });
             }
@@ -1721,8 +1867,8 @@ class RuntimeExec {
           futures_[std::size_t(op.result)] = maps_[std::size_t(op.source)].get(op.point);
           break;
         case OpKind::GetFuture: {
-          const std::uint64_t v =
-              future_value(futures_[std::size_t(op.source)], p_.future_types[std::size_t(op.source)]);
+          const std::uint64_t v = future_value(futures_[std::size_t(op.source)],
+                                               p_.future_types[std::size_t(op.source)]);
           out_.gets.push_back(v);
           host = mix(host, v);
           break;
@@ -1790,13 +1936,14 @@ class RuntimeExec {
       case PartKind::Equal:
         part = ctx_.partition_equal(parent, ctx_.create_index_space(ps.colors));
         break;
-      case PartKind::Blocks: part = ctx_.partition_by_blocks(parent, ps.block); break;
+      case PartKind::Blocks:
+        part = ctx_.partition_by_blocks(parent, ps.block);
+        break;
       case PartKind::Rects:
         if (ps.use_callback) {
-          part = ctx_.partition_by_rects(parent, ctx_.create_index_space(ps.colors),
-                                         [&](const DomainPoint& c) {
-                                           return ps.rects[std::size_t(ps.colors.linearize(c))];
-                                         });
+          part = ctx_.partition_by_rects(
+              parent, ctx_.create_index_space(ps.colors),
+              [&](const DomainPoint& c) { return ps.rects[std::size_t(ps.colors.linearize(c))]; });
         } else {
           part = ctx_.partition_by_rects(parent, ctx_.create_index_space(ps.colors), ps.rects);
         }
@@ -1816,8 +1963,10 @@ class RuntimeExec {
     for (coord_t c = 0; c < ps.colors.volume(); ++c) {
       const DomainPoint col = ps.colors.delinearize(c);
       const Domain got = part.rect(col), want = ps.pieces[std::size_t(c)];
-      if (!(got == want)) fail("piece " + col.str() + " is " + got.str() + ", expected " + want.str());
-      if (!(part[col].bounds() == want)) fail("subregion " + col.str() + " has bounds " + part[col].bounds().str());
+      if (!(got == want))
+        fail("piece " + col.str() + " is " + got.str() + ", expected " + want.str());
+      if (!(part[col].bounds() == want))
+        fail("subregion " + col.str() + " has bounds " + part[col].bounds().str());
     }
     if (part.disjoint() != ps.disjoint)
       fail(std::string("disjoint() is ") + (part.disjoint() ? "true" : "false") + ", expected " +
@@ -1846,6 +1995,8 @@ void register_tasks() {
   });
 }
 
+void combine_across_ranks(Outcome& out);
+
 Outcome run_runtime(const Program& p, const std::vector<std::string>& flags, double timeout_s) {
   register_tasks();
   Outcome out;
@@ -1859,7 +2010,28 @@ Outcome run_runtime(const Program& p, const std::vector<std::string>& flags, dou
   } catch (const std::exception& e) {
     out.error = std::string("exception: ") + e.what();
   }
+  combine_across_ranks(out);
   return out;
+}
+
+// Under control replication (mpirun) each rank ran only its own points, so what the task
+// bodies wrote into host memory (what each point read, the final contents read back) is
+// spread over the ranks, each element on exactly one and zero elsewhere: OR them together.
+// Future values are replicated by the runtime already.
+void combine_across_ranks(Outcome& out) {
+  int initialized = 0, finalized = 0, size = 1;
+  MPI_Initialized(&initialized);
+  MPI_Finalized(&finalized);
+  if (!initialized || finalized) return;
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  if (size < 2) return;
+  auto combine = [](std::vector<std::uint64_t>& v) {
+    if (!v.empty())
+      MPI_Allreduce(MPI_IN_PLACE, v.data(), int(v.size()), MPI_UINT64_T, MPI_BOR, MPI_COMM_WORLD);
+  };
+  for (auto& region : out.data)
+    for (auto& field : region) combine(field);
+  for (auto& op : out.observed) combine(op);
 }
 
 // ------------------------------------------------------------------------------------------
@@ -1880,7 +2052,8 @@ std::string compare(const Program& p, const Outcome& expected, const Outcome& go
     const auto& e = expected.observed[i];
     const auto& g = got.observed[i];
     if (e == g) continue;
-    const Domain launch = p.ops[i].kind == OpKind::IndexTask ? p.ops[i].launch : single_point_domain();
+    const Domain launch =
+        p.ops[i].kind == OpKind::IndexTask ? p.ops[i].launch : single_point_domain();
     std::size_t k = 0, n = 0;
     for (std::size_t j = 0; j < e.size() && j < g.size(); ++j)
       if (e[j] != g[j] && n++ == 0) k = j;
@@ -1981,12 +2154,21 @@ Program without_op(const Program& p, std::size_t i) {
             dead = dead || ref_dead(r.region) || (r.part >= 0 && dead_part[std::size_t(r.part)]);
           for (int f : op.futures) dead = dead || dead_fut[std::size_t(f)];
           break;
-        case OpKind::Fill: dead = ref_dead(op.dst); break;
-        case OpKind::Copy: dead = ref_dead(op.src) || ref_dead(op.dst); break;
+        case OpKind::Fill:
+          dead = ref_dead(op.dst);
+          break;
+        case OpKind::Copy:
+          dead = ref_dead(op.src) || ref_dead(op.dst);
+          break;
         case OpKind::ReduceFutures:
-        case OpKind::PointFuture: dead = dead_map[std::size_t(op.source)]; break;
-        case OpKind::GetFuture: dead = dead_fut[std::size_t(op.source)]; break;
-        case OpKind::Fence: break;
+        case OpKind::PointFuture:
+          dead = dead_map[std::size_t(op.source)];
+          break;
+        case OpKind::GetFuture:
+          dead = dead_fut[std::size_t(op.source)];
+          break;
+        case OpKind::Fence:
+          break;
       }
     }
     if (dead && op.init) dead = false;  // cannot happen: init ops depend on nothing
@@ -1995,12 +2177,19 @@ Program without_op(const Program& p, std::size_t i) {
       continue;
     }
     switch (op.kind) {
-      case OpKind::CreatePartition: dead_part[std::size_t(op.part)] = 1; break;
+      case OpKind::CreatePartition:
+        dead_part[std::size_t(op.part)] = 1;
+        break;
       case OpKind::Task:
       case OpKind::ReduceFutures:
-      case OpKind::PointFuture: dead_fut[std::size_t(op.result)] = 1; break;
-      case OpKind::IndexTask: dead_map[std::size_t(op.result)] = 1; break;
-      default: break;
+      case OpKind::PointFuture:
+        dead_fut[std::size_t(op.result)] = 1;
+        break;
+      case OpKind::IndexTask:
+        dead_map[std::size_t(op.result)] = 1;
+        break;
+      default:
+        break;
     }
   }
   return q;

@@ -13,14 +13,20 @@
 #include "reprise_rt/config.h"
 #include "reprise_rt/runtime.h"
 #include "reprise_transport/bootstrap.h"
+#include "reprise_transport/mpi_network.h"
 
 namespace reprise {
 
 namespace {
 
-void run_parsed(const detail::Config& config, const TopLevelTask& top_level,
-                std::unique_ptr<Mapper> mapper) {
-  detail::Runtime rt(config, std::move(mapper));
+void run_parsed(detail::Config config, const TopLevelTask& top_level,
+                std::unique_ptr<Mapper> mapper, detail::Network* network = nullptr) {
+  if (network && network->size() > 1) {
+    // Control replication: no trace templates yet (they need send/recv instructions), so
+    // the ops of manual traces are analysed like the rest and automatic tracing is off.
+    config.auto_tracing = false;
+  }
+  detail::Runtime rt(config, std::move(mapper), network);
   std::unique_ptr<detail::OpSink> stages =
       std::make_unique<detail::Memoizer>(rt, std::make_unique<detail::Analysis>(rt));
   // -lg:inorder is the sequential oracle: nothing may be held back there.
@@ -50,7 +56,9 @@ std::vector<std::string> to_vector(int argc, char** argv) {
 void run(const std::vector<std::string>& flags, const TopLevelTask& top_level,
          std::unique_ptr<Mapper> mapper) {
   detail::ParsedArgs parsed = detail::parse_args(flags, /*use_env=*/false);
-  run_parsed(parsed.config, top_level, std::move(mapper));
+  transport::ensure_mpi();
+  std::unique_ptr<detail::Network> network = transport::make_mpi_network();
+  run_parsed(parsed.config, top_level, std::move(mapper), network.get());
 }
 
 int start(int argc, char** argv, const TopLevelTask& top_level, std::unique_ptr<Mapper> mapper) {
@@ -70,8 +78,9 @@ int start(int argc, char** argv, const TopLevelTask& top_level,
       std::fputs(detail::flags_help().c_str(), stdout);
       return 0;
     }
-    transport::MpiSession mpi;
-    run_parsed(parsed.config, top_level, std::move(mapper));
+    transport::ensure_mpi();
+    std::unique_ptr<detail::Network> network = transport::make_mpi_network();
+    run_parsed(parsed.config, top_level, std::move(mapper), network.get());
     return 0;
   } catch (const std::exception& e) {
     fmt::print(stderr, "reprise: error: {}\n", e.what());

@@ -13,12 +13,17 @@ bool launched_by_mpi() {
   return false;
 }
 
+void ensure_mpi() {
+  static MpiSession session;  // finalised when the process exits
+}
+
 MpiSession::MpiSession() {
   int already = 0;
   MPI_Initialized(&already);
   if (already || !launched_by_mpi()) return;
   int provided = 0;
-  MPI_Init_thread(nullptr, nullptr, MPI_THREAD_MULTIPLE, &provided);
+  // Only the progress thread calls MPI between init and finalize.
+  MPI_Init_thread(nullptr, nullptr, MPI_THREAD_SERIALIZED, &provided);
   MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
   MPI_Comm_size(MPI_COMM_WORLD, &size_);
   active_ = true;

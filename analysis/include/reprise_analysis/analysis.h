@@ -59,6 +59,7 @@ class Analysis final : public OpSink {
   PhysicalState physical_;
   std::vector<Event> point_pre_, copy_pre_;
   std::vector<CopyNeed> needs_;
+  std::uint32_t copies_made_ = 0;  // for the op being analysed
   std::vector<Event> since_fence_;  // completion of every op since the last fence
   std::size_t compact_at_ = 64;
   Event fence_event_;  // the last fence's completion

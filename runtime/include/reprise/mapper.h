@@ -22,16 +22,20 @@ struct MapperTaskInfo {
 // Memories are numbered: system memories (NUMA domains, -ll:numa) first.
 using MemoryID = std::uint32_t;
 
+// Per shard: num_cpus CPUs and num_sysmems system memories; memory ids are global, shard s
+// owning [s * num_sysmems, (s + 1) * num_sysmems).
 struct MachineInfo {
-  std::uint32_t num_cpus;
-  std::uint32_t num_gpus;
-  std::uint32_t shard;
+  std::uint32_t num_cpus;  // per shard
+  std::uint32_t num_gpus;  // per shard
+  std::uint32_t shard;     // the shard asking (every shard maps every point identically)
   std::uint32_t num_shards;
-  std::uint32_t num_sysmems = 1;
+  std::uint32_t num_sysmems = 1;  // per shard
+  std::uint32_t num_memories() const { return num_sysmems * num_shards; }
   // The system memory of a CPU's NUMA domain: the CPUs are divided among them in blocks.
   MemoryID closest_memory(const Processor& p) const {
-    if (p.kind != ProcessorKind::CPU || num_cpus == 0) return 0;
-    return MemoryID(std::uint64_t(p.index % num_cpus) * num_sysmems / num_cpus);
+    const MemoryID base = MemoryID(p.shard) * num_sysmems;
+    if (p.kind != ProcessorKind::CPU || num_cpus == 0) return base;
+    return base + MemoryID(std::uint64_t(p.index % num_cpus) * num_sysmems / num_cpus);
   }
 };
 
@@ -51,8 +55,9 @@ class Mapper {
   }
 };
 
-// Index-launch points in contiguous blocks over the processors of the preferred kind
-// (GPU when the task has a GPU variant and GPUs exist); single tasks round-robin by op.
+// Index-launch points in contiguous blocks over the shards, then over each shard's processors
+// of the preferred kind (GPU when the task has a GPU variant and GPUs exist); single tasks
+// round-robin by op over every shard's processors.
 class DefaultMapper : public Mapper {
  public:
   Processor select_processor(const MapperTaskInfo& task, const MachineInfo& machine) override;

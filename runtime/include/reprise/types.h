@@ -125,7 +125,8 @@ enum class ProcessorKind : std::uint8_t { CPU, GPU, Utility };
 
 struct Processor {
   ProcessorKind kind = ProcessorKind::CPU;
-  std::uint32_t index = 0;
+  std::uint32_t index = 0;  // within its shard
+  std::uint32_t shard = 0;  // control replication: the rank that runs it
   friend bool operator==(const Processor&, const Processor&) = default;
 };
 

@@ -21,6 +21,7 @@ struct Config {
   std::string trace_dot_dir;      // -lg:trace:dot
   int max_templates = 8;          // -lg:trace:max_templates
   bool coverage_log = false;      // -lg:coverage_log
+  bool safe_ctrlrepl = false;     // -lg:safe_ctrlrepl
   // Automatic tracing (Apophenia); the defaults are documented in docs/tracing.md.
   bool auto_tracing = true;                  // -lg:no_auto_tracing turns it off
   int at_min_length = 5;                     // -lg:auto_trace:min_trace_length

@@ -30,8 +30,9 @@ struct Memory {
 
 class Instance {
  public:
+  // remote: a memory of another shard; the instance only names it (no storage here).
   Instance(std::uint32_t tree, std::uint32_t memory, const Domain& bounds,
-           const FieldSpaceInfo& fs);
+           const FieldSpaceInfo& fs, bool remote = false);
   std::uint32_t tree() const { return tree_; }
   std::uint32_t memory() const { return memory_; }
   const Domain& bounds() const { return bounds_; }
@@ -58,10 +59,14 @@ class Instance {
 // whichever thread completes a region's destruction, hence the (rarely taken) lock.
 class InstanceManager {
  public:
-  // `sysmems` system memories of sysmem_bytes each (the NUMA domains of -ll:numa).
-  InstanceManager(std::size_t sysmem_bytes, int sysmems);
+  // `sysmems` system memories of sysmem_bytes each (the NUMA domains of -ll:numa) per shard;
+  // this process holds the data of shard `shard`'s memories only.
+  InstanceManager(std::size_t sysmem_bytes, int sysmems, std::uint32_t shard = 0,
+                  std::uint32_t shards = 1);
   const Memory& memory(std::uint32_t id) const { return memories_[id]; }
   std::uint32_t num_memories() const { return std::uint32_t(memories_.size()); }
+  std::uint32_t shard_of(std::uint32_t memory) const { return memory / per_shard_; }
+  bool is_local(std::uint32_t memory) const { return shard_of(memory) == shard_; }
   // The instance of a whole region tree in a memory, created zero-filled on first use.
   Instance* tree_instance(const RegionForest& forest, std::uint32_t tree, std::uint32_t memory);
   void release_tree(std::uint32_t tree);
@@ -70,6 +75,7 @@ class InstanceManager {
  private:
   mutable std::mutex mutex_;
   std::vector<Memory> memories_;
+  std::uint32_t per_shard_ = 1, shard_ = 0;
   std::vector<std::vector<std::unique_ptr<Instance>>> by_tree_;  // [tree][memory]
 };
 

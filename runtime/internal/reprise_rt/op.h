@@ -72,6 +72,7 @@ class Op {
   // A copy the physical analysis generated: no program op stands behind it, so its points
   // complete without completing the op; it may be launched again by every replay.
   bool generated = false;
+  std::uint32_t copy_index = 0;  // generated copies: k-th copy made for op `seq`
 
   std::shared_ptr<FutureState> future;         // single tasks, reductions, fences
   std::shared_ptr<FutureMapState> future_map;  // index tasks

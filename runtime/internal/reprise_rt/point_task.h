@@ -33,6 +33,10 @@ struct PointTask {
   std::atomic<std::int32_t> pending{1};
   PointTask* next = nullptr;        // intrusive link for ready queues
   SuccessorBlock* block = nullptr;  // batch launches only
+  // Control replication: a copy between shards runs as its send half (send_to) here or its
+  // receive half (receive) here.
+  std::int32_t send_to = -1;
+  bool receive = false;
   std::uint32_t succ_begin = 0, succ_count = 0;
 };
 

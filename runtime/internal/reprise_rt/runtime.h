@@ -19,6 +19,8 @@
 #include "reprise_rt/forest.h"
 #include "reprise_rt/graph.h"
 #include "reprise_rt/instance.h"
+#include "reprise_rt/network.h"
+#include "reprise_rt/shard_exchange.h"
 #include "reprise_rt/op.h"
 #include "reprise_rt/op_queue.h"
 
@@ -54,7 +56,8 @@ struct RuntimeStats {
 
 class Runtime {
  public:
-  Runtime(Config config, std::unique_ptr<Mapper> mapper);
+  // network: the other shards under control replication (nullptr: a single process).
+  Runtime(Config config, std::unique_ptr<Mapper> mapper, Network* network = nullptr);
   ~Runtime();
   Runtime(const Runtime&) = delete;
   Runtime& operator=(const Runtime&) = delete;
@@ -91,6 +94,11 @@ class Runtime {
   GraphSink& graph() { return *graph_; }
   OpSink& pipeline() { return *pipeline_; }
   Mapper& mapper() { return *mapper_; }
+  // Control replication: the network to the other shards (none in a single process).
+  Network* network() const { return network_; }
+  std::uint32_t shard() const { return network_ ? network_->rank() : 0; }
+  std::uint32_t num_shards() const { return network_ ? network_->size() : 1; }
+  ShardExchange* exchange() const { return exchange_.get(); }
   MachineInfo machine() const;
   RuntimeStats stats() const;
   void count_points(std::uint64_t n) { points_launched_.fetch_add(n, std::memory_order_relaxed); }
@@ -119,10 +127,17 @@ class Runtime {
 
  private:
   void utility_loop();
+  // Control replication: every shard must have issued the same ops; throws on every shard
+  // naming the first op that differs.
+  void check_same_program();
   void snapshot_registry();
 
   Config config_;
   std::unique_ptr<Mapper> mapper_;
+  Network* network_ = nullptr;  // before instances_, which are per shard
+  std::unique_ptr<ShardExchange> exchange_;
+  std::vector<std::uint64_t> op_words_;  // control replication: what each op was (checks)
+  std::uint64_t checked_ops_ = 0;
   EventTable events_;
   RegionForest forest_;
   InstanceManager instances_;

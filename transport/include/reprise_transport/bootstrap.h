@@ -21,4 +21,8 @@ class MpiSession {
 // Whether the environment shows an MPI launcher (Open MPI, PMIx, Hydra).
 bool launched_by_mpi();
 
+// Initialises MPI once per process when launched by an MPI launcher (finalised at exit), so
+// that a process may run several Reprise programs one after the other (tests do).
+void ensure_mpi();
+
 }  // namespace reprise::transport

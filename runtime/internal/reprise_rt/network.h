@@ -1,0 +1,38 @@
+#pragma once
+// How the runtime talks to the other shards under control replication. transport/ implements
+// it over MPI (a progress thread drives every transfer); a single process has none.
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+namespace reprise::detail {
+
+enum class Channel : std::uint32_t {
+  Done = 1,   // a point or copy finished on its shard (with its future value)
+  Data = 2,   // the bytes of a copy between shards
+  Abort = 3,  // a shard failed: every shard stops with its error
+};
+
+class Network {
+ public:
+  virtual ~Network() = default;
+  virtual std::uint32_t rank() const = 0;
+  virtual std::uint32_t size() const = 0;
+  // Handlers run on the progress thread, one message at a time; install them before start().
+  using Handler = std::function<void(std::uint32_t from, std::vector<std::byte>&& bytes)>;
+  virtual void on(Channel c, Handler h) = 0;
+  virtual void start() = 0;
+  // Queues bytes for rank `to`; messages from one rank on one channel arrive in order.
+  virtual void send(std::uint32_t to, Channel c, std::vector<std::byte> bytes) = 0;
+  // Collectives, blocking the calling thread (never the progress thread, which keeps
+  // delivering messages meanwhile): element-wise min and max over the ranks; every rank's
+  // values one after the other.
+  virtual void allreduce_min_max(std::vector<std::uint64_t>& mins,
+                                 std::vector<std::uint64_t>& maxs) = 0;
+  virtual std::vector<std::uint64_t> allgather(const std::vector<std::uint64_t>& mine) = 0;
+  // Delivers what is queued, waits until every rank has come this far, stops the thread.
+  virtual void stop() = 0;
+};
+
+}  // namespace reprise::detail

@@ -1,0 +1,294 @@
+#include "reprise_rt/shard_exchange.h"
+
+#include <fmt/core.h>
+
+#include <cstring>
+
+#include "reprise/error.h"
+#include "reprise_rt/executor.h"
+#include "reprise_rt/instance.h"
+#include "reprise_rt/log.h"
+#include "reprise_rt/runtime.h"
+
+namespace reprise::detail {
+
+namespace {
+
+// Little helpers to write and read plain values into a byte buffer.
+template <typename T>
+void put(std::vector<std::byte>& b, const T& v) {
+  const auto* p = reinterpret_cast<const std::byte*>(&v);
+  b.insert(b.end(), p, p + sizeof(T));
+}
+template <typename T>
+T get(const std::vector<std::byte>& b, std::size_t& at) {
+  T v;
+  if (at + sizeof(T) > b.size()) throw Error("control replication: a truncated message");
+  std::memcpy(&v, b.data() + at, sizeof(T));
+  at += sizeof(T);
+  return v;
+}
+
+std::uint64_t mix(std::uint64_t h, std::uint64_t v) {
+  h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
+  return h * 0xbf58476d1ce4e5b9ull;
+}
+
+// Calls f(field byte offset in the instance, bytes) for each contiguous row of rect.
+template <typename F>
+void for_rows(const Instance& inst, const Domain& rect, std::size_t size, F&& f) {
+  Domain rows = rect;
+  const int last = rect.dim - 1;
+  rows.hi[last] = rows.lo[last];
+  const std::size_t row_bytes = std::size_t(rect.extent(last)) * size;
+  for (coord_t i = 0; i < rows.volume(); ++i)
+    f(inst.offset_of(rows.delinearize(i), size), row_bytes);
+}
+
+}  // namespace
+
+ShardExchange::ShardExchange(Runtime& rt, Network& net) : rt_(rt), net_(net) {
+  net.on(Channel::Done,
+         [this](std::uint32_t from, std::vector<std::byte>&& b) { on_done(from, std::move(b)); });
+  net.on(Channel::Data,
+         [this](std::uint32_t from, std::vector<std::byte>&& b) { on_data(from, std::move(b)); });
+  net.on(Channel::Abort, [this](std::uint32_t from, std::vector<std::byte>&& b) {
+    std::string text(reinterpret_cast<const char*>(b.data()), b.size());
+    {
+      std::lock_guard<std::mutex> g(mutex_);
+      abort_sent_ = true;  // no need to tell the others again
+    }
+    rt_.record_error(std::make_exception_ptr(Error(fmt::format("shard {}: {}", from, text))));
+  });
+}
+
+std::uint64_t ShardExchange::shape_of(const Op& op) {
+  std::uint64_t h = mix(std::uint64_t(op.kind), op.task);
+  h = mix(h, std::uint64_t(op.domain.volume()));
+  for (const ReqInfo& q : op.reqs)
+    h = mix(mix(h, q.tree), std::uint64_t(q.privilege) << 32 | q.mask);
+  return h;
+}
+
+Event ShardExchange::remote(Op& op, std::uint32_t index) {
+  Event e = rt_.events().create();
+  REPRISE_LOG_DEBUG("shard {}: proxy for {} index {:x} gen {}", net_.rank(), op.describe(), index,
+                    op.generated);
+  if (!op.generated && index < op.point_done.size()) op.point_done[index] = e;
+  const std::uint64_t k = key(op.seq, index);
+  DoneMsg early;
+  bool have_early = false, abandoned = false;
+  {
+    std::lock_guard<std::mutex> g(mutex_);
+    abandoned = abandoned_;
+    auto it = early_done_.find(k);
+    if (it != early_done_.end()) {
+      early = std::move(it->second);
+      early_done_.erase(it);
+      have_early = true;
+    } else if (!abandoned) {
+      op.add_ref();
+      proxies_.emplace(k, Proxy{OpRef(&op), index, e});
+    }
+  }
+  if (have_early || abandoned) {
+    op.add_ref();
+    Proxy p{OpRef(&op), index, e};
+    apply(p, early);
+  }
+  return e;
+}
+
+void ShardExchange::apply(Proxy& p, const DoneMsg& m) {
+  Op& op = *p.op;
+  if (m.shape && m.shape != shape_of(op)) {
+    auto e = std::make_exception_ptr(Error(fmt::format(
+        "control replication: the shards issued different programs: op #{} is {} here but "
+        "has another kind, task or requirements on shard {} (every shard must issue the same "
+        "ops in the same order)",
+        op.seq, op.describe(), m.from)));
+    rt_.record_error(e);
+  } else if (m.failed) {
+    auto e = std::make_exception_ptr(
+        Error(fmt::format("{} failed on shard {}: {}", op.describe(), m.from, m.error)));
+    if (!op.error_set.exchange(true)) op.error = e;
+    rt_.record_error(e);
+  } else if (m.has_value && !op.generated) {
+    if (op.future)
+      op.future->value = m.value;
+    else if (op.future_map && p.index < op.future_map->values.size())
+      op.future_map->values[p.index] = m.value;
+  }
+  rt_.events().trigger(p.event);
+  if (!op.generated && op.remaining.fetch_sub(1, std::memory_order_acq_rel) == 1)
+    rt_.op_completed(op);
+}
+
+void ShardExchange::finished(const Op& op, std::uint32_t point, const std::exception_ptr& error) {
+  REPRISE_LOG_DEBUG("shard {}: op #{} index {:x} done", net_.rank(), op.seq, index_of(op, point));
+  std::vector<std::byte> b;
+  put(b, op.seq);
+  put(b, index_of(op, point));
+  put(b, op.generated ? std::uint64_t(0) : shape_of(op));
+  const TaskResult* value = nullptr;
+  if (!op.generated) {
+    if (op.future)
+      value = &op.future->value;
+    else if (op.future_map && point < op.future_map->values.size())
+      value = &op.future_map->values[point];
+  }
+  std::uint8_t flags = (error ? 1 : 0) | (value && value->size ? 2 : 0);
+  put(b, flags);
+  if (error) {
+    std::string text = "unknown error";
+    try {
+      std::rethrow_exception(error);
+    } catch (const std::exception& e) {
+      text = e.what();
+    } catch (...) {
+    }
+    b.insert(b.end(), reinterpret_cast<const std::byte*>(text.data()),
+             reinterpret_cast<const std::byte*>(text.data()) + text.size());
+  } else if (flags & 2) {
+    put(b, *value);
+  }
+  for (std::uint32_t s = 0; s < net_.size(); ++s)
+    if (s != net_.rank()) net_.send(s, Channel::Done, b);
+}
+
+void ShardExchange::on_done(std::uint32_t from, std::vector<std::byte>&& b) {
+  std::size_t at = 0;
+  const auto seq = get<std::uint64_t>(b, at);
+  const auto index = get<std::uint32_t>(b, at);
+  DoneMsg m;
+  m.from = from;
+  m.shape = get<std::uint64_t>(b, at);
+  const auto flags = get<std::uint8_t>(b, at);
+  m.failed = flags & 1;
+  m.has_value = flags & 2;
+  if (m.failed)
+    m.error.assign(reinterpret_cast<const char*>(b.data() + at), b.size() - at);
+  else if (m.has_value)
+    m.value = get<TaskResult>(b, at);
+  REPRISE_LOG_DEBUG("shard {}: done op #{} index {:x} from {}", net_.rank(), seq, index, from);
+  Proxy p;
+  {
+    std::lock_guard<std::mutex> g(mutex_);
+    auto it = proxies_.find(key(seq, index));
+    if (it == proxies_.end()) {
+      early_done_.emplace(key(seq, index), std::move(m));
+      return;
+    }
+    p = std::move(it->second);
+    proxies_.erase(it);
+  }
+  apply(p, m);
+}
+
+void ShardExchange::send_data(const Op& copy, std::uint32_t to) {
+  const Instance& src = *copy.point_instances[0];
+  const Domain& rect = copy.point_rects[0];
+  std::vector<std::byte> b;
+  put(b, copy.seq);
+  put(b, index_of(copy, 0));
+  for (int fi : copy.reqs[0].field_indices) {
+    const std::size_t size = src.field_size(fi);
+    const std::byte* base = src.field_data(fi);
+    for_rows(src, rect, size, [&](std::size_t off, std::size_t n) {
+      b.insert(b.end(), base + off, base + off + n);
+    });
+  }
+  REPRISE_LOG_DEBUG("shard {}: data op #{} index {:x} to {} ({} bytes)", net_.rank(), copy.seq,
+                    index_of(copy, 0), to, b.size());
+  net_.send(to, Channel::Data, std::move(b));
+}
+
+void ShardExchange::on_data(std::uint32_t, std::vector<std::byte>&& b) {
+  std::size_t at = 0;
+  const auto seq = get<std::uint64_t>(b, at);
+  const auto index = get<std::uint32_t>(b, at);
+  PointTask* t = nullptr;
+  {
+    std::lock_guard<std::mutex> g(mutex_);
+    const std::uint64_t k = key(seq, index);
+    data_.emplace(k, std::move(b));
+    auto it = recvs_.find(k);
+    if (it == recvs_.end()) return;  // the analysis has not reached this copy yet
+    t = it->second;
+    recvs_.erase(it);
+  }
+  rt_.executor().release(t);
+}
+
+void ShardExchange::expect_data(PointTask* t) {
+  const std::uint64_t k = key(t->op->seq, index_of(*t->op, 0));
+  {
+    std::lock_guard<std::mutex> g(mutex_);
+    if (!data_.count(k) && !abandoned_) {
+      recvs_.emplace(k, t);
+      return;
+    }
+  }
+  rt_.executor().release(t);
+}
+
+void ShardExchange::unpack(const Op& copy) {
+  std::vector<std::byte> b;
+  {
+    std::lock_guard<std::mutex> g(mutex_);
+    auto it = data_.find(key(copy.seq, index_of(copy, 0)));
+    if (it == data_.end()) return;  // abandoned after an error
+    b = std::move(it->second);
+    data_.erase(it);
+  }
+  const Instance& dst = *copy.point_instances[1];
+  const Domain& rect = copy.point_rects[0];
+  std::size_t at = sizeof(std::uint64_t) + sizeof(std::uint32_t);
+  for (int fi : copy.reqs[1].field_indices) {
+    const std::size_t size = dst.field_size(fi);
+    std::byte* base = dst.field_data(fi);
+    for_rows(dst, rect, size, [&](std::size_t off, std::size_t n) {
+      if (at + n > b.size()) throw Error("control replication: a copy's data is too short");
+      std::memcpy(base + off, b.data() + at, n);
+      at += n;
+    });
+  }
+}
+
+void ShardExchange::abandon() {
+  std::vector<Proxy> proxies;
+  std::vector<PointTask*> recvs;
+  {
+    std::lock_guard<std::mutex> g(mutex_);
+    if (abandoned_) return;
+    abandoned_ = true;
+    for (auto& [k, p] : proxies_) proxies.push_back(std::move(p));
+    proxies_.clear();
+    for (auto& [k, t] : recvs_) recvs.push_back(t);
+    recvs_.clear();
+  }
+  const DoneMsg none{};
+  for (Proxy& p : proxies) apply(p, none);
+  for (PointTask* t : recvs) rt_.executor().release(t);
+}
+
+void ShardExchange::broadcast_abort(const std::exception_ptr& e) {
+  {
+    std::lock_guard<std::mutex> g(mutex_);
+    if (abort_sent_) return;
+    abort_sent_ = true;
+  }
+  std::string text = "unknown error";
+  try {
+    std::rethrow_exception(e);
+  } catch (const std::exception& x) {
+    text = x.what();
+  } catch (...) {
+  }
+  std::vector<std::byte> b(reinterpret_cast<const std::byte*>(text.data()),
+                           reinterpret_cast<const std::byte*>(text.data()) + text.size());
+  for (std::uint32_t s = 0; s < net_.size(); ++s)
+    if (s != net_.rank()) net_.send(s, Channel::Abort, b);
+}
+
+}  // namespace reprise::detail

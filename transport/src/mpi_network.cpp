@@ -1,0 +1,213 @@
+#include "reprise_transport/mpi_network.h"
+
+#include <mpi.h>
+
+#include <array>
+#include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <future>
+#include <list>
+#include <mutex>
+#include <stdexcept>
+#include <thread>
+
+namespace reprise::transport {
+
+namespace {
+
+using detail::Channel;
+
+class MpiNetwork final : public detail::Network {
+ public:
+  MpiNetwork(int rank, int size) : rank_(std::uint32_t(rank)), size_(std::uint32_t(size)) {}
+  ~MpiNetwork() override {
+    if (thread_.joinable()) stop();
+  }
+  std::uint32_t rank() const override { return rank_; }
+  std::uint32_t size() const override { return size_; }
+  void on(Channel c, Handler h) override { handlers_[std::size_t(c)] = std::move(h); }
+  void start() override { thread_ = std::thread(&MpiNetwork::loop, this); }
+
+  void send(std::uint32_t to, Channel c, std::vector<std::byte> bytes) override {
+    {
+      std::lock_guard<std::mutex> g(mutex_);
+      outbox_.push_back(Outgoing{to, int(c), std::move(bytes)});
+    }
+    wake_.notify_one();
+  }
+
+  void allreduce_min_max(std::vector<std::uint64_t>& mins,
+                         std::vector<std::uint64_t>& maxs) override {
+    run_collective([&](std::vector<MPI_Request>& reqs) {
+      reqs.resize(2);
+      MPI_Iallreduce(MPI_IN_PLACE, mins.data(), int(mins.size()), MPI_UINT64_T, MPI_MIN,
+                     MPI_COMM_WORLD, &reqs[0]);
+      MPI_Iallreduce(MPI_IN_PLACE, maxs.data(), int(maxs.size()), MPI_UINT64_T, MPI_MAX,
+                     MPI_COMM_WORLD, &reqs[1]);
+    });
+  }
+
+  std::vector<std::uint64_t> allgather(const std::vector<std::uint64_t>& mine) override {
+    std::vector<std::uint64_t> all(mine.size() * size_);
+    run_collective([&](std::vector<MPI_Request>& reqs) {
+      reqs.resize(1);
+      MPI_Iallgather(mine.data(), int(mine.size()), MPI_UINT64_T, all.data(), int(mine.size()),
+                     MPI_UINT64_T, MPI_COMM_WORLD, &reqs[0]);
+    });
+    return all;
+  }
+
+  void stop() override {
+    {
+      std::lock_guard<std::mutex> g(mutex_);
+      stopping_ = true;
+    }
+    wake_.notify_one();
+    if (thread_.joinable()) thread_.join();
+  }
+
+ private:
+  struct Outgoing {
+    std::uint32_t to;
+    int tag;
+    std::vector<std::byte> bytes;
+  };
+  struct InFlight {
+    MPI_Request req;
+    std::vector<std::byte> bytes;
+  };
+  struct Collective {
+    std::function<void(std::vector<MPI_Request>&)> post;
+    std::vector<MPI_Request> reqs;
+    std::promise<void> done;
+    bool posted = false;
+  };
+
+  // Hands a collective to the progress thread and waits for it.
+  void run_collective(std::function<void(std::vector<MPI_Request>&)> post) {
+    auto c = std::make_shared<Collective>();
+    c->post = std::move(post);
+    std::future<void> f = c->done.get_future();
+    {
+      std::lock_guard<std::mutex> g(mutex_);
+      collectives_.push_back(c);
+    }
+    wake_.notify_one();
+    f.get();
+  }
+
+  // One round: post sends and collectives, retire finished ones, deliver one received
+  // message. Returns whether anything happened.
+  bool progress() {
+    bool busy = false;
+    std::deque<Outgoing> out;
+    std::vector<std::shared_ptr<Collective>> new_collectives;
+    {
+      std::lock_guard<std::mutex> g(mutex_);
+      out.swap(outbox_);
+      new_collectives.swap(collectives_);
+    }
+    for (Outgoing& o : out) {
+      in_flight_.push_back(InFlight{MPI_REQUEST_NULL, std::move(o.bytes)});
+      InFlight& f = in_flight_.back();
+      MPI_Isend(f.bytes.data(), int(f.bytes.size()), MPI_BYTE, int(o.to), o.tag, MPI_COMM_WORLD,
+                &f.req);
+      busy = true;
+    }
+    for (auto it = in_flight_.begin(); it != in_flight_.end();) {
+      int flag = 0;
+      MPI_Test(&it->req, &flag, MPI_STATUS_IGNORE);
+      if (flag) {
+        it = in_flight_.erase(it);
+        busy = true;
+      } else {
+        ++it;
+      }
+    }
+    for (auto& c : new_collectives) {
+      c->post(c->reqs);
+      pending_collectives_.push_back(c);
+      busy = true;
+    }
+    for (auto it = pending_collectives_.begin(); it != pending_collectives_.end();) {
+      int flag = 0;
+      MPI_Testall(int((*it)->reqs.size()), (*it)->reqs.data(), &flag, MPI_STATUSES_IGNORE);
+      if (flag) {
+        (*it)->done.set_value();
+        it = pending_collectives_.erase(it);
+        busy = true;
+      } else {
+        ++it;
+      }
+    }
+    int flag = 0;
+    MPI_Status st;
+    MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &flag, &st);
+    if (flag) {
+      int count = 0;
+      MPI_Get_count(&st, MPI_BYTE, &count);
+      std::vector<std::byte> bytes(static_cast<std::size_t>(count));
+      MPI_Recv(bytes.data(), count, MPI_BYTE, st.MPI_SOURCE, st.MPI_TAG, MPI_COMM_WORLD,
+               MPI_STATUS_IGNORE);
+      const std::size_t ch = std::size_t(st.MPI_TAG);
+      if (ch < handlers_.size() && handlers_[ch])
+        handlers_[ch](std::uint32_t(st.MPI_SOURCE), std::move(bytes));
+      busy = true;
+    }
+    return busy;
+  }
+
+  void loop() {
+    auto idle = std::chrono::microseconds(20);
+    MPI_Request barrier = MPI_REQUEST_NULL;
+    for (;;) {
+      if (progress()) {
+        idle = std::chrono::microseconds(20);
+        continue;
+      }
+      bool stopping;
+      {
+        std::lock_guard<std::mutex> g(mutex_);
+        stopping = stopping_ && outbox_.empty() && collectives_.empty();
+      }
+      if (stopping && in_flight_.empty() && pending_collectives_.empty()) {
+        // Everything of ours is delivered; leave once every rank is here too.
+        if (barrier == MPI_REQUEST_NULL) MPI_Ibarrier(MPI_COMM_WORLD, &barrier);
+        int flag = 0;
+        MPI_Test(&barrier, &flag, MPI_STATUS_IGNORE);
+        if (flag) return;
+      }
+      std::unique_lock<std::mutex> g(mutex_);
+      wake_.wait_for(g, idle, [&] { return !outbox_.empty() || !collectives_.empty(); });
+      idle = std::min(idle * 2, std::chrono::microseconds(500));
+    }
+  }
+
+  const std::uint32_t rank_, size_;
+  std::array<Handler, 4> handlers_;
+  std::thread thread_;
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  std::deque<Outgoing> outbox_;
+  std::vector<std::shared_ptr<Collective>> collectives_;
+  bool stopping_ = false;
+  // Progress thread only:
+  std::list<InFlight> in_flight_;
+  std::list<std::shared_ptr<Collective>> pending_collectives_;
+};
+
+}  // namespace
+
+std::unique_ptr<detail::Network> make_mpi_network() {
+  int initialized = 0;
+  MPI_Initialized(&initialized);
+  if (!initialized) return nullptr;
+  int rank = 0, size = 1;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  if (size < 2) return nullptr;
+  return std::make_unique<MpiNetwork>(rank, size);
+}
+
+}  // namespace reprise::transport
