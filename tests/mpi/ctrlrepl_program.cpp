@@ -1,0 +1,77 @@
+// A small program for the control-replication tests under mpirun:
+//   ctrlrepl_program ok       a halo loop; prints the checksum (the same on 1, 2 and 4 ranks)
+//   ctrlrepl_program diverge  rank 1 issues one launch more than the others: every rank must
+//                             stop with an error naming the first differing op, not hang
+//   ctrlrepl_program throw    a task throws on the last point (on the last rank): every rank
+//                             must stop with that error
+#include <reprise/reprise.h>
+
+#include <cstdio>
+#include <cstring>
+#include <string>
+
+using namespace reprise;
+
+namespace {
+
+enum : TaskID { T_STEP = 9700, T_THROW, T_SUM };
+enum : FieldID { FV = 0 };
+
+void step(TaskContext& tc) {  // v[p] = mix of the halo around p
+  auto halo = tc.accessor<const std::int64_t, 1>(0, FV);
+  auto out = tc.accessor<std::int64_t, 1>(1, FV);
+  const Rect<1> h = tc.domain(0);
+  for (auto p : Rect<1>(tc.domain(1))) {
+    std::int64_t s = p[0];
+    for (coord_t q = std::max(h.lo[0], p[0] - 1); q <= std::min(h.hi[0], p[0] + 1); ++q)
+      s = s * 31 + halo[Point<1>(q)] % 1000003;
+    out[p] = s % 1000003;
+  }
+}
+void thrower(TaskContext& tc) {
+  if (tc.point()[0] == tc.launch_domain().hi[0])
+    throw Error("boom: task 'thrower' failed on its last point");
+}
+std::uint64_t sum(TaskContext& tc) {
+  auto v = tc.accessor<const std::int64_t, 1>(0, FV);
+  std::uint64_t h = 0;
+  for (auto p : Rect<1>(tc.domain(0))) h = h * 1099511628211ull + std::uint64_t(v[p]);
+  return h;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const std::string mode = argc > 1 ? argv[1] : "ok";
+  TaskRegistry::add(T_STEP, "step", {cpu(step)});
+  TaskRegistry::add(T_THROW, "thrower", {cpu(thrower)});
+  TaskRegistry::add(T_SUM, "sum", {cpu(sum)});
+  return start(argc, argv, [&](Context& ctx) {
+    auto is = ctx.create_index_space(Rect<1>({0}, {99}));
+    auto fs = ctx.create_field_space({{FV, 8}});
+    Region a = ctx.create_region(is, fs), b = ctx.create_region(is, fs);
+    auto tiles = ctx.create_index_space(Rect<1>({0}, {3}));
+    Partition pa = ctx.partition_equal(a, tiles), pb = ctx.partition_equal(b, tiles);
+    auto halo_of = [&](Region r, Partition p) {
+      return ctx.partition_by_rects(
+          r, tiles, [&](const DomainPoint& c) { return grow(p.rect(c), 1) & r.bounds(); });
+    };
+    Partition ha = halo_of(a, pa), hb = halo_of(b, pb);
+    for (int it = 0; it < 10; ++it) {
+      IndexLauncher l1(T_STEP, tiles);
+      l1.add(ha, Projection::identity(), Privilege::ReadOnly, {FV});
+      l1.add(pb, Projection::identity(), Privilege::WriteDiscard, {FV});
+      ctx.execute(l1);
+      if (mode == "diverge" && it == 4 && ctx.shard() == 1) ctx.execute(l1);  // one more
+      IndexLauncher l2(T_STEP, tiles);
+      l2.add(hb, Projection::identity(), Privilege::ReadOnly, {FV});
+      l2.add(pa, Projection::identity(), Privilege::WriteDiscard, {FV});
+      ctx.execute(l2);
+    }
+    if (mode == "throw") ctx.execute(IndexLauncher(T_THROW, tiles)).wait();
+    TaskLauncher s(T_SUM);
+    s.add(a, Privilege::ReadOnly, {FV});
+    const std::uint64_t h = ctx.execute(s).get<std::uint64_t>();
+    if (ctx.shard() == 0) std::printf("checksum=%016llx shards=%u\n", (unsigned long long)h, ctx.num_shards());
+  });
+}
