@@ -80,7 +80,9 @@ coord_t resolve(coord_t v, coord_t n, bool is_stop) {
 // --- Engine ---
 
 Engine::Engine(Context& ctx, std::uint32_t tiles)
-    : ctx_(ctx), tiles_(tiles ? tiles : ctx.num_cpus()), alive_(std::make_shared<bool>(true)) {
+    : ctx_(ctx),
+      tiles_(tiles ? tiles : ctx.num_cpus() * ctx.num_shards()),
+      alive_(std::make_shared<bool>(true)) {
   tasks::register_all();
   colors_ = ctx.create_index_space(Rect<1>({0}, {coord_t(tiles_) - 1}));
   fs_ = ctx.create_field_space({{kValue, sizeof(double)}});
@@ -277,10 +279,13 @@ Future Array::norm() const {
 
 std::vector<double> Array::to_vector() const {
   std::vector<double> out(static_cast<std::size_t>(volume()));
-  TaskLauncher l(tasks::kRead,
-                 TaskArgs{tasks::ViewArgs{view_, reinterpret_cast<std::uintptr_t>(out.data())}});
+  // One point per shard (control replication), each writing into its own process's vector.
+  Context& ctx = engine().ctx();
+  const IndexSpace shards = ctx.create_index_space(Rect<1>({0}, {coord_t(ctx.num_shards()) - 1}));
+  IndexLauncher l(tasks::kRead, shards,
+                  TaskArgs{tasks::ViewArgs{view_, reinterpret_cast<std::uintptr_t>(out.data())}});
   l.add(store_->region, Privilege::ReadOnly, {kValue});
-  engine().ctx().execute(l).wait();
+  ctx.execute(l).wait();
   return out;
 }
 

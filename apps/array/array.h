@@ -98,7 +98,7 @@ Array copy(const Array& a);
 
 class Engine {
  public:
-  // tiles: row blocks per array (0: one per CPU).
+  // tiles: row blocks per array (0: one per CPU of every shard).
   explicit Engine(Context& ctx, std::uint32_t tiles = 0);
   Engine(const Engine&) = delete;
   Engine& operator=(const Engine&) = delete;

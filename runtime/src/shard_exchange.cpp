@@ -103,10 +103,10 @@ void ShardExchange::apply(Proxy& p, const DoneMsg& m) {
   Op& op = *p.op;
   if (m.shape && m.shape != shape_of(op)) {
     auto e = std::make_exception_ptr(Error(fmt::format(
-        "control replication: the shards issued different programs: op #{} is {} here but "
-        "has another kind, task or requirements on shard {} (every shard must issue the same "
-        "ops in the same order)",
-        op.seq, op.describe(), m.from)));
+        "control replication: the shards issued different programs: {} here is another "
+        "kind, task or requirements on shard {} (every shard must issue the same ops in the "
+        "same order)",
+        op.describe(), m.from)));
     rt_.record_error(e);
   } else if (m.failed) {
     auto e = std::make_exception_ptr(
