@@ -180,7 +180,7 @@ class MpiNetwork final : public detail::Network {
       }
       std::unique_lock<std::mutex> g(mutex_);
       wake_.wait_for(g, idle, [&] { return !outbox_.empty() || !collectives_.empty(); });
-      idle = std::min(idle * 2, std::chrono::microseconds(200));
+      idle = std::min(idle * 2, std::chrono::microseconds(100));
     }
   }
 

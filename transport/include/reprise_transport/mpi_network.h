@@ -3,7 +3,7 @@
 // initialisation (MPI_THREAD_SERIALIZED is enough). It posts queued sends (MPI_Isend), probes
 // for messages and hands them to the channel's handler, and runs collectives as non-blocking
 // MPI operations so that messages keep flowing while a collective is pending. When idle it
-// sleeps with a bounded back-off (20 to 200 µs) instead of spinning on a core the tasks
+// sleeps with a bounded back-off (20 to 100 µs) instead of spinning on a core the tasks
 // need, and wakes at once when something is queued.
 #include <memory>
 
