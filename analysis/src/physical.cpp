@@ -76,6 +76,19 @@ const std::vector<PhysicalState::Piece>* PhysicalState::find(std::uint32_t tree,
   return list.empty() ? nullptr : &list;
 }
 
+void PhysicalState::keep_outside(const Piece& p, const Domain& rect) {
+  if (!p.rect.overlaps(rect)) {
+    scratch_.push_back(p);
+    return;
+  }
+  parts_.clear();
+  subtract(p.rect, rect, parts_);
+  for (const Domain& d : parts_) {
+    scratch_.push_back(p);
+    scratch_.back().rect = d;
+  }
+}
+
 template <class Fn>
 void PhysicalState::cut(Pieces& f, const Domain& rect, Fn&& fn) {
   if (Piece* p = exact(f, rect)) {
@@ -96,23 +109,9 @@ void PhysicalState::cut(Pieces& f, const Domain& rect, Fn&& fn) {
     return;
   }
   scratch_.clear();
-  std::vector<Domain> parts;
   for (Piece& p : list) {
-    if (!p.rect.overlaps(rect)) {
-      scratch_.push_back(p);
-      continue;
-    }
-    if (rect.contains(p.rect)) {
-      scratch_.push_back(p);
-      fn(scratch_.back());
-      continue;
-    }
-    parts.clear();
-    subtract(p.rect, rect, parts);
-    for (const Domain& d : parts) {
-      scratch_.push_back(p);
-      scratch_.back().rect = d;
-    }
+    keep_outside(p, rect);
+    if (!p.rect.overlaps(rect)) continue;
     scratch_.push_back(p);
     scratch_.back().rect = p.rect & rect;
     fn(scratch_.back());
@@ -180,19 +179,7 @@ void PhysicalState::written(std::uint32_t tree, const Domain& root, int fi, cons
   }
   // The written rectangle becomes one piece again: writes undo the cuts reads made.
   scratch_.clear();
-  std::vector<Domain> parts;
-  for (Piece& p : list) {
-    if (!p.rect.overlaps(rect)) {
-      scratch_.push_back(p);
-      continue;
-    }
-    parts.clear();
-    subtract(p.rect, rect, parts);
-    for (const Domain& d : parts) {
-      scratch_.push_back(p);
-      scratch_.back().rect = d;
-    }
-  }
+  for (Piece& p : list) keep_outside(p, rect);
   Piece w;
   w.rect = rect & trees_[tree].root;
   w.valid = MemMask(1) << mem;

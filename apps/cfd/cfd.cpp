@@ -44,36 +44,23 @@ namespace {
 
 cfd::Params parse(const std::vector<std::string>& args) {
   cfd::Params p;
-  for (std::size_t i = 1; i < args.size(); ++i) {
-    const std::string& a = args[i];
-    auto value = [&]() -> const std::string& {
-      if (i + 1 >= args.size()) usage("missing value for " + a);
-      return args[++i];
-    };
-    auto number = [&](long long lo) {
-      const std::string& v = value();
-      char* end = nullptr;
-      long long x = std::strtoll(v.c_str(), &end, 10);
-      if (v.empty() || *end || x < lo) usage("bad value for " + a + ": " + v);
-      return x;
-    };
+  apps::ArgReader in(args, usage);
+  while (in.next()) {
+    const std::string& a = in.flag();
     if (a == "-nx")
-      p.nx = coord_t(number(4));
+      p.nx = coord_t(in.integer(4));
     else if (a == "-ny")
-      p.ny = coord_t(number(4));
+      p.ny = coord_t(in.integer(4));
     else if (a == "-nit")
-      p.nit = int(number(1));
+      p.nit = int(in.integer(1));
     else if (a == "-max_steps")
-      p.max_steps = int(number(1));
+      p.max_steps = int(in.integer(1));
     else if (a == "-tiles")
-      p.tiles = std::uint32_t(number(1));
-    else if (a == "-tol") {
-      const std::string& v = value();
-      char* end = nullptr;
-      p.tol = std::strtod(v.c_str(), &end);
-      if (v.empty() || *end || !(p.tol > 0)) usage("bad value for -tol: " + v);
-    } else if (a == "--trace") {
-      p.trace = value();
+      p.tiles = std::uint32_t(in.integer(1));
+    else if (a == "-tol")
+      p.tol = in.positive_real();
+    else if (a == "--trace") {
+      p.trace = in.value();
       if (p.trace == "manual")
         usage("--trace manual: no manual trace placement exists for this program (see below)");
     } else {

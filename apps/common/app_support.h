@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -21,6 +22,42 @@ inline std::vector<std::string> trace_mode_flags(const std::string& mode) {
 inline bool valid_trace_mode(const std::string& mode) {
   return mode == "none" || mode == "manual" || mode == "auto";
 }
+
+// Reads an app's own arguments flag by flag (runtime flags are already removed); a missing or
+// malformed value calls fail(message), which must not return (apps print usage and exit).
+class ArgReader {
+ public:
+  using Fail = void (*)(const std::string& message);
+  ArgReader(const std::vector<std::string>& args, Fail fail) : args_(args), fail_(fail) {}
+  // Moves to the next flag; false at the end.
+  bool next() { return ++i_ < args_.size(); }
+  const std::string& flag() const { return args_[i_]; }
+  std::string value() {
+    if (i_ + 1 >= args_.size()) fail_("missing value for " + flag());
+    return args_[++i_];
+  }
+  long long integer(long long lo) {
+    const std::string& f = flag();
+    const std::string v = value();
+    char* end = nullptr;
+    const long long x = std::strtoll(v.c_str(), &end, 10);
+    if (v.empty() || *end || x < lo) fail_("bad value for " + f + ": " + v);
+    return x;
+  }
+  double positive_real() {
+    const std::string& f = flag();
+    const std::string v = value();
+    char* end = nullptr;
+    const double x = std::strtod(v.c_str(), &end);
+    if (v.empty() || *end || !(x > 0)) fail_("bad value for " + f + ": " + v);
+    return x;
+  }
+
+ private:
+  const std::vector<std::string>& args_;
+  Fail fail_;
+  std::size_t i_ = 0;  // args_[0] is the program
+};
 
 struct TimedWindow {
   double seconds = 0;

@@ -92,28 +92,20 @@ std::vector<double> serial_reference(const Params& p) {
 
 Params parse(const std::vector<std::string>& args) {
   Params p;
-  for (std::size_t i = 1; i < args.size(); ++i) {
-    const std::string& a = args[i];
-    auto number = [&](long long lo) {
-      if (i + 1 >= args.size()) usage("missing value for " + a);
-      const std::string& v = args[++i];
-      char* end = nullptr;
-      long long x = std::strtoll(v.c_str(), &end, 10);
-      if (v.empty() || *end || x < lo) usage("bad value for " + a + ": " + v);
-      return x;
-    };
+  apps::ArgReader in(args, usage);
+  while (in.next()) {
+    const std::string& a = in.flag();
     if (a == "-n")
-      p.n = coord_t(number(1));
+      p.n = coord_t(in.integer(1));
     else if (a == "-iters")
-      p.iters = int(number(2));
+      p.iters = int(in.integer(2));
     else if (a == "-warmup")
-      p.warmup = int(number(1));
+      p.warmup = int(in.integer(1));
     else if (a == "-tiles")
-      p.tiles = std::uint32_t(number(1));
-    else if (a == "--trace") {
-      if (i + 1 >= args.size()) usage("missing value for --trace");
-      p.trace = args[++i];
-    } else
+      p.tiles = std::uint32_t(in.integer(1));
+    else if (a == "--trace")
+      p.trace = in.value();
+    else
       usage("unknown argument " + a);
   }
   if (!apps::valid_trace_mode(p.trace)) usage("--trace must be none, manual or auto");

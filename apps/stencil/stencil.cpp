@@ -125,35 +125,25 @@ std::uint64_t checksum_task(TaskContext& tc) {
 
 Params parse(const std::vector<std::string>& args) {
   Params p;
-  for (std::size_t i = 1; i < args.size(); ++i) {
-    const std::string& a = args[i];
-    auto value = [&]() -> std::string {
-      if (i + 1 >= args.size()) usage(("missing value for " + a).c_str());
-      return args[++i];
-    };
-    auto number = [&](coord_t lo) {
-      std::string v = value();
-      char* end = nullptr;
-      long long x = std::strtoll(v.c_str(), &end, 10);
-      if (v.empty() || *end || x < lo) usage(("bad value for " + a + ": " + v).c_str());
-      return coord_t(x);
-    };
+  apps::ArgReader in(args, [](const std::string& m) { usage(m.c_str()); });
+  while (in.next()) {
+    const std::string& a = in.flag();
     if (a == "-nx")
-      p.nx = number(1);
+      p.nx = coord_t(in.integer(1));
     else if (a == "-ny")
-      p.ny = number(1);
+      p.ny = coord_t(in.integer(1));
     else if (a == "-px")
-      p.px = number(1);
+      p.px = coord_t(in.integer(1));
     else if (a == "-py")
-      p.py = number(1);
+      p.py = coord_t(in.integer(1));
     else if (a == "-iters")
-      p.iters = int(number(1));
+      p.iters = int(in.integer(1));
     else if (a == "-warmup")
-      p.warmup = int(number(0));
+      p.warmup = int(in.integer(0));
     else if (a == "-radius")
-      p.radius = int(number(1));
+      p.radius = int(in.integer(1));
     else if (a == "--trace")
-      p.trace = value();
+      p.trace = in.value();
     else if (a == "-h" || a == "--help")
       usage("help");
     else

@@ -108,11 +108,14 @@ class PhysicalState {
   // fn(piece) for each piece inside.
   template <class Fn>
   void cut(Pieces& f, const Domain& rect, Fn&& fn);
+  // Appends to scratch_ the parts of p outside rect.
+  void keep_outside(const Piece& p, const Domain& rect);
   MemMask all_memories() const { return num_memories_ >= 32 ? ~0u : (1u << num_memories_) - 1; }
 
   std::uint32_t num_memories_;
   std::vector<Tree> trees_;
   std::vector<Piece> scratch_;
+  std::vector<Domain> parts_;
   bool journaling_ = false;
   std::uint32_t epoch_ = 0;
   std::vector<PhysicalFact> facts_;
