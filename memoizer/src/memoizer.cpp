@@ -27,15 +27,6 @@ const std::list<std::unique_ptr<TraceTemplate>>* Memoizer::templates(TraceID id)
 }
 
 void Memoizer::submit(const OpRef& op) {
-  if (rt_.num_shards() > 1) {
-    // Control replication: templates would need send/recv instructions (not yet), so traced
-    // fragments run through the analysis like the rest.
-    if (op->kind == OpKind::BeginTrace || op->kind == OpKind::EndTrace)
-      rt_.op_completed(*op);
-    else
-      analysis_->submit(op);
-    return;
-  }
   switch (op->kind) {
     case OpKind::BeginTrace:
       begin(op);
@@ -246,7 +237,9 @@ void Memoizer::replay(TraceTemplate& t, bool elide) {
     if (o.num_points() == 0) rt_.op_completed(o);
   }
   copy_done_.assign(t.copies.size(), kNoEvent);
-  if (t.batch_replay)
+  // Control replication: every launch goes through the executor's graph calculus, which
+  // stands in for other shards' points and splits copies between shards into send/receive.
+  if (t.batch_replay && rt_.num_shards() == 1)
     replay_batch(t, fence, elide);
   else
     replay_with_events(t, fence, elide);
@@ -327,6 +320,25 @@ void Memoizer::replay_batch(const TraceTemplate& t, Event fence, bool elide) {
   for (PointTask* task : batch_) exec.release(task);
 }
 
+namespace {
+// A fresh copy of a recorded generated copy, numbered as made for op `seq`.
+OpRef renumbered(const OpRef& proto, std::uint64_t seq) {
+  OpRef c = make_op();
+  const Op& p = *proto;
+  c->kind = p.kind;
+  c->generated = true;
+  c->counted = false;
+  c->seq = seq;
+  c->copy_index = p.copy_index;
+  c->domain = p.domain;
+  c->reqs = p.reqs;
+  c->point_rects = p.point_rects;
+  c->point_instances = p.point_instances;
+  c->point_done.assign(1, kNoEvent);
+  return c;
+}
+}  // namespace
+
 void Memoizer::replay_with_events(const TraceTemplate& t, Event fence, bool elide) {
   std::vector<Event> slots(t.num_slots, kNoEvent);
   slots[0] = fence;
@@ -339,7 +351,10 @@ void Memoizer::replay_with_events(const TraceTemplate& t, Event fence, bool elid
     if (in.kind == Instruction::Kind::Merge) {
       slots[in.out] = graph.merge(scratch_);
     } else if (in.kind == Instruction::Kind::Copy) {
-      slots[in.out] = graph.copy(t.copies[in.op].copy, in.proc, scratch_, 0);
+      const TemplateCopy& c = t.copies[in.op];
+      // Shards name a copy by its op's number: this replay's, not the recording's.
+      const OpRef copy = rt_.num_shards() > 1 ? renumbered(c.copy, buffer_[c.for_op]->seq) : c.copy;
+      slots[in.out] = graph.copy(copy, in.proc, scratch_, c.for_point);
       copy_done_[in.op] = slots[in.out];
     } else {
       slots[in.out] = graph.op(*buffer_[in.op], in.point, in.proc, scratch_);

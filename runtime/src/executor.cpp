@@ -46,7 +46,9 @@ Executor::~Executor() {
 void Executor::start() {
   // Pin workers to distinct cores while there are cores for them; extra workers float.
   int cores = topo_->cores;
-  bool pin = rt_.config().pin && int(cpu_queues_.size()) <= cores;
+  // Under control replication several ranks may share a node (and the launcher binds them):
+  // leave placement to it.
+  bool pin = rt_.config().pin && int(cpu_queues_.size()) <= cores && rt_.num_shards() == 1;
   for (std::size_t i = 0; i < cpu_queues_.size(); ++i)
     threads_.emplace_back(&Executor::worker_loop, this, std::ref(*cpu_queues_[i]),
                           pin ? int(i) : -1);

@@ -366,6 +366,7 @@ void Runtime::utility_loop() {
     }
     analysis_busy_ns_.fetch_add(now_ns() - t0, std::memory_order_relaxed);
   }
+  pipeline_->finish();
 }
 
 }  // namespace reprise::detail

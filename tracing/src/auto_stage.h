@@ -20,6 +20,12 @@ class AutoTraceStage final : public OpSink, private tracing::AutoTraceSink {
   ~AutoTraceStage() override;
   void submit(const OpRef& op) override;
   void idle() override { next_->idle(); }
+  // Background analyses spawned from this thread finish on it (where TBB has no worker thread,
+  // nobody else would run them).
+  void finish() override {
+    tracer_.finish_background();
+    next_->finish();
+  }
 
  private:
   void forward_untraced(std::uint64_t op) override;

@@ -19,13 +19,8 @@ namespace reprise {
 
 namespace {
 
-void run_parsed(detail::Config config, const TopLevelTask& top_level,
+void run_parsed(const detail::Config& config, const TopLevelTask& top_level,
                 std::unique_ptr<Mapper> mapper, detail::Network* network = nullptr) {
-  if (network && network->size() > 1) {
-    // Control replication: no trace templates yet (they need send/recv instructions), so
-    // the ops of manual traces are analysed like the rest and automatic tracing is off.
-    config.auto_tracing = false;
-  }
   detail::Runtime rt(config, std::move(mapper), network);
   std::unique_ptr<detail::OpSink> stages =
       std::make_unique<detail::Memoizer>(rt, std::make_unique<detail::Analysis>(rt));

@@ -37,6 +37,8 @@ class OpSink {
   virtual void submit(const OpRef& op) = 0;
   // Called when the op queue has drained, before the utility thread sleeps.
   virtual void idle() {}
+  // Called on the utility thread after the last op, before it exits.
+  virtual void finish() {}
 };
 
 }  // namespace reprise::detail

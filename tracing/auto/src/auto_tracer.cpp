@@ -19,6 +19,7 @@ struct AutoTracer::Background {
     });
     tasks.push_back(std::async(std::launch::async, std::forward<F>(f)));
   }
+  void help() {}  // std::async threads run by themselves
   ~Background() {
     for (auto& t : tasks) t.wait();
   }
@@ -27,6 +28,11 @@ struct AutoTracer::Background {
   template <typename F>
   void run(F&& f) {
     group.run(std::forward<F>(f));
+  }
+  // Runs pending analyses on the calling thread: where TBB has no worker threads (one core
+  // per MPI rank) nobody else would.
+  void help() {
+    group.wait();
   }
   ~Background() {
     group.wait();
@@ -68,6 +74,10 @@ AutoTracer::AutoTracer(const AutoTraceOptions& options, AutoTraceSink& sink)
 }
 
 AutoTracer::~AutoTracer() = default;
+
+void AutoTracer::finish_background() {
+  if (background_) background_->help();
+}
 
 void AutoTracer::push(std::uint64_t token) {
   const std::uint64_t op = next_op_++;
@@ -142,6 +152,7 @@ void AutoTracer::ingest_due() {
       // Late: wait for it (every shard ingests at the same op), and give later ones longer.
       ++stats_.late_analyses;
       delay_ = std::min<std::size_t>(delay_ * 2, 1 << 16);
+      background_->help();
     }
     for (const auto& c : j.result.get()) insert(c);
     jobs_.pop_front();

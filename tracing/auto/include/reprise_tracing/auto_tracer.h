@@ -69,6 +69,8 @@ class AutoTracer {
   void barrier();
   // Forwards everything pending untraced (end of stream, or before a blocking wait).
   void flush();
+  // Waits for (and, where no TBB worker does, runs) the analyses still in flight.
+  void finish_background();
 
   const AutoTraceStats& stats() const { return stats_; }
   std::uint64_t ops_seen() const { return next_op_; }
