@@ -4,6 +4,7 @@
 // the mean |out| over active points is (iterations) × (cx + cy).
 #include <reprise/reprise.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -191,12 +192,42 @@ void top_level(Context& ctx, const Params& p) {
     iteration();
     timeline.mark();
   }
+  const std::uint64_t bytes_before = ctx.trace_stats().shard_bytes;
   const apps::TimedWindow window = apps::timed(ctx, [&] {
     for (int it = 0; it < p.iters; ++it) {
       iteration();
       timeline.mark();
     }
   });
+  const double shard_bytes =
+      double(ctx.trace_stats().shard_bytes - bytes_before) / double(std::max(p.iters, 1));
+  // What the halos need at the least per iteration: per shard, the cells of its tiles' halos
+  // that other shards' tiles own (the default mapper's blocks of tiles per shard), counted
+  // once per shard (tiles of one shard share its instance), one field. Skipped (-1) for grids
+  // above 64 M cells.
+  const coord_t ntiles = p.px * p.py;
+  auto shard_of_tile = [&](coord_t t) { return coord_t(ctx.num_shards()) * t / ntiles; };
+  double halo_min = -1;
+  if (p.nx * p.ny <= (coord_t(1) << 26)) {
+    halo_min = 0;
+    std::vector<std::uint8_t> needed(std::size_t(p.nx * p.ny));
+    for (coord_t s = 0; s < coord_t(ctx.num_shards()); ++s) {
+      std::fill(needed.begin(), needed.end(), 0);
+      for (coord_t a = 0; a < ntiles; ++a) {
+        if (shard_of_tile(a) != s) continue;
+        for (coord_t b = 0; b < ntiles; ++b) {
+          if (shard_of_tile(b) == s) continue;
+          const DomainPoint ca = Point<2>{a / p.py, a % p.py}, cb = Point<2>{b / p.py, b % p.py};
+          const Domain part = halo.rect(ca) & interior.rect(cb);
+          if (part.empty()) continue;
+          for (coord_t i = part.lo[0]; i <= part.hi[0]; ++i)
+            for (coord_t j = part.lo[1]; j <= part.hi[1]; ++j)
+              needed[std::size_t(i * p.ny + j)] = 1;
+        }
+      }
+      for (std::uint8_t n : needed) halo_min += n * double(sizeof(double));
+    }
+  }
 
   IndexLauncher norm(TID_NORM, tiles, TaskArgs{args});
   norm.add(interior, Projection::identity(), Privilege::ReadOnly, {FID_OUT});
@@ -218,7 +249,9 @@ void top_level(Context& ctx, const Params& p) {
   timeline.report("stencil", p.trace);
   apps::print_result("stencil", p.trace, ctx, p.iters, window, tasks, checksum, verified,
                      "nx=" + std::to_string(p.nx) + " ny=" + std::to_string(p.ny) +
-                         " tiles=" + std::to_string(p.px * p.py));
+                         " tiles=" + std::to_string(p.px * p.py) +
+                         " shard_bytes_per_iter=" + std::to_string(std::llround(shard_bytes)) +
+                         " halo_min_bytes_per_iter=" + std::to_string(std::llround(halo_min)));
   if (!verified) throw Error("stencil: verification failed");
 }
 

@@ -460,8 +460,8 @@ void Context::end_trace(TraceID id) {
 
 Context::TraceStats Context::trace_stats() const {
   detail::RuntimeStats s = rt_.stats();
-  return TraceStats{s.points_launched, s.points_replayed, s.templates_recorded,
-                    s.replays,         s.mismatches,      s.copies};
+  return TraceStats{s.points_launched, s.points_replayed, s.templates_recorded, s.replays,
+                    s.mismatches,      s.copies,          s.shard_bytes};
 }
 
 std::uint32_t Context::num_cpus() const {

@@ -126,6 +126,13 @@ Event Executor::copy(const OpRef& copy, Processor proc, std::span<const Event> p
   const std::uint32_t from = im.shard_of(copy->point_instances[0]->memory());
   const std::uint32_t to = im.shard_of(copy->point_instances[1]->memory());
   proc.shard = me;
+  if (from != to) {
+    std::uint64_t bytes = 0;
+    for (int fi : copy->reqs[0].field_indices)
+      bytes +=
+          copy->point_instances[0]->field_size(fi) * std::uint64_t(copy->point_rects[0].volume());
+    rt_.count_shard_bytes(bytes);
+  }
   if (from != me && to != me) return x->remote(*copy, ShardExchange::index_of(*copy, 0));
   if (from == me && to == me) return op(*copy, 0, proc, pre);
   if (from == me) {

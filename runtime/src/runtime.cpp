@@ -96,6 +96,7 @@ RuntimeStats Runtime::stats() const {
   s.replays = replays_.load(std::memory_order_relaxed);
   s.mismatches = mismatches_.load(std::memory_order_relaxed);
   s.copies = copies_.load(std::memory_order_relaxed);
+  s.shard_bytes = shard_bytes_.load(std::memory_order_relaxed);
   s.analysis_cpu_ns = thread_cpu_ns(utility_);
   s.analysis_busy_ns = analysis_busy_ns_.load(std::memory_order_relaxed);
   return s;

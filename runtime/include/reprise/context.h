@@ -73,8 +73,9 @@ class Context {
     std::uint64_t points_replayed = 0;  // of those, launched by a trace replay
     std::uint64_t templates_recorded = 0;
     std::uint64_t replays = 0;
-    std::uint64_t mismatches = 0;  // traces whose ops differed from every template
-    std::uint64_t copies = 0;      // copies between memories the runtime generated and ran
+    std::uint64_t mismatches = 0;   // traces whose ops differed from every template
+    std::uint64_t copies = 0;       // copies between memories the runtime generated and ran
+    std::uint64_t shard_bytes = 0;  // bytes those copies moved between shards (every shard's)
   };
   TraceStats trace_stats() const;
   // Ops issued so far (the next op's number), and with -lg:coverage_log the record of which

@@ -20,9 +20,9 @@
 #include "reprise_rt/graph.h"
 #include "reprise_rt/instance.h"
 #include "reprise_rt/network.h"
-#include "reprise_rt/shard_exchange.h"
 #include "reprise_rt/op.h"
 #include "reprise_rt/op_queue.h"
+#include "reprise_rt/shard_exchange.h"
 
 namespace reprise {
 class Context;
@@ -50,6 +50,7 @@ struct RuntimeStats {
   std::uint64_t replays = 0;
   std::uint64_t mismatches = 0;
   std::uint64_t copies = 0;            // generated copies run (between memories)
+  std::uint64_t shard_bytes = 0;       // moved between shards by copies (all shards)
   std::uint64_t analysis_cpu_ns = 0;   // CPU time of the utility thread (spinning included)
   std::uint64_t analysis_busy_ns = 0;  // wall time the utility thread spent inside the pipeline
 };
@@ -109,6 +110,8 @@ class Runtime {
   void count_template() { templates_recorded_.fetch_add(1, std::memory_order_relaxed); }
   void count_mismatch() { mismatches_.fetch_add(1, std::memory_order_relaxed); }
   void count_copy() { copies_.fetch_add(1, std::memory_order_relaxed); }
+  // Bytes of copies between shards (every shard sees every copy, so this is the total).
+  void count_shard_bytes(std::uint64_t n) { shard_bytes_.fetch_add(n, std::memory_order_relaxed); }
   // -lg:coverage_log: op `seq` launched `points` points, replayed or analysed.
   void note_points(std::uint64_t seq, std::uint64_t points, bool replayed);
   std::vector<CoverageSample> coverage_log() const;
@@ -157,6 +160,7 @@ class Runtime {
   std::atomic<std::uint64_t> replays_{0};
   std::atomic<std::uint64_t> mismatches_{0};
   std::atomic<std::uint64_t> copies_{0};
+  std::atomic<std::uint64_t> shard_bytes_{0};
   mutable std::mutex coverage_mutex_;
   std::vector<CoverageSample> coverage_;
   bool trace_open_ = false;  // application thread
