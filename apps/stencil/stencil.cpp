@@ -192,6 +192,7 @@ void top_level(Context& ctx, const Params& p) {
     iteration();
     timeline.mark();
   }
+  ctx.fence().wait();  // the copies of the iterations before are all issued
   const std::uint64_t bytes_before = ctx.trace_stats().shard_bytes;
   const apps::TimedWindow window = apps::timed(ctx, [&] {
     for (int it = 0; it < p.iters; ++it) {
