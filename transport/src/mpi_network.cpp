@@ -2,9 +2,11 @@
 
 #include <mpi.h>
 
+#include <algorithm>
 #include <array>
 #include <chrono>
 #include <condition_variable>
+#include <cstring>
 #include <deque>
 #include <future>
 #include <list>
@@ -108,11 +110,27 @@ class MpiNetwork final : public detail::Network {
       out.swap(outbox_);
       new_collectives.swap(collectives_);
     }
+    // Everything queued for one (rank, channel) goes as one MPI message of length-prefixed
+    // frames: a burst of completions costs one send, not one per point.
+    std::vector<std::pair<std::uint64_t, std::vector<std::byte>>> batches;
     for (Outgoing& o : out) {
-      in_flight_.push_back(InFlight{MPI_REQUEST_NULL, std::move(o.bytes)});
+      const std::uint64_t k = std::uint64_t(o.to) << 32 | std::uint32_t(o.tag);
+      auto it =
+          std::find_if(batches.begin(), batches.end(), [&](const auto& b) { return b.first == k; });
+      if (it == batches.end()) {
+        batches.emplace_back(k, std::vector<std::byte>());
+        it = batches.end() - 1;
+      }
+      const auto n = std::uint64_t(o.bytes.size());
+      const auto* np = reinterpret_cast<const std::byte*>(&n);
+      it->second.insert(it->second.end(), np, np + sizeof(n));
+      it->second.insert(it->second.end(), o.bytes.begin(), o.bytes.end());
+    }
+    for (auto& [k, bytes] : batches) {
+      in_flight_.push_back(InFlight{MPI_REQUEST_NULL, std::move(bytes)});
       InFlight& f = in_flight_.back();
-      MPI_Isend(f.bytes.data(), int(f.bytes.size()), MPI_BYTE, int(o.to), o.tag, MPI_COMM_WORLD,
-                &f.req);
+      MPI_Isend(f.bytes.data(), int(f.bytes.size()), MPI_BYTE, int(k >> 32), int(k & 0xffffffff),
+                MPI_COMM_WORLD, &f.req);
       busy = true;
     }
     for (auto it = in_flight_.begin(); it != in_flight_.end();) {
@@ -151,11 +169,24 @@ class MpiNetwork final : public detail::Network {
       MPI_Recv(bytes.data(), count, MPI_BYTE, st.MPI_SOURCE, st.MPI_TAG, MPI_COMM_WORLD,
                MPI_STATUS_IGNORE);
       const std::size_t ch = std::size_t(st.MPI_TAG);
-      if (ch < handlers_.size() && handlers_[ch])
-        handlers_[ch](std::uint32_t(st.MPI_SOURCE), std::move(bytes));
+      if (ch < handlers_.size() && handlers_[ch]) deliver(handlers_[ch], st.MPI_SOURCE, bytes);
       busy = true;
     }
     return busy;
+  }
+
+  // Hands each frame of a batch to the channel's handler, in order.
+  static void deliver(const Handler& h, int from, const std::vector<std::byte>& batch) {
+    std::size_t at = 0;
+    while (at + sizeof(std::uint64_t) <= batch.size()) {
+      std::uint64_t n;
+      std::memcpy(&n, batch.data() + at, sizeof(n));
+      at += sizeof(n);
+      if (at + n > batch.size()) break;  // truncated: cannot happen with our framing
+      h(std::uint32_t(from), std::vector<std::byte>(batch.begin() + std::ptrdiff_t(at),
+                                                    batch.begin() + std::ptrdiff_t(at + n)));
+      at += n;
+    }
   }
 
   void loop() {
