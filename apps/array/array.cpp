@@ -10,11 +10,11 @@ using tasks::Op;
 
 namespace {
 
-std::vector<coord_t> key_of(const Domain& d) {
-  std::vector<coord_t> k{coord_t(d.dim)};
-  for (int i = 0; i < d.dim; ++i) {
-    k.push_back(d.lo[i]);
-    k.push_back(d.hi[i]);
+RectKey key_of(const Domain& d) {
+  RectKey k{coord_t(d.dim), 0, 0, 0, 0};
+  for (int i = 0; i < d.dim && i < 2; ++i) {
+    k[std::size_t(1 + 2 * i)] = d.lo[i];
+    k[std::size_t(2 + 2 * i)] = d.hi[i];
   }
   return k;
 }
@@ -140,7 +140,7 @@ void Engine::release(std::unique_ptr<Storage> s) {
 }
 
 Partition Engine::partition_for(Storage& s, const Domain& view) {
-  auto key = key_of(view);
+  const RectKey key = key_of(view);
   auto it = s.partitions.find(key);
   if (it != s.partitions.end()) return it->second;
   const Domain shape = at_origin(view);
@@ -153,7 +153,7 @@ Partition Engine::partition_for(Storage& s, const Domain& view) {
     return t;
   });
   ++stats_.partitions;
-  s.partitions.emplace(std::move(key), p);
+  s.partitions.emplace(key, p);
   return p;
 }
 

@@ -10,6 +10,7 @@
 // x exactly like the paper's Figure 1 — and a trace around one iteration never repeats.
 #include <reprise/reprise.h>
 
+#include <array>
 #include <cstdint>
 #include <limits>
 #include <map>
@@ -32,6 +33,9 @@ inline Slice all() {
 
 class Engine;
 struct Storage;
+
+// A rectangle as a map key (dimension, then lo/hi per dimension): no allocation per lookup.
+using RectKey = std::array<coord_t, 5>;
 
 class Array {
  public:
@@ -139,7 +143,7 @@ class Engine {
   std::uint32_t tiles_;
   IndexSpace colors_;
   FieldSpace fs_;
-  std::map<std::vector<coord_t>, std::vector<std::unique_ptr<Storage>>> pool_;
+  std::map<RectKey, std::vector<std::unique_ptr<Storage>>> pool_;
   Stats stats_;
   std::shared_ptr<bool> alive_;
 };
@@ -151,7 +155,7 @@ struct Storage {
   std::weak_ptr<bool> engine_alive;
   Region region;
   Domain bounds;
-  std::map<std::vector<coord_t>, Partition> partitions;  // by view rectangle
+  std::map<RectKey, Partition> partitions;  // by view rectangle
 };
 
 // Field of every array region.

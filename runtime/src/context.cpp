@@ -15,6 +15,28 @@ using detail::OpRef;
 using detail::ReqInfo;
 using detail::Runtime;
 
+// An op's name for error messages, formatted only when one is reported (a launch that
+// succeeds builds no string).
+struct OpLabel {
+  OpLabel(const char* k, const detail::TaskInfo* t = nullptr) : kind(k), task(t) {}  // NOLINT
+  const char* kind;
+  const detail::TaskInfo* task;
+};
+
+}  // namespace reprise
+
+template <>
+struct fmt::formatter<reprise::OpLabel> {
+  constexpr auto parse(fmt::format_parse_context& ctx) { return ctx.begin(); }
+  template <typename Context>
+  auto format(const reprise::OpLabel& l, Context& ctx) const {
+    return l.task ? fmt::format_to(ctx.out(), "{} '{}'", l.kind, l.task->name)
+                  : fmt::format_to(ctx.out(), "{}", l.kind);
+  }
+};
+
+namespace reprise {
+
 namespace {
 
 Runtime& current_runtime(const char* what) {
@@ -23,12 +45,8 @@ Runtime& current_runtime(const char* what) {
   return *rt;
 }
 
-std::string op_name(const char* kind, const detail::TaskInfo* t) {
-  return t ? fmt::format("{} '{}'", kind, t->name) : std::string(kind);
-}
-
 // Resolves the fields of a requirement against the tree's field space.
-void resolve_fields(const detail::RegionForest& forest, const std::string& op, int index,
+void resolve_fields(const detail::RegionForest& forest, const OpLabel& op, int index,
                     const std::vector<FieldID>& fields, ReqInfo& out) {
   const auto& fs = forest.field_space(forest.tree(out.tree).field_space);
   if (fields.empty()) throw Error(fmt::format("{}: requirement {} names no field", op, index));
@@ -47,7 +65,7 @@ void resolve_fields(const detail::RegionForest& forest, const std::string& op, i
   out.fields.assign(fields.begin(), fields.end());
 }
 
-void check_privilege(const std::string& op, int index, const RegionRequirement& r) {
+void check_privilege(const OpLabel& op, int index, const RegionRequirement& r) {
   if (r.privilege == Privilege::Reduce && r.redop == ReductionOp::None)
     throw Error(
         fmt::format("{}: requirement {} is REDUCE without a reduction operator", op, index));
@@ -74,8 +92,8 @@ bool conflicting(const ReqInfo& a, const ReqInfo& b) {
 }
 
 // Two requirements of one launch that touch the same data with a write would race.
-void check_interference(const detail::RegionForest& forest, const std::string& op,
-                        const Domain& launch, const detail::PoolVector<ReqInfo>& reqs) {
+void check_interference(const detail::RegionForest& forest, const OpLabel& op, const Domain& launch,
+                        const detail::PoolVector<ReqInfo>& reqs) {
   coord_t points = launch.volume();
   for (std::size_t a = 0; a < reqs.size(); ++a)
     for (std::size_t b = a + 1; b < reqs.size(); ++b) {
@@ -91,9 +109,13 @@ void check_interference(const detail::RegionForest& forest, const std::string& o
     }
 }
 
-ReqInfo resolve_region_req(const detail::RegionForest& forest, const std::string& op, int index,
+ReqInfo resolve_region_req(const detail::RegionForest& forest, const OpLabel& op, int index,
                            const RegionRequirement& r, const Domain& launch) {
-  forest.check_region(r.region, op.c_str());
+  try {
+    forest.check_region(r.region, op.kind);
+  } catch (const Error&) {  // again, with the op's full name in the message
+    forest.check_region(r.region, fmt::format("{}", op).c_str());
+  }
   check_privilege(op, index, r);
   ReqInfo q;
   q.tree = r.region.tree();
@@ -109,9 +131,13 @@ ReqInfo resolve_region_req(const detail::RegionForest& forest, const std::string
   return q;
 }
 
-ReqInfo resolve_partition_req(const detail::RegionForest& forest, const std::string& op, int index,
+ReqInfo resolve_partition_req(const detail::RegionForest& forest, const OpLabel& op, int index,
                               const RegionRequirement& r, const Domain& launch) {
-  forest.check_partition(r.partition, op.c_str());
+  try {
+    forest.check_partition(r.partition, op.kind);
+  } catch (const Error&) {  // again, with the op's full name in the message
+    forest.check_partition(r.partition, fmt::format("{}", op).c_str());
+  }
   check_privilege(op, index, r);
   const auto& part = forest.partition(r.partition.node());
   ReqInfo q;
@@ -163,7 +189,7 @@ bool needs_interference_check(const detail::PoolVector<ReqInfo>& reqs) {
   return false;
 }
 
-void check_futures(const std::string& op, const std::vector<Future>& fs) {
+void check_futures(const OpLabel& op, const std::vector<Future>& fs) {
   for (std::size_t i = 0; i < fs.size(); ++i)
     if (!fs[i].valid()) throw Error(fmt::format("{}: future argument {} is empty", op, i));
 }
@@ -286,7 +312,7 @@ Region Context::subregion(const Partition& p, const DomainPoint& color) {
 
 Future Context::execute(const TaskLauncher& l) {
   const detail::TaskInfo& t = find_task(rt_, l.task(), "execute");
-  std::string name = op_name("task", &t);
+  const OpLabel name("task", &t);
   OpRef op = detail::make_op();
   op->kind = OpKind::Task;
   op->task = l.task();
@@ -314,7 +340,7 @@ Future Context::execute(const TaskLauncher& l) {
 
 FutureMap Context::execute(const IndexLauncher& l) {
   const detail::TaskInfo& t = find_task(rt_, l.task(), "execute");
-  std::string name = op_name("index task", &t);
+  const OpLabel name("index task", &t);
   const Domain& dom = l.domain();
   if (dom.dim < 1 || dom.dim > kMaxDim)
     throw Error(fmt::format("{}: launch domain must have 1..3 dimensions", name));
