@@ -232,8 +232,8 @@ void Analysis::launch_with_copies(Op& op, std::uint32_t p) {
     if (!reads_data(q.privilege)) continue;
     const Domain& rect = op.rect(p, r);
     Instance* dst = op.point_instances[p * nreq + r];
-    const TreeInfo& tree = rt_.forest().tree(q.tree);
-    const Domain& root = rt_.forest().region(tree.root).bounds;
+    const std::uint32_t root_region = rt_.forest().tree(q.tree).root;
+    const Domain& root = rt_.forest().region(root_region).bounds;
     needs_.clear();
     for (int fi : q.field_indices)
       physical_.read(q.tree, root, fi, rect, dst->memory(), point_pre_, needs_);
@@ -253,7 +253,7 @@ void Analysis::launch_with_copies(Op& op, std::uint32_t p) {
       }
       const Domain part = needs_[i].rect;
       Instance* src = instance_for(q.tree, needs_[i].src_mem);
-      OpRef c = make_copy(op, q.tree, tree.root, fields, mask, part, src, dst);
+      OpRef c = make_copy(op, q.tree, root_region, fields, mask, part, src, dst);
       c->copy_index = copies_made_++;
       Event done = graph().copy(c, copy_proc, copy_pre_, p);
       for (int fi : fields) physical_.copied(q.tree, root, fi, part, dst->memory(), done);

@@ -208,8 +208,8 @@ void top_level(Context& ctx, const Params& p) {
   // above 64 M cells.
   const coord_t ntiles = p.px * p.py;
   auto shard_of_tile = [&](coord_t t) { return coord_t(ctx.num_shards()) * t / ntiles; };
-  double halo_min = -1;
-  if (p.nx * p.ny <= (coord_t(1) << 26)) {
+  double halo_min = ctx.num_shards() == 1 ? 0 : -1;  // one shard: nothing crosses
+  if (ctx.num_shards() > 1 && p.nx * p.ny <= (coord_t(1) << 26)) {
     halo_min = 0;
     std::vector<std::uint8_t> needed(std::size_t(p.nx * p.ny));
     for (coord_t s = 0; s < coord_t(ctx.num_shards()); ++s) {

@@ -247,15 +247,10 @@ void Executor::run_fill(PointTask& t) {
   const std::size_t size = op.fill_value.size();
   for (int fi : req.field_indices) {
     std::byte* base = inst->field_data(fi);
-    // Rows of the last dimension are contiguous.
-    Domain rows = rect;
-    int last = rect.dim - 1;
-    rows.hi[last] = rows.lo[last];
-    coord_t row_len = rect.extent(last);
-    for (coord_t i = 0; i < rows.volume(); ++i) {
-      std::byte* p = base + inst->offset_of(rows.delinearize(i), size);
-      for (coord_t k = 0; k < row_len; ++k) std::memcpy(p + k * size, op.fill_value.data(), size);
-    }
+    Instance::for_each_row(rect, size, [&](const DomainPoint& row, std::size_t bytes) {
+      std::byte* p = base + inst->offset_of(row, size);
+      for (std::size_t k = 0; k < bytes; k += size) std::memcpy(p + k, op.fill_value.data(), size);
+    });
   }
 }
 
@@ -271,19 +266,13 @@ void Executor::run_copy(PointTask& t) {
   if (!rt_.instances().is_local(si->memory()) || !rt_.instances().is_local(di->memory()))
     throw Error(fmt::format("internal: {} copies between memories {} and {}, not both on shard {}",
                             op.describe(), si->memory(), di->memory(), rt_.shard()));
-  Domain rows = rect;
-  int last = rect.dim - 1;
-  rows.hi[last] = rows.lo[last];
-  coord_t row_len = rect.extent(last);
   for (std::size_t f = 0; f < src.field_indices.size(); ++f) {
-    std::size_t size = si->field_size(src.field_indices[f]);
-    std::byte* sb = si->field_data(src.field_indices[f]);
+    const std::size_t size = si->field_size(src.field_indices[f]);
+    const std::byte* sb = si->field_data(src.field_indices[f]);
     std::byte* db = di->field_data(dst.field_indices[f]);
-    for (coord_t i = 0; i < rows.volume(); ++i) {
-      DomainPoint p = rows.delinearize(i);
-      std::memmove(db + di->offset_of(p, size), sb + si->offset_of(p, size),
-                   std::size_t(row_len) * size);
-    }
+    Instance::for_each_row(rect, size, [&](const DomainPoint& row, std::size_t bytes) {
+      std::memmove(db + di->offset_of(row, size), sb + si->offset_of(row, size), bytes);
+    });
   }
 }
 

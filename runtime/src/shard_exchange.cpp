@@ -34,15 +34,15 @@ std::uint64_t mix(std::uint64_t h, std::uint64_t v) {
   return h * 0xbf58476d1ce4e5b9ull;
 }
 
-// Calls f(field byte offset in the instance, bytes) for each contiguous row of rect.
-template <typename F>
-void for_rows(const Instance& inst, const Domain& rect, std::size_t size, F&& f) {
-  Domain rows = rect;
-  const int last = rect.dim - 1;
-  rows.hi[last] = rows.lo[last];
-  const std::size_t row_bytes = std::size_t(rect.extent(last)) * size;
-  for (coord_t i = 0; i < rows.volume(); ++i)
-    f(inst.offset_of(rows.delinearize(i), size), row_bytes);
+// The message of an error, for another shard.
+std::string error_text(const std::exception_ptr& e) {
+  try {
+    std::rethrow_exception(e);
+  } catch (const std::exception& x) {
+    return x.what();
+  } catch (...) {
+  }
+  return "unknown error";
 }
 
 }  // namespace
@@ -72,8 +72,7 @@ std::uint64_t ShardExchange::shape_of(const Op& op) {
 
 Event ShardExchange::remote(Op& op, std::uint32_t index) {
   Event e = rt_.events().create();
-  REPRISE_LOG_DEBUG("shard {}: proxy for {} index {:x} gen {}", net_.rank(), op.describe(), index,
-                    op.generated);
+  REPRISE_LOG_DEBUG("shard {}: proxy for op #{} index {:x}", net_.rank(), op.seq, index);
   if (!op.generated && index < op.point_done.size()) op.point_done[index] = e;
   const std::uint64_t k = key(op.seq, index);
   DoneMsg early;
@@ -140,13 +139,7 @@ void ShardExchange::finished(const Op& op, std::uint32_t point, const std::excep
   std::uint8_t flags = (error ? 1 : 0) | (value && value->size ? 2 : 0);
   put(b, flags);
   if (error) {
-    std::string text = "unknown error";
-    try {
-      std::rethrow_exception(error);
-    } catch (const std::exception& e) {
-      text = e.what();
-    } catch (...) {
-    }
+    const std::string text = error_text(error);
     b.insert(b.end(), reinterpret_cast<const std::byte*>(text.data()),
              reinterpret_cast<const std::byte*>(text.data()) + text.size());
   } else if (flags & 2) {
@@ -194,8 +187,9 @@ void ShardExchange::send_data(const Op& copy, std::uint32_t to) {
   for (int fi : copy.reqs[0].field_indices) {
     const std::size_t size = src.field_size(fi);
     const std::byte* base = src.field_data(fi);
-    for_rows(src, rect, size, [&](std::size_t off, std::size_t n) {
-      b.insert(b.end(), base + off, base + off + n);
+    Instance::for_each_row(rect, size, [&](const DomainPoint& row, std::size_t n) {
+      const std::byte* from = base + src.offset_of(row, size);
+      b.insert(b.end(), from, from + n);
     });
   }
   REPRISE_LOG_DEBUG("shard {}: data op #{} index {:x} to {} ({} bytes)", net_.rank(), copy.seq,
@@ -247,9 +241,9 @@ void ShardExchange::unpack(const Op& copy) {
   for (int fi : copy.reqs[1].field_indices) {
     const std::size_t size = dst.field_size(fi);
     std::byte* base = dst.field_data(fi);
-    for_rows(dst, rect, size, [&](std::size_t off, std::size_t n) {
+    Instance::for_each_row(rect, size, [&](const DomainPoint& row, std::size_t n) {
       if (at + n > b.size()) throw Error("control replication: a copy's data is too short");
-      std::memcpy(base + off, b.data() + at, n);
+      std::memcpy(base + dst.offset_of(row, size), b.data() + at, n);
       at += n;
     });
   }
@@ -278,13 +272,7 @@ void ShardExchange::broadcast_abort(const std::exception_ptr& e) {
     if (abort_sent_) return;
     abort_sent_ = true;
   }
-  std::string text = "unknown error";
-  try {
-    std::rethrow_exception(e);
-  } catch (const std::exception& x) {
-    text = x.what();
-  } catch (...) {
-  }
+  const std::string text = error_text(e);
   std::vector<std::byte> b(reinterpret_cast<const std::byte*>(text.data()),
                            reinterpret_cast<const std::byte*>(text.data()) + text.size());
   for (std::uint32_t s = 0; s < net_.size(); ++s)

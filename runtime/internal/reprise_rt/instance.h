@@ -31,8 +31,8 @@ struct Memory {
 class Instance {
  public:
   // remote: a memory of another shard; the instance only names it (no storage here).
-  Instance(std::uint32_t tree, std::uint32_t memory, const Domain& bounds,
-           const FieldSpaceInfo& fs, bool remote = false);
+  Instance(std::uint32_t tree, std::uint32_t memory, const Domain& bounds, const FieldSpaceInfo& fs,
+           bool remote = false);
   std::uint32_t tree() const { return tree_; }
   std::uint32_t memory() const { return memory_; }
   const Domain& bounds() const { return bounds_; }
@@ -43,6 +43,16 @@ class Instance {
   std::size_t field_size(int fi) const { return fields_[fi].size; }
   // Byte offset of point p inside a field array of element size `size`.
   std::size_t offset_of(const DomainPoint& p, std::size_t size) const;
+  // Calls f(first point, bytes) for each contiguous row (last dimension) of rect, in
+  // row-major order, for elements of `size` bytes.
+  template <typename F>
+  static void for_each_row(const Domain& rect, std::size_t size, F&& f) {
+    Domain rows = rect;
+    const int last = rect.dim - 1;
+    rows.hi[last] = rows.lo[last];
+    const std::size_t row_bytes = std::size_t(rect.extent(last)) * size;
+    for (coord_t i = 0; i < rows.volume(); ++i) f(rows.delinearize(i), row_bytes);
+  }
 
  private:
   struct FieldStorage {
