@@ -91,6 +91,13 @@ void Analysis::analyse_points(const OpRef& ref) {
   // Everything that can fail happens before the first point is launched.
   logical_.compute_rects(op);
   const bool several_memories = rt_.instances().num_memories() > 1;
+  // With one memory only reductions need the physical state (their reduction instances and
+  // the folds before the data is used again); ops on other trees skip it.
+  bool physical = several_memories;
+  for (const ReqInfo& q : op.reqs) {
+    physical_.note_tree(q.tree);
+    physical = physical || q.privilege == Privilege::Reduce || physical_.has_pending(q.tree);
+  }
   op.point_instances.resize(points * nreq);
   if (!several_memories)
     for (std::size_t r = 0; r < nreq; ++r) {
@@ -99,10 +106,6 @@ void Analysis::analyse_points(const OpRef& ref) {
     }
   procs_.resize(points);
   const MachineInfo machine = rt_.machine();
-  const bool reduces =
-      machine.num_shards > 1 && std::any_of(op.reqs.begin(), op.reqs.end(), [](const ReqInfo& q) {
-        return q.privilege == Privilege::Reduce;
-      });
   if (op.task_info) {
     const TaskInfo& t = *op.task_info;
     MapperTaskInfo info{op.task,
@@ -126,9 +129,6 @@ void Analysis::analyse_points(const OpRef& ref) {
                         "does not exist",
                         op.describe(), proc.kind == ProcessorKind::GPU ? "gpu" : "cpu", proc.index,
                         proc.shard, info.point.str()));
-      // Region reductions fold into one instance (there are no reduction instances yet):
-      // under control replication their launches run on shard 0, which holds it.
-      if (reduces && proc.shard != 0) proc = Processor{proc.kind, proc.index, 0};
       procs_[p] = proc;
       if (several_memories) choose_memories(op, p, &info);
     }
@@ -146,6 +146,15 @@ void Analysis::analyse_points(const OpRef& ref) {
   logical_.dependences(op, pre_);
   for (const Future& f : op.futures)
     if (Event e = pending_event(f); e.exists()) pre_.add_all(e);
+  // The fast path does not see the physical state: a reader there must still wait for the
+  // folds an earlier reader issued into the same instance (readers do not order readers).
+  if (!physical)
+    for (const ReqInfo& q : op.reqs) {
+      if (q.tree >= folds_in_flight_.size() || folds_in_flight_[q.tree].empty()) continue;
+      auto& v = folds_in_flight_[q.tree];
+      std::erase_if(v, [&](Event e) { return rt_.events().has_triggered(e); });
+      for (Event e : v) pre_.add_all(e);
+    }
   if (fence_event_.exists()) {
     if (rt_.events().has_triggered(fence_event_))
       fence_event_ = kNoEvent;
@@ -155,11 +164,14 @@ void Analysis::analyse_points(const OpRef& ref) {
 
   op.point_done.assign(points, kNoEvent);
   for (std::size_t p = 0; p < points; ++p) {
-    if (several_memories)
+    if (physical)
       launch_with_copies(op, std::uint32_t(p));
     else
       graph().op(op, std::uint32_t(p), procs_[p], pre_.of(p));
   }
+  // Folds and writes may have emptied a tree's pending reductions: back to the fast path.
+  for (const ReqInfo& q : op.reqs)
+    if (q.privilege != Privilege::Reduce) physical_.refresh_pending(q.tree);
   rt_.count_points(points);
   if (rt_.config().coverage_log && op.counted) rt_.note_points(op.seq, points, false);
   logical_.record(ref);
@@ -171,9 +183,7 @@ void Analysis::choose_memories(Op& op, std::size_t p, const MapperTaskInfo* info
   for (std::size_t r = 0; r < nreq; ++r) {
     const ReqInfo& q = op.reqs[r];
     MemoryID mem;
-    if (q.privilege == Privilege::Reduce)
-      mem = 0;  // every reducer of the data must fold into the same instance
-    else if (info)
+    if (info)
       mem = rt_.mapper().select_memory(*info, procs_[p], r, machine);
     else
       mem = machine.closest_memory(procs_[p]);
@@ -188,8 +198,9 @@ void Analysis::choose_memories(Op& op, std::size_t p, const MapperTaskInfo* info
 }
 
 namespace {
+// Reducers do not read: they fold into a reduction instance of their own.
 bool reads_data(Privilege p) {
-  return p == Privilege::ReadOnly || p == Privilege::ReadWrite || p == Privilege::Reduce;
+  return p == Privilege::ReadOnly || p == Privilege::ReadWrite;
 }
 
 // A generated copy of `fields` of tree over rect, from src to dst.
@@ -235,8 +246,9 @@ void Analysis::launch_with_copies(Op& op, std::uint32_t p) {
     const std::uint32_t root_region = rt_.forest().tree(q.tree).root;
     const Domain& root = rt_.forest().region(root_region).bounds;
     needs_.clear();
+    folds_.clear();
     for (int fi : q.field_indices)
-      physical_.read(q.tree, root, fi, rect, dst->memory(), point_pre_, needs_);
+      physical_.read(q.tree, root, fi, rect, dst->memory(), point_pre_, needs_, folds_);
     // One copy per (rectangle, source memory) carries every field that needs it.
     for (std::size_t i = 0; i < needs_.size(); ++i) {
       if (needs_[i].field < 0) continue;  // taken by an earlier copy
@@ -260,20 +272,73 @@ void Analysis::launch_with_copies(Op& op, std::uint32_t p) {
       point_pre_.push_back(done);
       needs_[i].field = -1;
     }
+    fold_pending(op, p, q, copy_proc);
+  }
+  // Each reducer gets a reduction instance of its own over its rectangle in the chosen
+  // memory: the first slot whose earlier contributions are all folded (or discarded).
+  for (std::size_t r = 0; r < nreq; ++r) {
+    const ReqInfo& q = op.reqs[r];
+    if (q.privilege != Privilege::Reduce) continue;
+    const Domain& rect = op.rect(p, r);
+    const std::uint32_t mem = op.point_instances[p * nreq + r]->memory();
+    Instance* inst = nullptr;
+    for (std::uint32_t slot = 0;; ++slot) {
+      inst = rt_.instances().reduction_instance(rt_.forest(), q.tree, mem, rect, slot);
+      // (An empty rectangle's instance holds nothing: any slot will do.)
+      if (rect.empty() || !physical_.in_use(q.tree, rect, inst)) break;
+    }
+    op.point_instances[p * nreq + r] = inst;
+    const Domain& root = rt_.forest().region(rt_.forest().tree(q.tree).root).bounds;
+    for (int fi : q.field_indices) physical_.reduced(q.tree, root, fi, rect, inst);
   }
   graph().op(op, p, procs_[p], point_pre_);
   for (std::size_t r = 0; r < nreq; ++r) {
     const ReqInfo& q = op.reqs[r];
-    if (q.privilege == Privilege::ReadOnly) continue;
+    if (q.privilege == Privilege::ReadOnly || q.privilege == Privilege::Reduce) continue;
     // An explicit copy writes only the source's rectangle of its destination.
     const Domain& rect = op.kind == OpKind::Copy && r == 1 ? op.rect(p, 0) : op.rect(p, r);
     const Domain& root = rt_.forest().region(rt_.forest().tree(q.tree).root).bounds;
     const std::uint32_t mem = op.point_instances[p * nreq + r]->memory();
-    for (int fi : q.field_indices) {
-      if (q.privilege == Privilege::Reduce)
-        physical_.reduced(q.tree, root, fi, rect, mem);
-      else
-        physical_.written(q.tree, root, fi, rect, mem);
+    for (int fi : q.field_indices) physical_.written(q.tree, root, fi, rect, mem);
+  }
+}
+
+void Analysis::fold_pending(Op& op, std::uint32_t p, const ReqInfo& q, Processor copy_proc) {
+  // Reduction instances are folded into the reader's instance one after the other, in the
+  // order their reducers were launched: the result does not depend on timing.
+  const std::size_t nreq = op.reqs.size();
+  const std::size_t r = std::size_t(&q - op.reqs.data());
+  Instance* dst = op.point_instances[p * nreq + r];
+  const std::uint32_t root_region = rt_.forest().tree(q.tree).root;
+  const Domain& root = rt_.forest().region(root_region).bounds;
+  for (std::size_t i = 0; i < folds_.size(); ++i) {
+    if (folds_[i].field < 0) continue;
+    PoolVector<int> fields;
+    FieldMask mask = 0;
+    for (std::size_t j = i; j < folds_.size(); ++j) {
+      FoldNeed& n = folds_[j];
+      if (n.field < 0 || n.list != folds_[i].list || !(n.rect == folds_[i].rect)) continue;
+      fields.push_back(n.field);
+      mask |= FieldMask(1) << n.field;
+      if (j != i) n.field = -1;
+    }
+    const Domain part = folds_[i].rect;
+    folds_[i].field = -1;
+    // Each fold waits for the data it folds into (copies and earlier folds, in point_pre_).
+    Event last;
+    for (Instance* red : physical_.pending_list(folds_[i].list)) {
+      copy_pre_.assign(point_pre_.begin(), point_pre_.end());
+      if (last.exists()) copy_pre_.push_back(last);
+      OpRef c = make_copy(op, q.tree, root_region, fields, mask, part, red, dst);
+      c->fold = true;
+      c->copy_index = copies_made_++;
+      last = graph().copy(c, copy_proc, copy_pre_, p);
+    }
+    for (int fi : fields) physical_.folded(q.tree, root, fi, part, dst->memory(), last);
+    point_pre_.push_back(last);
+    if (rt_.instances().num_memories() == 1) {
+      if (folds_in_flight_.size() <= q.tree) folds_in_flight_.resize(q.tree + 1);
+      folds_in_flight_[q.tree].push_back(last);
     }
   }
 }
@@ -343,6 +408,7 @@ void Analysis::fence(const OpRef& op) {
   // Everything before the fence completes before anything after it starts, so no earlier
   // user matters to later ops: they wait on the fence instead.
   logical_.clear();
+  folds_in_flight_.clear();
   fence_event_ = op->done;
   since_fence_.push_back(op->done);
   auto pc = make_pooled<PendingCompletion>(PendingCompletion{&rt_, op, 0});
@@ -357,6 +423,7 @@ void Analysis::destroy_region(const OpRef& op) {
   Event all = graph().merge(users);
   logical_.forget_tree(tree);
   physical_.forget_tree(tree);
+  if (tree < folds_in_flight_.size()) folds_in_flight_[tree].clear();
   const std::size_t mems = rt_.instances().num_memories();
   for (std::size_t m = 0; m < mems; ++m)
     if (tree * mems + m < instance_cache_.size()) instance_cache_[tree * mems + m] = nullptr;

@@ -121,8 +121,8 @@ void PhysicalState::cut(Pieces& f, const Domain& rect, Fn&& fn) {
 }
 
 void PhysicalState::read(std::uint32_t tree, const Domain& root, int fi, const Domain& rect,
-                         std::uint32_t mem, std::vector<Event>& waits,
-                         std::vector<CopyNeed>& needs) {
+                         std::uint32_t mem, std::vector<Event>& waits, std::vector<CopyNeed>& needs,
+                         std::vector<FoldNeed>& folds) {
   if (rect.empty()) return;
   const MemMask bit = MemMask(1) << mem;
   Pieces& f = pieces(tree, root, fi);
@@ -131,6 +131,7 @@ void PhysicalState::read(std::uint32_t tree, const Domain& root, int fi, const D
     if (!p.rect.overlaps(rect)) continue;
     const Domain part = p.rect & rect;
     const bool from_before = journaling_ && p.stamp != epoch_;
+    if (p.pending) folds.push_back(FoldNeed{fi, part, p.pending});
     if (p.valid & bit) {
       if (p.ready[mem].exists()) waits.push_back(p.ready[mem]);
       if (from_before) facts_.push_back(PhysicalFact{tree, fi, part, mem, true});
@@ -156,7 +157,9 @@ void PhysicalState::read(std::uint32_t tree, const Domain& root, int fi, const D
 void PhysicalState::copied(std::uint32_t tree, const Domain& root, int fi, const Domain& rect,
                            std::uint32_t mem, Event ready) {
   if (rect.empty()) return;
-  if (journaling_) effects_.push_back(PhysicalEffect{tree, fi, root, rect, mem, false, ready});
+  if (journaling_)
+    effects_.push_back(
+        PhysicalEffect{tree, fi, root, rect, mem, PhysicalEffect::Kind::Copied, ready});
   cut(pieces(tree, root, fi), rect, [&](Piece& p) {
     p.valid |= MemMask(1) << mem;
     p.ready[mem] = ready;
@@ -167,13 +170,16 @@ void PhysicalState::copied(std::uint32_t tree, const Domain& root, int fi, const
 void PhysicalState::written(std::uint32_t tree, const Domain& root, int fi, const Domain& rect,
                             std::uint32_t mem) {
   if (rect.empty()) return;
-  if (journaling_) effects_.push_back(PhysicalEffect{tree, fi, root, rect, mem, true, kNoEvent});
+  if (journaling_)
+    effects_.push_back(
+        PhysicalEffect{tree, fi, root, rect, mem, PhysicalEffect::Kind::Written, kNoEvent});
   Pieces& f = pieces(tree, root, fi);
   std::vector<Piece>& list = f.list;
   // Steady state: the written rectangle is a piece already (the same tile written again).
   if (Piece* same = exact(f, rect)) {
     same->valid = MemMask(1) << mem;
     same->ready = {};
+    same->pending = 0;
     same->stamp = journaling_ ? epoch_ : 0;
     return;
   }
@@ -190,23 +196,102 @@ void PhysicalState::written(std::uint32_t tree, const Domain& root, int fi, cons
 }
 
 void PhysicalState::reduced(std::uint32_t tree, const Domain& root, int fi, const Domain& rect,
-                            std::uint32_t mem) {
+                            Instance* reduction) {
   if (rect.empty()) return;
-  if (journaling_) effects_.push_back(PhysicalEffect{tree, fi, root, rect, mem, true, kNoEvent});
+  if (journaling_)
+    effects_.push_back(PhysicalEffect{tree, fi, root, rect, 0, PhysicalEffect::Kind::Reduced,
+                                      kNoEvent, reduction});
+  // (Validity does not change: the piece's stamp stays, so later reads still record facts.)
+  cut(pieces(tree, root, fi), rect, [&](Piece& p) { p.pending = append(p.pending, reduction); });
+  if (pending_trees_.size() <= tree) pending_trees_.resize(tree + 1, false);
+  pending_trees_[tree] = true;
+}
+
+void PhysicalState::folded(std::uint32_t tree, const Domain& root, int fi, const Domain& rect,
+                           std::uint32_t mem, Event ready) {
+  if (rect.empty()) return;
+  if (journaling_)
+    effects_.push_back(
+        PhysicalEffect{tree, fi, root, rect, mem, PhysicalEffect::Kind::Folded, ready});
   cut(pieces(tree, root, fi), rect, [&](Piece& p) {
-    const Event pending = p.ready[mem];
-    p.ready = {};
-    p.ready[mem] = pending;
+    p.pending = 0;
     p.valid = MemMask(1) << mem;
+    p.ready = {};
+    p.ready[mem] = ready;
     if (journaling_) p.stamp = epoch_;
   });
 }
 
+std::uint32_t PhysicalState::append(std::uint32_t list, Instance* add) {
+  std::vector<Instance*> l = lists_[list];
+  l.push_back(add);
+  std::uint64_t h = 0x9e3779b97f4a7c15ull;
+  for (Instance* i : l)
+    h = (h ^ std::uint64_t(reinterpret_cast<std::uintptr_t>(i))) * 0xbf58476d1ce4e5b9ull;
+  auto& ids = list_index_[h];
+  for (std::uint32_t id : ids)
+    if (lists_[id] == l) return id;
+  ids.push_back(std::uint32_t(lists_.size()));
+  lists_.push_back(std::move(l));
+  return ids.back();
+}
+
+bool PhysicalState::in_use(std::uint32_t tree, const Domain& rect,
+                           const Instance* reduction) const {
+  if (!has_pending(tree)) return false;
+  for (const Pieces& f : trees_[tree].fields)
+    for (const Piece& p : f.list) {
+      if (!p.pending || !p.rect.overlaps(rect)) continue;
+      for (const Instance* i : lists_[p.pending])
+        if (i == reduction) return true;
+    }
+  return false;
+}
+
+void PhysicalState::refresh_pending(std::uint32_t tree) {
+  if (!has_pending(tree)) return;
+  for (const Pieces& f : trees_[tree].fields)
+    for (const Piece& p : f.list)
+      if (p.pending) return;
+  pending_trees_[tree] = false;
+}
+
+std::uint64_t PhysicalState::pending_signature(std::uint32_t tree) const {
+  if (!has_pending(tree)) return 0;
+  std::uint64_t h = 0;
+  const auto& fields = trees_[tree].fields;
+  for (std::size_t fi = 0; fi < fields.size(); ++fi)
+    for (const Piece& p : fields[fi].list) {
+      if (!p.pending) continue;
+      std::uint64_t x = (fi + 1) * 0x9e3779b97f4a7c15ull;
+      for (int d = 0; d < p.rect.dim; ++d)
+        x = (x ^ std::uint64_t(p.rect.lo[d]) ^ (std::uint64_t(p.rect.hi[d]) << 32)) *
+            0xbf58476d1ce4e5b9ull;
+      for (const Instance* i : lists_[p.pending])
+        x = (x ^ std::uint64_t(reinterpret_cast<std::uintptr_t>(i))) * 0x94d049bb133111ebull;
+      h = (h ^ x) * 0xbf58476d1ce4e5b9ull + 1;
+    }
+  return h;
+}
+
+void PhysicalState::note_tree(std::uint32_t tree) {
+  if (!journaling_) return;
+  if (noted_.size() <= tree) noted_.resize(tree + 1, 0);
+  if (noted_[tree] == epoch_) return;
+  noted_[tree] = epoch_;
+  PhysicalFact f{tree, 0, Domain(), 0, true};
+  f.kind = PhysicalFact::Kind::Pending;
+  f.pending = pending_signature(tree);
+  facts_.push_back(f);
+}
+
 void PhysicalState::forget_tree(std::uint32_t tree) {
   if (tree < trees_.size()) trees_[tree] = Tree{};
+  if (tree < pending_trees_.size()) pending_trees_[tree] = false;
 }
 
 bool PhysicalState::holds(const PhysicalFact& f) const {
+  if (f.kind == PhysicalFact::Kind::Pending) return pending_signature(f.tree) == f.pending;
   const MemMask bit = MemMask(1) << f.mem;
   const auto* list = find(f.tree, f.field);
   if (!list) return f.valid;  // untouched: valid everywhere
@@ -216,10 +301,16 @@ bool PhysicalState::holds(const PhysicalFact& f) const {
 }
 
 void PhysicalState::apply(const PhysicalEffect& e) {
-  if (e.exclusive)
-    written(e.tree, e.root, e.field, e.rect, e.mem);
-  else
-    copied(e.tree, e.root, e.field, e.rect, e.mem, e.ready);
+  switch (e.kind) {
+    case PhysicalEffect::Kind::Copied:
+      return copied(e.tree, e.root, e.field, e.rect, e.mem, e.ready);
+    case PhysicalEffect::Kind::Written:
+      return written(e.tree, e.root, e.field, e.rect, e.mem);
+    case PhysicalEffect::Kind::Folded:
+      return folded(e.tree, e.root, e.field, e.rect, e.mem, e.ready);
+    case PhysicalEffect::Kind::Reduced:
+      return reduced(e.tree, e.root, e.field, e.rect, e.reduction);
+  }
 }
 
 void PhysicalState::start_journal() {

@@ -118,6 +118,11 @@ bool Memoizer::conditions_hold(const TraceTemplate& t) {
   // The instances recorded must still be the ones the analysis would use,
   for (const Condition& c : t.preconditions)
     if (analysis_->instance_for(c.tree, c.instance->memory()) != c.instance) return false;
+  for (std::size_t i = 0; i < t.reductions.size(); ++i) {
+    const ReductionKey& k = t.reduction_keys[i];
+    if (rt_.instances().find_reduction(k.tree, k.memory, k.rect, k.slot) != t.reductions[i])
+      return false;
+  }
   // and hold valid data exactly where the recording found it (which copies it issued).
   const PhysicalState& state = analysis_->physical();
   return std::all_of(t.facts.begin(), t.facts.end(),
@@ -330,6 +335,7 @@ OpRef renumbered(const OpRef& proto, std::uint64_t seq) {
   c->counted = false;
   c->seq = seq;
   c->copy_index = p.copy_index;
+  c->fold = p.fold;
   c->domain = p.domain;
   c->reqs = p.reqs;
   c->point_rects = p.point_rects;

@@ -195,6 +195,14 @@ void compute_conditions(TraceTemplate& t, const std::vector<OpRef>& recorded) {
       }
     v.push_back(Condition{tree, inst, m});
   };
+  auto touch = [&](std::uint32_t tree, FieldMask m) {
+    auto it = std::find_if(t.touched.begin(), t.touched.end(),
+                           [&](const auto& e) { return e.first == tree; });
+    if (it == t.touched.end())
+      t.touched.emplace_back(tree, m);
+    else
+      it->second |= m;
+  };
   // Fields a trace reads before it writes them must be valid in the recorded instance at
   // entry; everything it touches is valid there at exit.
   std::vector<Condition> written;
@@ -205,6 +213,17 @@ void compute_conditions(TraceTemplate& t, const std::vector<OpRef>& recorded) {
       for (std::size_t p = 0; p < op->num_points(); ++p) {
         Instance* inst = op->point_instances.empty() ? nullptr : op->point_instances[p * nreq + r];
         if (!inst) continue;
+        if (inst->is_reduction()) {
+          // Which slot a reducer uses follows from the pending reductions (a fact); the
+          // instance itself must still exist.
+          touch(q.tree, q.mask);
+          if (std::find(t.reductions.begin(), t.reductions.end(), inst) == t.reductions.end()) {
+            t.reductions.push_back(inst);
+            t.reduction_keys.push_back(
+                ReductionKey{inst->tree(), inst->memory(), inst->bounds(), inst->slot()});
+          }
+          continue;
+        }
         FieldMask before = 0;
         for (const auto& w : written)
           if (w.tree == q.tree && w.instance == inst) before = w.fields;
@@ -223,14 +242,7 @@ void compute_conditions(TraceTemplate& t, const std::vector<OpRef>& recorded) {
                                     (post.fields & pc.fields) == pc.fields;
                            });
       });
-  for (const auto& c : t.postconditions) {
-    auto it = std::find_if(t.touched.begin(), t.touched.end(),
-                           [&](const auto& e) { return e.first == c.tree; });
-    if (it == t.touched.end())
-      t.touched.emplace_back(c.tree, c.fields);
-    else
-      it->second |= c.fields;
-  }
+  for (const auto& c : t.postconditions) touch(c.tree, c.fields);
 }
 
 void build_successors(TraceTemplate& t) {

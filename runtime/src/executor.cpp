@@ -228,6 +228,14 @@ void Executor::run_point(PointTask* t) {
 
 void Executor::run_task_body(PointTask& t) {
   Op& op = *t.op;
+  const std::size_t nreq = op.reqs.size();
+  for (std::size_t r = 0; r < nreq; ++r)
+    if (op.reqs[r].privilege == Privilege::Reduce) {
+      // A reduction instance holds nothing of this task yet (whatever an earlier reducer left
+      // there was folded or discarded); reducer<T, N>() initialises what the task uses.
+      Instance* inst = op.point_instances[t.point_index * nreq + r];
+      for (int fi : op.reqs[r].field_indices) inst->reset_reduction(fi);
+    }
   TaskContext tc(t);
   TaskResult result;
   t.variant->entry(t.variant->fn, tc, result);
@@ -266,6 +274,10 @@ void Executor::run_copy(PointTask& t) {
   if (!rt_.instances().is_local(si->memory()) || !rt_.instances().is_local(di->memory()))
     throw Error(fmt::format("internal: {} copies between memories {} and {}, not both on shard {}",
                             op.describe(), si->memory(), di->memory(), rt_.shard()));
+  if (op.fold) {
+    fold_instance(*si, *di, rect, src.field_indices);
+    return;
+  }
   for (std::size_t f = 0; f < src.field_indices.size(); ++f) {
     const std::size_t size = si->field_size(src.field_indices[f]);
     const std::byte* sb = si->field_data(src.field_indices[f]);

@@ -22,6 +22,26 @@ Instance::Instance(std::uint32_t tree, std::uint32_t memory, const Domain& bound
   }
 }
 
+std::unique_ptr<Instance> Instance::reduction(std::uint32_t tree, std::uint32_t memory,
+                                              const Domain& bounds, const FieldSpaceInfo& fs,
+                                              std::uint32_t slot, bool remote) {
+  auto inst = std::make_unique<Instance>(tree, memory, bounds, fs, remote);
+  inst->reduction_ = true;
+  inst->slot_ = slot;
+  inst->reduction_fields_.resize(fs.fields.size());
+  return inst;
+}
+
+bool Instance::begin_reduction(int fi, ScalarType type, ReductionOp op) {
+  // An empty rectangle holds nothing to fold (and its instance may serve several points).
+  if (bounds_.empty()) return true;
+  ReductionField& rf = reduction_fields_[std::size_t(fi)];
+  if (rf.touched) return rf.type == type && rf.op == op;
+  fill_identity(type, op, field_data(fi), std::size_t(bounds_.volume()));
+  rf = ReductionField{true, type, op};
+  return true;
+}
+
 RawAccess Instance::access(int fi) const {
   RawAccess a;
   std::size_t size = fields_[fi].size;
@@ -53,6 +73,61 @@ InstanceManager::InstanceManager(std::size_t sysmem_bytes, int sysmems, std::uin
     }
 }
 
+void InstanceManager::reserve(std::uint32_t memory, std::size_t want, std::uint32_t tree,
+                              const Domain& rect) {
+  Memory& m = memories_[memory];
+  if (m.used + want > m.capacity)
+    throw Error(fmt::format(
+        "memory {} is full: capacity {} MiB, {} MiB in use, an instance of region tree {} "
+        "({}) needs {:.1f} MiB (raise -ll:csize)",
+        m.name, m.capacity >> 20, m.used >> 20, tree, rect.str(), double(want) / (1 << 20)));
+  m.used += want;
+}
+
+namespace {
+std::uint64_t reduction_key(std::uint32_t tree, std::uint32_t memory, const Domain& rect,
+                            std::uint32_t slot) {
+  std::uint64_t h = (std::uint64_t(tree) << 32 | memory) * 0x9e3779b97f4a7c15ull + slot;
+  for (int i = 0; i < rect.dim; ++i) {
+    h = (h ^ std::uint64_t(rect.lo[i])) * 0xbf58476d1ce4e5b9ull;
+    h = (h ^ std::uint64_t(rect.hi[i])) * 0x94d049bb133111ebull;
+  }
+  return h;
+}
+}  // namespace
+
+Instance* InstanceManager::find_reduction(std::uint32_t tree, std::uint32_t memory,
+                                          const Domain& rect, std::uint32_t slot) const {
+  std::lock_guard<std::mutex> g(mutex_);
+  auto [it, end] = reduction_index_.equal_range(reduction_key(tree, memory, rect, slot));
+  for (; it != end; ++it) {
+    Instance* i = it->second;
+    if (i->tree() == tree && i->memory() == memory && i->slot() == slot && i->bounds() == rect)
+      return i;
+  }
+  return nullptr;
+}
+
+Instance* InstanceManager::reduction_instance(const RegionForest& forest, std::uint32_t tree,
+                                              std::uint32_t memory, const Domain& rect,
+                                              std::uint32_t slot) {
+  if (Instance* i = find_reduction(tree, memory, rect, slot)) return i;
+  std::lock_guard<std::mutex> g(mutex_);
+  const FieldSpaceInfo& fs = forest.field_space(forest.tree(tree).field_space);
+  const bool remote = !is_local(memory);
+  if (!remote) {
+    std::size_t want = 0;
+    for (const auto& f : fs.fields) want += std::size_t(rect.volume()) * f.size;
+    reserve(memory, want, tree, rect);
+  }
+  if (reductions_by_tree_.size() <= tree) reductions_by_tree_.resize(tree + 1);
+  auto inst = Instance::reduction(tree, memory, rect, fs, slot, remote);
+  Instance* raw = inst.get();
+  reductions_by_tree_[tree].push_back(std::move(inst));
+  reduction_index_.emplace(reduction_key(tree, memory, rect, slot), raw);
+  return raw;
+}
+
 Instance* InstanceManager::tree_instance(const RegionForest& forest, std::uint32_t tree,
                                          std::uint32_t memory) {
   std::lock_guard<std::mutex> g(mutex_);
@@ -65,30 +140,43 @@ Instance* InstanceManager::tree_instance(const RegionForest& forest, std::uint32
     const FieldSpaceInfo& fs = forest.field_space(t.field_space);
     std::size_t want = 0;
     for (const auto& f : fs.fields) want += std::size_t(bounds.volume()) * f.size;
-    Memory& m = memories_[memory];
     if (!is_local(memory)) {  // another shard's: a name for the analysis, no data here
       per_mem[memory] = std::make_unique<Instance>(tree, memory, bounds, fs, /*remote=*/true);
       return per_mem[memory].get();
     }
-    if (m.used + want > m.capacity)
-      throw Error(fmt::format(
-          "memory {} is full: capacity {} MiB, {} MiB in use, an instance of region tree {} "
-          "({}) needs {:.1f} MiB (raise -ll:csize)",
-          m.name, m.capacity >> 20, m.used >> 20, tree, bounds.str(), double(want) / (1 << 20)));
+    reserve(memory, want, tree, bounds);
     per_mem[memory] = std::make_unique<Instance>(tree, memory, bounds, fs);
-    m.used += want;
   }
   return per_mem[memory].get();
 }
 
 void InstanceManager::release_tree(std::uint32_t tree) {
   std::lock_guard<std::mutex> g(mutex_);
-  if (tree >= by_tree_.size()) return;
-  for (auto& inst : by_tree_[tree]) {
-    if (!inst) continue;
+  auto release = [&](std::unique_ptr<Instance>& inst) {
+    if (!inst) return;
     if (is_local(inst->memory())) memories_[inst->memory()].used -= inst->bytes();
     inst.reset();
+  };
+  if (tree < by_tree_.size())
+    for (auto& inst : by_tree_[tree]) release(inst);
+  if (tree < reductions_by_tree_.size()) {
+    for (auto& inst : reductions_by_tree_[tree]) {
+      auto [it, end] = reduction_index_.equal_range(
+          reduction_key(tree, inst->memory(), inst->bounds(), inst->slot()));
+      for (; it != end; ++it)
+        if (it->second == inst.get()) {
+          reduction_index_.erase(it);
+          break;
+        }
+      release(inst);
+    }
+    reductions_by_tree_[tree].clear();
   }
+}
+
+std::size_t InstanceManager::reduction_instance_count() const {
+  std::lock_guard<std::mutex> g(mutex_);
+  return reduction_index_.size();
 }
 
 std::size_t InstanceManager::instance_count() const {

@@ -185,6 +185,15 @@ void ShardExchange::send_data(const Op& copy, std::uint32_t to) {
   put(b, copy.seq);
   put(b, index_of(copy, 0));
   for (int fi : copy.reqs[0].field_indices) {
+    if (copy.fold) {
+      // A reduction instance: its element type and operator travel with it (the receiver
+      // folds), and a field its reducer did not touch travels as nothing.
+      const ReductionField& rf = src.reduction_field(fi);
+      put(b, std::uint8_t(rf.touched));
+      put(b, std::uint8_t(rf.type));
+      put(b, std::uint8_t(rf.op));
+      if (!rf.touched) continue;
+    }
     const std::size_t size = src.field_size(fi);
     const std::byte* base = src.field_data(fi);
     Instance::for_each_row(rect, size, [&](const DomainPoint& row, std::size_t n) {
@@ -239,11 +248,23 @@ void ShardExchange::unpack(const Op& copy) {
   const Domain& rect = copy.point_rects[0];
   std::size_t at = sizeof(std::uint64_t) + sizeof(std::uint32_t);
   for (int fi : copy.reqs[1].field_indices) {
+    ReductionField rf;
+    if (copy.fold) {
+      if (at + 3 > b.size()) throw Error("control replication: a fold's data is too short");
+      rf.touched = get<std::uint8_t>(b, at) != 0;
+      rf.type = ScalarType(get<std::uint8_t>(b, at));
+      rf.op = ReductionOp(get<std::uint8_t>(b, at));
+      if (!rf.touched) continue;
+    }
     const std::size_t size = dst.field_size(fi);
     std::byte* base = dst.field_data(fi);
     Instance::for_each_row(rect, size, [&](const DomainPoint& row, std::size_t n) {
       if (at + n > b.size()) throw Error("control replication: a copy's data is too short");
-      std::memcpy(base + dst.offset_of(row, size), b.data() + at, n);
+      std::byte* to = base + dst.offset_of(row, size);
+      if (copy.fold)
+        fold_elements(rf.type, rf.op, to, b.data() + at, n / size);
+      else
+        std::memcpy(to, b.data() + at, n);
       at += n;
     });
   }

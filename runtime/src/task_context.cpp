@@ -64,13 +64,27 @@ detail::RawAccess TaskContext::raw(int req, FieldID fid, std::size_t elem_size, 
   return field_view(t_, req, fi, fid, elem_size, dim, "accessor");
 }
 
-detail::RawAccess TaskContext::raw_reduce(int req, FieldID fid, std::size_t elem_size,
-                                          int dim) const {
+detail::RawAccess TaskContext::raw_reduce(int req, FieldID fid, std::size_t elem_size, int dim,
+                                          detail::ScalarType type) const {
   const ReqInfo& r = requirement(t_, req);
   if (r.privilege != Privilege::Reduce)
     throw Error(fmt::format("{}, point {}: requirement {} is {}, not REDUCE", t_.op->describe(),
                             t_.point.str(), req, to_string(r.privilege)));
-  return field_view(t_, req, field_position(t_, r, req, fid), fid, elem_size, dim, "reducer");
+  const int fi = field_position(t_, r, req, fid);
+  detail::RawAccess a = field_view(t_, req, fi, fid, elem_size, dim, "reducer");
+  detail::Instance* inst =
+      t_.op->point_instances[t_.point_index * t_.op->reqs.size() + std::size_t(req)];
+  // The point's reduction instance starts at the operator's identity; the runtime folds it
+  // into the region afterwards.
+  if (!inst->is_reduction())
+    throw Error(fmt::format("internal: {}, point {}: requirement {} has no reduction instance",
+                            t_.op->describe(), t_.point.str(), req));
+  if (!inst->begin_reduction(fi, type, r.redop))
+    throw Error(
+        fmt::format("{}, point {}: field {} of requirement {} was asked for with another "
+                    "element type before",
+                    t_.op->describe(), t_.point.str(), fid, req));
+  return a;
 }
 
 ReductionOp TaskContext::redop(int req) const {

@@ -7,6 +7,7 @@
 using namespace reprise;
 using detail::CopyNeed;
 using detail::Event;
+using detail::FoldNeed;
 using detail::PhysicalEffect;
 using detail::PhysicalFact;
 using detail::PhysicalState;
@@ -46,12 +47,13 @@ TEST(Physical, ReadsCopyWhatWritesInvalidated) {
   const Domain root = r1(0, 99);
   std::vector<Event> waits;
   std::vector<CopyNeed> needs;
+  std::vector<FoldNeed> folds;
   // Fresh data is valid everywhere (instances start zero-filled, like the region).
-  s.read(0, root, 0, r1(0, 99), 1, waits, needs);
+  s.read(0, root, 0, r1(0, 99), 1, waits, needs, folds);
   EXPECT_TRUE(needs.empty());
   // A write in memory 0 leaves memory 1 stale for what it wrote only.
   s.written(0, root, 0, r1(0, 49), 0);
-  s.read(0, root, 0, r1(40, 59), 1, waits, needs);
+  s.read(0, root, 0, r1(40, 59), 1, waits, needs, folds);
   ASSERT_EQ(needs.size(), 1u);
   EXPECT_EQ(needs[0].rect, r1(40, 49));
   EXPECT_EQ(needs[0].src_mem, 0u);
@@ -61,13 +63,13 @@ TEST(Physical, ReadsCopyWhatWritesInvalidated) {
   s.copied(0, root, 0, r1(40, 49), 1, copy);
   needs.clear();
   waits.clear();
-  s.read(0, root, 0, r1(45, 45), 1, waits, needs);
+  s.read(0, root, 0, r1(45, 45), 1, waits, needs, folds);
   EXPECT_TRUE(needs.empty());
   ASSERT_EQ(waits.size(), 1u);
   EXPECT_EQ(waits[0], copy);
   // Other fields and other trees are unaffected.
-  s.read(0, root, 1, r1(0, 99), 1, waits, needs);
-  s.read(1, root, 0, r1(0, 99), 1, waits, needs);
+  s.read(0, root, 1, r1(0, 99), 1, waits, needs, folds);
+  s.read(1, root, 0, r1(0, 99), 1, waits, needs, folds);
   EXPECT_TRUE(needs.empty());
   // A write undoes the cuts: the written rectangle is one piece again.
   s.written(0, root, 0, r1(0, 99), 1);
@@ -80,13 +82,14 @@ TEST(Physical, ReductionsKeepTheCopyTheyWaitFor) {
   s.written(0, root, 0, root, 1);
   std::vector<Event> waits;
   std::vector<CopyNeed> needs;
-  s.read(0, root, 0, root, 0, waits, needs);
+  std::vector<FoldNeed> folds;
+  s.read(0, root, 0, root, 0, waits, needs, folds);
   ASSERT_EQ(needs.size(), 1u);
   s.copied(0, root, 0, root, 0, Event{3, 1});
   s.reduced(0, root, 0, root, 0);
   // Another reducer of the same op (no dependence on the first) still waits for the copy.
   needs.clear();
-  s.read(0, root, 0, r1(2, 3), 0, waits, needs);
+  s.read(0, root, 0, r1(2, 3), 0, waits, needs, folds);
   EXPECT_TRUE(needs.empty());
   ASSERT_EQ(waits.size(), 1u);
   EXPECT_EQ(waits[0], (Event{3, 1}));
@@ -99,19 +102,20 @@ TEST(Physical, JournalRecordsFactsBeforeTheTraceAndEffects) {
   s.start_journal();
   std::vector<Event> waits;
   std::vector<CopyNeed> needs;
-  s.read(0, root, 0, r1(5, 14), 1, waits, needs);  // copy [5,9] from 0; [10,14] valid
+  std::vector<FoldNeed> folds;
+  s.read(0, root, 0, r1(5, 14), 1, waits, needs, folds);  // copy [5,9] from 0; [10,14] valid
   ASSERT_EQ(needs.size(), 1u);
   s.copied(0, root, 0, r1(5, 9), 1, Event{9, 1});
   s.written(0, root, 0, r1(0, 9), 0);
-  s.read(0, root, 0, r1(0, 9), 0, waits, needs);  // written inside the journal: no fact
+  s.read(0, root, 0, r1(0, 9), 0, waits, needs, folds);  // written inside the journal: no fact
   std::vector<PhysicalFact> facts;
   std::vector<PhysicalEffect> effects;
   s.stop_journal(facts, effects);
   // [5,9] not valid in 1 but valid in 0; [10,14] valid in 1.
   ASSERT_EQ(facts.size(), 3u);
   EXPECT_EQ(effects.size(), 2u);
-  EXPECT_FALSE(effects[0].exclusive);
-  EXPECT_TRUE(effects[1].exclusive);
+  EXPECT_EQ(effects[0].kind, PhysicalEffect::Kind::Copied);
+  EXPECT_EQ(effects[1].kind, PhysicalEffect::Kind::Written);
   // The facts describe the state before: they hold again once [5,9] is stale in memory 1.
   for (const auto& f : facts) EXPECT_TRUE(s.holds(f)) << f.rect.str() << " mem " << f.mem;
   // Applying the effects to a state where [10,14] is stale in 1 makes a fact fail.
@@ -121,6 +125,6 @@ TEST(Physical, JournalRecordsFactsBeforeTheTraceAndEffects) {
   EXPECT_FALSE(all);
   for (const auto& e : effects) s.apply(e);
   std::vector<CopyNeed> after;
-  s.read(0, root, 0, r1(0, 9), 1, waits, after);
+  s.read(0, root, 0, r1(0, 9), 1, waits, after, folds);
   ASSERT_EQ(after.size(), 1u);  // the last effect was a write of [0,9] in memory 0
 }

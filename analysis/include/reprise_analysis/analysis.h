@@ -44,6 +44,8 @@ class Analysis final : public OpSink {
   void choose_memories(Op& op, std::size_t p, const MapperTaskInfo* info);
   // Launches point p after the copies that make its instances valid; updates the state.
   void launch_with_copies(Op& op, std::uint32_t p);
+  // Folds the pending reductions a read of requirement q found (folds_) into its instance.
+  void fold_pending(Op& op, std::uint32_t p, const ReqInfo& q, Processor copy_proc);
   void reduce_futures(const OpRef& op);
   void fence(const OpRef& op);
   void destroy_region(const OpRef& op);
@@ -59,7 +61,10 @@ class Analysis final : public OpSink {
   PhysicalState physical_;
   std::vector<Event> point_pre_, copy_pre_;
   std::vector<CopyNeed> needs_;
-  std::uint32_t copies_made_ = 0;  // for the op being analysed
+  std::vector<FoldNeed> folds_;
+  // One memory: per tree, folds that may still run (ops on the fast path wait for them).
+  std::vector<std::vector<Event>> folds_in_flight_;
+  std::uint32_t copies_made_ = 0;   // for the op being analysed
   std::vector<Event> since_fence_;  // completion of every op since the last fence
   std::size_t compact_at_ = 64;
   Event fence_event_;  // the last fence's completion

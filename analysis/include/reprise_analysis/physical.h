@@ -1,8 +1,10 @@
 #pragma once
 // The physical state of DESIGN.md §5: per (region tree, field), the root's rectangle cut into
 // pieces, each with the set of memories whose instance holds its current data and, per
-// memory, the copy that is still making it so. Reads find what must be copied in first;
-// writes leave the written memory the only valid one.
+// memory, the copy that is still making it so, and the reduction instances whose
+// contributions are still to be folded in (in the order they were launched). Reads find what
+// must be copied in and folded first; writes leave the written memory the only valid one and
+// drop pending reductions.
 //
 // While a trace is recorded the state keeps a journal: the facts about the state before the
 // trace that the recording relied on (its preconditions) and the changes it made (its
@@ -20,25 +22,46 @@ namespace reprise::detail {
 constexpr std::uint32_t kMaxMemories = 16;
 using MemMask = std::uint32_t;
 
-// "Field `field` of `tree` over `rect` is (not) valid in memory `mem`."
+class Instance;
+
+// Valid: "field `field` of `tree` over `rect` is (not) valid in memory `mem`."
+// Pending: "the reductions pending on `tree` (every field) are the ones with signature
+// `pending`" (recorded when a trace first touches the tree: which folds it issues and which
+// reduction instances it may reuse follow from them; almost always: none).
 struct PhysicalFact {
+  enum class Kind : std::uint8_t { Valid, Pending };
   std::uint32_t tree;
   int field;
   Domain rect;
   std::uint32_t mem;
   bool valid;
+  Kind kind = Kind::Valid;
+  std::uint64_t pending = 0;
 };
 
-// "Field `field` of `tree` over `rect` became valid in `mem` (only there if exclusive: a write),
-// once `ready` triggers." A replay substitutes its own copy's completion for `ready`.
+// A change a trace made, applied again after each replay:
+// Copied: rect became valid in `mem` too, once `ready` triggers (a replay substitutes its own
+// copy's completion); Written: only `mem` holds rect; Folded: only `mem` holds rect, once
+// `ready` (the last fold) triggers, and nothing is pending there; Reduced: `reduction`'s
+// contributions are pending over rect.
 struct PhysicalEffect {
+  enum class Kind : std::uint8_t { Copied, Written, Folded, Reduced };
   std::uint32_t tree;
   int field;
   Domain root;  // the tree's root rectangle
   Domain rect;
   std::uint32_t mem;
-  bool exclusive;
+  Kind kind;
   Event ready;
+  Instance* reduction = nullptr;
+};
+
+// A part of a read over which reduction instances must first be folded into the reader's
+// memory, in the order of the list.
+struct FoldNeed {
+  int field;
+  Domain rect;
+  std::uint32_t list;  // see PhysicalState::pending_list
 };
 
 // A part of a read that must first be copied into the reader's memory.
@@ -57,18 +80,32 @@ class PhysicalState {
   // A read of field fi of tree over rect from memory mem (root: the tree's root rectangle):
   // appends to waits the copies into mem still in flight that it needs, and to needs the
   // parts that are not valid in mem (with the memory to copy each from).
+  // Parts with pending reductions go to folds (their copy, if any, is in needs too).
   void read(std::uint32_t tree, const Domain& root, int fi, const Domain& rect, std::uint32_t mem,
-            std::vector<Event>& waits, std::vector<CopyNeed>& needs);
+            std::vector<Event>& waits, std::vector<CopyNeed>& needs, std::vector<FoldNeed>& folds);
   // The data of rect is in mem too once `ready` (the copy) triggers.
   void copied(std::uint32_t tree, const Domain& root, int fi, const Domain& rect, std::uint32_t mem,
               Event ready);
   // rect was written in mem: mem holds the only valid copy.
   void written(std::uint32_t tree, const Domain& root, int fi, const Domain& rect,
                std::uint32_t mem);
-  // rect was reduced into in mem: mem holds the only valid copy, and the other reducers of the
-  // same data (which commute, so nothing orders them) still wait for the copies into mem.
+  // A point reduces into `reduction` over rect: its contributions are pending there.
   void reduced(std::uint32_t tree, const Domain& root, int fi, const Domain& rect,
-               std::uint32_t mem);
+               Instance* reduction);
+  // The pending reductions over rect were folded into mem, done once `ready` triggers.
+  void folded(std::uint32_t tree, const Domain& root, int fi, const Domain& rect, std::uint32_t mem,
+              Event ready);
+  // Whether some field of tree has contributions of `reduction` pending inside rect.
+  bool in_use(std::uint32_t tree, const Domain& rect, const Instance* reduction) const;
+  // Whether tree may have pending reductions (exact after refresh_pending).
+  bool has_pending(std::uint32_t tree) const {
+    return tree < pending_trees_.size() && pending_trees_[tree];
+  }
+  void refresh_pending(std::uint32_t tree);
+  // The reduction instances of a FoldNeed's list, in fold order.
+  const std::vector<Instance*>& pending_list(std::uint32_t list) const { return lists_[list]; }
+  // While journaling: the first time a trace touches tree, its pending reductions become a fact.
+  void note_tree(std::uint32_t tree);
   void forget_tree(std::uint32_t tree);
 
   bool holds(const PhysicalFact& f) const;
@@ -87,6 +124,7 @@ class PhysicalState {
     Domain rect;
     MemMask valid = 0;
     std::uint32_t stamp = 0;                  // the journal that last changed it
+    std::uint32_t pending = 0;                // reductions to fold in (a list; 0: none)
     std::array<Event, kMaxMemories> ready{};  // per memory: the copy making it valid there
   };
   // The pieces of one field: they tile the root without overlapping, so a piece whose rect
@@ -110,6 +148,9 @@ class PhysicalState {
   void cut(Pieces& f, const Domain& rect, Fn&& fn);
   // Appends to scratch_ the parts of p outside rect.
   void keep_outside(const Piece& p, const Domain& rect);
+  // The interned list `list` with `add` appended.
+  std::uint32_t append(std::uint32_t list, Instance* add);
+  std::uint64_t pending_signature(std::uint32_t tree) const;
   MemMask all_memories() const { return num_memories_ >= 32 ? ~0u : (1u << num_memories_) - 1; }
 
   std::uint32_t num_memories_;
@@ -120,6 +161,11 @@ class PhysicalState {
   std::uint32_t epoch_ = 0;
   std::vector<PhysicalFact> facts_;
   std::vector<PhysicalEffect> effects_;
+  // Pending-reduction lists, interned (pieces are copied often; lists repeat): 0 is empty.
+  std::vector<std::vector<Instance*>> lists_{std::vector<Instance*>{}};
+  std::unordered_map<std::uint64_t, std::vector<std::uint32_t>> list_index_;
+  std::vector<bool> pending_trees_;
+  std::vector<std::uint32_t> noted_;  // per tree: the journal that recorded its Pending fact
 };
 
 // rect minus hole, as up to 2 * dim disjoint rectangles appended to out.

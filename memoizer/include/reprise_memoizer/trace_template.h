@@ -58,6 +58,13 @@ struct Condition {
   friend bool operator==(const Condition&, const Condition&) = default;
 };
 
+// Names a reduction instance (which a replay must find still there).
+struct ReductionKey {
+  std::uint32_t tree, memory;
+  Domain rect;
+  std::uint32_t slot;
+};
+
 struct TraceTemplate {
   TraceID id = 0;
   std::vector<TemplateOp> ops;
@@ -67,6 +74,8 @@ struct TraceTemplate {
   std::uint32_t num_slots = 1;            // slot 0: the entry fence
   std::vector<Condition> preconditions;   // read before being written inside the trace
   std::vector<Condition> postconditions;  // valid once the trace has run
+  std::vector<Instance*> reductions;      // reduction instances the trace's reducers use
+  std::vector<ReductionKey> reduction_keys;
   // Several memories: what the recording relied on about valid instances before it, and what
   // it changed (effect_copy: the copy whose completion an effect waits for, or -1).
   std::vector<PhysicalFact> facts;

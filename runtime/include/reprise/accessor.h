@@ -1,11 +1,12 @@
 #pragma once
 // Typed views of a task's region instances. Accessor<const T, N> reads; Accessor<T, N> reads
 // and writes (asking for it on a READ_ONLY requirement is an error); Reducer<T, N> folds values
-// in with the requirement's reduction operator (atomically: reducers of one operator commute).
+// into the point's reduction instance with the requirement's reduction operator; the runtime
+// folds the reduction instances into the region, in launch order, before the data is next used.
 #include <array>
-#include <atomic>
 #include <cstdint>
 #include <string>
+#include <type_traits>
 
 #include "reprise/geometry.h"
 #include "reprise/types.h"
@@ -77,31 +78,49 @@ class Accessor {
 };
 
 namespace detail {
+// The element types a reduction can fold (the runtime folds reduction instances into their
+// destination without knowing the task's types, so the reducer names it).
+enum class ScalarType : std::uint8_t { None, I8, I16, I32, I64, U8, U16, U32, U64, F32, F64 };
+
 template <typename T>
-void atomic_fold(T& target, T v, ReductionOp op) {
-  std::atomic_ref<T> ref(target);
-  T cur = ref.load(std::memory_order_relaxed);
-  for (;;) {
-    T next = cur;
-    switch (op) {
-      case ReductionOp::Sum:
-        next = T(cur + v);
-        break;
-      case ReductionOp::Prod:
-        next = T(cur * v);
-        break;
-      case ReductionOp::Min:
-        next = v < cur ? v : cur;
-        break;
-      case ReductionOp::Max:
-        next = v > cur ? v : cur;
-        break;
-      case ReductionOp::None:
-        next = v;
-        break;
-    }
-    if (ref.compare_exchange_weak(cur, next, std::memory_order_relaxed)) return;
+constexpr ScalarType scalar_type_of() {
+  using U = std::remove_cv_t<T>;
+  if constexpr (std::is_same_v<U, float>) return ScalarType::F32;
+  if constexpr (std::is_same_v<U, double>) return ScalarType::F64;
+  if constexpr (std::is_integral_v<U> && std::is_signed_v<U> && sizeof(U) == 1)
+    return ScalarType::I8;
+  if constexpr (std::is_integral_v<U> && std::is_signed_v<U> && sizeof(U) == 2)
+    return ScalarType::I16;
+  if constexpr (std::is_integral_v<U> && std::is_signed_v<U> && sizeof(U) == 4)
+    return ScalarType::I32;
+  if constexpr (std::is_integral_v<U> && std::is_signed_v<U> && sizeof(U) == 8)
+    return ScalarType::I64;
+  if constexpr (std::is_integral_v<U> && std::is_unsigned_v<U> && sizeof(U) == 1)
+    return ScalarType::U8;
+  if constexpr (std::is_integral_v<U> && std::is_unsigned_v<U> && sizeof(U) == 2)
+    return ScalarType::U16;
+  if constexpr (std::is_integral_v<U> && std::is_unsigned_v<U> && sizeof(U) == 4)
+    return ScalarType::U32;
+  if constexpr (std::is_integral_v<U> && std::is_unsigned_v<U> && sizeof(U) == 8)
+    return ScalarType::U64;
+  return ScalarType::None;
+}
+
+template <typename T>
+constexpr T fold_values(T cur, T v, ReductionOp op) {
+  switch (op) {
+    case ReductionOp::Sum:
+      return T(cur + v);
+    case ReductionOp::Prod:
+      return T(cur * v);
+    case ReductionOp::Min:
+      return v < cur ? v : cur;
+    case ReductionOp::Max:
+      return v > cur ? v : cur;
+    case ReductionOp::None:
+      break;
   }
+  return v;
 }
 }  // namespace detail
 
@@ -110,7 +129,11 @@ class Reducer {
  public:
   Reducer() = default;
   Reducer(const detail::RawAccess& raw, ReductionOp op) : acc_(raw), op_(op) {}
-  void reduce(const Point<N>& p, T v) const { detail::atomic_fold(acc_[p], v, op_); }
+  // The point's own reduction instance: no other task folds into it concurrently.
+  void reduce(const Point<N>& p, T v) const {
+    T& cur = acc_[p];
+    cur = detail::fold_values(cur, v, op_);
+  }
   const Rect<N>& bounds() const { return acc_.bounds(); }
 
  private:

@@ -28,7 +28,10 @@ class TaskContext {
   }
   template <typename T, int N>
   Reducer<T, N> reducer(int req, FieldID fid) const {
-    return Reducer<T, N>(raw_reduce(req, fid, sizeof(T), N), redop(req));
+    static_assert(detail::scalar_type_of<T>() != detail::ScalarType::None,
+                  "reducer<T, N>: T must be an integer or floating-point type");
+    return Reducer<T, N>(raw_reduce(req, fid, sizeof(T), N, detail::scalar_type_of<T>()),
+                         redop(req));
   }
   // Bounds of requirement `req`'s region for this point.
   Domain domain(int req) const;
@@ -57,7 +60,8 @@ class TaskContext {
 
  private:
   detail::RawAccess raw(int req, FieldID fid, std::size_t elem_size, bool read_only, int dim) const;
-  detail::RawAccess raw_reduce(int req, FieldID fid, std::size_t elem_size, int dim) const;
+  detail::RawAccess raw_reduce(int req, FieldID fid, std::size_t elem_size, int dim,
+                               detail::ScalarType type) const;
   ReductionOp redop(int req) const;
   [[noreturn]] void arg_size_mismatch(std::size_t asked) const;
   detail::PointTask& t_;

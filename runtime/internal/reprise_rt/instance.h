@@ -8,7 +8,9 @@
 #include <cstdlib>
 #include <memory>
 #include <mutex>
+#include <span>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "reprise/accessor.h"
@@ -28,11 +30,35 @@ struct Memory {
   std::size_t used = 0;      // touched by the utility thread only
 };
 
+// What the reducer of a reduction instance's field folded in since the instance was handed to
+// it: written by that task, read by the fold that follows it (ordered by events).
+struct ReductionField {
+  bool touched = false;  // the task asked for a reducer on it (and initialised it)
+  ScalarType type = ScalarType::None;
+  ReductionOp op = ReductionOp::None;
+};
+
 class Instance {
  public:
   // remote: a memory of another shard; the instance only names it (no storage here).
   Instance(std::uint32_t tree, std::uint32_t memory, const Domain& bounds, const FieldSpaceInfo& fs,
            bool remote = false);
+  // A reduction instance: slot `slot` of (tree, memory, bounds); one reducing point at a time.
+  static std::unique_ptr<Instance> reduction(std::uint32_t tree, std::uint32_t memory,
+                                             const Domain& bounds, const FieldSpaceInfo& fs,
+                                             std::uint32_t slot, bool remote);
+  bool is_reduction() const { return reduction_; }
+  std::uint32_t slot() const { return slot_; }
+  // Reduction instances: the per-field state of the current reducer (see ReductionField).
+  ReductionField& reduction_field(int fi) { return reduction_fields_[std::size_t(fi)]; }
+  const ReductionField& reduction_field(int fi) const { return reduction_fields_[std::size_t(fi)]; }
+  // A reducer starts: nothing of it is folded in yet.
+  void reset_reduction(int fi) {
+    if (!bounds_.empty()) reduction_fields_[std::size_t(fi)].touched = false;
+  }
+  // The task asks for a reducer on field fi: the first time, fill it with the identity. False
+  // if the task asked for it before with another element type or operator.
+  bool begin_reduction(int fi, ScalarType type, ReductionOp op);
   std::uint32_t tree() const { return tree_; }
   std::uint32_t memory() const { return memory_; }
   const Domain& bounds() const { return bounds_; }
@@ -63,7 +89,20 @@ class Instance {
   Domain bounds_;
   std::size_t bytes_ = 0;
   std::vector<FieldStorage> fields_;
+  bool reduction_ = false;
+  std::uint32_t slot_ = 0;
+  std::vector<ReductionField> reduction_fields_;
 };
+
+// Reduction arithmetic on untyped element arrays.
+void fill_identity(ScalarType type, ReductionOp op, std::byte* dst, std::size_t count);
+// dst[i] = dst[i] op src[i] for count elements.
+void fold_elements(ScalarType type, ReductionOp op, std::byte* dst, const std::byte* src,
+                   std::size_t count);
+std::size_t scalar_size(ScalarType type);
+// Folds fields of reduction instance src over rect into dst (fields its reducer touched).
+void fold_instance(const Instance& src, Instance& dst, const Domain& rect,
+                   std::span<const int> fields);
 
 // Owns memories and instances. Instances are created by the utility thread and released by
 // whichever thread completes a region's destruction, hence the (rarely taken) lock.
@@ -79,14 +118,25 @@ class InstanceManager {
   bool is_local(std::uint32_t memory) const { return shard_of(memory) == shard_; }
   // The instance of a whole region tree in a memory, created zero-filled on first use.
   Instance* tree_instance(const RegionForest& forest, std::uint32_t tree, std::uint32_t memory);
+  // Reduction instance `slot` of tree over rect in a memory, created on first use and kept
+  // for reuse until the tree is destroyed; find_reduction does not create it.
+  Instance* reduction_instance(const RegionForest& forest, std::uint32_t tree, std::uint32_t memory,
+                               const Domain& rect, std::uint32_t slot);
+  Instance* find_reduction(std::uint32_t tree, std::uint32_t memory, const Domain& rect,
+                           std::uint32_t slot) const;
   void release_tree(std::uint32_t tree);
-  std::size_t instance_count() const;
+  std::size_t instance_count() const;  // tree instances
+  std::size_t reduction_instance_count() const;
 
  private:
   mutable std::mutex mutex_;
   std::vector<Memory> memories_;
   std::uint32_t per_shard_ = 1, shard_ = 0;
+  // Checks the memory has room for `want` bytes and accounts them.
+  void reserve(std::uint32_t memory, std::size_t want, std::uint32_t tree, const Domain& rect);
   std::vector<std::vector<std::unique_ptr<Instance>>> by_tree_;  // [tree][memory]
+  std::vector<std::vector<std::unique_ptr<Instance>>> reductions_by_tree_;
+  std::unordered_multimap<std::uint64_t, Instance*> reduction_index_;  // by reduction_key
 };
 
 }  // namespace reprise::detail

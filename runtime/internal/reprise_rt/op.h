@@ -73,6 +73,8 @@ class Op {
   // complete without completing the op; it may be launched again by every replay.
   bool generated = false;
   std::uint32_t copy_index = 0;  // generated copies: k-th copy made for op `seq`
+  // A generated copy that folds a reduction instance (the source) into its destination.
+  bool fold = false;
 
   std::shared_ptr<FutureState> future;         // single tasks, reductions, fences
   std::shared_ptr<FutureMapState> future_map;  // index tasks
