@@ -46,7 +46,7 @@ class Mapper {
   virtual Processor select_processor(const MapperTaskInfo& task, const MachineInfo& machine) = 0;
   // The memory of the instance for requirement `req` of a point mapped to `proc` (asked only
   // when the machine has more than one memory). Default: the processor's closest memory.
-  // Reductions always fold into memory 0 (there are no reduction instances yet).
+  // For a reduction requirement: the memory of the point's reduction instance.
   virtual MemoryID select_memory(const MapperTaskInfo& task, Processor proc, std::size_t req,
                                  const MachineInfo& machine) {
     (void)task;
