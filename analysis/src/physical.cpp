@@ -274,8 +274,7 @@ std::uint64_t PhysicalState::pending_signature(std::uint32_t tree) const {
   return h;
 }
 
-void PhysicalState::note_tree(std::uint32_t tree) {
-  if (!journaling_) return;
+void PhysicalState::note_tree_journaled(std::uint32_t tree) {
   if (noted_.size() <= tree) noted_.resize(tree + 1, 0);
   if (noted_[tree] == epoch_) return;
   noted_[tree] = epoch_;

@@ -105,7 +105,9 @@ class PhysicalState {
   // The reduction instances of a FoldNeed's list, in fold order.
   const std::vector<Instance*>& pending_list(std::uint32_t list) const { return lists_[list]; }
   // While journaling: the first time a trace touches tree, its pending reductions become a fact.
-  void note_tree(std::uint32_t tree);
+  void note_tree(std::uint32_t tree) {
+    if (journaling_) note_tree_journaled(tree);
+  }
   void forget_tree(std::uint32_t tree);
 
   bool holds(const PhysicalFact& f) const;
@@ -151,6 +153,7 @@ class PhysicalState {
   // The interned list `list` with `add` appended.
   std::uint32_t append(std::uint32_t list, Instance* add);
   std::uint64_t pending_signature(std::uint32_t tree) const;
+  void note_tree_journaled(std::uint32_t tree);
   MemMask all_memories() const { return num_memories_ >= 32 ? ~0u : (1u << num_memories_) - 1; }
 
   std::uint32_t num_memories_;
