@@ -26,6 +26,10 @@ const std::list<std::unique_ptr<TraceTemplate>>* Memoizer::templates(TraceID id)
   return it == templates_.end() ? nullptr : &it->second;
 }
 
+Memoizer::~Memoizer() {
+  drop_prev_block();
+}
+
 void Memoizer::submit(const OpRef& op) {
   switch (op->kind) {
     case OpKind::BeginTrace:
@@ -143,6 +147,7 @@ void Memoizer::apply_physical() {
 
 void Memoizer::record(TraceID id, const std::vector<std::uint64_t>& tokens) {
   apply_summary();
+  drop_prev_block();
   recurrent_ = false;
   last_replayed_ = nullptr;
   auto t = std::make_unique<TraceTemplate>();
@@ -184,6 +189,7 @@ void Memoizer::record(TraceID id, const std::vector<std::uint64_t>& tokens) {
   propagate_copies(*t);
   build_successors(*t);
   compute_elision_links(*t, buffer_, analysis_->forest(), rt_.events());
+  build_cross_links(*t);
   compute_conditions(*t, buffer_);
   // Idempotent only if the state the trace leaves behind is the one it started from.
   const PhysicalState& state = analysis_->physical();
@@ -244,10 +250,12 @@ void Memoizer::replay(TraceTemplate& t, bool elide) {
   copy_done_.assign(t.copies.size(), kNoEvent);
   // Control replication: every launch goes through the executor's graph calculus, which
   // stands in for other shards' points and splits copies between shards into send/receive.
-  if (t.batch_replay && rt_.num_shards() == 1)
+  if (t.batch_replay && rt_.num_shards() == 1) {
     replay_batch(t, fence, elide);
-  else
+  } else {
+    drop_prev_block();
     replay_with_events(t, fence, elide);
+  }
   physical_pending_ = t.effects.empty() ? nullptr : &t;
   handed_ = buffer_.size();
   rt_.count_points(t.points);
@@ -298,31 +306,52 @@ void Memoizer::replay_batch(const TraceTemplate& t, Event fence, bool elide) {
   const std::size_t n = t.instrs.size();
   if (n == 0) return;
   Executor& exec = rt_.executor();
+  // Fence elision after a batch of the same template: its points count down this batch's
+  // links themselves (no events, no waiter lists).
+  const bool cross = elide && t.cross && prev_block_ && prev_block_->cross == t.cross;
   // Every point is created before any is released, so a point's successors already count
-  // its edge when it completes. The block is freed by the batch's last point.
+  // its edge when it completes. The block is freed by the batch's last point, or by this
+  // memoizer, which keeps it for the next batch to link to (whichever lets go last).
   auto* block = make_pooled<SuccessorBlock>().release();
-  block->unfinished.store(std::int32_t(n), std::memory_order_relaxed);
+  block->unfinished.store(std::int32_t(n) + 1, std::memory_order_relaxed);
   block->successors.resize(t.successors.size());
+  if (t.cross) {
+    block->cross = t.cross;
+    block->state = std::make_unique<std::atomic<std::uint8_t>[]>(n);
+  }
   batch_.resize(n);
   for (std::size_t i = 0; i < n; ++i) {
     const Instruction& in = t.instrs[i];
     const bool copy = in.kind == Instruction::Kind::Copy;
     Op& op = copy ? *t.copies[in.op].copy : *buffer_[in.op];
-    PointTask* task = exec.prepare(op, copy ? 0 : in.point, in.proc, std::int32_t(in.pre_count));
+    const std::int32_t edges = std::int32_t(in.pre_count + (cross ? in.link_count : 0));
+    PointTask* task = exec.prepare(op, copy ? 0 : in.point, in.proc, edges);
     if (copy) copy_done_[in.op] = task->done;
     task->block = block;
     task->succ_begin = t.succ_begin[i];
     task->succ_count = t.succ_count[i];
+    task->batch_index = std::uint32_t(i);
     batch_[i] = task;
   }
   for (std::size_t k = 0; k < t.successors.size(); ++k)
     block->successors[k] = batch_[t.successors[k]];
+  if (t.cross) block->points = batch_;
   for (std::size_t i = 0; i < n; ++i) {
     scratch_.clear();
-    gather_external(t, t.instrs[i], fence, elide);
+    gather_external(t, t.instrs[i], fence, elide && !cross);
     exec.wait_for(batch_[i], scratch_);
   }
+  if (cross) exec.link_batches(*prev_block_, *block);
+  drop_prev_block();
+  prev_block_ = block;
   for (PointTask* task : batch_) exec.release(task);
+}
+
+void Memoizer::drop_prev_block() {
+  if (!prev_block_) return;
+  if (prev_block_->unfinished.fetch_sub(1, std::memory_order_acq_rel) == 1)
+    PoolDelete<SuccessorBlock>{}(prev_block_);
+  prev_block_ = nullptr;
 }
 
 namespace {

@@ -268,6 +268,48 @@ void build_successors(TraceTemplate& t) {
   }
 }
 
+void build_cross_links(TraceTemplate& t) {
+  t.cross.reset();
+  if (!t.batch_replay || t.links.empty()) return;
+  const std::uint32_t n = std::uint32_t(t.instrs.size());
+  // The instruction of each (op, point) and of each copy.
+  std::vector<std::vector<std::uint32_t>> of_op;
+  std::vector<std::uint32_t> of_copy(t.copies.size(), ~0u);
+  for (std::uint32_t i = 0; i < n; ++i) {
+    const Instruction& in = t.instrs[i];
+    if (in.kind == Instruction::Kind::Copy) {
+      of_copy[in.op] = i;
+    } else if (in.kind == Instruction::Kind::Op) {
+      if (of_op.size() <= in.op) of_op.resize(in.op + 1);
+      auto& v = of_op[in.op];
+      if (v.size() <= in.point) v.resize(in.point + 1, ~0u);
+      v[in.point] = i;
+    }
+  }
+  auto source = [&](const Link& l) -> std::uint32_t {
+    if (l.from_copy) return l.op < of_copy.size() ? of_copy[l.op] : ~0u;
+    if (l.op >= of_op.size() || l.point >= of_op[l.op].size()) return ~0u;
+    return of_op[l.op][l.point];
+  };
+  auto c = std::make_shared<CrossLinks>();
+  c->count.assign(n, 0);
+  for (const Link& l : t.links) {
+    const std::uint32_t j = source(l);
+    if (j == ~0u) return;  // not a point of this template: replays wait on events instead
+    ++c->count[j];
+  }
+  c->begin.assign(n, 0);
+  for (std::uint32_t j = 1; j < n; ++j) c->begin[j] = c->begin[j - 1] + c->count[j - 1];
+  c->targets.assign(t.links.size(), 0);
+  std::vector<std::uint32_t> fill = c->begin;
+  for (std::uint32_t k = 0; k < n; ++k) {
+    const Instruction& in = t.instrs[k];
+    for (std::uint32_t i = 0; i < in.link_count; ++i)
+      c->targets[fill[source(t.links[in.link_begin + i])]++] = k;
+  }
+  t.cross = std::move(c);
+}
+
 std::string to_dot(const TraceTemplate& t, const std::vector<std::string>& op_names) {
   std::string s =
       fmt::format("digraph trace_{} {{\n  rankdir=TB;\n  s0 [label=\"fence\", shape=box];\n", t.id);

@@ -215,15 +215,44 @@ void Executor::run_point(PointTask* t) {
   OpRef keep = std::move(t->op);
   SuccessorBlock* block = t->block;
   const std::uint32_t succ_begin = t->succ_begin, succ_count = t->succ_count;
+  const std::uint32_t batch_index = t->batch_index;
   PoolDelete<PointTask>{}(t);
   rt_.events().trigger(done);
   if (block) {
     for (std::uint32_t i = 0; i < succ_count; ++i) release(block->successors[succ_begin + i]);
+    if (block->cross) cross_done(*block, batch_index);
     if (block->unfinished.fetch_sub(1, std::memory_order_acq_rel) == 1)
       PoolDelete<SuccessorBlock>{}(block);
   }
   if (keep->generated) return;  // no program op to complete
   if (keep->remaining.fetch_sub(1, std::memory_order_acq_rel) == 1) rt_.op_completed(*keep);
+}
+
+void Executor::count_down_cross(const SuccessorBlock& b, std::uint32_t j,
+                                const SuccessorBlock& next) {
+  const CrossLinks& c = *b.cross;
+  for (std::uint32_t i = 0; i < c.count[j]; ++i) release(next.points[c.targets[c.begin[j] + i]]);
+}
+
+void Executor::cross_done(SuccessorBlock& b, std::uint32_t j) {
+  if (b.cross->count[j] == 0) return;
+  // Dekker-style: mark done, then look for the next batch; the launcher publishes the next
+  // batch, then looks for done marks. Whoever sees the other claims j (exactly once).
+  b.state[j].fetch_or(SuccessorBlock::kDone, std::memory_order_seq_cst);
+  SuccessorBlock* next = b.next.load(std::memory_order_seq_cst);
+  if (next && !(b.state[j].fetch_or(SuccessorBlock::kClaimed) & SuccessorBlock::kClaimed))
+    count_down_cross(b, j, *next);
+}
+
+void Executor::link_batches(SuccessorBlock& prev, SuccessorBlock& next) {
+  prev.next.store(&next, std::memory_order_seq_cst);
+  const CrossLinks& c = *prev.cross;
+  for (std::uint32_t j = 0; j < c.count.size(); ++j) {
+    if (c.count[j] == 0) continue;
+    if ((prev.state[j].load(std::memory_order_seq_cst) & SuccessorBlock::kDone) &&
+        !(prev.state[j].fetch_or(SuccessorBlock::kClaimed) & SuccessorBlock::kClaimed))
+      count_down_cross(prev, j, next);
+  }
 }
 
 void Executor::run_task_body(PointTask& t) {

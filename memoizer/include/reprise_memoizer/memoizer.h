@@ -18,6 +18,9 @@ namespace reprise::detail {
 class Memoizer final : public OpSink {
  public:
   Memoizer(Runtime& rt, std::unique_ptr<Analysis> analysis);
+  ~Memoizer() override;
+  Memoizer(const Memoizer&) = delete;
+  Memoizer& operator=(const Memoizer&) = delete;
   void submit(const OpRef& op) override;
   void idle() override { analysis_->idle(); }
 
@@ -72,6 +75,9 @@ class Memoizer final : public OpSink {
 
   std::vector<Event> scratch_;
   std::vector<PointTask*> batch_;
+  // The last batch replay's block, kept (one reference) for the next batch to link to.
+  SuccessorBlock* prev_block_ = nullptr;
+  void drop_prev_block();
 };
 
 }  // namespace reprise::detail

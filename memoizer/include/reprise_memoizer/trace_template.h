@@ -4,6 +4,7 @@
 // physical conditions it relied on, and the links that replace the fence when the same
 // trace replays back to back (fence elision).
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -11,6 +12,7 @@
 #include "reprise_analysis/physical.h"
 #include "reprise_rt/forest.h"
 #include "reprise_rt/op.h"
+#include "reprise_rt/point_task.h"
 #include "reprise_rt/pool.h"
 
 namespace reprise::detail {
@@ -89,6 +91,7 @@ struct TraceTemplate {
   // counted down by their completion, and counts down successors[succ_begin[i] ..][succ_count[i]].
   bool batch_replay = false;
   std::vector<std::uint32_t> succ_begin, succ_count, successors;
+  std::shared_ptr<const CrossLinks> cross;  // batch replays: the links, reversed
   std::size_t edges_recorded = 0, edges_after_reduction = 0;
   std::size_t instrs_recorded = 0;  // before copy propagation
   std::uint64_t last_used = 0;      // for least-recently-used eviction
@@ -109,6 +112,8 @@ void compute_elision_links(TraceTemplate& t, const std::vector<OpRef>& recorded_
 void compute_conditions(TraceTemplate& t, const std::vector<OpRef>& recorded_ops);
 // The successor lists that let a replay count in-trace edges down instead of using events.
 void build_successors(TraceTemplate& t);
+// The fence-elision links reversed, for batch replays (none if a link leaves the template).
+void build_cross_links(TraceTemplate& t);
 // Graphviz DOT text of the template.
 std::string to_dot(const TraceTemplate& t, const std::vector<std::string>& op_names);
 

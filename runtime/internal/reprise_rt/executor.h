@@ -34,6 +34,10 @@ class Executor final : public GraphSink {
   PointTask* prepare(Op& op, std::uint32_t point, Processor proc, std::int32_t in_edges);
   void wait_for(PointTask* t, std::span<const Event> pre);
   void release(PointTask* t);
+  // Fence elision between two batches of one template: `next`'s points already count one
+  // pending edge per link; counts down those whose point in `prev` has completed, and leaves
+  // the others to their completion.
+  void link_batches(SuccessorBlock& prev, SuccessorBlock& next);
   Event fence(std::span<const Event> before) override;
 
   std::uint32_t num_cpus() const { return std::uint32_t(cpu_queues_.size()); }
@@ -43,6 +47,8 @@ class Executor final : public GraphSink {
   void enqueue(PointTask* t);
   void worker_loop(ReadyQueue& q, int pin_core);
   void run_point(PointTask* t);
+  void cross_done(SuccessorBlock& b, std::uint32_t j);
+  void count_down_cross(const SuccessorBlock& b, std::uint32_t j, const SuccessorBlock& next);
   void run_task_body(PointTask& t);
   void run_fill(PointTask& t);
   void run_copy(PointTask& t);
