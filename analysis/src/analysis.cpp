@@ -92,7 +92,7 @@ void Analysis::analyse_points(const OpRef& ref) {
   logical_.compute_rects(op);
   const bool several_memories = rt_.instances().num_memories() > 1;
   // With one memory only reductions need the physical state (their reduction instances and
-  // the folds before the data is used again); ops on other trees skip it.
+  // the folds before the data is used again): ops on trees that never had one skip it.
   bool physical = several_memories;
   for (const ReqInfo& q : op.reqs) {
     physical_.note_tree(q.tree);
@@ -146,15 +146,6 @@ void Analysis::analyse_points(const OpRef& ref) {
   logical_.dependences(op, pre_);
   for (const Future& f : op.futures)
     if (Event e = pending_event(f); e.exists()) pre_.add_all(e);
-  // The fast path does not see the physical state: a reader there must still wait for the
-  // folds an earlier reader issued into the same instance (readers do not order readers).
-  if (!physical)
-    for (const ReqInfo& q : op.reqs) {
-      if (q.tree >= folds_in_flight_.size() || folds_in_flight_[q.tree].empty()) continue;
-      auto& v = folds_in_flight_[q.tree];
-      std::erase_if(v, [&](Event e) { return rt_.events().has_triggered(e); });
-      for (Event e : v) pre_.add_all(e);
-    }
   if (fence_event_.exists()) {
     if (rt_.events().has_triggered(fence_event_))
       fence_event_ = kNoEvent;
@@ -169,9 +160,6 @@ void Analysis::analyse_points(const OpRef& ref) {
     else
       graph().op(op, std::uint32_t(p), procs_[p], pre_.of(p));
   }
-  // Folds and writes may have emptied a tree's pending reductions: back to the fast path.
-  for (const ReqInfo& q : op.reqs)
-    if (q.privilege != Privilege::Reduce) physical_.refresh_pending(q.tree);
   rt_.count_points(points);
   if (rt_.config().coverage_log && op.counted) rt_.note_points(op.seq, points, false);
   logical_.record(ref);
@@ -336,10 +324,6 @@ void Analysis::fold_pending(Op& op, std::uint32_t p, const ReqInfo& q, Processor
     }
     for (int fi : fields) physical_.folded(q.tree, root, fi, part, dst->memory(), last);
     point_pre_.push_back(last);
-    if (rt_.instances().num_memories() == 1) {
-      if (folds_in_flight_.size() <= q.tree) folds_in_flight_.resize(q.tree + 1);
-      folds_in_flight_[q.tree].push_back(last);
-    }
   }
 }
 
@@ -408,7 +392,6 @@ void Analysis::fence(const OpRef& op) {
   // Everything before the fence completes before anything after it starts, so no earlier
   // user matters to later ops: they wait on the fence instead.
   logical_.clear();
-  folds_in_flight_.clear();
   fence_event_ = op->done;
   since_fence_.push_back(op->done);
   auto pc = make_pooled<PendingCompletion>(PendingCompletion{&rt_, op, 0});
@@ -423,7 +406,6 @@ void Analysis::destroy_region(const OpRef& op) {
   Event all = graph().merge(users);
   logical_.forget_tree(tree);
   physical_.forget_tree(tree);
-  if (tree < folds_in_flight_.size()) folds_in_flight_[tree].clear();
   const std::size_t mems = rt_.instances().num_memories();
   for (std::size_t m = 0; m < mems; ++m)
     if (tree * mems + m < instance_cache_.size()) instance_cache_[tree * mems + m] = nullptr;

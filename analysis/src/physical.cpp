@@ -213,6 +213,8 @@ void PhysicalState::folded(std::uint32_t tree, const Domain& root, int fi, const
   if (journaling_)
     effects_.push_back(
         PhysicalEffect{tree, fi, root, rect, mem, PhysicalEffect::Kind::Folded, ready});
+  if (pending_trees_.size() <= tree) pending_trees_.resize(tree + 1, false);
+  pending_trees_[tree] = true;
   cut(pieces(tree, root, fi), rect, [&](Piece& p) {
     p.pending = 0;
     p.valid = MemMask(1) << mem;
@@ -246,14 +248,6 @@ bool PhysicalState::in_use(std::uint32_t tree, const Domain& rect,
         if (i == reduction) return true;
     }
   return false;
-}
-
-void PhysicalState::refresh_pending(std::uint32_t tree) {
-  if (!has_pending(tree)) return;
-  for (const Pieces& f : trees_[tree].fields)
-    for (const Piece& p : f.list)
-      if (p.pending) return;
-  pending_trees_[tree] = false;
 }
 
 std::uint64_t PhysicalState::pending_signature(std::uint32_t tree) const {

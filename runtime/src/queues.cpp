@@ -104,6 +104,11 @@ void OpQueue::sleep_until_push() {
   sleeping_.store(false, std::memory_order_relaxed);
 }
 
+void OpQueue::wake() {
+  signal_.fetch_add(1, std::memory_order_seq_cst);
+  signal_.notify_all();
+}
+
 void OpQueue::stop() {
   stopping_.store(true, std::memory_order_seq_cst);
   signal_.fetch_add(1, std::memory_order_seq_cst);

@@ -38,7 +38,10 @@ Runtime::Runtime(Config config, std::unique_ptr<Mapper> mapper, Network* network
       queue_(std::size_t(config_.window) + 2) {
   set_log_level(LogLevel(config_.log_level));
   snapshot_registry();
-  if (network_) exchange_ = std::make_unique<ShardExchange>(*this, *network_);
+  if (network_) {
+    exchange_ = std::make_unique<ShardExchange>(*this, *network_);
+    stream_check_ = std::make_unique<StreamCheck>(*this, *network_);
+  }
 }
 
 Runtime::~Runtime() {
@@ -108,7 +111,10 @@ void Runtime::run(const std::function<void(Context&)>& top_level) {
   if (!g_current.compare_exchange_strong(expected, this))
     throw Error("reprise::start: a runtime is already running in this process");
   executor_.start();
-  if (network_) network_->start();
+  if (network_) {
+    network_->start();
+    stream_check_->start();
+  }
   utility_ = std::thread(&Runtime::utility_loop, this);
   app_thread_ = std::this_thread::get_id();
 
@@ -136,6 +142,9 @@ void Runtime::run(const std::function<void(Context&)>& top_level) {
       }
     }
   }
+  // Tell the other shards where this program ended (a shard that issued more, or other ops,
+  // stops with the error instead of waiting for ops that are never issued here).
+  if (stream_check_ && !app_error && !failed()) stream_check_->finished();
   // Drain: every issued op completes, even after an error (failed ops skip their bodies).
   flush_pipeline(kNoEvent);
   app_waiting_.store(true, std::memory_order_seq_cst);
@@ -151,6 +160,7 @@ void Runtime::run(const std::function<void(Context&)>& top_level) {
     } catch (...) {
       if (!app_error) app_error = std::current_exception();
     }
+    stream_check_->stop();
     network_->stop();
   }
   executor_.stop();
@@ -196,6 +206,7 @@ void Runtime::issue(OpRef op) {
   if (network_) {
     op_words_.push_back(std::uint64_t(op->kind) << 56 | std::uint64_t(op->task & 0xffffff) << 32 |
                         (ShardExchange::shape_of(*op) & 0xffffffffull));
+    stream_check_->issued(op_words_.back());
     if (config_.safe_ctrlrepl && op_words_.size() % 1024 == 0) check_same_program();
   }
   op->done = events_.create();
@@ -282,6 +293,7 @@ void Runtime::record_error(std::exception_ptr e) {
     exchange_->broadcast_abort(e);
     exchange_->abandon();
   }
+  queue_.wake();  // the utility thread releases what the pipeline holds back
 }
 
 void Runtime::rethrow_if_failed() {
@@ -353,7 +365,25 @@ void Runtime::end_trace(TraceID id) {
 
 void Runtime::utility_loop() {
   int spin = config_.spin_us;
-  while (OpRef op = queue_.pop(spin, [this] { pipeline_->idle(); })) {
+  bool released = false;
+  auto idle = [&] {
+    pipeline_->idle();
+    // After a failure (possibly on another shard) nothing may stay held back by automatic
+    // tracing, or the application would wait for it forever: release it once.
+    // (Control replication only: there another shard's failure can leave ops held here.)
+    if (exchange_ && failed() && !released) {
+      released = true;
+      OpRef f = make_op();
+      f->kind = OpKind::Flush;
+      f->counted = false;
+      f->domain = Domain(Rect<1>({0}, {0}));
+      try {
+        pipeline_->submit(f);
+      } catch (...) {
+      }
+    }
+  };
+  while (OpRef op = queue_.pop(spin, idle)) {
     if (failed()) {
       op_completed(*op);  // the program has failed: complete the op without running it
       continue;

@@ -2,6 +2,8 @@
 //   ctrlrepl_program ok       a halo loop; prints the checksum (the same on 1, 2 and 4 ranks)
 //   ctrlrepl_program diverge  rank 1 issues one launch more than the others: every rank must
 //                             stop with an error naming the first differing op, not hang
+//   ctrlrepl_program diverge_quiet  rank 1 issues two extra fences: found by the op-stream
+//                             comparison (at exit; within 1024 ops with -lg:safe_ctrlrepl)
 //   ctrlrepl_program throw    a task throws on the last point (on the last rank): every rank
 //                             must stop with that error
 #include <reprise/reprise.h>
@@ -57,7 +59,16 @@ int main(int argc, char** argv) {
           r, tiles, [&](const DomainPoint& c) { return grow(p.rect(c), 1) & r.bounds(); });
     };
     Partition ha = halo_of(a, pa), hb = halo_of(b, pb);
-    for (int it = 0; it < 10; ++it) {
+    // diverge_quiet: rank 1 issues two extra fences, so its later ops are numbered two higher
+    // and pair up with ops of the same shape one iteration earlier elsewhere: no completion
+    // message betrays it; only comparing the op streams (at exit, or every 1024 ops with
+    // -lg:safe_ctrlrepl) does.
+    const int iters = mode == "diverge_quiet" ? 800 : 10;
+    for (int it = 0; it < iters; ++it) {
+      if (mode == "diverge_quiet" && it == 4 && ctx.shard() == 1) {
+        ctx.fence();
+        ctx.fence();
+      }
       IndexLauncher l1(T_STEP, tiles);
       l1.add(ha, Projection::identity(), Privilege::ReadOnly, {FV});
       l1.add(pb, Projection::identity(), Privilege::WriteDiscard, {FV});
@@ -72,6 +83,8 @@ int main(int argc, char** argv) {
     TaskLauncher s(T_SUM);
     s.add(a, Privilege::ReadOnly, {FV});
     const std::uint64_t h = ctx.execute(s).get<std::uint64_t>();
-    if (ctx.shard() == 0) std::printf("checksum=%016llx shards=%u\n", (unsigned long long)h, ctx.num_shards());
+    if (ctx.shard() == 0)
+      std::printf("checksum=%016llx shards=%u\n", (unsigned long long)h, ctx.num_shards());
+    std::printf("shard %u reached the end\n", ctx.shard());
   });
 }

@@ -62,8 +62,6 @@ class Analysis final : public OpSink {
   std::vector<Event> point_pre_, copy_pre_;
   std::vector<CopyNeed> needs_;
   std::vector<FoldNeed> folds_;
-  // One memory: per tree, folds that may still run (ops on the fast path wait for them).
-  std::vector<std::vector<Event>> folds_in_flight_;
   std::uint32_t copies_made_ = 0;   // for the op being analysed
   std::vector<Event> since_fence_;  // completion of every op since the last fence
   std::size_t compact_at_ = 64;

@@ -97,11 +97,11 @@ class PhysicalState {
               Event ready);
   // Whether some field of tree has contributions of `reduction` pending inside rect.
   bool in_use(std::uint32_t tree, const Domain& rect, const Instance* reduction) const;
-  // Whether tree may have pending reductions (exact after refresh_pending).
+  // Whether tree has had reductions (since it was created): with one memory, ops on such a
+  // tree take the physical path from then on (the fast path does not track folds).
   bool has_pending(std::uint32_t tree) const {
     return tree < pending_trees_.size() && pending_trees_[tree];
   }
-  void refresh_pending(std::uint32_t tree);
   // The reduction instances of a FoldNeed's list, in fold order.
   const std::vector<Instance*>& pending_list(std::uint32_t list) const { return lists_[list]; }
   // While journaling: the first time a trace touches tree, its pending reductions become a fact.

@@ -12,6 +12,7 @@ enum class Channel : std::uint32_t {
   Done = 1,   // a point or copy finished on its shard (with its future value)
   Data = 2,   // the bytes of a copy between shards
   Abort = 3,  // a shard failed: every shard stops with its error
+  Check = 4,  // op-stream comparison when a shard ends its program
 };
 
 class Network {

@@ -19,6 +19,8 @@ class OpQueue {
   template <typename Idle>
   OpRef pop(int spin_us, Idle&& on_idle);
   void stop();
+  // Wakes a sleeping consumer without an op (it runs its idle callback again).
+  void wake();
 
  private:
   bool try_pop(OpRef& out);

@@ -23,6 +23,7 @@
 #include "reprise_rt/op.h"
 #include "reprise_rt/op_queue.h"
 #include "reprise_rt/shard_exchange.h"
+#include "reprise_rt/stream_check.h"
 
 namespace reprise {
 class Context;
@@ -139,6 +140,7 @@ class Runtime {
   std::unique_ptr<Mapper> mapper_;
   Network* network_ = nullptr;  // before instances_, which are per shard
   std::unique_ptr<ShardExchange> exchange_;
+  std::unique_ptr<StreamCheck> stream_check_;
   std::vector<std::uint64_t> op_words_;  // control replication: what each op was (checks)
   std::uint64_t checked_ops_ = 0;
   EventTable events_;

@@ -1,0 +1,112 @@
+#include "reprise_rt/stream_check.h"
+
+#include <fmt/core.h>
+
+#include <cstring>
+
+#include "reprise/error.h"
+#include "reprise_rt/log.h"
+#include "reprise_rt/runtime.h"
+
+namespace reprise::detail {
+
+StreamCheck::StreamCheck(Runtime& rt, Network& net) : rt_(rt), net_(net) {
+  net.on(Channel::Check, [this](std::uint32_t from, std::vector<std::byte>&& b) {
+    on_message(from, std::move(b));
+  });
+}
+
+void StreamCheck::issued(std::uint64_t word) {
+  hash_ = (hash_ ^ word) * 0x100000001b3ull + 1;  // as Runtime::check_same_program
+  const std::uint64_t n = prefix_.push_back(hash_) + 1;
+  if (n > peer_total_.load(std::memory_order_acquire))
+    throw Error(fmt::format(
+        "control replication: the shards issued different programs: shard {} ended its program "
+        "after {} ops, this shard issued op #{}",
+        peer_.load(), peer_total_.load(), n - 1));
+}
+
+void StreamCheck::finished() {
+  const std::uint64_t n = prefix_.size();
+  for (std::uint32_t s = 0; s < net_.size(); ++s)
+    if (s != net_.rank()) send(s, Kind::Finished, n, hash_of(n));
+}
+
+void StreamCheck::start() {
+  watchdog_ = std::thread([this] {
+    std::uint64_t last = ~0ull, probed = ~0ull;
+    std::unique_lock<std::mutex> lock(mutex_);
+    while (!wake_.wait_for(lock, std::chrono::milliseconds(500), [&] { return stopping_; })) {
+      const std::uint64_t n = prefix_.size();
+      if (n == last && n != probed) {
+        for (std::uint32_t s = 0; s < net_.size(); ++s)
+          if (s != net_.rank()) send(s, Kind::Probe, n, hash_of(n));
+        probed = n;
+      }
+      last = n;
+    }
+  });
+}
+
+void StreamCheck::stop() {
+  {
+    std::lock_guard<std::mutex> g(mutex_);
+    stopping_ = true;
+  }
+  wake_.notify_all();
+  if (watchdog_.joinable()) watchdog_.join();
+}
+
+void StreamCheck::send(std::uint32_t to, Kind kind, std::uint64_t count, std::uint64_t hash) {
+  std::vector<std::byte> b(1 + 2 * sizeof(std::uint64_t));
+  b[0] = std::byte(kind);
+  std::memcpy(b.data() + 1, &count, sizeof count);
+  std::memcpy(b.data() + 1 + sizeof count, &hash, sizeof hash);
+  net_.send(to, Channel::Check, std::move(b));
+}
+
+void StreamCheck::diverged(std::uint32_t other, std::uint64_t at) const {
+  rt_.record_error(std::make_exception_ptr(
+      Error(fmt::format("control replication: the shards issued different programs: shard {} "
+                        "and this shard differ within their first {} ops",
+                        other, at))));
+}
+
+void StreamCheck::on_message(std::uint32_t from, std::vector<std::byte>&& b) {
+  if (b.size() != 1 + 2 * sizeof(std::uint64_t)) return;
+  std::uint64_t count, hash;
+  std::memcpy(&count, b.data() + 1, sizeof count);
+  std::memcpy(&hash, b.data() + 1 + sizeof count, sizeof hash);
+  const std::uint64_t mine = prefix_.size();
+  REPRISE_LOG_DEBUG("shard {}: stream check message {} from {}: {} ops {:x} (mine {} {:x})",
+                    net_.rank(), int(b[0]), from, count, hash, mine,
+                    count <= mine ? hash_of(count) : 0);
+  switch (Kind(b[0])) {
+    case Kind::Finished:
+      if (count < peer_total_.load()) {
+        peer_.store(from);
+        peer_total_.store(count, std::memory_order_release);
+      }
+      if (mine > count) {
+        rt_.record_error(std::make_exception_ptr(Error(fmt::format(
+            "control replication: the shards issued different programs: shard {} ended its "
+            "program after {} ops, this shard issued {}",
+            from, count, mine))));
+      } else if (mine == count) {
+        if (hash_of(mine) != hash) diverged(from, mine);
+      } else {
+        send(from, Kind::Reply, mine, hash_of(mine));  // behind: the other compares
+      }
+      break;
+    case Kind::Probe:
+    case Kind::Reply:
+      if (count <= mine) {
+        if (hash_of(count) != hash) diverged(from, count);
+      } else if (Kind(b[0]) == Kind::Probe) {
+        send(from, Kind::Reply, mine, hash_of(mine));  // the other has more: it compares
+      }
+      break;
+  }
+}
+
+}  // namespace reprise::detail
