@@ -370,8 +370,7 @@ void Runtime::utility_loop() {
     pipeline_->idle();
     // After a failure (possibly on another shard) nothing may stay held back by automatic
     // tracing, or the application would wait for it forever: release it once.
-    // (Control replication only: there another shard's failure can leave ops held here.)
-    if (exchange_ && failed() && !released) {
+    if (failed() && !released) {
       released = true;
       OpRef f = make_op();
       f->kind = OpKind::Flush;

@@ -268,7 +268,8 @@ void AutoTracer::complete(const Pointer& p, std::uint64_t op) {
 
 void AutoTracer::forward_until(std::uint64_t op) {
   if (pending_from_ < op) saturated_ = false;  // the run of traces is broken
-  for (; pending_from_ < op; ++pending_from_) sink_.forward_untraced(pending_from_);
+  // (Advance first: if the analysis of an op throws, that op is not forwarded again.)
+  while (pending_from_ < op) sink_.forward_untraced(pending_from_++);
 }
 
 void AutoTracer::issue_ready() {
@@ -307,13 +308,15 @@ void AutoTracer::issue_ready() {
     const bool back_to_back = m.start == pending_from_ && m.candidate == last_issued_;
     forward_until(m.start);
     Candidate& c = candidates_[m.candidate];
-    sink_.begin_trace(c.trace_id, m.start, std::size_t(m.end - m.start));
-    for (std::uint64_t i = m.start; i < m.end; ++i) sink_.forward_traced(i);
-    sink_.end_trace(c.trace_id);
+    // The trace's ops leave the pending window before they are handed on (if their analysis
+    // throws, they are not handed on again).
+    pending_from_ = m.end;
     ++c.replays;
     ++stats_.traces_issued;
     stats_.ops_traced += m.end - m.start;
-    pending_from_ = m.end;
+    sink_.begin_trace(c.trace_id, m.start, std::size_t(m.end - m.start));
+    for (std::uint64_t i = m.start; i < m.end; ++i) sink_.forward_traced(i);
+    sink_.end_trace(c.trace_id);
     last_issued_ = m.candidate;
     // A maximal trace repeating back to back is a steady state nothing can improve on: stop
     // mining and watching for other candidates until the run breaks (an op goes untraced).
