@@ -187,7 +187,7 @@ void Memoizer::record(TraceID id, const std::vector<std::uint64_t>& tokens) {
   }
   reduce_transitively(*t);
   propagate_copies(*t);
-  build_successors(*t);
+  build_successors(*t, buffer_);
   compute_elision_links(*t, buffer_, analysis_->forest(), rt_.events());
   build_cross_links(*t);
   compute_conditions(*t, buffer_);
@@ -309,12 +309,20 @@ void Memoizer::replay_batch(const TraceTemplate& t, Event fence, bool elide) {
   // Fence elision after a batch of the same template: its points count down this batch's
   // links themselves (no events, no waiter lists).
   const bool cross = elide && t.cross && prev_block_ && prev_block_->cross == t.cross;
+  if (elide && t.cross && !cross) {
+    // (Not expected: the previous replay of t was a batch.) Its points have no completion
+    // events to link to: wait for everything instead.
+    elide = false;
+    apply_summary();
+    fence = analysis_->full_fence();
+  }
   // Every point is created before any is released, so a point's successors already count
   // its edge when it completes. The block is freed by the batch's last point, or by this
   // memoizer, which keeps it for the next batch to link to (whichever lets go last).
   auto* block = make_pooled<SuccessorBlock>().release();
   block->unfinished.store(std::int32_t(n) + 1, std::memory_order_relaxed);
   block->successors.resize(t.successors.size());
+  block->tasks = std::make_unique<PointTask[]>(n);
   if (t.cross) {
     block->cross = t.cross;
     block->state = std::make_unique<std::atomic<std::uint8_t>[]>(n);
@@ -325,7 +333,15 @@ void Memoizer::replay_batch(const TraceTemplate& t, Event fence, bool elide) {
     const bool copy = in.kind == Instruction::Kind::Copy;
     Op& op = copy ? *t.copies[in.op].copy : *buffer_[in.op];
     const std::int32_t edges = std::int32_t(in.pre_count + (cross ? in.link_count : 0));
-    PointTask* task = exec.prepare(op, copy ? 0 : in.point, in.proc, edges);
+    // A replayed task point needs no completion event when every later wait on it is a
+    // counter: in-trace edges and (with reversed links) the next replay's elision links.
+    // Copies keep theirs (the physical effects name them).
+    PointTask* task = &block->tasks[i];
+    task->in_block = true;
+    if (copy)
+      exec.init_point(*task, op, 0, in.proc, edges, nullptr, true);
+    else
+      exec.init_point(*task, op, in.point, in.proc, edges, &t.instr_points[i], t.cross == nullptr);
     if (copy) copy_done_[in.op] = task->done;
     task->block = block;
     task->succ_begin = t.succ_begin[i];

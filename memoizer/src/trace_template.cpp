@@ -245,7 +245,7 @@ void compute_conditions(TraceTemplate& t, const std::vector<OpRef>& recorded) {
   for (const auto& c : t.postconditions) touch(c.tree, c.fields);
 }
 
-void build_successors(TraceTemplate& t) {
+void build_successors(TraceTemplate& t, const std::vector<OpRef>& recorded) {
   const std::size_t n = t.instrs.size();
   t.batch_replay = true;
   for (std::size_t i = 0; i < n; ++i)
@@ -253,6 +253,10 @@ void build_successors(TraceTemplate& t) {
     if (t.instrs[i].kind == Instruction::Kind::Merge || t.instrs[i].out != i + 1)
       t.batch_replay = false;
   if (!t.batch_replay) return;
+  t.instr_points.assign(n, DomainPoint());
+  for (std::size_t i = 0; i < n; ++i)
+    if (t.instrs[i].kind == Instruction::Kind::Op)
+      t.instr_points[i] = recorded[t.instrs[i].op]->domain.delinearize(coord_t(t.instrs[i].point));
   t.succ_count.assign(n, 0);
   for (const Instruction& in : t.instrs)
     for (std::uint32_t k = 0; k < in.pre_count; ++k)

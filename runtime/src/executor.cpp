@@ -74,22 +74,29 @@ void Executor::precondition_done(void* ctx, std::uint64_t) {
   if (t->pending.fetch_sub(1, std::memory_order_acq_rel) == 1) t->exec->enqueue(t);
 }
 
-PointTask* Executor::prepare(Op& op, std::uint32_t point, Processor proc, std::int32_t in_edges) {
+PointTask* Executor::prepare(Op& op, std::uint32_t point, Processor proc, std::int32_t in_edges,
+                             const DomainPoint* coords, bool completion_event) {
   auto task = make_pooled<PointTask>();
+  init_point(*task, op, point, proc, in_edges, coords, completion_event);
+  return task.release();  // owned by the executor until it has run
+}
+
+void Executor::init_point(PointTask& t, Op& op, std::uint32_t point, Processor proc,
+                          std::int32_t in_edges, const DomainPoint* coords, bool completion_event) {
+  PointTask* task = &t;
   task->exec = this;
   task->op = OpRef(&op);
   op.add_ref();
   task->point_index = point;
-  task->point = op.domain.delinearize(coord_t(point));
+  task->point = coords ? *coords : op.domain.delinearize(coord_t(point));
   task->proc = proc;
   if (op.task_info) {
     task->variant = op.task_info->variant(proc.kind);
     if (!task->variant) task->variant = op.task_info->variant(ProcessorKind::CPU);
   }
-  task->done = rt_.events().create();
+  task->done = completion_event ? rt_.events().create() : kNoEvent;
   op.point_done[point] = task->done;
   task->pending.store(1 + in_edges, std::memory_order_relaxed);
-  return task.release();  // owned by the executor until it has run
 }
 
 void Executor::wait_for(PointTask* t, std::span<const Event> pre) {
@@ -216,8 +223,8 @@ void Executor::run_point(PointTask* t) {
   SuccessorBlock* block = t->block;
   const std::uint32_t succ_begin = t->succ_begin, succ_count = t->succ_count;
   const std::uint32_t batch_index = t->batch_index;
-  PoolDelete<PointTask>{}(t);
-  rt_.events().trigger(done);
+  if (!t->in_block) PoolDelete<PointTask>{}(t);  // a batch's points go with its block
+  if (done.exists()) rt_.events().trigger(done);
   if (block) {
     for (std::uint32_t i = 0; i < succ_count; ++i) release(block->successors[succ_begin + i]);
     if (block->cross) cross_done(*block, batch_index);

@@ -92,6 +92,7 @@ struct TraceTemplate {
   bool batch_replay = false;
   std::vector<std::uint32_t> succ_begin, succ_count, successors;
   std::shared_ptr<const CrossLinks> cross;  // batch replays: the links, reversed
+  std::vector<DomainPoint> instr_points;    // batch replays: each op instruction's point
   std::size_t edges_recorded = 0, edges_after_reduction = 0;
   std::size_t instrs_recorded = 0;  // before copy propagation
   std::uint64_t last_used = 0;      // for least-recently-used eviction
@@ -111,7 +112,7 @@ void compute_elision_links(TraceTemplate& t, const std::vector<OpRef>& recorded_
 // The physical conditions (one system memory: which instance of each tree is read / written).
 void compute_conditions(TraceTemplate& t, const std::vector<OpRef>& recorded_ops);
 // The successor lists that let a replay count in-trace edges down instead of using events.
-void build_successors(TraceTemplate& t);
+void build_successors(TraceTemplate& t, const std::vector<OpRef>& recorded_ops);
 // The fence-elision links reversed, for batch replays (none if a link leaves the template).
 void build_cross_links(TraceTemplate& t);
 // Graphviz DOT text of the template.

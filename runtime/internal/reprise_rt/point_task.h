@@ -40,6 +40,7 @@ struct SuccessorBlock {
   std::unique_ptr<std::atomic<std::uint8_t>[]> state;  // per point: kDone | kClaimed
   std::atomic<SuccessorBlock*> next{nullptr};
   std::vector<PointTask*> points;  // this batch's points, by instruction (for the previous batch)
+  std::unique_ptr<PointTask[]> tasks;  // their storage (one allocation per batch)
 };
 
 struct PointTask {
@@ -59,6 +60,7 @@ struct PointTask {
   bool receive = false;
   std::uint32_t succ_begin = 0, succ_count = 0;
   std::uint32_t batch_index = 0;  // its instruction in the batch
+  bool in_block = false;          // storage owned by its SuccessorBlock
 };
 
 }  // namespace reprise::detail
