@@ -225,3 +225,26 @@ TEST(AutoTrace, TheRuntimeReallyReplays) {
   EXPECT_GT(stats.replays, 5u);
   EXPECT_GT(double(stats.points_replayed) / double(stats.points_launched), 0.5);
 }
+
+TEST(AutoTrace, RepeatsJustOverTheMaximumLengthAreTracedWhole) {
+  // A step of 67 ops ends at a blocking wait each time (a barrier): cut at the maximum length
+  // (64), its 3-op tail would be shorter than the minimum (5) and stay untraced every step; it
+  // joins the last piece instead.
+  Log log;
+  {
+    AutoTraceOptions o = sync_options();
+    o.max_trace_length = 64;
+    o.min_trace_length = 5;
+    AutoTracer t(o, log);
+    std::vector<std::uint64_t> s;
+    for (int step = 0; step < 300; ++step) {
+      for (std::uint64_t k = 1; k <= 67; ++k) s.push_back(k);
+      s.push_back(0);
+    }
+    run(t, log, s);
+    t.flush();
+  }
+  const std::size_t n = log.state.size();
+  ASSERT_EQ(n, 300u * 67u);
+  EXPECT_GE(log.replayed_fraction(n / 2, n), 0.99);
+}

@@ -161,12 +161,15 @@ void AutoTracer::ingest_due() {
 
 void AutoTracer::insert(const std::vector<std::uint64_t>& tokens) {
   if (tokens.size() < opt_.min_trace_length) return;
-  // Longer than the maximum: cut into pieces of the maximum length (a short tail is dropped).
-  for (std::size_t at = 0; at < tokens.size(); at += opt_.max_trace_length) {
+  // Longer than the maximum: cut into pieces of the maximum length; a tail shorter than the
+  // minimum joins the last piece (dropping it would leave those ops untraced every time).
+  for (std::size_t at = 0; at < tokens.size();) {
     std::size_t len = std::min(opt_.max_trace_length, tokens.size() - at);
+    if (tokens.size() - at - len < opt_.min_trace_length) len = tokens.size() - at;
     if (len < opt_.min_trace_length) break;
     std::vector<std::uint64_t> piece(tokens.begin() + std::ptrdiff_t(at),
                                      tokens.begin() + std::ptrdiff_t(at + len));
+    at += len;
     std::string key = key_of(piece);
     if (known_.count(key)) continue;
     std::uint32_t node = 0;
