@@ -50,6 +50,7 @@ void resolve_fields(const detail::RegionForest& forest, const OpLabel& op, int i
                     const std::vector<FieldID>& fields, ReqInfo& out) {
   const auto& fs = forest.field_space(forest.tree(out.tree).field_space);
   if (fields.empty()) throw Error(fmt::format("{}: requirement {} names no field", op, index));
+  out.field_indices.reserve(fields.size());
   for (FieldID f : fields) {
     int fi = fs.index_of(f);
     if (fi < 0)
@@ -319,6 +320,7 @@ Future Context::execute(const TaskLauncher& l) {
   op->task_info = &t;
   op->domain = Domain(Rect<1>({0}, {0}));
   op->args.assign(l.args().data(), l.args().data() + l.args().size());
+  op->reqs.reserve(l.requirements().size());
   for (std::size_t i = 0; i < l.requirements().size(); ++i) {
     const auto& r = l.requirements()[i];
     if (r.partition.valid())
@@ -350,6 +352,7 @@ FutureMap Context::execute(const IndexLauncher& l) {
   op->task_info = &t;
   op->domain = dom;
   op->args.assign(l.args().data(), l.args().data() + l.args().size());
+  op->reqs.reserve(l.requirements().size());
   for (std::size_t i = 0; i < l.requirements().size(); ++i) {
     const auto& r = l.requirements()[i];
     op->reqs.push_back(r.partition.valid()

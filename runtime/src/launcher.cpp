@@ -3,6 +3,10 @@
 namespace reprise {
 
 namespace {
+// Launches rarely have more than four requirements: no regrowth (and copies) while adding.
+void reserve_for(std::vector<RegionRequirement>& reqs) {
+  if (reqs.empty()) reqs.reserve(4);
+}
 RegionRequirement region_req(Region r, Privilege p, ReductionOp op, std::vector<FieldID> f) {
   RegionRequirement q;
   q.region = r;
@@ -27,11 +31,13 @@ TaskLauncher& TaskLauncher::add(Region r, Privilege p, std::initializer_list<Fie
   return add(r, p, std::vector<FieldID>(fields));
 }
 TaskLauncher& TaskLauncher::add(Region r, Privilege p, std::vector<FieldID> fields) {
+  reserve_for(reqs_);
   reqs_.push_back(region_req(r, p, ReductionOp::None, std::move(fields)));
   return *this;
 }
 TaskLauncher& TaskLauncher::add_reduction(Region r, ReductionOp op,
                                           std::initializer_list<FieldID> fields) {
+  reserve_for(reqs_);
   reqs_.push_back(region_req(r, Privilege::Reduce, op, fields));
   return *this;
 }
@@ -46,20 +52,24 @@ IndexLauncher& IndexLauncher::add(const Partition& p, const Projection& proj, Pr
 }
 IndexLauncher& IndexLauncher::add(const Partition& p, const Projection& proj, Privilege priv,
                                   std::vector<FieldID> fields) {
+  reserve_for(reqs_);
   reqs_.push_back(partition_req(p, proj, priv, ReductionOp::None, std::move(fields)));
   return *this;
 }
 IndexLauncher& IndexLauncher::add(Region r, Privilege priv, std::initializer_list<FieldID> fields) {
+  reserve_for(reqs_);
   reqs_.push_back(region_req(r, priv, ReductionOp::None, fields));
   return *this;
 }
 IndexLauncher& IndexLauncher::add_reduction(const Partition& p, const Projection& proj,
                                             ReductionOp op, std::initializer_list<FieldID> fields) {
+  reserve_for(reqs_);
   reqs_.push_back(partition_req(p, proj, Privilege::Reduce, op, fields));
   return *this;
 }
 IndexLauncher& IndexLauncher::add_reduction(Region r, ReductionOp op,
                                             std::initializer_list<FieldID> fields) {
+  reserve_for(reqs_);
   reqs_.push_back(region_req(r, Privilege::Reduce, op, fields));
   return *this;
 }
