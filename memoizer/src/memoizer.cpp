@@ -327,7 +327,6 @@ void Memoizer::replay_batch(const TraceTemplate& t, Event fence, bool elide) {
     block->cross = t.cross;
     block->state = std::make_unique<std::atomic<std::uint8_t>[]>(n);
   }
-  batch_.resize(n);
   for (std::size_t i = 0; i < n; ++i) {
     const Instruction& in = t.instrs[i];
     const bool copy = in.kind == Instruction::Kind::Copy;
@@ -336,31 +335,28 @@ void Memoizer::replay_batch(const TraceTemplate& t, Event fence, bool elide) {
     // A replayed task point needs no completion event when every later wait on it is a
     // counter: in-trace edges and (with reversed links) the next replay's elision links.
     // Copies keep theirs (the physical effects name them).
-    PointTask* task = &block->tasks[i];
-    task->in_block = true;
+    PointTask& task = block->tasks[i];
     if (copy)
-      exec.init_point(*task, op, 0, in.proc, edges, nullptr, true);
+      exec.init_point(task, op, 0, in.proc, edges, nullptr, true);
     else
-      exec.init_point(*task, op, in.point, in.proc, edges, &t.instr_points[i], t.cross == nullptr);
-    if (copy) copy_done_[in.op] = task->done;
-    task->block = block;
-    task->succ_begin = t.succ_begin[i];
-    task->succ_count = t.succ_count[i];
-    task->batch_index = std::uint32_t(i);
-    batch_[i] = task;
+      exec.init_point(task, op, in.point, in.proc, edges, &t.instr_points[i], t.cross == nullptr);
+    if (copy) copy_done_[in.op] = task.done;
+    task.block = block;
+    task.succ_begin = t.succ_begin[i];
+    task.succ_count = t.succ_count[i];
+    task.batch_index = std::uint32_t(i);
   }
   for (std::size_t k = 0; k < t.successors.size(); ++k)
-    block->successors[k] = batch_[t.successors[k]];
-  if (t.cross) block->points = batch_;
+    block->successors[k] = &block->tasks[t.successors[k]];
   for (std::size_t i = 0; i < n; ++i) {
     scratch_.clear();
     gather_external(t, t.instrs[i], fence, elide && !cross);
-    exec.wait_for(batch_[i], scratch_);
+    exec.wait_for(&block->tasks[i], scratch_);
   }
   if (cross) exec.link_batches(*prev_block_, *block);
   drop_prev_block();
   prev_block_ = block;
-  for (PointTask* task : batch_) exec.release(task);
+  for (std::size_t i = 0; i < n; ++i) exec.release(&block->tasks[i]);
 }
 
 void Memoizer::drop_prev_block() {

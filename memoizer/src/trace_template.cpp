@@ -91,6 +91,22 @@ void propagate_copies(TraceTemplate& t) {
   t.edges_after_reduction = t.pre_slots.size();
 }
 
+namespace {
+// The instruction of each (op, point) of t, by op (ops: how many ops the trace has); ~0u where
+// a point has none.
+std::vector<std::vector<std::uint32_t>> op_instructions(const TraceTemplate& t, std::size_t ops) {
+  std::vector<std::vector<std::uint32_t>> of(ops);
+  for (std::uint32_t i = 0; i < t.instrs.size(); ++i) {
+    const Instruction& in = t.instrs[i];
+    if (in.kind != Instruction::Kind::Op) continue;
+    auto& v = of[in.op];
+    if (v.size() <= in.point) v.resize(in.point + 1, ~0u);
+    v[in.point] = i;
+  }
+  return of;
+}
+}  // namespace
+
 void compute_elision_links(TraceTemplate& t, const std::vector<OpRef>& recorded,
                            const RegionForest& forest, EventTable& events) {
   // Fake completion events name (op, point): id = op + 1 (+ offset for the second copy),
@@ -115,15 +131,7 @@ void compute_elision_links(TraceTemplate& t, const std::vector<OpRef>& recorded,
   LogicalAnalysis la(forest, events, /*prune_completed=*/false);
   for (std::uint32_t k = 0; k < n; ++k)
     if (is_point_op(*recorded[k])) la.record(copy_of(k, 0));
-  // Instruction of (op, point) in this template.
-  std::vector<std::vector<std::uint32_t>> instr_of(n);
-  for (std::uint32_t i = 0; i < t.instrs.size(); ++i) {
-    const Instruction& in = t.instrs[i];
-    if (in.kind != Instruction::Kind::Op) continue;
-    auto& v = instr_of[in.op];
-    if (v.size() <= in.point) v.resize(in.point + 1, ~0u);
-    v[in.point] = i;
-  }
+  std::vector<std::vector<std::uint32_t>> instr_of = op_instructions(t, n);
   std::vector<std::vector<Link>> per_instr(t.instrs.size());
   PointPreconditions pre;
   for (std::uint32_t k = 0; k < n; ++k) {
@@ -276,20 +284,10 @@ void build_cross_links(TraceTemplate& t) {
   t.cross.reset();
   if (!t.batch_replay || t.links.empty()) return;
   const std::uint32_t n = std::uint32_t(t.instrs.size());
-  // The instruction of each (op, point) and of each copy.
-  std::vector<std::vector<std::uint32_t>> of_op;
+  const std::vector<std::vector<std::uint32_t>> of_op = op_instructions(t, t.ops.size());
   std::vector<std::uint32_t> of_copy(t.copies.size(), ~0u);
-  for (std::uint32_t i = 0; i < n; ++i) {
-    const Instruction& in = t.instrs[i];
-    if (in.kind == Instruction::Kind::Copy) {
-      of_copy[in.op] = i;
-    } else if (in.kind == Instruction::Kind::Op) {
-      if (of_op.size() <= in.op) of_op.resize(in.op + 1);
-      auto& v = of_op[in.op];
-      if (v.size() <= in.point) v.resize(in.point + 1, ~0u);
-      v[in.point] = i;
-    }
-  }
+  for (std::uint32_t i = 0; i < n; ++i)
+    if (t.instrs[i].kind == Instruction::Kind::Copy) of_copy[t.instrs[i].op] = i;
   auto source = [&](const Link& l) -> std::uint32_t {
     if (l.from_copy) return l.op < of_copy.size() ? of_copy[l.op] : ~0u;
     if (l.op >= of_op.size() || l.point >= of_op[l.op].size()) return ~0u;

@@ -74,29 +74,27 @@ void Executor::precondition_done(void* ctx, std::uint64_t) {
   if (t->pending.fetch_sub(1, std::memory_order_acq_rel) == 1) t->exec->enqueue(t);
 }
 
-PointTask* Executor::prepare(Op& op, std::uint32_t point, Processor proc, std::int32_t in_edges,
-                             const DomainPoint* coords, bool completion_event) {
+PointTask* Executor::prepare(Op& op, std::uint32_t point, Processor proc, std::int32_t in_edges) {
   auto task = make_pooled<PointTask>();
-  init_point(*task, op, point, proc, in_edges, coords, completion_event);
+  init_point(*task, op, point, proc, in_edges, nullptr, true);
   return task.release();  // owned by the executor until it has run
 }
 
 void Executor::init_point(PointTask& t, Op& op, std::uint32_t point, Processor proc,
                           std::int32_t in_edges, const DomainPoint* coords, bool completion_event) {
-  PointTask* task = &t;
-  task->exec = this;
-  task->op = OpRef(&op);
+  t.exec = this;
+  t.op = OpRef(&op);
   op.add_ref();
-  task->point_index = point;
-  task->point = coords ? *coords : op.domain.delinearize(coord_t(point));
-  task->proc = proc;
+  t.point_index = point;
+  t.point = coords ? *coords : op.domain.delinearize(coord_t(point));
+  t.proc = proc;
   if (op.task_info) {
-    task->variant = op.task_info->variant(proc.kind);
-    if (!task->variant) task->variant = op.task_info->variant(ProcessorKind::CPU);
+    t.variant = op.task_info->variant(proc.kind);
+    if (!t.variant) t.variant = op.task_info->variant(ProcessorKind::CPU);
   }
-  task->done = completion_event ? rt_.events().create() : kNoEvent;
-  op.point_done[point] = task->done;
-  task->pending.store(1 + in_edges, std::memory_order_relaxed);
+  t.done = completion_event ? rt_.events().create() : kNoEvent;
+  op.point_done[point] = t.done;
+  t.pending.store(1 + in_edges, std::memory_order_relaxed);
 }
 
 void Executor::wait_for(PointTask* t, std::span<const Event> pre) {
@@ -223,7 +221,7 @@ void Executor::run_point(PointTask* t) {
   SuccessorBlock* block = t->block;
   const std::uint32_t succ_begin = t->succ_begin, succ_count = t->succ_count;
   const std::uint32_t batch_index = t->batch_index;
-  if (!t->in_block) PoolDelete<PointTask>{}(t);  // a batch's points go with its block
+  if (!block) PoolDelete<PointTask>{}(t);  // a batch's points go with their block
   if (done.exists()) rt_.events().trigger(done);
   if (block) {
     for (std::uint32_t i = 0; i < succ_count; ++i) release(block->successors[succ_begin + i]);
@@ -238,7 +236,7 @@ void Executor::run_point(PointTask* t) {
 void Executor::count_down_cross(const SuccessorBlock& b, std::uint32_t j,
                                 const SuccessorBlock& next) {
   const CrossLinks& c = *b.cross;
-  for (std::uint32_t i = 0; i < c.count[j]; ++i) release(next.points[c.targets[c.begin[j] + i]]);
+  for (std::uint32_t i = 0; i < c.count[j]; ++i) release(&next.tasks[c.targets[c.begin[j] + i]]);
 }
 
 void Executor::cross_done(SuccessorBlock& b, std::uint32_t j) {

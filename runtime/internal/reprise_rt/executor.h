@@ -31,11 +31,10 @@ class Executor final : public GraphSink {
 
   // Batch launch (replays): create every point first, holding `in_edges` + 1 counts; add event
   // waits; wire successors through a SuccessorBlock; then release each point.
-  // coords: the point's coordinates if known (else computed); without a completion event
-  // the point is known only to its batch's counters and its op's completion count.
-  PointTask* prepare(Op& op, std::uint32_t point, Processor proc, std::int32_t in_edges,
-                     const DomainPoint* coords = nullptr, bool completion_event = true);
-  // The same for a point whose storage its batch owns (SuccessorBlock::tasks).
+  PointTask* prepare(Op& op, std::uint32_t point, Processor proc, std::int32_t in_edges);
+  // The same for a point whose storage its batch owns (SuccessorBlock::tasks). coords: the
+  // point's coordinates if known (else computed); without a completion event the point is
+  // known only to its batch's counters and its op's completion count.
   void init_point(PointTask& t, Op& op, std::uint32_t point, Processor proc, std::int32_t in_edges,
                   const DomainPoint* coords, bool completion_event);
   void wait_for(PointTask* t, std::span<const Event> pre);

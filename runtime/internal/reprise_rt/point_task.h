@@ -16,31 +16,29 @@ namespace reprise::detail {
 class Executor;
 struct PointTask;
 
-// The successor lists of a batch of points launched together (a replayed template): its
-// in-trace edges are counters, not events. Freed when the last point of the batch has run
-// (and the memoizer has let go of it).
-//
-// Back-to-back replays of one idempotent template are linked the same way (fence elision):
-// point j of this batch counts down, in the next batch, the points `cross` lists for it (the
-// template's links, reversed). Either j's
-// completion or the next batch's launch does it, whichever comes second: j marks itself done,
-// the launcher publishes `next`, and the one that sees the other's mark claims j.
 // A template's fence-elision links, reversed: per point of one replay, the points of the next
 // replay that wait for it (shared by the template and the batches still running).
 struct CrossLinks {
   std::vector<std::uint32_t> begin, count, targets;
 };
 
+// A batch of points launched together (a replayed template): it owns their storage, and its
+// in-trace edges are counters, not events. Freed when the last point of the batch has run and
+// the memoizer has let go of it.
+//
+// Back-to-back replays of one idempotent template are linked the same way (fence elision):
+// point j of this batch counts down, in the next batch, the points `cross` lists for it.
+// Either j's completion or the next batch's launch does it, whichever comes second: j marks
+// itself done, the launcher publishes `next`, and the one that sees the other's mark claims j.
 struct SuccessorBlock {
   static constexpr std::uint8_t kDone = 1, kClaimed = 2;
   std::atomic<std::int32_t> unfinished{0};
+  std::unique_ptr<PointTask[]> tasks;  // the batch's points, by instruction
   std::vector<PointTask*> successors;
   // Fence elision without events (null when the template has no links).
   std::shared_ptr<const CrossLinks> cross;
   std::unique_ptr<std::atomic<std::uint8_t>[]> state;  // per point: kDone | kClaimed
   std::atomic<SuccessorBlock*> next{nullptr};
-  std::vector<PointTask*> points;  // this batch's points, by instruction (for the previous batch)
-  std::unique_ptr<PointTask[]> tasks;  // their storage (one allocation per batch)
 };
 
 struct PointTask {
@@ -53,14 +51,13 @@ struct PointTask {
   Event done;
   std::atomic<std::int32_t> pending{1};
   PointTask* next = nullptr;        // intrusive link for ready queues
-  SuccessorBlock* block = nullptr;  // batch launches only
+  SuccessorBlock* block = nullptr;  // batch launches only (the block owns the point)
   // Control replication: a copy between shards runs as its send half (send_to) here or its
   // receive half (receive) here.
   std::int32_t send_to = -1;
   bool receive = false;
   std::uint32_t succ_begin = 0, succ_count = 0;
   std::uint32_t batch_index = 0;  // its instruction in the batch
-  bool in_block = false;          // storage owned by its SuccessorBlock
 };
 
 }  // namespace reprise::detail
