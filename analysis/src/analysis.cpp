@@ -191,6 +191,21 @@ bool reads_data(Privilege p) {
   return p == Privilege::ReadOnly || p == Privilege::ReadWrite;
 }
 
+// Gathers into fields/mask the field of needs[i] and of every later need that `same` accepts
+// (one copy or fold carries them all), calls each(need) for them and marks them taken.
+template <class Need, class Same, class Each>
+void take_group(std::vector<Need>& needs, std::size_t i, Same&& same, PoolVector<int>& fields,
+                FieldMask& mask, Each&& each) {
+  for (std::size_t j = i; j < needs.size(); ++j) {
+    Need& n = needs[j];
+    if (n.field < 0 || !same(n)) continue;
+    fields.push_back(n.field);
+    mask |= FieldMask(1) << n.field;
+    each(n);
+    n.field = -1;
+  }
+}
+
 // A generated copy of `fields` of tree over rect, from src to dst.
 OpRef make_copy(const Op& for_op, std::uint32_t tree, std::uint32_t root_region,
                 const PoolVector<int>& fields, FieldMask mask, const Domain& rect, Instance* src,
@@ -243,24 +258,22 @@ void Analysis::launch_with_copies(Op& op, std::uint32_t p) {
       PoolVector<int> fields;
       FieldMask mask = 0;
       copy_pre_.assign(logical_pre.begin(), logical_pre.end());
-      for (std::size_t j = i; j < needs_.size(); ++j) {
-        CopyNeed& n = needs_[j];
-        if (n.field < 0 || n.src_mem != needs_[i].src_mem || !(n.rect == needs_[i].rect)) continue;
-        fields.push_back(n.field);
-        mask |= FieldMask(1) << n.field;
-        if (n.src_ready.exists()) copy_pre_.push_back(n.src_ready);
-        if (j != i) n.field = -1;
-      }
-      const Domain part = needs_[i].rect;
-      Instance* src = instance_for(q.tree, needs_[i].src_mem);
-      OpRef c = make_copy(op, q.tree, root_region, fields, mask, part, src, dst);
+      const CopyNeed first = needs_[i];
+      take_group(
+          needs_, i,
+          [&](const CopyNeed& n) { return n.src_mem == first.src_mem && n.rect == first.rect; },
+          fields, mask,
+          [&](const CopyNeed& n) {
+            if (n.src_ready.exists()) copy_pre_.push_back(n.src_ready);
+          });
+      Instance* src = instance_for(q.tree, first.src_mem);
+      OpRef c = make_copy(op, q.tree, root_region, fields, mask, first.rect, src, dst);
       c->copy_index = copies_made_++;
       Event done = graph().copy(c, copy_proc, copy_pre_, p);
-      for (int fi : fields) physical_.copied(q.tree, root, fi, part, dst->memory(), done);
+      for (int fi : fields) physical_.copied(q.tree, root, fi, first.rect, dst->memory(), done);
       point_pre_.push_back(done);
-      needs_[i].field = -1;
     }
-    fold_pending(op, p, q, copy_proc);
+    fold_pending(op, p, r, copy_proc);
   }
   // Each reducer gets a reduction instance of its own over its rectangle in the chosen
   // memory: the first slot whose earlier contributions are all folded (or discarded).
@@ -291,38 +304,32 @@ void Analysis::launch_with_copies(Op& op, std::uint32_t p) {
   }
 }
 
-void Analysis::fold_pending(Op& op, std::uint32_t p, const ReqInfo& q, Processor copy_proc) {
+void Analysis::fold_pending(Op& op, std::uint32_t p, std::size_t r, Processor copy_proc) {
   // Reduction instances are folded into the reader's instance one after the other, in the
   // order their reducers were launched: the result does not depend on timing.
-  const std::size_t nreq = op.reqs.size();
-  const std::size_t r = std::size_t(&q - op.reqs.data());
-  Instance* dst = op.point_instances[p * nreq + r];
+  const ReqInfo& q = op.reqs[r];
+  Instance* dst = op.point_instances[p * op.reqs.size() + r];
   const std::uint32_t root_region = rt_.forest().tree(q.tree).root;
   const Domain& root = rt_.forest().region(root_region).bounds;
   for (std::size_t i = 0; i < folds_.size(); ++i) {
-    if (folds_[i].field < 0) continue;
+    if (folds_[i].field < 0) continue;  // folded with an earlier field
     PoolVector<int> fields;
     FieldMask mask = 0;
-    for (std::size_t j = i; j < folds_.size(); ++j) {
-      FoldNeed& n = folds_[j];
-      if (n.field < 0 || n.list != folds_[i].list || !(n.rect == folds_[i].rect)) continue;
-      fields.push_back(n.field);
-      mask |= FieldMask(1) << n.field;
-      if (j != i) n.field = -1;
-    }
-    const Domain part = folds_[i].rect;
-    folds_[i].field = -1;
+    const FoldNeed first = folds_[i];
+    take_group(
+        folds_, i, [&](const FoldNeed& n) { return n.list == first.list && n.rect == first.rect; },
+        fields, mask, [](const FoldNeed&) {});
     // Each fold waits for the data it folds into (copies and earlier folds, in point_pre_).
     Event last;
-    for (Instance* red : physical_.pending_list(folds_[i].list)) {
+    for (Instance* red : physical_.pending_list(first.list)) {
       copy_pre_.assign(point_pre_.begin(), point_pre_.end());
       if (last.exists()) copy_pre_.push_back(last);
-      OpRef c = make_copy(op, q.tree, root_region, fields, mask, part, red, dst);
+      OpRef c = make_copy(op, q.tree, root_region, fields, mask, first.rect, red, dst);
       c->fold = true;
       c->copy_index = copies_made_++;
       last = graph().copy(c, copy_proc, copy_pre_, p);
     }
-    for (int fi : fields) physical_.folded(q.tree, root, fi, part, dst->memory(), last);
+    for (int fi : fields) physical_.folded(q.tree, root, fi, first.rect, dst->memory(), last);
     point_pre_.push_back(last);
   }
 }

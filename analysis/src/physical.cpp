@@ -203,8 +203,7 @@ void PhysicalState::reduced(std::uint32_t tree, const Domain& root, int fi, cons
                                       kNoEvent, reduction});
   // (Validity does not change: the piece's stamp stays, so later reads still record facts.)
   cut(pieces(tree, root, fi), rect, [&](Piece& p) { p.pending = append(p.pending, reduction); });
-  if (pending_trees_.size() <= tree) pending_trees_.resize(tree + 1, false);
-  pending_trees_[tree] = true;
+  mark_reduced(tree);
 }
 
 void PhysicalState::folded(std::uint32_t tree, const Domain& root, int fi, const Domain& rect,
@@ -213,8 +212,7 @@ void PhysicalState::folded(std::uint32_t tree, const Domain& root, int fi, const
   if (journaling_)
     effects_.push_back(
         PhysicalEffect{tree, fi, root, rect, mem, PhysicalEffect::Kind::Folded, ready});
-  if (pending_trees_.size() <= tree) pending_trees_.resize(tree + 1, false);
-  pending_trees_[tree] = true;
+  mark_reduced(tree);
   cut(pieces(tree, root, fi), rect, [&](Piece& p) {
     p.pending = 0;
     p.valid = MemMask(1) << mem;
@@ -222,6 +220,11 @@ void PhysicalState::folded(std::uint32_t tree, const Domain& root, int fi, const
     p.ready[mem] = ready;
     if (journaling_) p.stamp = epoch_;
   });
+}
+
+void PhysicalState::mark_reduced(std::uint32_t tree) {
+  if (pending_trees_.size() <= tree) pending_trees_.resize(tree + 1, false);
+  pending_trees_[tree] = true;
 }
 
 std::uint32_t PhysicalState::append(std::uint32_t list, Instance* add) {

@@ -44,8 +44,8 @@ class Analysis final : public OpSink {
   void choose_memories(Op& op, std::size_t p, const MapperTaskInfo* info);
   // Launches point p after the copies that make its instances valid; updates the state.
   void launch_with_copies(Op& op, std::uint32_t p);
-  // Folds the pending reductions a read of requirement q found (folds_) into its instance.
-  void fold_pending(Op& op, std::uint32_t p, const ReqInfo& q, Processor copy_proc);
+  // Folds the pending reductions a read of requirement r found (folds_) into its instance.
+  void fold_pending(Op& op, std::uint32_t p, std::size_t r, Processor copy_proc);
   void reduce_futures(const OpRef& op);
   void fence(const OpRef& op);
   void destroy_region(const OpRef& op);

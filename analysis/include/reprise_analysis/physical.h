@@ -150,6 +150,8 @@ class PhysicalState {
   void cut(Pieces& f, const Domain& rect, Fn&& fn);
   // Appends to scratch_ the parts of p outside rect.
   void keep_outside(const Piece& p, const Domain& rect);
+  // From now on has_pending(tree) (see there).
+  void mark_reduced(std::uint32_t tree);
   // The interned list `list` with `add` appended.
   std::uint32_t append(std::uint32_t list, Instance* add);
   std::uint64_t pending_signature(std::uint32_t tree) const;
