@@ -99,6 +99,11 @@ std::uint64_t reduction_key(std::uint32_t tree, std::uint32_t memory, const Doma
 Instance* InstanceManager::find_reduction(std::uint32_t tree, std::uint32_t memory,
                                           const Domain& rect, std::uint32_t slot) const {
   std::lock_guard<std::mutex> g(mutex_);
+  return find_reduction_locked(tree, memory, rect, slot);
+}
+
+Instance* InstanceManager::find_reduction_locked(std::uint32_t tree, std::uint32_t memory,
+                                                 const Domain& rect, std::uint32_t slot) const {
   auto [it, end] = reduction_index_.equal_range(reduction_key(tree, memory, rect, slot));
   for (; it != end; ++it) {
     Instance* i = it->second;
@@ -111,8 +116,8 @@ Instance* InstanceManager::find_reduction(std::uint32_t tree, std::uint32_t memo
 Instance* InstanceManager::reduction_instance(const RegionForest& forest, std::uint32_t tree,
                                               std::uint32_t memory, const Domain& rect,
                                               std::uint32_t slot) {
-  if (Instance* i = find_reduction(tree, memory, rect, slot)) return i;
   std::lock_guard<std::mutex> g(mutex_);
+  if (Instance* i = find_reduction_locked(tree, memory, rect, slot)) return i;
   const FieldSpaceInfo& fs = forest.field_space(forest.tree(tree).field_space);
   const bool remote = !is_local(memory);
   if (!remote) {

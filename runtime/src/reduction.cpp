@@ -76,12 +76,6 @@ void with_type(ScalarType type, F&& f) {
 }
 }  // namespace
 
-std::size_t scalar_size(ScalarType type) {
-  std::size_t n = 0;
-  with_type(type, [&](auto v) { n = sizeof(v); });
-  return n;
-}
-
 void fill_identity(ScalarType type, ReductionOp op, std::byte* dst, std::size_t count) {
   with_type(type, [&](auto v) { fill_typed<decltype(v)>(op, dst, count); });
 }

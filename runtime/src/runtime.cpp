@@ -170,8 +170,7 @@ void Runtime::run(const std::function<void(Context&)>& top_level) {
 }
 
 void Runtime::check_same_program() {
-  std::uint64_t h = 0;
-  for (std::uint64_t w : op_words_) h = (h ^ w) * 0x100000001b3ull + 1;
+  const std::uint64_t h = stream_check_->hash_of(op_words_.size());
   std::vector<std::uint64_t> mins{op_words_.size(), h}, maxs = mins;
   network_->allreduce_min_max(mins, maxs);
   checked_ops_ = op_words_.size();
@@ -317,15 +316,21 @@ void Runtime::wait(Event e) {
   events_.wait(e);
 }
 
-void Runtime::flush_pipeline(Event awaited, bool soft) {
-  // Automatic tracing may hold ops back; the application is about to wait for one.
+namespace {
+OpRef make_flush(Event awaited, bool soft) {
   OpRef f = make_op();
   f->kind = OpKind::Flush;
   f->counted = false;
   f->awaited = awaited;
   f->soft_flush = soft;
   f->domain = Domain(Rect<1>({0}, {0}));
-  queue_.push(std::move(f));
+  return f;
+}
+}  // namespace
+
+void Runtime::flush_pipeline(Event awaited, bool soft) {
+  // Automatic tracing may hold ops back; the application is about to wait for one.
+  queue_.push(make_flush(awaited, soft));
 }
 
 bool Runtime::app_blocked_in_trace() const {
@@ -372,13 +377,9 @@ void Runtime::utility_loop() {
     // tracing, or the application would wait for it forever: release it once.
     if (failed() && !released) {
       released = true;
-      OpRef f = make_op();
-      f->kind = OpKind::Flush;
-      f->counted = false;
-      f->domain = Domain(Rect<1>({0}, {0}));
       try {
-        pipeline_->submit(f);
-      } catch (...) {
+        pipeline_->submit(make_flush(kNoEvent, /*soft=*/false));
+      } catch (...) {  // the program has failed already: its first error is the one reported
       }
     }
   };

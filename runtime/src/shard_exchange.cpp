@@ -250,7 +250,6 @@ void ShardExchange::unpack(const Op& copy) {
   for (int fi : copy.reqs[1].field_indices) {
     ReductionField rf;
     if (copy.fold) {
-      if (at + 3 > b.size()) throw Error("control replication: a fold's data is too short");
       rf.touched = get<std::uint8_t>(b, at) != 0;
       rf.type = ScalarType(get<std::uint8_t>(b, at));
       rf.op = ReductionOp(get<std::uint8_t>(b, at));

@@ -17,7 +17,7 @@ StreamCheck::StreamCheck(Runtime& rt, Network& net) : rt_(rt), net_(net) {
 }
 
 void StreamCheck::issued(std::uint64_t word) {
-  hash_ = (hash_ ^ word) * 0x100000001b3ull + 1;  // as Runtime::check_same_program
+  hash_ = (hash_ ^ word) * 0x100000001b3ull + 1;
   const std::uint64_t n = prefix_.push_back(hash_) + 1;
   if (n > peer_total_.load(std::memory_order_acquire))
     throw Error(fmt::format(

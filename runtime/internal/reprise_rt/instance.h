@@ -99,7 +99,6 @@ void fill_identity(ScalarType type, ReductionOp op, std::byte* dst, std::size_t 
 // dst[i] = dst[i] op src[i] for count elements.
 void fold_elements(ScalarType type, ReductionOp op, std::byte* dst, const std::byte* src,
                    std::size_t count);
-std::size_t scalar_size(ScalarType type);
 // Folds fields of reduction instance src over rect into dst (fields its reducer touched).
 void fold_instance(const Instance& src, Instance& dst, const Domain& rect,
                    std::span<const int> fields);
@@ -132,6 +131,8 @@ class InstanceManager {
   mutable std::mutex mutex_;
   std::vector<Memory> memories_;
   std::uint32_t per_shard_ = 1, shard_ = 0;
+  Instance* find_reduction_locked(std::uint32_t tree, std::uint32_t memory, const Domain& rect,
+                                  std::uint32_t slot) const;
   // Checks the memory has room for `want` bytes and accounts them.
   void reserve(std::uint32_t memory, std::size_t want, std::uint32_t tree, const Domain& rect);
   std::vector<std::vector<std::unique_ptr<Instance>>> by_tree_;  // [tree][memory]

@@ -30,6 +30,9 @@ class StreamCheck {
   void issued(std::uint64_t word);
   // The application thread reached the end of the program.
   void finished();
+  // The hash of this shard's first n ops (n <= the ops issued so far); every shard that
+  // issued the same ops has the same hashes.
+  std::uint64_t hash_of(std::uint64_t n) const { return n == 0 ? 0 : prefix_[n - 1]; }
   // The stall watchdog (a thread that wakes twice a second).
   void start();
   void stop();
@@ -39,8 +42,6 @@ class StreamCheck {
   enum class Kind : std::uint8_t { Finished, Probe, Reply };
   void on_message(std::uint32_t from, std::vector<std::byte>&& bytes);
   void send(std::uint32_t to, Kind kind, std::uint64_t count, std::uint64_t hash);
-  // The hash of this shard's first n ops (n <= the ops published so far).
-  std::uint64_t hash_of(std::uint64_t n) const { return n == 0 ? 0 : prefix_[n - 1]; }
   void diverged(std::uint32_t other, std::uint64_t at) const;
 
   Runtime& rt_;
