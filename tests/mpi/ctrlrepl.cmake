@@ -48,35 +48,25 @@ foreach(np 2 4)
   endforeach()
 endforeach()
 
-# A divergent program and a failing task: every rank reports the error and exits non-zero.
-foreach(case "diverge;different programs" "throw;boom")
-  list(GET case 0 mode)
-  list(GET case 1 text)
-  run_np(2 out rc ${PROGRAM} ${mode} -ll:cpu 1)
-  string(REGEX MATCHALL "reprise: error: [^\n]*${text}" hits "${out}")
-  list(LENGTH hits n)
-  if(rc EQUAL 0 OR n LESS 2)
-    message(FATAL_ERROR "'${mode}' on 2 ranks: expected both ranks to fail with '${text}' (exit ${rc}, ${n} ranks reported):\n${out}")
-  endif()
-  message(STATUS "${mode}: both ranks stopped with the error")
-endforeach()
-
-# A divergence no completion message shows (rank 1 issues two extra fences; its later ops pair
-# up with same-shaped ops elsewhere, and the shards end up waiting for each other): the stall
-# probe compares the op streams and every rank stops with the error; -lg:safe_ctrlrepl finds
-# it at op 1024 and names the first differing op.
-foreach(case "-lg:window|different programs" "-lg:safe_ctrlrepl|first difference at op #8: shard 0 issued index task 'step', shard 1 issued fence")
+# A divergent program, a failing task, and a divergence no completion message shows (rank 1
+# issues two extra fences; its later ops pair up with same-shaped ops elsewhere, and the
+# shards end up waiting for each other: the stall probe compares the op streams, and
+# -lg:safe_ctrlrepl finds it at op 1024 and names the first differing op). Every rank reports
+# the error and exits non-zero. Cases: mode|extra flag ("-": none)|expected text.
+foreach(case "diverge|-|different programs" "throw|-|boom" "diverge_quiet|-|different programs"
+        "diverge_quiet|-lg:safe_ctrlrepl|first difference at op #8: shard 0 issued index task 'step', shard 1 issued fence")
   string(REPLACE "|" ";" case "${case}")
-  list(GET case 0 flag)
-  list(GET case 1 text)
-  if(flag STREQUAL "-lg:window")
-    set(flag -lg:window 256)  # (a harmless flag: the first case runs without the check)
+  list(GET case 0 mode)
+  list(GET case 1 flag)
+  list(GET case 2 text)
+  if(flag STREQUAL "-")
+    set(flag "")
   endif()
-  run_np(2 out rc ${PROGRAM} diverge_quiet -ll:cpu 1 ${flag})
+  run_np(2 out rc ${PROGRAM} ${mode} -ll:cpu 1 ${flag})
   string(REGEX MATCHALL "reprise: error: [^\n]*${text}" hits "${out}")
   list(LENGTH hits n)
   if(rc EQUAL 0 OR n LESS 2)
-    message(FATAL_ERROR "'diverge_quiet ${flag}' on 2 ranks: expected both ranks to fail with '${text}' (exit ${rc}, ${n} ranks reported):\n${out}")
+    message(FATAL_ERROR "'${mode} ${flag}' on 2 ranks: expected both ranks to fail with '${text}' (exit ${rc}, ${n} ranks reported):\n${out}")
   endif()
-  message(STATUS "diverge_quiet ${flag}: both ranks stopped with the error")
+  message(STATUS "${mode} ${flag}: both ranks stopped with the error")
 endforeach()

@@ -1329,22 +1329,6 @@ const char* priv_name(Privilege p) {
   return "?";
 }
 
-const char* redop_name(ReductionOp op) {
-  switch (op) {
-    case ReductionOp::None:
-      return "none";
-    case ReductionOp::Sum:
-      return "sum";
-    case ReductionOp::Prod:
-      return "prod";
-    case ReductionOp::Min:
-      return "min";
-    case ReductionOp::Max:
-      return "max";
-  }
-  return "?";
-}
-
 const char* type_name(ValueType t) {
   switch (t) {
     case ValueType::None:
@@ -1403,7 +1387,7 @@ std::string req_str(const Program& p, const ReqSpec& q) {
   else
     s = ref_str(p, q.region);
   s += std::string(" ") + priv_name(q.priv);
-  if (q.priv == Privilege::Reduce) s += std::string("(") + redop_name(q.redop) + ")";
+  if (q.priv == Privilege::Reduce) s += "(" + std::string(to_string(q.redop)) + ")";
   return s + " " + fields_str(p, tree_of(p, q), q.fields);
 }
 
@@ -1473,7 +1457,7 @@ std::string dump(const Program& p) {
           << " -> " << ref_str(p, op.dst) << " " << fields_str(p, op.dst.tree, op.dst_fields);
         break;
       case OpKind::ReduceFutures:
-        o << "reduce m" << op.source << " " << redop_name(op.redop) << " -> f" << op.result;
+        o << "reduce m" << op.source << " " << to_string(op.redop) << " -> f" << op.result;
         break;
       case OpKind::PointFuture:
         o << "f" << op.result << " = m" << op.source << ".get(" << op.point.str() << ")";
