@@ -79,6 +79,20 @@ void register_all() {
 constexpr coord_t kN = 64;
 constexpr int kPoints = 8;
 
+// The region every test uses (kN elements, fields FX and FY), its launch space and its
+// kPoints equal pieces.
+struct Setup {
+  Region region;
+  IndexSpace points;
+  Partition part;
+};
+Setup make_region(Context& ctx) {
+  auto is = ctx.create_index_space(Rect<1>({0}, {kN - 1}));
+  Region r = ctx.create_region(is, ctx.create_field_space({{FX, 8}, {FY, 8}}));
+  auto points = ctx.create_index_space(Rect<1>({0}, {kPoints - 1}));
+  return Setup{r, points, ctx.partition_equal(r, points)};
+}
+
 // The serial reference: the region starts at `init`; reduction launches fold their points'
 // contributions in point order (each point's instance starts at 0 and gets one value per
 // element), then the next launch; scale_x runs between them when asked.
@@ -107,10 +121,7 @@ std::uint64_t run_sums(std::vector<std::string> flags, int launches, bool whole_
                        bool scale_between, bool traced) {
   std::uint64_t out = 0;
   reprise::run(flags, [&](Context& ctx) {
-    auto is = ctx.create_index_space(Rect<1>({0}, {kN - 1}));
-    Region r = ctx.create_region(is, ctx.create_field_space({{FX, 8}, {FY, 8}}));
-    auto points = ctx.create_index_space(Rect<1>({0}, {kPoints - 1}));
-    Partition part = ctx.partition_equal(r, points);
+    auto [r, points, part] = make_region(ctx);
     ctx.fill(r, FX, 0.25);
     for (int l = 0; l < launches; ++l) {
       if (traced) ctx.begin_trace(1);
@@ -177,10 +188,7 @@ TEST(Reductions, ReplaysReuseTheSameReductionInstances) {
     auto f = flags;
     f.push_back("-lg:no_auto_tracing");
     reprise::run(f, [&](Context& ctx) {
-      auto is = ctx.create_index_space(Rect<1>({0}, {kN - 1}));
-      Region r = ctx.create_region(is, ctx.create_field_space({{FX, 8}, {FY, 8}}));
-      auto points = ctx.create_index_space(Rect<1>({0}, {kPoints - 1}));
-      Partition part = ctx.partition_equal(r, points);
+      auto [r, points, part] = make_region(ctx);
       ctx.fill(r, FX, 0.0);
       for (int l = 0; l < 60; ++l) {
         ctx.begin_trace(7);
@@ -208,10 +216,7 @@ TEST(Reductions, OperatorsFoldInOrderAndWritesDropPendingContributions) {
   for (const auto& flags : kConfigs) {
     std::int64_t got = 0;
     reprise::run(flags, [&](Context& ctx) {
-      auto is = ctx.create_index_space(Rect<1>({0}, {kN - 1}));
-      Region r = ctx.create_region(is, ctx.create_field_space({{FX, 8}, {FY, 8}}));
-      auto points = ctx.create_index_space(Rect<1>({0}, {kPoints - 1}));
-      Partition part = ctx.partition_equal(r, points);
+      auto [r, points, part] = make_region(ctx);
       ctx.fill(r, FY, std::int64_t(500));
       IndexLauncher mx(T_MAXV, points);
       mx.add_reduction(r, ReductionOp::Max, {FY});
