@@ -118,7 +118,11 @@ const std::vector<FlagDef>& flag_table() {
                        }));
     add("-lg:auto_trace:visit_threshold", "N", "sightings of a candidate before it is traced",
         i32(&Config::at_visit_threshold, 1, 1 << 20, "-lg:auto_trace:visit_threshold"));
-    add("-lg:auto_trace:log", "file", "write what automatic tracing found and did, per op",
+    add("-lg:auto_trace:analysis_delay_us", "N",
+        "testing: every background analysis takes N us longer (late analyses)",
+        i32(&Config::at_analysis_delay_us, 0, 10000000, "-lg:auto_trace:analysis_delay_us"));
+    add("-lg:auto_trace:log", "file",
+        "write what automatic tracing found and did, per op (<file>.<shard> under mpirun)",
         std::make_pair(
             [](const Config& c) { return c.at_log.empty() ? std::string("(off)") : c.at_log; },
             [](Config& c, const std::string& v) { c.at_log = v; }));

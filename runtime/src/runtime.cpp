@@ -230,9 +230,8 @@ void Runtime::issue(OpRef op) {
   if (in_flight > config_.window && !trace_open_) {
     // Let the pipeline drain to half the window before issuing more (hysteresis keeps the
     // application thread from waking per op).
+    // (Automatic tracing never holds more than a quarter of the window: no flush needed.)
     std::int64_t low = config_.window / 2;
-    // Held ops only need releasing if there are enough of them to keep the window full.
-    flush_pipeline(kNoEvent, /*soft=*/true);
     app_waiting_.store(true, std::memory_order_seq_cst);
     for (std::int64_t n; (n = outstanding_.load(std::memory_order_seq_cst)) > low;)
       outstanding_.wait(n, std::memory_order_seq_cst);
@@ -317,20 +316,19 @@ void Runtime::wait(Event e) {
 }
 
 namespace {
-OpRef make_flush(Event awaited, bool soft) {
+OpRef make_flush(Event awaited) {
   OpRef f = make_op();
   f->kind = OpKind::Flush;
   f->counted = false;
   f->awaited = awaited;
-  f->soft_flush = soft;
   f->domain = Domain(Rect<1>({0}, {0}));
   return f;
 }
 }  // namespace
 
-void Runtime::flush_pipeline(Event awaited, bool soft) {
+void Runtime::flush_pipeline(Event awaited) {
   // Automatic tracing may hold ops back; the application is about to wait for one.
-  queue_.push(make_flush(awaited, soft));
+  queue_.push(make_flush(awaited));
 }
 
 bool Runtime::app_blocked_in_trace() const {
@@ -378,7 +376,7 @@ void Runtime::utility_loop() {
     if (failed() && !released) {
       released = true;
       try {
-        pipeline_->submit(make_flush(kNoEvent, /*soft=*/false));
+        pipeline_->submit(make_flush(kNoEvent));
       } catch (...) {  // the program has failed already: its first error is the one reported
       }
     }

@@ -70,3 +70,39 @@ foreach(case "diverge|-|different programs" "throw|-|boom" "diverge_quiet|-|diff
   endif()
   message(STATUS "${mode} ${flag}: both ranks stopped with the error")
 endforeach()
+
+# Automatic tracing decides alike on every shard (Apophenia §5.1): rank 1's analyses are made
+# slow, so only rank 1 waits for them; the shards agree on raising the ingestion delay, and
+# take the same results in at the same ops, so both logs record the same decisions (which
+# traces, where) and the same delay. (Without the agreement the logs differ.) Unbound ranks,
+# so that oneTBB has a worker thread for the background analyses.
+set(dir "${CMAKE_CURRENT_BINARY_DIR}/late_agreement")
+file(REMOVE_RECURSE "${dir}")
+file(MAKE_DIRECTORY "${dir}")
+set(s ${STENCIL} -nx 64 -ny 64 -px 2 -py 2 -iters 400 --trace auto -ll:cpu 1
+      -lg:auto_trace:log ${dir}/log)
+execute_process(COMMAND ${STENCIL} -nx 64 -ny 64 -px 2 -py 2 -iters 400 --trace none
+                OUTPUT_VARIABLE single)
+string(REGEX MATCH "checksum=[0-9a-f]+" want "${single}")
+execute_process(COMMAND ${MPIRUN} --bind-to none --oversubscribe -np 1 ${s} : -np 1 ${s}
+                        -lg:auto_trace:analysis_delay_us 3000
+                OUTPUT_VARIABLE out ERROR_VARIABLE err RESULT_VARIABLE rc TIMEOUT 120)
+string(REGEX MATCH "checksum=[0-9a-f]+" got "${out}")
+if(NOT rc EQUAL 0 OR NOT got STREQUAL want)
+  message(FATAL_ERROR "stencil, auto, slow analyses on rank 1: '${got}' vs '${want}' (exit ${rc}):\n${out}${err}")
+endif()
+foreach(r 0 1)
+  file(STRINGS "${dir}/log.${r}" lines${r})
+  list(FILTER lines${r} EXCLUDE REGEX "^#")
+  file(STRINGS "${dir}/log.${r}" summary${r} REGEX "^# (ops|ingest_delay) ")
+  string(REGEX MATCH "late [0-9]+" late${r} "${summary${r}}")
+  string(REGEX MATCH "ingest_delay [0-9]+" delay${r} "${summary${r}}")
+  string(REGEX MATCH "traces [0-9]+" traces${r} "${summary${r}}")
+endforeach()
+if(NOT lines0 STREQUAL lines1 OR NOT delay0 STREQUAL delay1)
+  message(FATAL_ERROR "automatic tracing decided differently on the two shards (${delay0} vs ${delay1}); see ${dir}/log.0 and log.1")
+endif()
+if(late1 STREQUAL "late 0" OR traces1 STREQUAL "traces 0")
+  message(FATAL_ERROR "the slow analyses on rank 1 were never late or nothing was traced: ${summary1}")
+endif()
+message(STATUS "auto tracing with slow analyses on rank 1: same decisions (${late0} / ${late1}, agreed ${delay0}, ${traces1})")

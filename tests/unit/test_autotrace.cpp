@@ -176,6 +176,56 @@ TEST(AutoTrace, AsynchronousAnalysesGiveTheSameKindOfResult) {
   EXPECT_GE(log.replayed_fraction(3000, 5800), 0.9);
 }
 
+namespace {
+// Another shard's verdicts, scripted: analysis `late_k` was late elsewhere. Checks the
+// protocol: reports in order, verdicts asked for `kAgreementLag` analyses later, and every op
+// from before the asked-for analysis already handed on (a shard still behind may wait on it).
+struct ScriptedAgreement final : LateAgreement {
+  const Log& log;
+  std::uint64_t late_k;
+  std::vector<std::uint64_t> ops_at_report;  // ops pushed when analysis k was reported
+  std::vector<std::uint64_t> asked;
+  ScriptedAgreement(const Log& l, std::uint64_t k) : log(l), late_k(k) {}
+  void report(std::uint64_t k, bool late) override {
+    EXPECT_EQ(k, ops_at_report.size());
+    EXPECT_FALSE(late);  // synchronous analyses are never late here
+    ops_at_report.push_back(log.pushed);
+  }
+  bool any_late(std::uint64_t k) override {
+    EXPECT_EQ(k + AutoTracer::kAgreementLag, ops_at_report.size() - 1);
+    EXPECT_GE(log.state.size(), ops_at_report[k]) << "ops held while waiting for shards";
+    asked.push_back(k);
+    return k == late_k;
+  }
+};
+}  // namespace
+
+TEST(AutoTrace, ShardsRaiseTheDelayTogether) {
+  Log log;
+  ScriptedAgreement agree(log, 1);
+  AutoTraceOptions o = sync_options();
+  o.multi_scale_factor = 10;  // analyses every 10 ops, traces up to 200: ops stay held long
+  o.max_trace_length = 200;
+  AutoTracer t(o, log, &agree);
+  std::vector<std::uint64_t> s;
+  for (int i = 0; i < 400; ++i) s.push_back(1 + (i % 37) % 5);
+  std::vector<std::size_t> delays;
+  for (std::uint64_t tok : s) {
+    ++log.pushed;
+    t.push(tok);
+    delays.push_back(t.ingest_delay());
+  }
+  t.flush();
+  ASSERT_EQ(log.state.size(), s.size());
+  ASSERT_GE(agree.asked.size(), 3u);
+  // Only another shard was late (on analysis 1): the delay doubles once, when analysis 3 is
+  // taken in, and at no other time.
+  EXPECT_EQ(t.ingest_delay(), o.ingest_delay * 2);
+  const std::uint64_t raised_at = agree.ops_at_report[1 + AutoTracer::kAgreementLag];
+  EXPECT_EQ(delays[raised_at - 2], o.ingest_delay);
+  EXPECT_EQ(delays[raised_at - 1], o.ingest_delay * 2);
+}
+
 // --- in the runtime ---
 namespace {
 using namespace reprise;

@@ -22,13 +22,27 @@ bool traceable(const Op& op) {
 }
 }  // namespace
 
+namespace {
+std::unique_ptr<ShardLateAgreement> make_agreement(Runtime& rt) {
+  if (!rt.network() || rt.num_shards() < 2) return nullptr;
+  return std::make_unique<ShardLateAgreement>(rt, *rt.network());
+}
+}  // namespace
+
 AutoTraceStage::AutoTraceStage(Runtime& rt, std::unique_ptr<OpSink> next,
                                const tracing::AutoTraceOptions& opt, const std::string& log_path)
-    : rt_(rt), next_(std::move(next)), tracer_(opt, *this) {
+    : rt_(rt),
+      next_(std::move(next)),
+      agreement_(make_agreement(rt)),
+      tracer_(opt, *this, agreement_.get()),
+      max_held_(std::size_t(rt.config().window) / 4) {
   if (!log_path.empty()) {
-    log_ = std::fopen(log_path.c_str(), "w");
+    // Under control replication every shard writes its own log: <file>.<shard>.
+    const std::string path =
+        rt.num_shards() > 1 ? fmt::format("{}.{}", log_path, rt.shard()) : log_path;
+    log_ = std::fopen(path.c_str(), "w");
     if (!log_)
-      REPRISE_LOG_WARN("auto tracing: cannot write the log {}", log_path);
+      REPRISE_LOG_WARN("auto tracing: cannot write the log {}", path);
     else
       std::fputs(
           "# found <trace> length <n> at_op <i> | trace <id> first_op <i> length <n> | "
@@ -45,6 +59,9 @@ AutoTraceStage::~AutoTraceStage() {
                  (unsigned long long)s.ops, (unsigned long long)s.analyses,
                  (unsigned long long)s.late_analyses, (unsigned long long)s.candidates,
                  (unsigned long long)s.traces_issued, (unsigned long long)s.ops_traced);
+    // The same on every shard of a run: the delay is agreed; the waits are this shard's.
+    std::fprintf(log_, "# ingest_delay %zu agreement_waits %llu\n", tracer_.ingest_delay(),
+                 (unsigned long long)(agreement_ ? agreement_->waits() : 0));
     std::fclose(log_);
   }
 }
@@ -66,14 +83,16 @@ void AutoTraceStage::submit(const OpRef& op) {
   if (traceable(*op)) {
     held_.push_back(op);
     tracer_.push(op_token(*op));
+    // Never hold so many that the application's window (it waits until half the window has
+    // drained) could not drain past them. Decided by the op stream alone, not by timing, so
+    // every shard of a control-replicated run decides alike.
+    if (held_.size() > max_held_) tracer_.flush();
     return;
   }
   if (op->kind == OpKind::Flush) {
-    // Only a wait on an op still held (or on everything) has to release what is held; a wait
-    // for the window to drain only if the held ops could keep it from draining.
-    const bool needed =
-        op->soft_flush ? held_.size() >= std::size_t(rt_.config().window) / 4 : holds(op->awaited);
-    if (needed) tracer_.barrier();
+    // Only a wait on an op still held (or on everything) has to release what is held. Such a
+    // wait is announced on every shard: an op still held cannot have completed anywhere.
+    if (holds(op->awaited)) tracer_.barrier();
     next_->submit(op);
     return;
   }

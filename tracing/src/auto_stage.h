@@ -7,6 +7,7 @@
 #include <memory>
 #include <string>
 
+#include "late_agreement.h"
 #include "reprise_rt/graph.h"
 #include "reprise_rt/runtime.h"
 #include "reprise_tracing/auto_tracer.h"
@@ -39,7 +40,9 @@ class AutoTraceStage final : public OpSink, private tracing::AutoTraceSink {
 
   Runtime& rt_;
   std::unique_ptr<OpSink> next_;
+  std::unique_ptr<ShardLateAgreement> agreement_;  // control replication only
   tracing::AutoTracer tracer_;
+  std::size_t max_held_;  // most ops held at once (a quarter of the window)
   std::deque<OpRef> held_;
   std::uint64_t held_base_ = 0;  // tracer index of held_.front()
   std::FILE* log_ = nullptr;

@@ -34,6 +34,7 @@ void run_parsed(const detail::Config& config, const TopLevelTask& top_level,
     opt.algorithm = config.at_algorithm == "batched" ? tracing::IdentifierAlgorithm::Batched
                                                      : tracing::IdentifierAlgorithm::MultiScale;
     opt.visit_threshold = std::size_t(config.at_visit_threshold);
+    opt.analysis_delay_us = std::size_t(config.at_analysis_delay_us);
     stages = std::make_unique<detail::AutoTraceStage>(rt, std::move(stages), opt, config.at_log);
   }
   rt.set_pipeline(std::move(stages), nullptr);

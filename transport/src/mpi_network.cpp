@@ -216,7 +216,7 @@ class MpiNetwork final : public detail::Network {
   }
 
   const std::uint32_t rank_, size_;
-  std::array<Handler, 5> handlers_;  // by Channel
+  std::array<Handler, 6> handlers_;  // by Channel
   std::thread thread_;
   std::mutex mutex_;
   std::condition_variable wake_;

@@ -30,6 +30,7 @@ struct Config {
   int at_multi_scale_factor = 50;            // -lg:auto_trace:multi_scale_factor
   std::string at_algorithm = "multi-scale";  // -lg:auto_trace:identifier_algorithm
   int at_visit_threshold = 1;                // -lg:auto_trace:visit_threshold
+  int at_analysis_delay_us = 0;              // -lg:auto_trace:analysis_delay_us
   std::string at_log;                        // -lg:auto_trace:log
 };
 

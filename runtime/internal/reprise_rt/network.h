@@ -13,6 +13,7 @@ enum class Channel : std::uint32_t {
   Data = 2,   // the bytes of a copy between shards
   Abort = 3,  // a shard failed: every shard stops with its error
   Check = 4,  // op-stream comparison when a shard ends its program
+  Late = 5,   // automatic tracing: whether a shard had to wait for an analysis
 };
 
 class Network {

@@ -127,7 +127,7 @@ class Runtime {
   bool app_blocked_in_trace() const;
   // Tells the pipeline that the application is about to wait (for `awaited`, or for ops to
   // drain when kNoEvent), so that no stage keeps holding what it waits for.
-  void flush_pipeline(Event awaited, bool soft = false);
+  void flush_pipeline(Event awaited);
 
  private:
   void utility_loop();

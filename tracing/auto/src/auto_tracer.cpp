@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <thread>
 
 #include "reprise_tracing/repeats.h"
 
@@ -61,9 +62,11 @@ std::string key_of(const std::vector<std::uint64_t>& tokens) {
 }
 }  // namespace
 
-AutoTracer::AutoTracer(const AutoTraceOptions& options, AutoTraceSink& sink)
+AutoTracer::AutoTracer(const AutoTraceOptions& options, AutoTraceSink& sink,
+                       LateAgreement* agreement)
     : opt_(options),
       sink_(sink),
+      agreement_(agreement),
       delay_(std::max<std::size_t>(1, options.ingest_delay)),
       background_(std::make_unique<Background>()) {
   opt_.min_trace_length = std::max<std::size_t>(1, opt_.min_trace_length);
@@ -134,8 +137,9 @@ void AutoTracer::launch(std::vector<std::uint64_t> slice) {
   if (opt_.synchronous) {
     promise->set_value(find_candidates(slice, min_len));
   } else {
-    background_->run([promise, s = std::move(slice), min_len] {
+    background_->run([promise, s = std::move(slice), min_len, slow = opt_.analysis_delay_us] {
       try {
+        if (slow) std::this_thread::sleep_for(std::chrono::microseconds(slow));
         promise->set_value(find_candidates(s, min_len));
       } catch (...) {
         promise->set_exception(std::current_exception());
@@ -148,15 +152,35 @@ void AutoTracer::launch(std::vector<std::uint64_t> slice) {
 void AutoTracer::ingest_due() {
   while (!jobs_.empty() && jobs_.front().ingest_at <= next_op_) {
     Job& j = jobs_.front();
-    if (j.result.wait_for(std::chrono::seconds(0)) != std::future_status::ready) {
-      // Late: wait for it (every shard ingests at the same op), and give later ones longer.
+    const bool late = j.result.wait_for(std::chrono::seconds(0)) != std::future_status::ready;
+    if (late) {
+      // Wait for it (every shard takes it in at this op), and give later ones longer.
       ++stats_.late_analyses;
-      delay_ = std::min<std::size_t>(delay_ * 2, 1 << 16);
       background_->help();
     }
     for (const auto& c : j.result.get()) insert(c);
     jobs_.pop_front();
+    const std::uint64_t k = ingested_++;
+    if (!agreement_) {
+      if (late) raise_delay();
+      continue;
+    }
+    // Shards raise the delay together: for analysis k - lag, once all have reported it.
+    agreement_->report(k, late);
+    ingested_at_.push_back(next_op_);
+    if (k < kAgreementLag) continue;
+    // A shard that has not reported k - lag yet may be waiting for one of our ops from before
+    // that point (a future, its window): none of them may stay held while we wait for it.
+    // Deterministic (a point in the op stream), and a no-op unless traces are longer than the
+    // ops between analyses.
+    forward_until(std::max(pending_from_, ingested_at_.front()));
+    ingested_at_.pop_front();
+    if (agreement_->any_late(k - kAgreementLag)) raise_delay();
   }
+}
+
+void AutoTracer::raise_delay() {
+  delay_ = std::min<std::size_t>(delay_ * 2, 1 << 16);
 }
 
 void AutoTracer::insert(const std::vector<std::uint64_t>& tokens) {

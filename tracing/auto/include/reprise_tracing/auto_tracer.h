@@ -30,6 +30,20 @@ struct AutoTraceOptions {
   // Ops after an analysis starts before its result is taken in (raised when one was late):
   // every shard of a control-replicated run takes results in at the same op.
   std::size_t ingest_delay = 16;
+  // Testing and experiments: every background analysis takes this much longer (µs).
+  std::size_t analysis_delay_us = 0;
+};
+
+// Shards of a control-replicated run must take the same analysis results in at the same op
+// (paper §5.1). Every shard reports whether it had to wait for analysis k; once every shard
+// has reported, all raise the delay together, so later ingestion points agree everywhere.
+class LateAgreement {
+ public:
+  virtual ~LateAgreement() = default;
+  // This shard's verdict on the k-th analysis taken in.
+  virtual void report(std::uint64_t k, bool late) = 0;
+  // Whether any shard was late on analysis k; waits until every shard has reported it.
+  virtual bool any_late(std::uint64_t k) = 0;
 };
 
 // Receives the decisions, in op order. Every op index is reported exactly once, either
@@ -57,7 +71,10 @@ struct AutoTraceStats {
 
 class AutoTracer {
  public:
-  AutoTracer(const AutoTraceOptions& options, AutoTraceSink& sink);
+  // agreement: the other shards (nullptr: a single process, where a late analysis raises the
+  // delay at once).
+  AutoTracer(const AutoTraceOptions& options, AutoTraceSink& sink,
+             LateAgreement* agreement = nullptr);
   ~AutoTracer();
   AutoTracer(const AutoTracer&) = delete;
   AutoTracer& operator=(const AutoTracer&) = delete;
@@ -74,6 +91,11 @@ class AutoTracer {
 
   const AutoTraceStats& stats() const { return stats_; }
   std::uint64_t ops_seen() const { return next_op_; }
+  // Ops between an analysis's start and the op that takes its result in (agreed by shards).
+  std::size_t ingest_delay() const { return delay_; }
+  // A shard raises its delay for late analysis k only when taking in analysis k + kAgreementLag:
+  // by then every shard has long reported k, so waiting for the verdict rarely stalls.
+  static constexpr std::uint64_t kAgreementLag = 2;
 
   static constexpr std::uint32_t kFirstTraceId = 0x40000000u;  // ids of automatic traces
 
@@ -127,6 +149,7 @@ class AutoTracer {
   void maybe_analyse();
   void launch(std::vector<std::uint64_t> slice);
   void ingest_due();
+  void raise_delay();
   void insert(const std::vector<std::uint64_t>& tokens);
   void advance(std::uint64_t token, std::uint64_t op);
   void complete(const Pointer& p, std::uint64_t op);
@@ -141,6 +164,9 @@ class AutoTracer {
   std::uint64_t pending_from_ = 0;  // first op not yet forwarded
   std::vector<std::uint64_t> history_;
   std::deque<Job> jobs_;
+  std::uint64_t ingested_ = 0;             // analyses taken in so far
+  std::deque<std::uint64_t> ingested_at_;  // ops seen when the last few were taken in
+  LateAgreement* agreement_;
   std::size_t delay_;
   std::vector<Node> trie_;
   std::vector<Candidate> candidates_;
