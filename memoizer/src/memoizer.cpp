@@ -248,9 +248,9 @@ void Memoizer::replay(TraceTemplate& t, bool elide) {
     if (o.num_points() == 0) rt_.op_completed(o);
   }
   copy_done_.assign(t.copies.size(), kNoEvent);
-  // Control replication: every launch goes through the executor's graph calculus, which
-  // stands in for other shards' points and splits copies between shards into send/receive.
-  if (t.batch_replay && rt_.num_shards() == 1) {
+  // Control replication: the executor stands in for other shards' points and splits copies
+  // between shards into send/receive halves.
+  if (t.batch_replay) {
     replay_batch(t, fence, elide);
   } else {
     drop_prev_block();
@@ -302,70 +302,6 @@ void Memoizer::gather_external(const TraceTemplate& t, const Instruction& in, Ev
       if (Event e = pending_event(f); e.exists()) scratch_.push_back(e);
 }
 
-void Memoizer::replay_batch(const TraceTemplate& t, Event fence, bool elide) {
-  const std::size_t n = t.instrs.size();
-  if (n == 0) return;
-  Executor& exec = rt_.executor();
-  // Fence elision after a batch of the same template: its points count down this batch's
-  // links themselves (no events, no waiter lists).
-  const bool cross = elide && t.cross && prev_block_ && prev_block_->cross == t.cross;
-  if (elide && t.cross && !cross) {
-    // (Not expected: the previous replay of t was a batch.) Its points have no completion
-    // events to link to: wait for everything instead.
-    elide = false;
-    apply_summary();
-    fence = analysis_->full_fence();
-  }
-  // Every point is created before any is released, so a point's successors already count
-  // its edge when it completes. The block is freed by the batch's last point, or by this
-  // memoizer, which keeps it for the next batch to link to (whichever lets go last).
-  auto* block = make_pooled<SuccessorBlock>().release();
-  block->unfinished.store(std::int32_t(n) + 1, std::memory_order_relaxed);
-  block->successors.resize(t.successors.size());
-  block->tasks = std::make_unique<PointTask[]>(n);
-  if (t.cross) {
-    block->cross = t.cross;
-    block->state = std::make_unique<std::atomic<std::uint8_t>[]>(n);
-  }
-  for (std::size_t i = 0; i < n; ++i) {
-    const Instruction& in = t.instrs[i];
-    const bool copy = in.kind == Instruction::Kind::Copy;
-    Op& op = copy ? *t.copies[in.op].copy : *buffer_[in.op];
-    const std::int32_t edges = std::int32_t(in.pre_count + (cross ? in.link_count : 0));
-    // A replayed task point needs no completion event when every later wait on it is a
-    // counter: in-trace edges and (with reversed links) the next replay's elision links.
-    // Copies keep theirs (the physical effects name them).
-    PointTask& task = block->tasks[i];
-    if (copy)
-      exec.init_point(task, op, 0, in.proc, edges, nullptr, true);
-    else
-      exec.init_point(task, op, in.point, in.proc, edges, &t.instr_points[i], t.cross == nullptr);
-    if (copy) copy_done_[in.op] = task.done;
-    task.block = block;
-    task.succ_begin = t.succ_begin[i];
-    task.succ_count = t.succ_count[i];
-    task.batch_index = std::uint32_t(i);
-  }
-  for (std::size_t k = 0; k < t.successors.size(); ++k)
-    block->successors[k] = &block->tasks[t.successors[k]];
-  for (std::size_t i = 0; i < n; ++i) {
-    scratch_.clear();
-    gather_external(t, t.instrs[i], fence, elide && !cross);
-    exec.wait_for(&block->tasks[i], scratch_);
-  }
-  if (cross) exec.link_batches(*prev_block_, *block);
-  drop_prev_block();
-  prev_block_ = block;
-  for (std::size_t i = 0; i < n; ++i) exec.release(&block->tasks[i]);
-}
-
-void Memoizer::drop_prev_block() {
-  if (!prev_block_) return;
-  if (prev_block_->unfinished.fetch_sub(1, std::memory_order_acq_rel) == 1)
-    PoolDelete<SuccessorBlock>{}(prev_block_);
-  prev_block_ = nullptr;
-}
-
 namespace {
 // A fresh copy of a recorded generated copy, numbered as made for op `seq`.
 OpRef renumbered(const OpRef& proto, std::uint64_t seq) {
@@ -385,6 +321,97 @@ OpRef renumbered(const OpRef& proto, std::uint64_t seq) {
   return c;
 }
 }  // namespace
+
+void Memoizer::replay_batch(const TraceTemplate& t, Event fence, bool elide) {
+  const std::size_t n = t.instrs.size();
+  if (n == 0) return;
+  Executor& exec = rt_.executor();
+  // Control replication: every point has a completion event (other shards' points are
+  // proxies), and back-to-back replays link through events, not reversed links.
+  const bool sharded = rt_.num_shards() > 1;
+  const CrossLinks* links = sharded ? nullptr : t.cross.get();
+  // Fence elision after a batch of the same template: its points count down this batch's
+  // links themselves (no events, no waiter lists).
+  const bool cross = elide && links && prev_block_ && prev_block_->cross == t.cross;
+  if (elide && links && !cross) {
+    // (Not expected: the previous replay of t was a batch.) Its points have no completion
+    // events to link to: wait for everything instead.
+    elide = false;
+    apply_summary();
+    fence = analysis_->full_fence();
+  }
+  // Every point is created before any is released, so a point's successors already count
+  // its edge when it completes. The block is freed by the batch's last point, or by this
+  // memoizer, which keeps it for the next batch to link to (whichever lets go last).
+  auto* block = make_pooled<SuccessorBlock>().release();
+  block->successors.resize(t.successors.size());
+  block->tasks = std::make_unique<PointTask[]>(n);
+  if (links) {
+    block->cross = t.cross;
+    block->state = std::make_unique<std::atomic<std::uint8_t>[]>(n);
+  }
+  std::int32_t here = 0;  // points that run on this shard
+  remote_done_.assign(sharded ? n : 0, kNoEvent);
+  for (std::size_t i = 0; i < n; ++i) {
+    const Instruction& in = t.instrs[i];
+    const bool copy = in.kind == Instruction::Kind::Copy;
+    const std::int32_t edges = std::int32_t(in.pre_count + (cross ? in.link_count : 0));
+    // A replayed task point needs no completion event when every later wait on it is a
+    // counter: in-trace edges and (with reversed links) the next replay's elision links.
+    // Copies keep theirs (the physical effects name them).
+    PointTask& task = block->tasks[i];
+    task.block = block;
+    task.succ_begin = t.succ_begin[i];
+    task.succ_count = t.succ_count[i];
+    task.batch_index = std::uint32_t(i);
+    Event done;
+    if (sharded) {
+      // Shards name a copy by its op's number: this replay's, not the recording's.
+      const OpRef op = copy ? renumbered(t.copies[in.op].copy, buffer_[t.copies[in.op].for_op]->seq)
+                            : buffer_[in.op];
+      done = exec.init_batch_point(task, op, copy ? 0 : in.point, in.proc, edges,
+                                   copy ? nullptr : &t.instr_points[i], true);
+      if (task.elsewhere) remote_done_[i] = done;
+    } else if (copy) {
+      exec.init_point(task, *t.copies[in.op].copy, 0, in.proc, edges, nullptr, true);
+      done = task.done;
+    } else {
+      exec.init_point(task, *buffer_[in.op], in.point, in.proc, edges, &t.instr_points[i],
+                      links == nullptr);
+    }
+    if (copy) copy_done_[in.op] = done;
+    here += task.elsewhere ? 0 : 1;
+  }
+  block->unfinished.store(here + 1, std::memory_order_relaxed);
+  for (std::size_t k = 0; k < t.successors.size(); ++k)
+    block->successors[k] = &block->tasks[t.successors[k]];
+  for (std::size_t i = 0; i < n; ++i) {
+    PointTask& task = block->tasks[i];
+    if (task.elsewhere) {
+      // Its successors here wait for its proxy instead of its count-down.
+      for (std::uint32_t k = 0; k < task.succ_count; ++k) {
+        PointTask* s = block->successors[task.succ_begin + k];
+        if (!s->elsewhere) exec.count_down_when(remote_done_[i], s);
+      }
+      continue;
+    }
+    scratch_.clear();
+    gather_external(t, t.instrs[i], fence, elide && !cross);
+    exec.wait_for(&task, scratch_);
+  }
+  if (cross) exec.link_batches(*prev_block_, *block);
+  drop_prev_block();
+  prev_block_ = block;
+  for (std::size_t i = 0; i < n; ++i)
+    if (!block->tasks[i].elsewhere) exec.release(&block->tasks[i]);
+}
+
+void Memoizer::drop_prev_block() {
+  if (!prev_block_) return;
+  if (prev_block_->unfinished.fetch_sub(1, std::memory_order_acq_rel) == 1)
+    PoolDelete<SuccessorBlock>{}(prev_block_);
+  prev_block_ = nullptr;
+}
 
 void Memoizer::replay_with_events(const TraceTemplate& t, Event fence, bool elide) {
   std::vector<Event> slots(t.num_slots, kNoEvent);

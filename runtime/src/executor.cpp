@@ -108,6 +108,56 @@ void Executor::wait_for(PointTask* t, std::span<const Event> pre) {
   }
 }
 
+void Executor::count_down_when(Event e, PointTask* t) {
+  if (!rt_.events().add_waiter(e, &Executor::precondition_done, t, 0)) release(t);
+}
+
+Event Executor::init_batch_point(PointTask& t, const OpRef& op, std::uint32_t point, Processor proc,
+                                 std::int32_t in_edges, const DomainPoint* coords,
+                                 bool completion_event) {
+  ShardExchange* x = rt_.exchange();
+  auto elsewhere = [&](std::uint32_t index) {
+    t.elsewhere = true;
+    // Never reaches zero: counting down from the batch's predecessors is harmless.
+    t.pending.store(1 << 30, std::memory_order_relaxed);
+    return x->remote(*op, index);
+  };
+  if (!x || op->kind != OpKind::Copy || !op->generated) {
+    if (x && proc.shard != rt_.shard()) return elsewhere(point);
+    init_point(t, *op, point, proc, in_edges, coords, completion_event || x != nullptr);
+    return t.done;
+  }
+  const InstanceManager& im = rt_.instances();
+  const std::uint32_t me = rt_.shard();
+  const std::uint32_t from = im.shard_of(op->point_instances[0]->memory());
+  const std::uint32_t to = im.shard_of(op->point_instances[1]->memory());
+  count_shard_bytes(*op, from, to);
+  const std::uint32_t index = ShardExchange::index_of(*op, 0);
+  if (from != me && to != me) return elsewhere(index);
+  proc.shard = me;
+  if (from == to) {
+    init_point(t, *op, point, proc, in_edges, coords, true);
+    return t.done;
+  }
+  if (from == me) {
+    init_point(t, *op, point, proc, in_edges, coords, true);
+    t.send_to = std::int32_t(to);
+    return x->remote(*op, index);  // done when `to` says so
+  }
+  init_point(t, *op, point, proc, in_edges + 1, coords, true);  // one more: the data
+  t.receive = true;
+  x->expect_data(&t);
+  return t.done;
+}
+
+void Executor::count_shard_bytes(const Op& copy, std::uint32_t from, std::uint32_t to) {
+  if (from == to) return;
+  std::uint64_t bytes = 0;
+  for (int fi : copy.reqs[0].field_indices)
+    bytes += copy.point_instances[0]->field_size(fi) * std::uint64_t(copy.point_rects[0].volume());
+  rt_.count_shard_bytes(bytes);
+}
+
 void Executor::release(PointTask* t) {
   if (t->pending.fetch_sub(1, std::memory_order_acq_rel) == 1) enqueue(t);
 }
@@ -131,13 +181,7 @@ Event Executor::copy(const OpRef& copy, Processor proc, std::span<const Event> p
   const std::uint32_t from = im.shard_of(copy->point_instances[0]->memory());
   const std::uint32_t to = im.shard_of(copy->point_instances[1]->memory());
   proc.shard = me;
-  if (from != to) {
-    std::uint64_t bytes = 0;
-    for (int fi : copy->reqs[0].field_indices)
-      bytes +=
-          copy->point_instances[0]->field_size(fi) * std::uint64_t(copy->point_rects[0].volume());
-    rt_.count_shard_bytes(bytes);
-  }
+  count_shard_bytes(*copy, from, to);
   if (from != me && to != me) return x->remote(*copy, ShardExchange::index_of(*copy, 0));
   if (from == me && to == me) return op(*copy, 0, proc, pre);
   if (from == me) {

@@ -37,7 +37,15 @@ class Executor final : public GraphSink {
   // known only to its batch's counters and its op's completion count.
   void init_point(PointTask& t, Op& op, std::uint32_t point, Processor proc, std::int32_t in_edges,
                   const DomainPoint* coords, bool completion_event);
+  // init_point for a batch that may span shards (control replication). A point or copy that
+  // runs on another shard leaves t `elsewhere` (never launched); a copy between shards
+  // becomes its send or receive half. Returns the event that stands for its completion on
+  // this shard: t's own, or the proxy its owner's (or receiver's) Done triggers.
+  Event init_batch_point(PointTask& t, const OpRef& op, std::uint32_t point, Processor proc,
+                         std::int32_t in_edges, const DomainPoint* coords, bool completion_event);
   void wait_for(PointTask* t, std::span<const Event> pre);
+  // One of t's counted preconditions is e (an event, not a counter of its batch).
+  void count_down_when(Event e, PointTask* t);
   void release(PointTask* t);
   // Fence elision between two batches of one template: `next`'s points already count one
   // pending edge per link; counts down those whose point in `prev` has completed, and leaves
@@ -57,6 +65,8 @@ class Executor final : public GraphSink {
   void run_task_body(PointTask& t);
   void run_fill(PointTask& t);
   void run_copy(PointTask& t);
+  // Control replication: counts the bytes a copy between shards moves (every shard counts).
+  void count_shard_bytes(const Op& copy, std::uint32_t from, std::uint32_t to);
   ReadyQueue& queue_of(const Processor& p);
 
   Runtime& rt_;

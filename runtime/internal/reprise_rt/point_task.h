@@ -56,6 +56,9 @@ struct PointTask {
   // receive half (receive) here.
   std::int32_t send_to = -1;
   bool receive = false;
+  // A batch's point (or copy) that runs on another shard: never launched here; its successors
+  // in the batch wait for its proxy event instead.
+  bool elsewhere = false;
   std::uint32_t succ_begin = 0, succ_count = 0;
   std::uint32_t batch_index = 0;  // its instruction in the batch
 };
