@@ -29,17 +29,16 @@ using namespace reprise::array;
 
 namespace {
 
+constexpr const char* kUsage =
+    "usage: cfd [-nx N] [-ny N] [-nit N] [-tol X] [-max_steps N] [-tiles N]\n"
+    "           [--trace none|auto] [runtime flags, see -lg:help]\n"
+    "  Channel flow (CFD Python step 12) until the velocity change < tol.\n"
+    "  --trace manual is not offered: no fragment of the program repeats as one op\n"
+    "  sequence (temporaries rotate through the array pool with several periods and\n"
+    "  every step blocks on the convergence value), so only auto tracing applies.\n";
+
 [[noreturn]] void usage(const std::string& msg) {
-  std::fprintf(stderr,
-               "cfd: %s\n"
-               "usage: cfd [-nx N] [-ny N] [-nit N] [-tol X] [-max_steps N] [-tiles N]\n"
-               "           [--trace none|auto] [runtime flags, see -lg:help]\n"
-               "  Channel flow (CFD Python step 12) until the velocity change < tol.\n"
-               "  --trace manual is not offered: no fragment of the program repeats as one op\n"
-               "  sequence (temporaries rotate through the array pool with several periods and\n"
-               "  every step blocks on the convergence value), so only auto tracing applies.\n",
-               msg.c_str());
-  std::exit(2);
+  apps::exit_with_usage("cfd", kUsage, msg);
 }
 
 cfd::Params parse(const std::vector<std::string>& args) {

@@ -23,14 +23,31 @@ inline bool valid_trace_mode(const std::string& mode) {
   return mode == "none" || mode == "manual" || mode == "auto";
 }
 
+// An app's usage text: with no message (-h, --help) on stdout and exit 0; otherwise
+// "<app>: <message>" and the text on stderr, exit 2.
+[[noreturn]] inline void exit_with_usage(const char* app, const char* text,
+                                         const std::string& message) {
+  if (message.empty()) {
+    std::fputs(text, stdout);
+    std::exit(0);
+  }
+  std::fprintf(stderr, "%s: %s\n%s", app, message.c_str(), text);
+  std::exit(2);
+}
+
 // Reads an app's own arguments flag by flag (runtime flags are already removed); a missing or
-// malformed value calls fail(message), which must not return (apps print usage and exit).
+// malformed value calls fail(message), which must not return (apps print usage and exit);
+// -h and --help call fail("").
 class ArgReader {
  public:
   using Fail = void (*)(const std::string& message);
   ArgReader(const std::vector<std::string>& args, Fail fail) : args_(args), fail_(fail) {}
   // Moves to the next flag; false at the end.
-  bool next() { return ++i_ < args_.size(); }
+  bool next() {
+    if (++i_ >= args_.size()) return false;
+    if (args_[i_] == "-h" || args_[i_] == "--help") fail_("");
+    return true;
+  }
   const std::string& flag() const { return args_[i_]; }
   std::string value() {
     if (i_ + 1 >= args_.size()) fail_("missing value for " + flag());

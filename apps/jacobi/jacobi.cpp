@@ -78,16 +78,15 @@ std::vector<double> serial_reference(const Params& p) {
   return x;
 }
 
+constexpr const char* kUsage =
+    "usage: jacobi [-n N] [-iters N] [-warmup N] [-tiles N]\n"
+    "              [--trace none|manual|auto] [runtime flags, see -lg:help]\n"
+    "  The paper's Figure 1: x = (b - dot(R, x)) / d on the array library.\n"
+    "  --trace manual traces pairs of iterations after one untraced iteration: x\n"
+    "  alternates between two pooled regions, so one iteration never repeats.\n";
+
 [[noreturn]] void usage(const std::string& msg) {
-  std::fprintf(stderr,
-               "jacobi: %s\n"
-               "usage: jacobi [-n N] [-iters N] [-warmup N] [-tiles N]\n"
-               "              [--trace none|manual|auto] [runtime flags, see -lg:help]\n"
-               "  The paper's Figure 1: x = (b - dot(R, x)) / d on the array library.\n"
-               "  --trace manual traces pairs of iterations after one untraced iteration: x\n"
-               "  alternates between two pooled regions, so one iteration never repeats.\n",
-               msg.c_str());
-  std::exit(2);
+  apps::exit_with_usage("jacobi", kUsage, msg);
 }
 
 Params parse(const std::vector<std::string>& args) {

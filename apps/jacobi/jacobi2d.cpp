@@ -106,15 +106,14 @@ std::uint64_t serial_reference(const Params& p, int sweeps) {
   return h;
 }
 
+constexpr const char* kUsage =
+    "usage: jacobi2d [-n N] [-px N] [-py N] [-iters N] [-warmup N]\n"
+    "                [--trace none|manual|auto] [runtime flags, see -lg:help]\n"
+    "  --trace manual traces pairs of sweeps: the fields swap roles every sweep, so a\n"
+    "  single sweep never repeats (the paper's Figure 1 situation).\n";
+
 [[noreturn]] void usage(const std::string& msg) {
-  std::fprintf(stderr,
-               "jacobi2d: %s\n"
-               "usage: jacobi2d [-n N] [-px N] [-py N] [-iters N] [-warmup N]\n"
-               "                [--trace none|manual|auto] [runtime flags, see -lg:help]\n"
-               "  --trace manual traces pairs of sweeps: the fields swap roles every sweep, so a\n"
-               "  single sweep never repeats (the paper's Figure 1 situation).\n",
-               msg.c_str());
-  std::exit(2);
+  apps::exit_with_usage("jacobi2d", kUsage, msg);
 }
 
 Params parse(const std::vector<std::string>& args) {

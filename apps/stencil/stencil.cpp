@@ -112,21 +112,20 @@ std::uint64_t checksum_task(TaskContext& tc) {
   return h;
 }
 
-[[noreturn]] void usage(const char* msg) {
-  std::fprintf(stderr,
-               "stencil: %s\n"
-               "usage: stencil [-nx N] [-ny N] [-px N] [-py N] [-iters N] [-warmup N] [-radius R]\n"
-               "               [--trace none|manual|auto] [runtime flags, see -lg:help]\n"
-               "  --trace: none: every iteration is analysed; manual: a trace around each\n"
-               "           iteration (the field roles do not alternate), recorded once and\n"
-               "           replayed; auto (default): the runtime finds the traces itself\n",
-               msg);
-  std::exit(2);
+constexpr const char* kUsage =
+    "usage: stencil [-nx N] [-ny N] [-px N] [-py N] [-iters N] [-warmup N] [-radius R]\n"
+    "               [--trace none|manual|auto] [runtime flags, see -lg:help]\n"
+    "  --trace: none: every iteration is analysed; manual: a trace around each\n"
+    "           iteration (the field roles do not alternate), recorded once and\n"
+    "           replayed; auto (default): the runtime finds the traces itself\n";
+
+[[noreturn]] void usage(const std::string& msg) {
+  apps::exit_with_usage("stencil", kUsage, msg);
 }
 
 Params parse(const std::vector<std::string>& args) {
   Params p;
-  apps::ArgReader in(args, [](const std::string& m) { usage(m.c_str()); });
+  apps::ArgReader in(args, usage);
   while (in.next()) {
     const std::string& a = in.flag();
     if (a == "-nx")
@@ -145,13 +144,10 @@ Params parse(const std::vector<std::string>& args) {
       p.radius = int(in.integer(1));
     else if (a == "--trace")
       p.trace = in.value();
-    else if (a == "-h" || a == "--help")
-      usage("help");
     else
-      usage(("unknown argument " + a).c_str());
+      usage("unknown argument " + a);
   }
-  if (!apps::valid_trace_mode(p.trace))
-    usage(("--trace " + p.trace + ": use none, manual or auto").c_str());
+  if (!apps::valid_trace_mode(p.trace)) usage("--trace " + p.trace + ": use none, manual or auto");
   if (p.radius > 8) usage("radius must be at most 8");
   if (p.px > p.nx || p.py > p.ny) usage("more tiles than grid points");
   if (p.nx <= 2 * p.radius || p.ny <= 2 * p.radius) usage("grid too small for the radius");
