@@ -351,7 +351,6 @@ void Memoizer::replay_batch(const TraceTemplate& t, Event fence, bool elide) {
     block->state = std::make_unique<std::atomic<std::uint8_t>[]>(n);
   }
   std::int32_t here = 0;  // points that run on this shard
-  remote_done_.assign(sharded ? n : 0, kNoEvent);
   for (std::size_t i = 0; i < n; ++i) {
     const Instruction& in = t.instrs[i];
     const bool copy = in.kind == Instruction::Kind::Copy;
@@ -369,9 +368,8 @@ void Memoizer::replay_batch(const TraceTemplate& t, Event fence, bool elide) {
       // Shards name a copy by its op's number: this replay's, not the recording's.
       const OpRef op = copy ? renumbered(t.copies[in.op].copy, buffer_[t.copies[in.op].for_op]->seq)
                             : buffer_[in.op];
-      done = exec.init_batch_point(task, op, copy ? 0 : in.point, in.proc, edges,
+      done = exec.init_batch_point(task, *op, copy ? 0 : in.point, in.proc, edges,
                                    copy ? nullptr : &t.instr_points[i], true);
-      if (task.elsewhere) remote_done_[i] = done;
     } else if (copy) {
       exec.init_point(task, *t.copies[in.op].copy, 0, in.proc, edges, nullptr, true);
       done = task.done;
@@ -388,10 +386,14 @@ void Memoizer::replay_batch(const TraceTemplate& t, Event fence, bool elide) {
   for (std::size_t i = 0; i < n; ++i) {
     PointTask& task = block->tasks[i];
     if (task.elsewhere) {
-      // Its successors here wait for its proxy instead of its count-down.
+      // Its successors here wait for its proxy (which the launch recorded as the point's or
+      // the copy's completion) instead of its count-down.
+      const Instruction& in = t.instrs[i];
+      const Event proxy = in.kind == Instruction::Kind::Copy ? copy_done_[in.op]
+                                                             : buffer_[in.op]->point_done[in.point];
       for (std::uint32_t k = 0; k < task.succ_count; ++k) {
         PointTask* s = block->successors[task.succ_begin + k];
-        if (!s->elsewhere) exec.count_down_when(remote_done_[i], s);
+        if (!s->elsewhere) exec.count_down_when(proxy, s);
       }
       continue;
     }

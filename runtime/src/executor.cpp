@@ -74,12 +74,6 @@ void Executor::precondition_done(void* ctx, std::uint64_t) {
   if (t->pending.fetch_sub(1, std::memory_order_acq_rel) == 1) t->exec->enqueue(t);
 }
 
-PointTask* Executor::prepare(Op& op, std::uint32_t point, Processor proc, std::int32_t in_edges) {
-  auto task = make_pooled<PointTask>();
-  init_point(*task, op, point, proc, in_edges, nullptr, true);
-  return task.release();  // owned by the executor until it has run
-}
-
 void Executor::init_point(PointTask& t, Op& op, std::uint32_t point, Processor proc,
                           std::int32_t in_edges, const DomainPoint* coords, bool completion_event) {
   t.exec = this;
@@ -112,7 +106,7 @@ void Executor::count_down_when(Event e, PointTask* t) {
   if (!rt_.events().add_waiter(e, &Executor::precondition_done, t, 0)) release(t);
 }
 
-Event Executor::init_batch_point(PointTask& t, const OpRef& op, std::uint32_t point, Processor proc,
+Event Executor::init_batch_point(PointTask& t, Op& op, std::uint32_t point, Processor proc,
                                  std::int32_t in_edges, const DomainPoint* coords,
                                  bool completion_event) {
   ShardExchange* x = rt_.exchange();
@@ -120,31 +114,32 @@ Event Executor::init_batch_point(PointTask& t, const OpRef& op, std::uint32_t po
     t.elsewhere = true;
     // Never reaches zero: counting down from the batch's predecessors is harmless.
     t.pending.store(1 << 30, std::memory_order_relaxed);
-    return x->remote(*op, index);
+    return x->remote(op, index);
   };
-  if (!x || op->kind != OpKind::Copy || !op->generated) {
+  if (!x || op.kind != OpKind::Copy || !op.generated) {
     if (x && proc.shard != rt_.shard()) return elsewhere(point);
-    init_point(t, *op, point, proc, in_edges, coords, completion_event || x != nullptr);
+    init_point(t, op, point, proc, in_edges, coords, completion_event || x != nullptr);
     return t.done;
   }
+  // Control replication: the halves of a copy run on the shards of its two memories.
   const InstanceManager& im = rt_.instances();
   const std::uint32_t me = rt_.shard();
-  const std::uint32_t from = im.shard_of(op->point_instances[0]->memory());
-  const std::uint32_t to = im.shard_of(op->point_instances[1]->memory());
-  count_shard_bytes(*op, from, to);
-  const std::uint32_t index = ShardExchange::index_of(*op, 0);
+  const std::uint32_t from = im.shard_of(op.point_instances[0]->memory());
+  const std::uint32_t to = im.shard_of(op.point_instances[1]->memory());
+  count_shard_bytes(op, from, to);
+  const std::uint32_t index = ShardExchange::index_of(op, 0);
   if (from != me && to != me) return elsewhere(index);
   proc.shard = me;
   if (from == to) {
-    init_point(t, *op, point, proc, in_edges, coords, true);
+    init_point(t, op, point, proc, in_edges, coords, true);
     return t.done;
   }
   if (from == me) {
-    init_point(t, *op, point, proc, in_edges, coords, true);
+    init_point(t, op, point, proc, in_edges, coords, true);
     t.send_to = std::int32_t(to);
-    return x->remote(*op, index);  // done when `to` says so
+    return x->remote(op, index);  // done when `to` says so
   }
-  init_point(t, *op, point, proc, in_edges + 1, coords, true);  // one more: the data
+  init_point(t, op, point, proc, in_edges + 1, coords, true);  // one more: the data
   t.receive = true;
   x->expect_data(&t);
   return t.done;
@@ -163,39 +158,22 @@ void Executor::release(PointTask* t) {
 }
 
 Event Executor::op(Op& op, std::uint32_t point, Processor proc, std::span<const Event> pre) {
+  // (Another shard's point needs no task here: checked before one is allocated.)
   if (ShardExchange* x = rt_.exchange(); x && proc.shard != rt_.shard())
     return x->remote(op, point);
-  PointTask* t = prepare(op, point, proc, 0);
-  Event done = t->done;
-  wait_for(t, pre);
-  release(t);
-  return done;
+  return launch(op, point, proc, pre);
 }
 
 Event Executor::copy(const OpRef& copy, Processor proc, std::span<const Event> pre, std::uint32_t) {
-  ShardExchange* x = rt_.exchange();
-  if (!x) return op(*copy, 0, proc, pre);
-  // Control replication: the halves of a copy run on the shards of its two memories.
-  const InstanceManager& im = rt_.instances();
-  const std::uint32_t me = rt_.shard();
-  const std::uint32_t from = im.shard_of(copy->point_instances[0]->memory());
-  const std::uint32_t to = im.shard_of(copy->point_instances[1]->memory());
-  proc.shard = me;
-  count_shard_bytes(*copy, from, to);
-  if (from != me && to != me) return x->remote(*copy, ShardExchange::index_of(*copy, 0));
-  if (from == me && to == me) return op(*copy, 0, proc, pre);
-  if (from == me) {
-    PointTask* t = prepare(*copy, 0, proc, 0);
-    t->send_to = std::int32_t(to);
-    wait_for(t, pre);
-    release(t);
-    return x->remote(*copy, ShardExchange::index_of(*copy, 0));  // done when `to` says so
-  }
-  PointTask* t = prepare(*copy, 0, proc, 1);  // one more: the data
-  t->receive = true;
-  const Event done = t->done;
+  return launch(*copy, 0, proc, pre);
+}
+
+Event Executor::launch(Op& op, std::uint32_t point, Processor proc, std::span<const Event> pre) {
+  PoolPtr<PointTask> task = make_pooled<PointTask>();
+  const Event done = init_batch_point(*task, op, point, proc, 0, nullptr, true);
+  if (task->elsewhere) return done;
+  PointTask* t = task.release();  // owned by the executor until it has run
   wait_for(t, pre);
-  x->expect_data(t);
   release(t);
   return done;
 }

@@ -20,9 +20,7 @@ bool traceable(const Op& op) {
       return false;
   }
 }
-}  // namespace
 
-namespace {
 std::unique_ptr<ShardLateAgreement> make_agreement(Runtime& rt) {
   if (!rt.network() || rt.num_shards() < 2) return nullptr;
   return std::make_unique<ShardLateAgreement>(rt, *rt.network());

@@ -74,7 +74,6 @@ class Memoizer final : public OpSink {
   std::uint64_t summary_seq_ = 0;
 
   std::vector<Event> scratch_;
-  std::vector<Event> remote_done_;  // batch replays under control replication: proxies
   // The last batch replay's block, kept (one reference) for the next batch to link to.
   SuccessorBlock* prev_block_ = nullptr;
   void drop_prev_block();

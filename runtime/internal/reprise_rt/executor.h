@@ -30,18 +30,18 @@ class Executor final : public GraphSink {
   Event merge(std::span<const Event> events) override;
 
   // Batch launch (replays): create every point first, holding `in_edges` + 1 counts; add event
-  // waits; wire successors through a SuccessorBlock; then release each point.
-  PointTask* prepare(Op& op, std::uint32_t point, Processor proc, std::int32_t in_edges);
-  // The same for a point whose storage its batch owns (SuccessorBlock::tasks). coords: the
-  // point's coordinates if known (else computed); without a completion event the point is
-  // known only to its batch's counters and its op's completion count.
+  // waits; wire successors through a SuccessorBlock; then release each point. The storage
+  // is the batch's (SuccessorBlock::tasks). coords: the point's coordinates if known (else
+  // computed); without a completion event the point is known only to its batch's counters
+  // and its op's completion count.
   void init_point(PointTask& t, Op& op, std::uint32_t point, Processor proc, std::int32_t in_edges,
                   const DomainPoint* coords, bool completion_event);
-  // init_point for a batch that may span shards (control replication). A point or copy that
-  // runs on another shard leaves t `elsewhere` (never launched); a copy between shards
-  // becomes its send or receive half. Returns the event that stands for its completion on
-  // this shard: t's own, or the proxy its owner's (or receiver's) Done triggers.
-  Event init_batch_point(PointTask& t, const OpRef& op, std::uint32_t point, Processor proc,
+  // init_point for a launch that may span shards (control replication; single launches use
+  // it too). A point or copy that runs on another shard leaves t `elsewhere` (never
+  // launched); a copy between shards becomes its send or receive half. Returns the event
+  // that stands for its completion on this shard: t's own, or the proxy its owner's (or
+  // receiver's) Done triggers.
+  Event init_batch_point(PointTask& t, Op& op, std::uint32_t point, Processor proc,
                          std::int32_t in_edges, const DomainPoint* coords, bool completion_event);
   void wait_for(PointTask* t, std::span<const Event> pre);
   // One of t's counted preconditions is e (an event, not a counter of its batch).
@@ -57,6 +57,8 @@ class Executor final : public GraphSink {
 
  private:
   static void precondition_done(void* ctx, std::uint64_t);
+  // A single point or copy: a task of its own, released once its preconditions hold.
+  Event launch(Op& op, std::uint32_t point, Processor proc, std::span<const Event> pre);
   void enqueue(PointTask* t);
   void worker_loop(ReadyQueue& q, int pin_core);
   void run_point(PointTask* t);

@@ -173,7 +173,7 @@ void AutoTracer::ingest_due() {
     // that point (a future, its window): none of them may stay held while we wait for it.
     // Deterministic (a point in the op stream), and a no-op unless traces are longer than the
     // ops between analyses.
-    forward_until(std::max(pending_from_, ingested_at_.front()));
+    forward_until(ingested_at_.front());
     ingested_at_.pop_front();
     if (agreement_->any_late(k - kAgreementLag)) raise_delay();
   }
