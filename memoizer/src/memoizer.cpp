@@ -6,7 +6,6 @@
 #include <cstdio>
 #include <filesystem>
 
-#include "reprise_memoizer/token.h"
 #include "reprise_rt/log.h"
 
 namespace reprise::detail {
@@ -74,7 +73,7 @@ void Memoizer::end(const OpRef& op) {
   handed_ = 0;
   std::vector<std::uint64_t> tokens;
   tokens.reserve(buffer_.size());
-  for (const OpRef& o : buffer_) tokens.push_back(op_token(*o));
+  for (const OpRef& o : buffer_) tokens.push_back(o->token);
   try {
     TraceTemplate* t = match(current_, tokens);
     if (t) {
@@ -274,8 +273,15 @@ void Memoizer::replay(TraceTemplate& t, bool elide) {
     else
       it->second |= mask;
   }
-  if (summary_done_.size() > 256)
+  if (summary_done_.size() > 256) {
     std::erase_if(summary_done_, [&](Event e) { return rt_.events().has_triggered(e); });
+    // Still long (replays run ahead of their points): one merge stands for them all, so the
+    // list is not scanned again at every replay.
+    if (summary_done_.size() > 128) {
+      const Event all = rt_.graph().merge(summary_done_);
+      summary_done_.assign(1, all);
+    }
+  }
   for (const OpRef& o : buffer_) {
     summary_done_.push_back(o->done);
     summary_seq_ = o->seq;
@@ -344,13 +350,23 @@ void Memoizer::replay_batch(const TraceTemplate& t, Event fence, bool elide) {
   // its edge when it completes. The block is freed by the batch's last point, or by this
   // memoizer, which keeps it for the next batch to link to (whichever lets go last).
   auto* block = make_pooled<SuccessorBlock>().release();
-  block->successors.resize(t.successors.size());
+  block->successors = t.successors;
   block->tasks = std::make_unique<PointTask[]>(n);
   if (links) {
     block->cross = t.cross;
     block->state = std::make_unique<std::atomic<std::uint8_t>[]>(n);
   }
+  // Futures change from one iteration to the next: an op's points wait for this iteration's.
+  const auto waits_on_futures = [&](std::uint32_t op) {
+    for (const Future& f : buffer_[op]->futures)
+      if (pending_event(f).exists()) return true;
+    return false;
+  };
+  // Back to back, the entry fence is usually long past: one check for the whole batch.
+  const bool fence_pending = fence.exists() && !rt_.events().has_triggered(fence);
   std::int32_t here = 0;  // points that run on this shard
+  std::uint32_t futures_op = ~0u;
+  bool futures_pending = false;
   for (std::size_t i = 0; i < n; ++i) {
     const Instruction& in = t.instrs[i];
     const bool copy = in.kind == Instruction::Kind::Copy;
@@ -360,8 +376,6 @@ void Memoizer::replay_batch(const TraceTemplate& t, Event fence, bool elide) {
     // Copies keep theirs (the physical effects name them).
     PointTask& task = block->tasks[i];
     task.block = block;
-    task.succ_begin = t.succ_begin[i];
-    task.succ_count = t.succ_count[i];
     task.batch_index = std::uint32_t(i);
     Event done;
     if (sharded) {
@@ -378,28 +392,36 @@ void Memoizer::replay_batch(const TraceTemplate& t, Event fence, bool elide) {
                       links == nullptr);
     }
     if (copy) copy_done_[in.op] = done;
-    here += task.elsewhere ? 0 : 1;
+    if (task.elsewhere) continue;
+    ++here;
+    // Waits on events (the entry fence, links to a replay that was not a batch, futures). The
+    // point's hold keeps it from running before it is released below.
+    if (!copy && in.op != futures_op) {
+      futures_op = in.op;
+      futures_pending = waits_on_futures(in.op);
+    }
+    if ((in.uses_fence && fence_pending) || (elide && !cross && in.link_count > 0) ||
+        (!copy && futures_pending)) {
+      scratch_.clear();
+      gather_external(t, in, fence, elide && !cross);
+      exec.wait_for(&task, scratch_);
+    }
   }
   block->unfinished.store(here + 1, std::memory_order_relaxed);
-  for (std::size_t k = 0; k < t.successors.size(); ++k)
-    block->successors[k] = &block->tasks[t.successors[k]];
-  for (std::size_t i = 0; i < n; ++i) {
-    PointTask& task = block->tasks[i];
-    if (task.elsewhere) {
+  if (sharded) {
+    const SuccessorLists& succ = *t.successors;
+    for (std::size_t i = 0; i < n; ++i) {
+      if (!block->tasks[i].elsewhere) continue;
       // Its successors here wait for its proxy (which the launch recorded as the point's or
       // the copy's completion) instead of its count-down.
       const Instruction& in = t.instrs[i];
       const Event proxy = in.kind == Instruction::Kind::Copy ? copy_done_[in.op]
                                                              : buffer_[in.op]->point_done[in.point];
-      for (std::uint32_t k = 0; k < task.succ_count; ++k) {
-        PointTask* s = block->successors[task.succ_begin + k];
-        if (!s->elsewhere) exec.count_down_when(proxy, s);
+      for (std::uint32_t k = 0; k < succ.count[i]; ++k) {
+        PointTask& s = block->tasks[succ.targets[succ.begin[i] + k]];
+        if (!s.elsewhere) exec.count_down_when(proxy, &s);
       }
-      continue;
     }
-    scratch_.clear();
-    gather_external(t, t.instrs[i], fence, elide && !cross);
-    exec.wait_for(&task, scratch_);
   }
   if (cross) exec.link_batches(*prev_block_, *block);
   drop_prev_block();

@@ -265,19 +265,20 @@ void build_successors(TraceTemplate& t, const std::vector<OpRef>& recorded) {
   for (std::size_t i = 0; i < n; ++i)
     if (t.instrs[i].kind == Instruction::Kind::Op)
       t.instr_points[i] = recorded[t.instrs[i].op]->domain.delinearize(coord_t(t.instrs[i].point));
-  t.succ_count.assign(n, 0);
+  auto s = std::make_shared<SuccessorLists>();
+  s->count.assign(n, 0);
   for (const Instruction& in : t.instrs)
-    for (std::uint32_t k = 0; k < in.pre_count; ++k)
-      ++t.succ_count[t.pre_slots[in.pre_begin + k] - 1];
-  t.succ_begin.assign(n, 0);
-  for (std::size_t i = 1; i < n; ++i) t.succ_begin[i] = t.succ_begin[i - 1] + t.succ_count[i - 1];
-  t.successors.assign(t.pre_slots.size(), 0);
-  std::vector<std::uint32_t> fill = t.succ_begin;
+    for (std::uint32_t k = 0; k < in.pre_count; ++k) ++s->count[t.pre_slots[in.pre_begin + k] - 1];
+  s->begin.assign(n, 0);
+  for (std::size_t i = 1; i < n; ++i) s->begin[i] = s->begin[i - 1] + s->count[i - 1];
+  s->targets.assign(t.pre_slots.size(), 0);
+  std::vector<std::uint32_t> fill = s->begin;
   for (std::uint32_t i = 0; i < n; ++i) {
     const Instruction& in = t.instrs[i];
     for (std::uint32_t k = 0; k < in.pre_count; ++k)
-      t.successors[fill[t.pre_slots[in.pre_begin + k] - 1]++] = i;
+      s->targets[fill[t.pre_slots[in.pre_begin + k] - 1]++] = i;
   }
+  t.successors = std::move(s);
 }
 
 void build_cross_links(TraceTemplate& t) {

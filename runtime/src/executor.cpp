@@ -241,12 +241,13 @@ void Executor::run_point(PointTask* t) {
   Event done = t->done;
   OpRef keep = std::move(t->op);
   SuccessorBlock* block = t->block;
-  const std::uint32_t succ_begin = t->succ_begin, succ_count = t->succ_count;
   const std::uint32_t batch_index = t->batch_index;
   if (!block) PoolDelete<PointTask>{}(t);  // a batch's points go with their block
   if (done.exists()) rt_.events().trigger(done);
   if (block) {
-    for (std::uint32_t i = 0; i < succ_count; ++i) release(block->successors[succ_begin + i]);
+    const SuccessorLists& s = *block->successors;
+    const std::uint32_t* next = s.targets.data() + s.begin[batch_index];
+    for (std::uint32_t i = 0; i < s.count[batch_index]; ++i) release(&block->tasks[next[i]]);
     if (block->cross) cross_done(*block, batch_index);
     if (block->unfinished.fetch_sub(1, std::memory_order_acq_rel) == 1)
       PoolDelete<SuccessorBlock>{}(block);

@@ -2,7 +2,6 @@
 
 #include <fmt/core.h>
 
-#include "reprise_memoizer/token.h"
 #include "reprise_rt/log.h"
 
 namespace reprise::detail {
@@ -80,7 +79,7 @@ void AutoTraceStage::submit(const OpRef& op) {
   }
   if (traceable(*op)) {
     held_.push_back(op);
-    tracer_.push(op_token(*op));
+    tracer_.push(op->token);
     // Never hold so many that the application's window (it waits until half the window has
     // drained) could not drain past them. Decided by the op stream alone, not by timing, so
     // every shard of a control-replicated run decides alike.

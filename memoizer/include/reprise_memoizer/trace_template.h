@@ -88,9 +88,9 @@ struct TraceTemplate {
   std::vector<std::pair<std::uint32_t, FieldMask>> touched;  // per tree, for the summary op
   std::uint64_t points = 0;                                  // task/fill/copy points per replay
   // Batch replay (no merge instructions): instruction i waits for its pre_count predecessors,
-  // counted down by their completion, and counts down successors[succ_begin[i] ..][succ_count[i]].
+  // counted down by their completion, and counts down the instructions successors lists.
   bool batch_replay = false;
-  std::vector<std::uint32_t> succ_begin, succ_count, successors;
+  std::shared_ptr<const SuccessorLists> successors;
   std::shared_ptr<const CrossLinks> cross;  // batch replays: the links, reversed
   std::vector<DomainPoint> instr_points;    // batch replays: each op instruction's point
   std::size_t edges_recorded = 0, edges_after_reduction = 0;

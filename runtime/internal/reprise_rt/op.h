@@ -65,9 +65,10 @@ class Op {
   FutureMap reduce_source;
   ReductionOp reduce_op = ReductionOp::None;
   std::uint32_t destroy_tree = kInvalidId;
-  TraceID trace = 0;    // BeginTrace / EndTrace
-  Event awaited;        // Flush
-  bool counted = true;  // false for ops the runtime makes itself (not in -lg:window)
+  std::uint64_t token = 0;  // op_token(*this), set at issue
+  TraceID trace = 0;        // BeginTrace / EndTrace
+  Event awaited;            // Flush
+  bool counted = true;      // false for ops the runtime makes itself (not in -lg:window)
   // A copy the physical analysis generated: no program op stands behind it, so its points
   // complete without completing the op; it may be launched again by every replay.
   bool generated = false;

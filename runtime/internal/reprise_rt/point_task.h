@@ -22,6 +22,12 @@ struct CrossLinks {
   std::vector<std::uint32_t> begin, count, targets;
 };
 
+// A template's in-trace edges (shared by the template and the batches still running): point i
+// of a batch counts down the points targets[begin[i] .. begin[i] + count[i]) of its batch.
+struct SuccessorLists {
+  std::vector<std::uint32_t> begin, count, targets;
+};
+
 // A batch of points launched together (a replayed template): it owns their storage, and its
 // in-trace edges are counters, not events. Freed when the last point of the batch has run and
 // the memoizer has let go of it.
@@ -34,7 +40,7 @@ struct SuccessorBlock {
   static constexpr std::uint8_t kDone = 1, kClaimed = 2;
   std::atomic<std::int32_t> unfinished{0};
   std::unique_ptr<PointTask[]> tasks;  // the batch's points, by instruction
-  std::vector<PointTask*> successors;
+  std::shared_ptr<const SuccessorLists> successors;
   // Fence elision without events (null when the template has no links).
   std::shared_ptr<const CrossLinks> cross;
   std::unique_ptr<std::atomic<std::uint8_t>[]> state;  // per point: kDone | kClaimed
@@ -59,7 +65,6 @@ struct PointTask {
   // A batch's point (or copy) that runs on another shard: never launched here; its successors
   // in the batch wait for its proxy event instead.
   bool elsewhere = false;
-  std::uint32_t succ_begin = 0, succ_count = 0;
   std::uint32_t batch_index = 0;  // its instruction in the batch
 };
 

@@ -1,4 +1,4 @@
-#include "reprise_memoizer/token.h"
+#include "reprise_rt/op_token.h"
 
 namespace reprise::detail {
 
