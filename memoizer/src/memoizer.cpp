@@ -71,11 +71,8 @@ void Memoizer::begin(const OpRef& op) {
 void Memoizer::end(const OpRef& op) {
   in_trace_ = false;
   handed_ = 0;
-  std::vector<std::uint64_t> tokens;
-  tokens.reserve(buffer_.size());
-  for (const OpRef& o : buffer_) tokens.push_back(o->token);
   try {
-    TraceTemplate* t = match(current_, tokens);
+    TraceTemplate* t = match(current_);
     if (t) {
       replay(*t, recurrent_ && last_replayed_ == t && t->idempotent);
     } else {
@@ -84,7 +81,7 @@ void Memoizer::end(const OpRef& op) {
         REPRISE_LOG_WARN("trace {}: its {} ops match none of its {} templates; recording anew",
                          current_, buffer_.size(), templates_[current_].size());
       }
-      record(current_, tokens);
+      record(current_);
     }
   } catch (...) {
     // The ops that were not launched still have to complete, or the program would hang.
@@ -98,13 +95,14 @@ void Memoizer::end(const OpRef& op) {
   recurrent_ = last_replayed_ != nullptr;
 }
 
-TraceTemplate* Memoizer::match(TraceID id, const std::vector<std::uint64_t>& tokens) {
+TraceTemplate* Memoizer::match(TraceID id) {
   auto it = templates_.find(id);
   if (it == templates_.end()) return nullptr;
   for (auto& t : it->second) {
-    if (t->ops.size() != tokens.size()) continue;
+    if (t->ops.size() != buffer_.size()) continue;
     bool same = true;
-    for (std::size_t k = 0; k < tokens.size() && same; ++k) same = t->ops[k].token == tokens[k];
+    for (std::size_t k = 0; k < buffer_.size() && same; ++k)
+      same = t->ops[k].token == buffer_[k]->token;
     // Back to back with itself, an idempotent template needs no check: its postconditions
     // (which hold now) imply its preconditions.
     if (same &&
@@ -144,7 +142,7 @@ void Memoizer::apply_physical() {
   }
 }
 
-void Memoizer::record(TraceID id, const std::vector<std::uint64_t>& tokens) {
+void Memoizer::record(TraceID id) {
   apply_summary();
   drop_prev_block();
   recurrent_ = false;
@@ -176,7 +174,7 @@ void Memoizer::record(TraceID id, const std::vector<std::uint64_t>& tokens) {
   for (std::uint32_t k = 0; k < buffer_.size(); ++k) {
     const Op& o = *buffer_[k];
     TemplateOp top;
-    top.token = tokens[k];
+    top.token = o.token;
     top.kind = o.kind;
     top.rects = o.point_rects;
     top.instances = o.point_instances;
@@ -349,12 +347,26 @@ void Memoizer::replay_batch(const TraceTemplate& t, Event fence, bool elide) {
   // Every point is created before any is released, so a point's successors already count
   // its edge when it completes. The block is freed by the batch's last point, or by this
   // memoizer, which keeps it for the next batch to link to (whichever lets go last).
-  auto* block = make_pooled<SuccessorBlock>().release();
+  SuccessorBlock* block = t.successors->take_spare();
+  if (block) {
+    // A finished batch of this template: its points ran and gave up their ops; what init
+    // does not set is reset here.
+    block->next.store(nullptr, std::memory_order_relaxed);
+    for (std::size_t i = 0; i < n; ++i) {
+      PointTask& task = block->tasks[i];
+      task.send_to = -1;
+      task.receive = task.elsewhere = false;
+      task.variant = nullptr;
+      if (block->state) block->state[i].store(0, std::memory_order_relaxed);
+    }
+  } else {
+    block = make_pooled<SuccessorBlock>().release();
+    block->tasks = std::make_unique<PointTask[]>(n);
+  }
   block->successors = t.successors;
-  block->tasks = std::make_unique<PointTask[]>(n);
   if (links) {
     block->cross = t.cross;
-    block->state = std::make_unique<std::atomic<std::uint8_t>[]>(n);
+    if (!block->state) block->state = std::make_unique<std::atomic<std::uint8_t>[]>(n);
   }
   // Futures change from one iteration to the next: an op's points wait for this iteration's.
   const auto waits_on_futures = [&](std::uint32_t op) {
@@ -433,7 +445,7 @@ void Memoizer::replay_batch(const TraceTemplate& t, Event fence, bool elide) {
 void Memoizer::drop_prev_block() {
   if (!prev_block_) return;
   if (prev_block_->unfinished.fetch_sub(1, std::memory_order_acq_rel) == 1)
-    PoolDelete<SuccessorBlock>{}(prev_block_);
+    retire_batch(prev_block_);
   prev_block_ = nullptr;
 }
 

@@ -249,8 +249,7 @@ void Executor::run_point(PointTask* t) {
     const std::uint32_t* next = s.targets.data() + s.begin[batch_index];
     for (std::uint32_t i = 0; i < s.count[batch_index]; ++i) release(&block->tasks[next[i]]);
     if (block->cross) cross_done(*block, batch_index);
-    if (block->unfinished.fetch_sub(1, std::memory_order_acq_rel) == 1)
-      PoolDelete<SuccessorBlock>{}(block);
+    if (block->unfinished.fetch_sub(1, std::memory_order_acq_rel) == 1) retire_batch(block);
   }
   if (keep->generated) return;  // no program op to complete
   if (keep->remaining.fetch_sub(1, std::memory_order_acq_rel) == 1) rt_.op_completed(*keep);

@@ -31,9 +31,9 @@ class Memoizer final : public OpSink {
   void begin(const OpRef& op);
   void end(const OpRef& op);
   void forward(const OpRef& op);
-  TraceTemplate* match(TraceID id, const std::vector<std::uint64_t>& tokens);
+  TraceTemplate* match(TraceID id);  // the buffered ops' template whose conditions hold
   bool conditions_hold(const TraceTemplate& t);
-  void record(TraceID id, const std::vector<std::uint64_t>& tokens);
+  void record(TraceID id);
   void replay(TraceTemplate& t, bool elide);
   void replay_batch(const TraceTemplate& t, Event fence, bool elide);
   void replay_with_events(const TraceTemplate& t, Event fence, bool elide);

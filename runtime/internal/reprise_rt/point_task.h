@@ -4,6 +4,7 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <utility>
 #include <vector>
 
 #include "reprise/registry.h"
@@ -22,10 +23,24 @@ struct CrossLinks {
   std::vector<std::uint32_t> begin, count, targets;
 };
 
+struct SuccessorBlock;
+
 // A template's in-trace edges (shared by the template and the batches still running): point i
 // of a batch counts down the points targets[begin[i] .. begin[i] + count[i]) of its batch.
 struct SuccessorLists {
   std::vector<std::uint32_t> begin, count, targets;
+  // Finished batches of this template, kept so that later replays reuse their storage instead
+  // of allocating and constructing every point again. Replays run ahead of their points by up
+  // to the window, so as many batches as that are in flight; they come back here (pushed by
+  // whichever thread retires them, see retire_batch) and only the launching thread takes
+  // them, which makes the stack free of ABA.
+  mutable std::atomic<SuccessorBlock*> retired{nullptr};
+  mutable SuccessorBlock* reusable = nullptr;  // taken from `retired`; launching thread only
+  SuccessorBlock* take_spare() const;
+  SuccessorLists() = default;
+  SuccessorLists(const SuccessorLists&) = delete;
+  SuccessorLists& operator=(const SuccessorLists&) = delete;
+  ~SuccessorLists();
 };
 
 // A batch of points launched together (a replayed template): it owns their storage, and its
@@ -45,7 +60,12 @@ struct SuccessorBlock {
   std::shared_ptr<const CrossLinks> cross;
   std::unique_ptr<std::atomic<std::uint8_t>[]> state;  // per point: kDone | kClaimed
   std::atomic<SuccessorBlock*> next{nullptr};
+  SuccessorBlock* next_spare = nullptr;  // in SuccessorLists::retired / reusable
 };
+
+// Frees a batch whose points have all run and that its launcher has let go of: it becomes its
+// template's spares, freed with the template.
+void retire_batch(SuccessorBlock* b);
 
 struct PointTask {
   Executor* exec = nullptr;
@@ -67,5 +87,31 @@ struct PointTask {
   bool elsewhere = false;
   std::uint32_t batch_index = 0;  // its instruction in the batch
 };
+
+inline SuccessorLists::~SuccessorLists() {
+  for (SuccessorBlock* b : {retired.load(std::memory_order_acquire), reusable})
+    while (b) PoolDelete<SuccessorBlock>{}(std::exchange(b, b->next_spare));
+}
+
+inline SuccessorBlock* SuccessorLists::take_spare() const {
+  if (!reusable) reusable = retired.exchange(nullptr, std::memory_order_acquire);
+  SuccessorBlock* b = reusable;
+  if (b) reusable = b->next_spare;
+  return b;
+}
+
+inline void retire_batch(SuccessorBlock* b) {
+  std::shared_ptr<const SuccessorLists> lists = std::move(b->successors);
+  b->cross.reset();
+  if (!lists) {
+    PoolDelete<SuccessorBlock>{}(b);
+    return;
+  }
+  SuccessorBlock* head = lists->retired.load(std::memory_order_relaxed);
+  do {
+    b->next_spare = head;
+  } while (!lists->retired.compare_exchange_weak(head, b, std::memory_order_release,
+                                                 std::memory_order_relaxed));
+}  // (if the template is gone, lists frees b with it here)
 
 }  // namespace reprise::detail
