@@ -7,6 +7,7 @@
 #include <filesystem>
 
 #include "reprise_rt/log.h"
+#include "reprise_rt/op_token.h"
 
 namespace reprise::detail {
 
@@ -71,6 +72,7 @@ void Memoizer::begin(const OpRef& op) {
 void Memoizer::end(const OpRef& op) {
   in_trace_ = false;
   handed_ = 0;
+  for (const OpRef& o : buffer_) token_of(*o);  // match and record compare tokens
   try {
     TraceTemplate* t = match(current_);
     if (t) {
@@ -349,16 +351,11 @@ void Memoizer::replay_batch(const TraceTemplate& t, Event fence, bool elide) {
   // memoizer, which keeps it for the next batch to link to (whichever lets go last).
   SuccessorBlock* block = t.successors->take_spare();
   if (block) {
-    // A finished batch of this template: its points ran and gave up their ops; what init
-    // does not set is reset here.
+    // A finished batch of this template: its points ran and gave up their ops (the executor
+    // initialises each point afresh); only the batch's own marks are reset here.
     block->next.store(nullptr, std::memory_order_relaxed);
-    for (std::size_t i = 0; i < n; ++i) {
-      PointTask& task = block->tasks[i];
-      task.send_to = -1;
-      task.receive = task.elsewhere = false;
-      task.variant = nullptr;
-      if (block->state) block->state[i].store(0, std::memory_order_relaxed);
-    }
+    if (block->state)
+      for (std::size_t i = 0; i < n; ++i) block->state[i].store(0, std::memory_order_relaxed);
   } else {
     block = make_pooled<SuccessorBlock>().release();
     block->tasks = std::make_unique<PointTask[]>(n);

@@ -82,6 +82,10 @@ void Executor::init_point(PointTask& t, Op& op, std::uint32_t point, Processor p
   t.point_index = point;
   t.point = coords ? *coords : op.domain.delinearize(coord_t(point));
   t.proc = proc;
+  // (A batch's storage is reused by later replays: nothing of an earlier point may remain.)
+  t.send_to = -1;
+  t.receive = t.elsewhere = false;
+  t.variant = nullptr;
   if (op.task_info) {
     t.variant = op.task_info->variant(proc.kind);
     if (!t.variant) t.variant = op.task_info->variant(ProcessorKind::CPU);

@@ -8,7 +8,6 @@
 
 #include "reprise/context.h"
 #include "reprise_rt/log.h"
-#include "reprise_rt/op_token.h"
 
 namespace reprise::detail {
 
@@ -203,7 +202,6 @@ void Runtime::check_same_program() {
 void Runtime::issue(OpRef op) {
   rethrow_if_failed();
   op->seq = next_seq_++;
-  op->token = op_token(*op);
   if (network_) {
     op_words_.push_back(std::uint64_t(op->kind) << 56 | std::uint64_t(op->task & 0xffffff) << 32 |
                         (ShardExchange::shape_of(*op) & 0xffffffffull));

@@ -3,6 +3,7 @@
 #include <fmt/core.h>
 
 #include "reprise_rt/log.h"
+#include "reprise_rt/op_token.h"
 
 namespace reprise::detail {
 
@@ -79,7 +80,7 @@ void AutoTraceStage::submit(const OpRef& op) {
   }
   if (traceable(*op)) {
     held_.push_back(op);
-    tracer_.push(op->token);
+    tracer_.push(token_of(*op));
     // Never hold so many that the application's window (it waits until half the window has
     // drained) could not drain past them. Decided by the op stream alone, not by timing, so
     // every shard of a control-replicated run decides alike.

@@ -88,7 +88,7 @@ struct TraceTemplate {
   std::vector<std::pair<std::uint32_t, FieldMask>> touched;  // per tree, for the summary op
   std::uint64_t points = 0;                                  // task/fill/copy points per replay
   // Batch replay (no merge instructions): instruction i waits for its pre_count predecessors,
-  // counted down by their completion, and counts down the instructions successors lists.
+  // counted down by their completion, and counts down its successors (SuccessorLists).
   bool batch_replay = false;
   std::shared_ptr<const SuccessorLists> successors;
   std::shared_ptr<const CrossLinks> cross;  // batch replays: the links, reversed

@@ -65,7 +65,7 @@ class Op {
   FutureMap reduce_source;
   ReductionOp reduce_op = ReductionOp::None;
   std::uint32_t destroy_tree = kInvalidId;
-  std::uint64_t token = 0;  // op_token(*this), set at issue
+  std::uint64_t token = 0;  // op_token(*this) once computed (token_of), else 0
   TraceID trace = 0;        // BeginTrace / EndTrace
   Event awaited;            // Flush
   bool counted = true;      // false for ops the runtime makes itself (not in -lg:window)
