@@ -130,11 +130,13 @@ void PhysicalState::read(std::uint32_t tree, const Domain& root, int fi, const D
   for (const Piece& p : one ? std::span<Piece>(one, 1) : std::span<Piece>(f.list)) {
     if (!p.rect.overlaps(rect)) continue;
     const Domain part = p.rect & rect;
-    const bool from_before = journaling_ && p.stamp != epoch_;
+    // A fact for each memory whose validity the recording relies on and did not decide itself
+    // (a piece copied into one memory in the trace keeps the other memories' bits from before).
+    const MemMask before = journaling_ ? from_before(p) : 0;
     if (p.pending) folds.push_back(FoldNeed{fi, part, p.pending});
     if (p.valid & bit) {
       if (p.ready[mem].exists()) waits.push_back(p.ready[mem]);
-      if (from_before) facts_.push_back(PhysicalFact{tree, fi, part, mem, true});
+      if (before & bit) facts_.push_back(PhysicalFact{tree, fi, part, mem, true});
       continue;
     }
     // Copy from a memory that is not itself still being filled, else from the first.
@@ -147,10 +149,8 @@ void PhysicalState::read(std::uint32_t tree, const Domain& root, int fi, const D
       }
     }
     needs.push_back(CopyNeed{fi, part, src, p.ready[src]});
-    if (from_before) {
-      facts_.push_back(PhysicalFact{tree, fi, part, mem, false});
-      facts_.push_back(PhysicalFact{tree, fi, part, src, true});
-    }
+    if (before & bit) facts_.push_back(PhysicalFact{tree, fi, part, mem, false});
+    if (before & (MemMask(1) << src)) facts_.push_back(PhysicalFact{tree, fi, part, src, true});
   }
 }
 
@@ -163,7 +163,7 @@ void PhysicalState::copied(std::uint32_t tree, const Domain& root, int fi, const
   cut(pieces(tree, root, fi), rect, [&](Piece& p) {
     p.valid |= MemMask(1) << mem;
     p.ready[mem] = ready;
-    if (journaling_) p.stamp = epoch_;
+    decide(p, MemMask(1) << mem);
   });
 }
 
@@ -180,7 +180,8 @@ void PhysicalState::written(std::uint32_t tree, const Domain& root, int fi, cons
     same->valid = MemMask(1) << mem;
     same->ready = {};
     same->pending = 0;
-    same->stamp = journaling_ ? epoch_ : 0;
+    same->stamp = 0;
+    decide(*same, all_memories());
     return;
   }
   // The written rectangle becomes one piece again: writes undo the cuts reads made.
@@ -189,7 +190,7 @@ void PhysicalState::written(std::uint32_t tree, const Domain& root, int fi, cons
   Piece w;
   w.rect = rect & trees_[tree].root;
   w.valid = MemMask(1) << mem;
-  w.stamp = journaling_ ? epoch_ : 0;
+  decide(w, all_memories());
   scratch_.push_back(w);
   list.swap(scratch_);
   f.indexed = false;
@@ -218,8 +219,17 @@ void PhysicalState::folded(std::uint32_t tree, const Domain& root, int fi, const
     p.valid = MemMask(1) << mem;
     p.ready = {};
     p.ready[mem] = ready;
-    if (journaling_) p.stamp = epoch_;
+    decide(p, all_memories());
   });
+}
+
+void PhysicalState::decide(Piece& p, MemMask mask) const {
+  if (!journaling_) return;
+  if (p.stamp != epoch_) {
+    p.stamp = epoch_;
+    p.decided = 0;
+  }
+  p.decided |= mask;
 }
 
 void PhysicalState::mark_reduced(std::uint32_t tree) {

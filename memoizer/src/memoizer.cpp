@@ -39,6 +39,9 @@ void Memoizer::submit(const OpRef& op) {
       end(op);
       return;
     case OpKind::Flush:
+      // After a failure the EndTrace of an open trace never reaches this stage (the utility
+      // thread completes ops without running them): its held ops complete here instead.
+      if (in_trace_ && rt_.failed()) release_buffer();
       analysis_->submit(op);
       return;  // holds nothing outside traces
     default:
@@ -49,6 +52,13 @@ void Memoizer::submit(const OpRef& op) {
     return;
   }
   forward(op);
+}
+
+void Memoizer::release_buffer() {
+  for (std::size_t k = handed_; k < buffer_.size(); ++k) rt_.op_completed(*buffer_[k]);
+  buffer_.clear();
+  handed_ = 0;
+  in_trace_ = false;
 }
 
 void Memoizer::forward(const OpRef& op) {
@@ -87,8 +97,7 @@ void Memoizer::end(const OpRef& op) {
     }
   } catch (...) {
     // The ops that were not launched still have to complete, or the program would hang.
-    for (std::size_t k = handed_; k < buffer_.size(); ++k) rt_.op_completed(*buffer_[k]);
-    buffer_.clear();
+    release_buffer();
     rt_.op_completed(*op);
     throw;
   }

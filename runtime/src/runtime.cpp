@@ -128,9 +128,9 @@ void Runtime::run(const std::function<void(Context&)>& top_level) {
             fmt::format("the program ended inside trace {} (end_trace missing)", open_trace_));
     } catch (...) {
       app_error = std::current_exception();
-      if (trace_open_) {
+      trace_open_ = false;
+      if (trace_held_) {
         // Close the trace so that its buffered ops are released and the drain completes.
-        trace_open_ = false;
         OpRef end = make_op();
         end->kind = OpKind::EndTrace;
         end->trace = open_trace_;
@@ -138,7 +138,7 @@ void Runtime::run(const std::function<void(Context&)>& top_level) {
         end->seq = next_seq_++;
         end->done = events_.create();
         outstanding_.fetch_add(1, std::memory_order_seq_cst);
-        queue_.push(std::move(end));
+        push(std::move(end));
       }
     }
   }
@@ -200,13 +200,17 @@ void Runtime::check_same_program() {
 }
 
 void Runtime::issue(OpRef op) {
-  rethrow_if_failed();
+  // EndTrace always goes in: it releases the ops its trace holds, which must complete even
+  // after a failure (end_trace reports the error once it is issued).
+  const bool ends_trace = op->kind == OpKind::EndTrace;
+  if (!ends_trace) rethrow_if_failed();
   op->seq = next_seq_++;
   if (network_) {
     op_words_.push_back(std::uint64_t(op->kind) << 56 | std::uint64_t(op->task & 0xffffff) << 32 |
                         (ShardExchange::shape_of(*op) & 0xffffffffull));
     stream_check_->issued(op_words_.back());
-    if (config_.safe_ctrlrepl && op_words_.size() % 1024 == 0) check_same_program();
+    if (config_.safe_ctrlrepl && !ends_trace && op_words_.size() % 1024 == 0)
+      check_same_program();
   }
   op->done = events_.create();
   switch (op->kind) {
@@ -226,8 +230,9 @@ void Runtime::issue(OpRef op) {
   if (op->future_map) op->future_map->ready_event = op->done;
 
   std::int64_t in_flight = outstanding_.fetch_add(1, std::memory_order_seq_cst) + 1;
-  // Inside a manual trace ops are held until end_trace: waiting for them here would never end.
-  if (in_flight > config_.window && !trace_open_) {
+  // Inside a manual trace ops are held until end_trace: waiting for them here would never end,
+  // and EndTrace itself must go in before anything waits for the ops it releases.
+  if (in_flight > config_.window && !trace_open_ && !ends_trace) {
     // Let the pipeline drain to half the window before issuing more (hysteresis keeps the
     // application thread from waking per op).
     // (Automatic tracing never holds more than a quarter of the window: no flush needed.)
@@ -240,9 +245,9 @@ void Runtime::issue(OpRef op) {
   if (config_.inorder && !trace_open_) {
     // Inside a trace the memoizer holds ops until end_trace: the trace is waited for as a
     // whole when it ends.
-    const bool drain = op->kind == OpKind::EndTrace;
+    const bool drain = ends_trace;
     Event done = op->done;
-    queue_.push(std::move(op));
+    push(std::move(op));
     events_.wait(done);
     if (drain) {
       app_waiting_.store(true, std::memory_order_seq_cst);
@@ -253,6 +258,13 @@ void Runtime::issue(OpRef op) {
     rethrow_if_failed();
     return;
   }
+  push(std::move(op));
+}
+
+void Runtime::push(OpRef op) {
+  // Between a BeginTrace and its EndTrace the pipeline holds the trace's ops back.
+  if (op->kind == OpKind::BeginTrace) trace_held_ = true;
+  if (op->kind == OpKind::EndTrace) trace_held_ = false;
   queue_.push(std::move(op));
 }
 
@@ -363,7 +375,8 @@ void Runtime::end_trace(TraceID id) {
   op->kind = OpKind::EndTrace;
   op->trace = id;
   op->domain = Domain(Rect<1>({0}, {0}));
-  issue(std::move(op));
+  issue(std::move(op));  // issued even after a failure, which is reported now
+  rethrow_if_failed();
 }
 
 void Runtime::utility_loop() {

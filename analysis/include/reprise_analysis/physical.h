@@ -126,6 +126,9 @@ class PhysicalState {
     Domain rect;
     MemMask valid = 0;
     std::uint32_t stamp = 0;                  // the journal that last changed it
+    // The memories whose validity that journal decided (a write decides all of them, a copy
+    // only its target): the others' bits still come from before the trace and need facts.
+    MemMask decided = 0;
     std::uint32_t pending = 0;                // reductions to fold in (a list; 0: none)
     std::array<Event, kMaxMemories> ready{};  // per memory: the copy making it valid there
   };
@@ -157,6 +160,13 @@ class PhysicalState {
   std::uint64_t pending_signature(std::uint32_t tree) const;
   void note_tree_journaled(std::uint32_t tree);
   MemMask all_memories() const { return num_memories_ >= 32 ? ~0u : (1u << num_memories_) - 1; }
+  // The memories of p whose validity the current journal has not decided (all when not
+  // journaling, where it does not matter).
+  MemMask from_before(const Piece& p) const {
+    return journaling_ && p.stamp == epoch_ ? ~p.decided : ~MemMask(0);
+  }
+  // While journaling: p's validity in the memories of `mask` is now the trace's doing.
+  void decide(Piece& p, MemMask mask) const;
 
   std::uint32_t num_memories_;
   std::vector<Tree> trees_;

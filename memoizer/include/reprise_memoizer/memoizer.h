@@ -31,6 +31,8 @@ class Memoizer final : public OpSink {
   void begin(const OpRef& op);
   void end(const OpRef& op);
   void forward(const OpRef& op);
+  // Completes the held ops not yet launched (after an error) and leaves the trace.
+  void release_buffer();
   TraceTemplate* match(TraceID id);  // the buffered ops' template whose conditions hold
   bool conditions_hold(const TraceTemplate& t);
   void record(TraceID id);

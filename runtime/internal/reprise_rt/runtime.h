@@ -131,6 +131,8 @@ class Runtime {
 
  private:
   void utility_loop();
+  // Hands op to the utility thread.
+  void push(OpRef op);
   // Control replication: every shard must have issued the same ops; throws on every shard
   // naming the first op that differs.
   void check_same_program();
@@ -166,6 +168,7 @@ class Runtime {
   mutable std::mutex coverage_mutex_;
   std::vector<CoverageSample> coverage_;
   bool trace_open_ = false;  // application thread
+  bool trace_held_ = false;  // a BeginTrace went in and its EndTrace not yet
   TraceID open_trace_ = 0;
   std::thread::id app_thread_;
   std::atomic<std::uint64_t> analysis_busy_ns_{0};
