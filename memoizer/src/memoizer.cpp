@@ -76,6 +76,7 @@ void Memoizer::begin(const OpRef& op) {
   in_trace_ = true;
   current_ = op->trace;
   buffer_.clear();
+  handed_ = 0;
   rt_.op_completed(*op);
 }
 
