@@ -13,6 +13,7 @@
 #include <initializer_list>
 #include <mutex>
 #include <optional>
+#include <span>
 #include <sstream>
 #include <stdexcept>
 #include <thread>
@@ -158,6 +159,8 @@ struct BodyReq {
 
 struct BodyArgs {
   std::uint64_t salt = 0;
+  std::uint32_t op_index = 0;
+  std::uint8_t fail = 0;  // the body throws DeliberateFailure
   std::uint64_t* observe = nullptr;  // per launch point: the hash of what the point read
   std::uint32_t nreqs = 0, nfutures = 0;
   std::uint8_t future_type[kMaxFutures] = {};
@@ -293,6 +296,14 @@ void observe(const BodyArgs& a, const Domain& launch, const DomainPoint& point, 
   if (a.observe) a.observe[launch.linearize(point)] = v;
 }
 
+// What a deliberately failing op throws, in the runtime and in the reference model.
+std::string failure_text(std::uint32_t op_index) {
+  return "deliberate failure of op #" + std::to_string(op_index);
+}
+bool is_deliberate_failure(const std::string& error) {
+  return error.rfind("deliberate failure of op #", 0) == 0;
+}
+
 // The store of a task running in the runtime.
 struct RuntimeStore {
   TaskContext& tc;
@@ -316,6 +327,7 @@ struct RuntimeStore {
 
 std::uint64_t runtime_body(TaskContext& tc) {
   const auto a = tc.args<BodyArgs>();
+  if (a.fail) throw reprise::Error(failure_text(a.op_index));
   std::uint64_t futs[kMaxFutures] = {};
   for (std::uint32_t i = 0; i < a.nfutures; ++i) {
     switch (ValueType(a.future_type[i])) {
@@ -560,6 +572,10 @@ class Generator {
         ++n;
         continue;
       }
+      if (opt_.loops && rng_.chance(0.3)) {
+        n += gen_loop();
+        continue;
+      }
       const bool have_futures = !p_.future_types.empty();
       const bool have_maps = !typed_maps().empty();
       switch (rng_.weighted(
@@ -590,6 +606,7 @@ class Generator {
           break;
       }
     }
+    if (opt_.fail_in_trace) fail_one_traced_op();
     return std::move(p_);
   }
 
@@ -1280,10 +1297,11 @@ class Generator {
     return 1;
   }
 
-  int gen_get_future() {
+  // A wait on one of the first `limit` future slots (all when negative).
+  int gen_get_future(int limit = -1) {
     OpSpec op;
     op.kind = OpKind::GetFuture;
-    const int n = int(p_.future_types.size());
+    const int n = limit < 0 ? int(p_.future_types.size()) : limit;
     op.source = rng_.chance(0.6) ? n - 1 : rng_.irange(0, n - 1);
     p_.ops.push_back(std::move(op));
     return 1;
@@ -1297,11 +1315,137 @@ class Generator {
     return 1;
   }
 
+  // ---- loops and traces
+
+  // The shape that keeps one piece valid in several memories at once: an index launch whose
+  // points (spread over memories by the mapper) all read one piece through a constant
+  // projection, and update or reduce into their own piece of a disjoint partition.
+  int gen_broadcast_read() {
+    std::vector<int> disjoint;
+    for (int part : live_)
+      if (p_.parts[std::size_t(part)].disjoint) disjoint.push_back(part);
+    if (disjoint.empty()) return gen_index_task();
+    OpSpec op;
+    op.kind = OpKind::IndexTask;
+    op.salt = salt();
+    const int own = rng_.pick(disjoint);
+    const PartSpec& ps = p_.parts[std::size_t(own)];
+    op.launch = ps.colors;
+    std::vector<Footprint> fps;
+    const int src = rng_.pick(live_);
+    const PartSpec& ss = p_.parts[std::size_t(src)];
+    ReqSpec read;
+    read.part = src;
+    read.proj.kind = ProjKind::Constant;
+    read.proj.dim_in = op.launch.dim;
+    read.proj.dim_out = ss.colors.dim;
+    read.proj.offset = ss.colors.delinearize(rng_.range(0, ss.colors.volume() - 1));
+    read.priv = Privilege::ReadOnly;
+    read.fields = random_fields(ss.parent.tree, false);
+    try_add(op.reqs, fps, read, op.launch);
+    ReqSpec mine;
+    mine.part = own;
+    choose_priv(mine, true);
+    if (mine.priv == Privilege::ReadOnly) choose_priv(mine, true);
+    mine.fields = random_fields(ps.parent.tree, mine.priv == Privilege::Reduce);
+    try_add(op.reqs, fps, mine, op.launch);
+    op.ret = random_ret(60);
+    p_.map_types.push_back(op.ret);
+    p_.map_domains.push_back(op.launch);
+    op.result = int(p_.map_types.size()) - 1;
+    p_.ops.push_back(std::move(op));
+    return 1;
+  }
+
+  // An op that may stand inside a trace (no partition, blocking wait or fence).
+  int gen_traceable_op() {
+    const bool have_maps = !typed_maps().empty();
+    switch (rng_.weighted({35, 20, 8, 9, have_maps ? 4 : 0, have_maps ? 3 : 0, 15})) {
+      case 0:
+        return gen_index_task();
+      case 1:
+        return gen_task();
+      case 2:
+        return gen_fill();
+      case 3:
+        return gen_copy();
+      case 4:
+        return gen_reduce_futures(rng_.pick(typed_maps()));
+      case 5:
+        return gen_point_future(rng_.pick(typed_maps()));
+      default:
+        return gen_broadcast_read();
+    }
+  }
+
+  void mark(OpKind kind, int trace) {
+    OpSpec op;
+    op.kind = kind;
+    op.trace = trace;
+    p_.ops.push_back(std::move(op));
+  }
+
+  // A loop: a body issued `iters` times, each iteration one manual trace. Now and then an
+  // iteration's body changes (one op more or less: the trace mismatches and is recorded anew),
+  // a loop reuses an earlier loop's trace id, or a blocking wait follows an iteration.
+  // A third of the loops alternate two bodies (double buffering: the data's place alternates
+  // too), under one trace id or two.
+  int gen_loop() {
+    const std::size_t start = p_.ops.size();
+    std::vector<OpSpec> bodies[2];
+    const int nbodies = rng_.chance(0.33) ? 2 : 1;
+    int first_futures = -1;  // the future slots assigned once the first body has run
+    for (auto& body : std::span(bodies, std::size_t(nbodies))) {
+      const std::size_t from = p_.ops.size();
+      for (int k = rng_.irange(1, opt_.max_body); k > 0; --k) gen_traceable_op();
+      body.assign(p_.ops.begin() + std::ptrdiff_t(from), p_.ops.end());
+      if (first_futures < 0) first_futures = int(p_.future_types.size());
+    }
+    p_.ops.resize(start);
+    const int trace = next_trace_ > 1 && rng_.chance(0.2) ? rng_.irange(1, next_trace_ - 1)
+                                                           : next_trace_++;
+    const int trace2 = nbodies == 2 && rng_.chance(0.5) ? next_trace_++ : trace;
+    int n = 0;
+    const int iters = rng_.irange(std::min(3, opt_.max_iters), opt_.max_iters) * nbodies;
+    for (int it = 0; it < iters; ++it) {
+      const std::vector<OpSpec>& body = bodies[it % nbodies];
+      mark(OpKind::BeginTrace, it % nbodies ? trace2 : trace);
+      p_.ops.insert(p_.ops.end(), body.begin(), body.end());
+      if (it >= nbodies && rng_.chance(0.15)) {  // each body ran whole once
+        // The last op's result is used by no op of the body after it: it can go.
+        if (body.size() > 1 && rng_.chance(0.5))
+          p_.ops.pop_back();
+        else
+          p_.ops.push_back(body[std::size_t(rng_.irange(0, int(body.size()) - 1))]);
+      }
+      mark(OpKind::EndTrace, it % nbodies ? trace2 : trace);
+      n += int(p_.ops.size() - start) - n;
+      const int assigned = it == 0 ? first_futures : int(p_.future_types.size());
+      if (assigned > 0 && rng_.chance(0.12)) n += gen_get_future(assigned);
+    }
+    return n;
+  }
+
+  // Marks one task op inside a trace (in a later iteration when there is one) to fail.
+  void fail_one_traced_op() {
+    std::vector<std::size_t> traced;
+    bool inside = false;
+    for (std::size_t i = 0; i < p_.ops.size(); ++i) {
+      const OpKind k = p_.ops[i].kind;
+      if (k == OpKind::BeginTrace || k == OpKind::EndTrace) inside = k == OpKind::BeginTrace;
+      if (inside && (k == OpKind::Task || k == OpKind::IndexTask)) traced.push_back(i);
+    }
+    if (traced.empty()) return;
+    const std::size_t from = rng_.chance(0.7) ? traced.size() / 2 : 0;
+    p_.ops[traced[std::size_t(rng_.irange(int(from), int(traced.size()) - 1))]].fail = true;
+  }
+
   Rng rng_;
   GenOptions opt_;
   Program p_;
   std::size_t next_part_ = 0;
   std::vector<int> live_;
+  int next_trace_ = 1;
 };
 
 }  // namespace
@@ -1468,8 +1612,15 @@ std::string dump(const Program& p) {
       case OpKind::Fence:
         o << "fence" << (op.wait ? " (waited for)" : "");
         break;
+      case OpKind::BeginTrace:
+        o << "begin_trace " << op.trace;
+        break;
+      case OpKind::EndTrace:
+        o << "end_trace " << op.trace;
+        break;
     }
     if (op.init) o << "  [init]";
+    if (op.fail) o << "  [fails]";
     o << "\n";
   }
   return o.str();
@@ -1490,6 +1641,7 @@ std::string summary(const Program& p) {
     << " single, " << count_ops(p, OpKind::Fill) << " fill, " << count_ops(p, OpKind::Copy)
     << " copy, " << count_ops(p, OpKind::ReduceFutures) << " reduce, "
     << count_ops(p, OpKind::GetFuture) << " get, " << count_ops(p, OpKind::Fence) << " fence";
+  if (const std::size_t traces = count_ops(p, OpKind::BeginTrace)) o << ", " << traces << " traced";
   return o.str();
 }
 
@@ -1526,6 +1678,8 @@ BodyArgs body_args(const Program& p, const OpSpec& op, std::uint64_t host, Outco
                    std::size_t index) {
   BodyArgs a;
   a.salt = mix(op.salt, host);
+  a.op_index = std::uint32_t(index);
+  a.fail = op.fail ? 1 : 0;
   a.observe = out.observed[index].data();
   a.nreqs = std::uint32_t(op.reqs.size());
   a.nfutures = std::uint32_t(op.futures.size());
@@ -1601,9 +1755,15 @@ Outcome run_reference(const Program& p) {
       switch (op.kind) {
         case OpKind::CreatePartition:
         case OpKind::Fence:
+        case OpKind::BeginTrace:
+        case OpKind::EndTrace:
           break;
         case OpKind::Task:
         case OpKind::IndexTask: {
+          if (op.fail) {
+            out.error = failure_text(std::uint32_t(index));
+            return out;
+          }
           const BodyArgs a = body_args(p, op, host, out, index);
           std::uint64_t futs[kMaxFutures] = {};
           for (std::size_t i = 0; i < op.futures.size(); ++i)
@@ -1768,8 +1928,9 @@ TaskID task_id(ValueType t) {
 
 class RuntimeExec {
  public:
-  RuntimeExec(const Program& p, Context& ctx, Outcome& out)
-      : p_(p),
+  RuntimeExec(const Program& p, Context& ctx, Outcome& out, bool manual_traces)
+      : manual_traces_(manual_traces),
+        p_(p),
         ctx_(ctx),
         out_(out),
         parts_(p.parts.size()),
@@ -1862,6 +2023,12 @@ class RuntimeExec {
           if (op.wait) f.wait();
           break;
         }
+        case OpKind::BeginTrace:
+          if (manual_traces_) ctx_.begin_trace(reprise::TraceID(op.trace));
+          break;
+        case OpKind::EndTrace:
+          if (manual_traces_) ctx_.end_trace(reprise::TraceID(op.trace));
+          break;
       }
     }
     // Read every region back, then every future.
@@ -1884,6 +2051,10 @@ class RuntimeExec {
     for (auto& f : done) f.wait();
     for (std::size_t i = 0; i < futures_.size(); ++i)
       if (futures_[i].valid()) out_.futures[i] = future_value(futures_[i], p_.future_types[i]);
+    const auto st = ctx_.trace_stats();
+    out_.templates = st.templates_recorded;
+    out_.replays = st.replays;
+    out_.copies = st.copies;
     for (std::size_t i = 0; i < maps_.size(); ++i) {
       if (!maps_[i].valid()) continue;
       const Domain& d = p_.map_domains[i];
@@ -1958,6 +2129,7 @@ class RuntimeExec {
     if (part.complete() && !ps.complete) fail("complete() is true but the pieces leave points out");
   }
 
+  bool manual_traces_;
   const Program& p_;
   Context& ctx_;
   Outcome& out_;
@@ -1981,16 +2153,63 @@ void register_tasks() {
 
 void combine_across_ranks(Outcome& out);
 
+namespace {
+// See MapperKind::Scatter. Deterministic in the op stream, so every shard maps alike. For
+// odd seeds the placement also changes with the op's number (every iteration of a loop runs
+// elsewhere); for even seeds an op maps alike in every iteration (its trace can replay).
+class ScatterMapper final : public reprise::Mapper {
+ public:
+  explicit ScatterMapper(std::uint64_t seed) : seed_(seed), moving_((seed & 1) != 0) {}
+  reprise::Processor select_processor(const reprise::MapperTaskInfo& t,
+                                      const reprise::MachineInfo& m) override {
+    const std::uint64_t h = mix(op_key(t), t.point_index);
+    return reprise::Processor{reprise::ProcessorKind::CPU, std::uint32_t((h >> 24) % m.num_cpus),
+                              std::uint32_t(h % m.num_shards)};
+  }
+  reprise::MemoryID select_memory(const reprise::MapperTaskInfo& t, reprise::Processor proc,
+                                  std::size_t req, const reprise::MachineInfo& m) override {
+    const std::uint64_t h = mix(mix(op_key(t) ^ 0x5ca7, t.point_index), req);
+    return reprise::MemoryID(proc.shard * m.num_sysmems + (h >> 16) % m.num_sysmems);
+  }
+
+ private:
+  std::uint64_t op_key(const reprise::MapperTaskInfo& t) const {
+    std::uint64_t h = mix(seed_, t.task);
+    const Domain& d = t.launch_domain;
+    for (int i = 0; i < d.dim; ++i) h = mix(mix(h, std::uint64_t(d.lo[i])), std::uint64_t(d.hi[i]));
+    return moving_ ? mix(h, t.op_seq) : h;
+  }
+  std::uint64_t seed_;
+  bool moving_;
+};
+}  // namespace
+
 Outcome run_runtime(const Program& p, const std::vector<std::string>& flags, double timeout_s) {
+  RunOptions o;
+  o.timeout_s = timeout_s;
+  return run_runtime(p, flags, o);
+}
+
+Outcome run_runtime(const Program& p, const std::vector<std::string>& flags,
+                    const RunOptions& options) {
   register_tasks();
   Outcome out;
   init_outcome(p, out);
-  Watchdog dog(timeout_s, "seed " + std::to_string(p.seed) + " with flags '" + join_flags(flags) +
-                              "'\n" + dump(p));
+  Watchdog dog(options.timeout_s, "seed " + std::to_string(p.seed) + " with flags '" +
+                                      join_flags(flags) + "'\n" + dump(p));
+  std::unique_ptr<reprise::Mapper> mapper;
+  if (options.mapper == MapperKind::Scatter) mapper = std::make_unique<ScatterMapper>(p.seed);
   try {
-    reprise::run(flags, [&](Context& ctx) { RuntimeExec(p, ctx, out).run(); });
+    reprise::run(
+        flags,
+        [&](Context& ctx) { RuntimeExec(p, ctx, out, options.manual_traces).run(); },
+        std::move(mapper));
   } catch (const reprise::Error& e) {
-    out.error = std::string("reprise::Error: ") + e.what();
+    // A deliberate failure is reported as it was thrown (under control replication with the
+    // shard that ran it in front): compare() looks for the reference model's text.
+    const std::string what = e.what();
+    const auto at = what.find("deliberate failure of op #");
+    out.error = at != std::string::npos ? what.substr(at) : "reprise::Error: " + what;
   } catch (const std::exception& e) {
     out.error = std::string("exception: ") + e.what();
   }
@@ -2027,6 +2246,8 @@ std::string compare(const Program& p, const Outcome& expected, const Outcome& go
   std::ostringstream o;
   if (!expected.error.empty() || !got.error.empty()) {
     if (expected.error == got.error) return "";  // (the same failure on both sides)
+    if (is_deliberate_failure(expected.error) && got.error.empty())
+      return "the program should have ended with '" + expected.error + "' but succeeded";
     o << "errors differ:\n    expected: " << (expected.error.empty() ? "(none)" : expected.error)
       << "\n    got:      " << (got.error.empty() ? "(none)" : got.error);
     return o.str();
@@ -2116,7 +2337,9 @@ std::string compare_final(const Program& p, const Outcome& expected, const Outco
 // Program surgery: minimization and deliberate breakage.
 
 Program without_op(const Program& p, std::size_t i) {
-  if (i >= p.ops.size() || p.ops[i].init) return p;
+  if (i >= p.ops.size() || p.ops[i].init || p.ops[i].kind == OpKind::BeginTrace ||
+      p.ops[i].kind == OpKind::EndTrace)
+    return p;  // (an empty trace is still a trace)
   std::vector<char> dead_part(p.parts.size(), 0), dead_fut(p.future_types.size(), 0),
       dead_map(p.map_types.size(), 0);
   auto ref_dead = [&](const RegionRef& r) { return r.part >= 0 && dead_part[std::size_t(r.part)]; };
@@ -2152,6 +2375,8 @@ Program without_op(const Program& p, std::size_t i) {
           dead = dead_fut[std::size_t(op.source)];
           break;
         case OpKind::Fence:
+        case OpKind::BeginTrace:
+        case OpKind::EndTrace:
           break;
       }
     }

@@ -31,6 +31,12 @@ struct GenOptions {
   int min_ops = 20, max_ops = 80;  // ops after the initial fills/writes of each region
   int min_regions = 1, max_regions = 3;
   coord_t max_volume = 2000;  // points per region
+  // Loops: a body of traceable ops issued several times, each iteration between begin_trace
+  // and end_trace (sometimes with a changed body, sometimes sharing another loop's trace id).
+  bool loops = false;
+  int max_body = 8, max_iters = 10;
+  // One task op inside a trace throws (the program must end with its error, never hang).
+  bool fail_in_trace = false;
 };
 
 // Every field is 8 bytes; float fields hold doubles, the others uint64 (the only ones reduced).
@@ -103,6 +109,8 @@ enum class OpKind : std::uint8_t {
   PointFuture,      // future-map slot `source`, point -> future slot `result` (no wait)
   GetFuture,        // future slot `source`: blocks, the value is mixed into later salts
   Fence,            // wait: block on the fence's future
+  BeginTrace,       // trace: begin_trace(trace) when running with manual traces
+  EndTrace,         // trace: end_trace(trace)
 };
 
 struct OpSpec {
@@ -122,6 +130,8 @@ struct OpSpec {
   DomainPoint point;
   bool wait = false;
   bool init = false;  // one of the initial writes of a region (the minimizer keeps these)
+  int trace = 0;      // BeginTrace, EndTrace
+  bool fail = false;  // Task, IndexTask: the body throws (GenOptions::fail_in_trace)
 };
 
 struct Program {
@@ -142,6 +152,8 @@ struct Outcome {
   std::vector<std::uint64_t> futures;                         // final value per future slot
   std::vector<std::vector<std::uint64_t>> maps;               // per future-map slot and point
   std::vector<std::vector<std::uint64_t>> observed;  // per op and launch point: what it read
+  // How the runtime ran it (not compared): traces recorded and replayed, copies generated.
+  std::uint64_t templates = 0, replays = 0, copies = 0;
 };
 
 // Registers the tasks the programs use (idempotent; run_runtime calls it).
@@ -153,8 +165,22 @@ std::string summary(const Program& p);  // one line
 std::size_t count_ops(const Program& p, OpKind kind);
 
 Outcome run_reference(const Program& p);
+
+// How the runtime places points: its DefaultMapper, or Scatter, which spreads every point and
+// every requirement's instance over all shards, CPUs and memories by a hash of (task, point,
+// requirement, op), so that consecutive ops and iterations of a loop use different memories.
+enum class MapperKind : std::uint8_t { Default, Scatter };
+
+struct RunOptions {
+  bool manual_traces = true;  // issue the program's begin/end_trace (else only auto tracing)
+  MapperKind mapper = MapperKind::Default;
+  double timeout_s = 60.0;
+};
+
 // Runs p under reprise::run(flags). A run that takes longer than timeout_s prints the seed and
 // the flags and aborts the process (a hang would otherwise stall the whole test).
+Outcome run_runtime(const Program& p, const std::vector<std::string>& flags,
+                    const RunOptions& options);
 Outcome run_runtime(const Program& p, const std::vector<std::string>& flags,
                     double timeout_s = 60.0);
 

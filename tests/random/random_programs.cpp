@@ -6,6 +6,12 @@
 //   random_programs --seeds 1:300 -ll:cpu 2 -ll:util 2
 //   random_programs --seeds 17:17 --dump --repeat 20 -ll:cpu 2
 //   random_programs --seeds 17:17 --minimize --repeat 10 -ll:cpu 2
+//   random_programs --loops --mapper scatter --seeds 1:200 -ll:numa 3 -ll:cpu 2
+//
+// With --loops the programs repeat bodies of ops, each iteration a manual trace (--traces
+// auto ignores the marks and leaves the loops to automatic tracing); --fail-in-trace makes
+// one traced task fail, and the run must end with that error (not hang, not succeed).
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -25,6 +31,7 @@ struct Options {
   bool dump = false, reference = true, inorder = true, minimize = false, quiet = false;
   double timeout = 60;
   std::vector<std::string> flags;
+  rr::RunOptions run;
 };
 
 [[noreturn]] void usage(const std::string& msg) {
@@ -41,7 +48,12 @@ struct Options {
                "  --no-reference  do not compare against the host reference model\n"
                "  --no-inorder    do not run the -lg:inorder oracle (compare with the model only)\n"
                "  --minimize      reduce each failing program by deleting ops while it fails\n"
-               "  --timeout S     abort when one run takes longer (a hang; default 60)\n",
+               "  --timeout S     abort when one run takes longer (a hang; default 60)\n"
+               "  --loops         programs with loops, each iteration a manual trace\n"
+               "  --traces M      manual (issue the marks; default) or auto (ignore them)\n"
+               "  --mapper M      default, or scatter (points and instances spread over every\n"
+               "                  shard, CPU and memory by a hash)\n"
+               "  --fail-in-trace one traced task fails: the run must end with its error\n",
                msg.c_str());
   std::exit(2);
 }
@@ -79,6 +91,18 @@ Options parse(int argc, char** argv) {
       o.repeat = int(parse_range(a, value()).first);
     } else if (a == "--timeout") {
       o.timeout = double(parse_range(a, value()).first);
+    } else if (a == "--loops") {
+      o.gen.loops = true;
+    } else if (a == "--fail-in-trace") {
+      o.gen.loops = o.gen.fail_in_trace = true;
+    } else if (a == "--traces") {
+      const std::string v = value();
+      if (v != "manual" && v != "auto") usage("--traces takes manual or auto, not " + v);
+      o.run.manual_traces = v == "manual";
+    } else if (a == "--mapper") {
+      const std::string v = value();
+      if (v != "default" && v != "scatter") usage("--mapper takes default or scatter, not " + v);
+      o.run.mapper = v == "scatter" ? rr::MapperKind::Scatter : rr::MapperKind::Default;
     } else if (a == "--dump") {
       o.dump = true;
     } else if (a == "--no-reference") {
@@ -93,27 +117,40 @@ Options parse(int argc, char** argv) {
       usage("help");
     } else if (a.rfind("-ll:", 0) == 0 || a.rfind("-lg:", 0) == 0 || a == "-level") {
       o.flags.push_back(a);
-      // Flags with a value: everything but the switches.
-      if (a != "-lg:inorder" && a != "-lg:bounds_checks" && a != "-lg:help" && i + 1 < argc &&
-          argv[i + 1][0] != '-')
-        o.flags.push_back(argv[++i]);
-      else if (a != "-lg:inorder" && a != "-lg:bounds_checks" && a != "-lg:help" && i + 1 < argc)
-        o.flags.push_back(argv[++i]);  // a negative number
+      // Every flag takes a value but the switches (a value may be a negative number).
+      static const char* const switches[] = {"-lg:inorder",         "-lg:bounds_checks",
+                                             "-lg:help",            "-lg:no_auto_tracing",
+                                             "-lg:safe_ctrlrepl",   "-lg:coverage_log",
+                                             "-lg:enable_automatic_tracing"};
+      const bool is_switch = std::find(std::begin(switches), std::end(switches), a) !=
+                             std::end(switches);
+      if (!is_switch && i + 1 < argc) o.flags.push_back(argv[++i]);
     } else {
       usage("unknown argument " + a);
     }
   }
   if (o.flags.empty()) o.flags = {"-ll:cpu", "2"};
   if (!o.reference && !o.inorder) usage("nothing to compare against");
+  o.run.timeout_s = o.timeout;
   return o;
 }
 
+// What the runs with the flags did, summed over the seeds.
+struct Totals {
+  std::uint64_t templates = 0, replays = 0, copies = 0, failures_expected = 0;
+};
+
 // The first problem with p: against the model, the oracle, or between runs with the flags.
-std::string check(const Options& o, const rr::Program& p, int repeat) {
+std::string check(const Options& o, const rr::Program& p, int repeat, Totals* totals = nullptr) {
   rr::Outcome ref;
   if (o.reference) ref = rr::run_reference(p);
   if (o.inorder) {
-    rr::Outcome ino = rr::run_runtime(p, {"-lg:inorder"}, o.timeout);
+    // The oracle: program order, untraced, the default mapper.
+    rr::RunOptions sequential;
+    sequential.manual_traces = false;
+    sequential.timeout_s = o.timeout;
+    rr::Outcome ino =
+        rr::run_runtime(p, {"-lg:inorder", "-lg:no_auto_tracing"}, sequential);
     if (o.reference) {
       std::string d = rr::compare(p, ref, ino);
       if (!d.empty()) return "-lg:inorder vs the reference model: " + d;
@@ -121,7 +158,13 @@ std::string check(const Options& o, const rr::Program& p, int repeat) {
     ref = std::move(ino);
   }
   for (int k = 0; k < repeat; ++k) {
-    rr::Outcome got = rr::run_runtime(p, o.flags, o.timeout);
+    rr::Outcome got = rr::run_runtime(p, o.flags, o.run);
+    if (totals) {
+      totals->templates += got.templates;
+      totals->replays += got.replays;
+      totals->copies += got.copies;
+      totals->failures_expected += ref.error.empty() ? 0 : 1;
+    }
     std::string d = rr::compare(p, ref, got);
     if (!d.empty()) {
       std::string s = "'";
@@ -166,13 +209,14 @@ int main(int argc, char** argv) {
                         : "the reference model");
   std::vector<std::uint64_t> failed;
   std::size_t ops = 0;
+  Totals totals;
   const auto t0 = std::chrono::steady_clock::now();
   for (std::uint64_t seed = o.first; seed <= o.last; ++seed) {
     const auto t1 = std::chrono::steady_clock::now();
     rr::Program p = rr::generate(seed, o.gen);
     ops += p.ops.size();
     if (o.dump) std::printf("%s", rr::dump(p).c_str());
-    std::string d = check(o, p, o.repeat);
+    std::string d = check(o, p, o.repeat, &totals);
     const double ms =
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t1).count();
     if (d.empty()) {
@@ -191,8 +235,12 @@ int main(int argc, char** argv) {
   }
   const double secs =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  std::printf("random_programs: %llu seeds, %zu ops, %zu failed, %.1f s", (unsigned long long)(o.last - o.first + 1), ops,
-              failed.size(), secs);
+  std::printf(
+      "random_programs: %llu seeds, %zu ops, %zu failed, %.1f s (with the flags: %llu traces "
+      "recorded, %llu replays, %llu copies, %llu runs ended by a deliberate failure)",
+      (unsigned long long)(o.last - o.first + 1), ops, failed.size(), secs,
+      (unsigned long long)totals.templates, (unsigned long long)totals.replays,
+      (unsigned long long)totals.copies, (unsigned long long)totals.failures_expected);
   if (!failed.empty()) {
     std::printf("; failing seeds:");
     for (auto s : failed) std::printf(" %llu", (unsigned long long)s);

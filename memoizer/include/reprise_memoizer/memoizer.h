@@ -34,6 +34,7 @@ class Memoizer final : public OpSink {
   // Completes the held ops not yet launched (after an error) and leaves the trace.
   void release_buffer();
   TraceTemplate* match(TraceID id);  // the buffered ops' template whose conditions hold
+  bool same_ops_ = false;  // match() found templates with the buffered ops (conditions failed)
   bool conditions_hold(const TraceTemplate& t);
   void record(TraceID id);
   void replay(TraceTemplate& t, bool elide);
