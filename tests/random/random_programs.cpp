@@ -50,6 +50,7 @@ struct Options {
                "  --minimize      reduce each failing program by deleting ops while it fails\n"
                "  --timeout S     abort when one run takes longer (a hang; default 60)\n"
                "  --loops         programs with loops, each iteration a manual trace\n"
+               "  --iters N       loops of 3..N iterations (default 10; implies --loops)\n"
                "  --traces M      manual (issue the marks; default) or auto (ignore them)\n"
                "  --mapper M      default, or scatter (points and instances spread over every\n"
                "                  shard, CPU and memory by a hash)\n"
@@ -91,6 +92,10 @@ Options parse(int argc, char** argv) {
       o.repeat = int(parse_range(a, value()).first);
     } else if (a == "--timeout") {
       o.timeout = double(parse_range(a, value()).first);
+    } else if (a == "--iters") {
+      o.gen.loops = true;
+      o.gen.max_iters = int(parse_range(a, value()).first);
+      if (o.gen.max_iters < 1) usage("--iters must be at least 1");
     } else if (a == "--loops") {
       o.gen.loops = true;
     } else if (a == "--fail-in-trace") {

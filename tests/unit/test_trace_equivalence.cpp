@@ -229,6 +229,8 @@ TEST(TraceEquivalence, RandomTracedProgramsMatchTheSequentialRun) {
       {"-ll:cpu", "2"},
       {"-ll:cpu", "2", "-ll:numa", "2", "-lg:no_auto_tracing"},
       {"-ll:cpu", "2", "-ll:numa", "2"},
+      {"-ll:cpu", "3", "-ll:numa", "3", "-lg:no_auto_tracing"},
+      {"-ll:cpu", "4", "-ll:numa", "4", "-lg:window", "6"},
   };
   int programs = 0;
   // REPRISE_TRACE_SEEDS=N runs more seeds (60 in CI).
@@ -251,5 +253,5 @@ TEST(TraceEquivalence, RandomTracedProgramsMatchTheSequentialRun) {
       }
     }
   }
-  EXPECT_EQ(programs, int(seeds) * 10);  // per seed: 7 configs traced, the 3 automatic untraced
+  EXPECT_EQ(programs, int(seeds) * 13);  // per seed: 9 configs traced, the 4 automatic untraced
 }
