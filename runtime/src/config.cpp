@@ -150,19 +150,20 @@ std::vector<std::string> split_env(const char* s) {
 }  // namespace
 
 ParsedArgs parse_args(const std::vector<std::string>& args_in, bool use_env) {
-  std::vector<std::string> args = args_in;
-  if (use_env) {
-    if (const char* env = std::getenv("REPRISE_ARGS")) {
-      auto extra = split_env(env);
-      args.insert(args.end(), extra.begin(), extra.end());
-    }
-  }
+  // REPRISE_ARGS first, so that the command line wins where both set a flag; what the
+  // environment holds that is not a runtime flag goes to the application after its own.
+  std::vector<std::string> args;
+  if (use_env)
+    if (const char* env = std::getenv("REPRISE_ARGS")) args = split_env(env);
+  const std::size_t from_env = args.size();
+  args.insert(args.end(), args_in.begin(), args_in.end());
   ParsedArgs out;
+  std::vector<std::string> env_app_args;
   const auto& table = flag_table();
   for (std::size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
     if (!is_runtime_flag(a)) {
-      out.app_args.push_back(a);
+      (i < from_env ? env_app_args : out.app_args).push_back(a);
       continue;
     }
     const FlagDef* def = nullptr;
@@ -177,6 +178,7 @@ ParsedArgs parse_args(const std::vector<std::string>& args_in, bool use_env) {
     }
     def->set(out.config, value);
   }
+  out.app_args.insert(out.app_args.end(), env_app_args.begin(), env_app_args.end());
   return out;
 }
 

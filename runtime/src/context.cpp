@@ -6,6 +6,7 @@
 
 #include <algorithm>
 
+#include "reprise_rt/hasher.h"
 #include "reprise_rt/runtime.h"
 
 namespace reprise {
@@ -36,6 +37,35 @@ struct fmt::formatter<reprise::OpLabel> {
 };
 
 namespace reprise {
+
+Context& Context::instance() {
+  static Context the_context;  // trivially destructible: a late use finds it closed, not freed
+  return the_context;
+}
+
+Context& Context::open(Runtime& rt) {
+  instance().rt_ = &rt;
+  return instance();
+}
+
+void Context::close() {
+  instance().rt_ = nullptr;
+}
+
+Runtime& Context::rt(const char* what) const {
+  if (!rt_)
+    throw Error(
+        fmt::format("Context::{}: the Context was used after start() returned (it lives "
+                    "as long as the top-level task)",
+                    what));
+  if (!rt_->on_app_thread())
+    throw Error(fmt::format(
+        "Context::{} inside a task body (or on a thread other than the top-level task's): a "
+        "task cannot launch ops, create data or wait through the Context; pass it values with "
+        "add_future and let the top-level task launch",
+        what));
+  return *rt_;
+}
 
 namespace {
 
@@ -203,28 +233,60 @@ const detail::TaskInfo& find_task(Runtime& rt, TaskID id, const char* what) {
   return *t;
 }
 
+// Under control replication every shard must create the same partitions: note their shapes.
+Partition noted(Runtime& rt, detail::Creation kind, Partition p) {
+  detail::Hasher h;
+  h.mix(p.parent().bounds());
+  h.mix(p.color_space());
+  for (coord_t i = 0; i < p.color_space().volume(); ++i)
+    h.mix(p.rect(p.color_space().delinearize(i)));
+  rt.note_creation(kind, h.h);
+  return p;
+}
+
+std::uint64_t shape_of(const Domain& d) {
+  detail::Hasher h;
+  h.mix(d);
+  return h.h;
+}
+
 }  // namespace
 
 IndexSpace Context::create_index_space(const Domain& bounds) {
-  return rt_.forest().create_index_space(bounds);
+  Runtime& rtm = rt("create_index_space");
+  IndexSpace is = rtm.forest().create_index_space(bounds);
+  rtm.note_creation(detail::Creation::IndexSpace, shape_of(bounds));
+  return is;
 }
 
 FieldSpace Context::create_field_space(std::initializer_list<FieldDef> fields) {
-  return rt_.forest().create_field_space(std::vector<FieldDef>(fields));
+  return create_field_space(std::vector<FieldDef>(fields));
 }
 
 FieldSpace Context::create_field_space(const std::vector<FieldDef>& fields) {
-  return rt_.forest().create_field_space(fields);
+  Runtime& rtm = rt("create_field_space");
+  FieldSpace fs = rtm.forest().create_field_space(fields);
+  detail::Hasher h;
+  for (const FieldDef& f : fields) h.mix(std::uint64_t(f.id) << 32 | f.size);
+  rtm.note_creation(detail::Creation::FieldSpace, h.h);
+  return fs;
 }
 
 Region Context::create_region(const IndexSpace& is, FieldSpace fs) {
-  rt_.check_not_in_trace("create_region");
-  return rt_.forest().create_region(is, fs);
+  Runtime& rtm = rt("create_region");
+  rtm.check_not_in_trace("create_region");
+  Region region = rtm.forest().create_region(is, fs);
+  detail::Hasher h;
+  h.mix(region.bounds());
+  h.mix(fs.id);
+  rtm.note_creation(detail::Creation::Region, h.h);
+  return region;
 }
 
 Partition Context::partition_equal(Region parent, const IndexSpace& colors) {
-  rt_.check_not_in_trace("partition_equal");
-  rt_.forest().check_region(parent, "partition_equal");
+  Runtime& rtm = rt("partition_equal");
+  rtm.check_not_in_trace("partition_equal");
+  rtm.forest().check_region(parent, "partition_equal");
   const Domain& b = parent.bounds();
   const Domain& c = colors.bounds();
   if (c.dim != b.dim)
@@ -243,12 +305,14 @@ Partition Context::partition_equal(Region parent, const IndexSpace& colors) {
     }
     pieces[std::size_t(i)] = r;
   }
-  return rt_.forest().create_partition(parent, c, std::move(pieces));
+  return noted(rtm, detail::Creation::PartitionEqual,
+               rtm.forest().create_partition(parent, c, std::move(pieces)));
 }
 
 Partition Context::partition_by_blocks(Region parent, const DomainPoint& block) {
-  rt_.check_not_in_trace("partition_by_blocks");
-  rt_.forest().check_region(parent, "partition_by_blocks");
+  Runtime& rtm = rt("partition_by_blocks");
+  rtm.check_not_in_trace("partition_by_blocks");
+  rtm.forest().check_region(parent, "partition_by_blocks");
   const Domain& b = parent.bounds();
   if (block.dim != b.dim)
     throw Error("partition_by_blocks: block size must have the region's dimension");
@@ -270,49 +334,57 @@ Partition Context::partition_by_blocks(Region parent, const DomainPoint& block) 
     }
     pieces[std::size_t(i)] = r;
   }
-  return rt_.forest().create_partition(parent, colors, std::move(pieces));
+  return noted(rtm, detail::Creation::PartitionByBlocks,
+               rtm.forest().create_partition(parent, colors, std::move(pieces)));
 }
 
 Partition Context::partition_by_rects(Region parent, const IndexSpace& colors,
                                       const std::function<Domain(const DomainPoint&)>& rect_of) {
-  rt_.check_not_in_trace("partition_by_rects");
-  rt_.forest().check_region(parent, "partition_by_rects");
+  Runtime& rtm = rt("partition_by_rects");
+  rtm.check_not_in_trace("partition_by_rects");
+  rtm.forest().check_region(parent, "partition_by_rects");
   const Domain& c = colors.bounds();
   std::vector<Domain> pieces(std::size_t(c.volume()));
   for (coord_t i = 0; i < c.volume(); ++i) pieces[std::size_t(i)] = rect_of(c.delinearize(i));
-  return rt_.forest().create_partition(parent, c, std::move(pieces));
+  return noted(rtm, detail::Creation::PartitionByRects,
+               rtm.forest().create_partition(parent, c, std::move(pieces)));
 }
 
 Partition Context::partition_by_rects(Region parent, const IndexSpace& colors,
                                       const std::vector<Domain>& rects) {
-  rt_.check_not_in_trace("partition_by_rects");
-  rt_.forest().check_region(parent, "partition_by_rects");
+  Runtime& rtm = rt("partition_by_rects");
+  rtm.check_not_in_trace("partition_by_rects");
+  rtm.forest().check_region(parent, "partition_by_rects");
   if (coord_t(rects.size()) != colors.bounds().volume())
     throw Error(fmt::format("partition_by_rects: {} rects given for {} colors", rects.size(),
                             colors.bounds().volume()));
-  return rt_.forest().create_partition(parent, colors.bounds(), rects);
+  return noted(rtm, detail::Creation::PartitionByRects,
+               rtm.forest().create_partition(parent, colors.bounds(), rects));
 }
 
 Partition Context::partition_by_translation(const Partition& base, const DomainPoint& offset) {
-  rt_.check_not_in_trace("partition_by_translation");
-  rt_.forest().check_partition(base, "partition_by_translation");
-  const auto& pn = rt_.forest().partition(base.node());
-  if (offset.dim != rt_.forest().region(pn.parent_region).bounds.dim)
+  Runtime& rtm = rt("partition_by_translation");
+  rtm.check_not_in_trace("partition_by_translation");
+  rtm.forest().check_partition(base, "partition_by_translation");
+  const auto& pn = rtm.forest().partition(base.node());
+  if (offset.dim != rtm.forest().region(pn.parent_region).bounds.dim)
     throw Error("partition_by_translation: offset must have the region's dimension");
   std::vector<Domain> pieces;
   pieces.reserve(pn.pieces.size());
   for (const auto& p : pn.pieces) pieces.push_back(translate(p, offset));
-  return rt_.forest().create_partition(rt_.forest().region_handle(pn.parent_region), pn.colors,
-                                       std::move(pieces));
+  return noted(rtm, detail::Creation::PartitionByTranslation,
+               rtm.forest().create_partition(rtm.forest().region_handle(pn.parent_region),
+                                             pn.colors, std::move(pieces)));
 }
 
 Region Context::subregion(const Partition& p, const DomainPoint& color) {
-  rt_.forest().check_partition(p, "subregion");
+  rt("subregion").forest().check_partition(p, "subregion");
   return p[color];
 }
 
 Future Context::execute(const TaskLauncher& l) {
-  const detail::TaskInfo& t = find_task(rt_, l.task(), "execute");
+  Runtime& rtm = rt("execute");
+  const detail::TaskInfo& t = find_task(rtm, l.task(), "execute");
   const OpLabel name("task", &t);
   OpRef op = detail::make_op();
   op->kind = OpKind::Task;
@@ -326,22 +398,23 @@ Future Context::execute(const TaskLauncher& l) {
     if (r.partition.valid())
       throw Error(
           fmt::format("{}: requirement {} names a partition; single tasks use regions", name, i));
-    op->reqs.push_back(resolve_region_req(rt_.forest(), name, int(i), r, op->domain));
+    op->reqs.push_back(resolve_region_req(rtm.forest(), name, int(i), r, op->domain));
   }
   if (needs_interference_check(op->reqs))
-    check_interference(rt_.forest(), name, op->domain, op->reqs);
+    check_interference(rtm.forest(), name, op->domain, op->reqs);
   check_futures(name, l.futures());
   op->futures.assign(l.futures().begin(), l.futures().end());
   op->future = std::make_shared<detail::FutureState>();
   const TaskVariant* v = t.variant(ProcessorKind::CPU);
   op->future->kind = v ? v->result_kind : t.variants.front().result_kind;
   Future f(op->future);
-  rt_.issue(std::move(op));
+  rtm.issue(std::move(op));
   return f;
 }
 
 FutureMap Context::execute(const IndexLauncher& l) {
-  const detail::TaskInfo& t = find_task(rt_, l.task(), "execute");
+  Runtime& rtm = rt("execute");
+  const detail::TaskInfo& t = find_task(rtm, l.task(), "execute");
   const OpLabel name("index task", &t);
   const Domain& dom = l.domain();
   if (dom.dim < 1 || dom.dim > kMaxDim)
@@ -356,10 +429,10 @@ FutureMap Context::execute(const IndexLauncher& l) {
   for (std::size_t i = 0; i < l.requirements().size(); ++i) {
     const auto& r = l.requirements()[i];
     op->reqs.push_back(r.partition.valid()
-                           ? resolve_partition_req(rt_.forest(), name, int(i), r, dom)
-                           : resolve_region_req(rt_.forest(), name, int(i), r, dom));
+                           ? resolve_partition_req(rtm.forest(), name, int(i), r, dom)
+                           : resolve_region_req(rtm.forest(), name, int(i), r, dom));
   }
-  if (needs_interference_check(op->reqs)) check_interference(rt_.forest(), name, dom, op->reqs);
+  if (needs_interference_check(op->reqs)) check_interference(rtm.forest(), name, dom, op->reqs);
   check_futures(name, l.futures());
   op->futures.assign(l.futures().begin(), l.futures().end());
   op->future_map = std::make_shared<detail::FutureMapState>();
@@ -368,13 +441,14 @@ FutureMap Context::execute(const IndexLauncher& l) {
   op->future_map->kind = v ? v->result_kind : t.variants.front().result_kind;
   op->future_map->values.resize(std::size_t(std::max<coord_t>(dom.volume(), 0)));
   FutureMap fm(op->future_map);
-  rt_.issue(std::move(op));
+  rtm.issue(std::move(op));
   return fm;
 }
 
 void Context::fill(const FillLauncher& l) {
+  Runtime& rtm = rt("fill");
   const char* name = "fill";
-  rt_.forest().check_region(l.region, name);
+  rtm.forest().check_region(l.region, name);
   RegionRequirement r;
   r.region = l.region;
   r.privilege = Privilege::WriteDiscard;
@@ -382,20 +456,21 @@ void Context::fill(const FillLauncher& l) {
   OpRef op = detail::make_op();
   op->kind = OpKind::Fill;
   op->domain = Domain(Rect<1>({0}, {0}));
-  op->reqs.push_back(resolve_region_req(rt_.forest(), name, 0, r, op->domain));
-  const auto& fs = rt_.forest().field_space(rt_.forest().tree(op->reqs[0].tree).field_space);
+  op->reqs.push_back(resolve_region_req(rtm.forest(), name, 0, r, op->domain));
+  const auto& fs = rtm.forest().field_space(rtm.forest().tree(op->reqs[0].tree).field_space);
   for (int fi : op->reqs[0].field_indices)
     if (fs.fields[std::size_t(fi)].size != l.value.size())
       throw Error(fmt::format("fill: the value has {} bytes but field {} has {}", l.value.size(),
                               fs.fields[std::size_t(fi)].id, fs.fields[std::size_t(fi)].size));
   op->fill_value.assign(l.value.begin(), l.value.end());
-  rt_.issue(std::move(op));
+  rtm.issue(std::move(op));
 }
 
 void Context::copy(const CopyLauncher& l) {
+  Runtime& rtm = rt("copy");
   const char* name = "copy";
-  rt_.forest().check_region(l.src, name);
-  rt_.forest().check_region(l.dst, name);
+  rtm.forest().check_region(l.src, name);
+  rtm.forest().check_region(l.dst, name);
   if (l.src_fields.size() != l.dst_fields.size())
     throw Error(fmt::format("copy: {} source fields but {} destination fields", l.src_fields.size(),
                             l.dst_fields.size()));
@@ -413,10 +488,10 @@ void Context::copy(const CopyLauncher& l) {
   d.region = l.dst;
   d.privilege = Privilege::WriteDiscard;
   d.fields = l.dst_fields;
-  op->reqs.push_back(resolve_region_req(rt_.forest(), name, 0, s, op->domain));
-  op->reqs.push_back(resolve_region_req(rt_.forest(), name, 1, d, op->domain));
-  const auto& sfs = rt_.forest().field_space(rt_.forest().tree(op->reqs[0].tree).field_space);
-  const auto& dfs = rt_.forest().field_space(rt_.forest().tree(op->reqs[1].tree).field_space);
+  op->reqs.push_back(resolve_region_req(rtm.forest(), name, 0, s, op->domain));
+  op->reqs.push_back(resolve_region_req(rtm.forest(), name, 1, d, op->domain));
+  const auto& sfs = rtm.forest().field_space(rtm.forest().tree(op->reqs[0].tree).field_space);
+  const auto& dfs = rtm.forest().field_space(rtm.forest().tree(op->reqs[1].tree).field_space);
   for (std::size_t i = 0; i < l.src_fields.size(); ++i) {
     std::size_t a = sfs.fields[std::size_t(op->reqs[0].field_indices[i])].size;
     std::size_t b = dfs.fields[std::size_t(op->reqs[1].field_indices[i])].size;
@@ -427,7 +502,7 @@ void Context::copy(const CopyLauncher& l) {
   if (op->reqs[0].tree == op->reqs[1].tree && (op->reqs[0].mask & op->reqs[1].mask) &&
       l.src.bounds().overlaps(l.dst.bounds()))
     throw Error("copy: source and destination overlap on the same fields");
-  rt_.issue(std::move(op));
+  rtm.issue(std::move(op));
 }
 
 Future Context::reduce(const FutureMap& fm, ReductionOp redop) {
@@ -445,25 +520,27 @@ Future Context::reduce(const FutureMap& fm, ReductionOp redop) {
   op->future = std::make_shared<detail::FutureState>();
   op->future->kind = k;
   Future f(op->future);
-  rt_.issue(std::move(op));
+  rt("reduce").issue(std::move(op));
   return f;
 }
 
 Future Context::fence() {
-  rt_.check_not_in_trace("fence");
+  Runtime& rtm = rt("fence");
+  rtm.check_not_in_trace("fence");
   OpRef op = detail::make_op();
   op->kind = OpKind::Fence;
   op->domain = Domain(Rect<1>({0}, {0}));
   op->future = std::make_shared<detail::FutureState>();
   Future f(op->future);
-  rt_.issue(std::move(op));
+  rtm.issue(std::move(op));
   return f;
 }
 
 void Context::destroy(Region r) {
-  rt_.check_not_in_trace("destroy");
-  rt_.forest().check_region(r, "destroy");
-  auto& tree = rt_.forest().tree(r.tree());
+  Runtime& rtm = rt("destroy");
+  rtm.check_not_in_trace("destroy");
+  rtm.forest().check_region(r, "destroy");
+  auto& tree = rtm.forest().tree(r.tree());
   if (tree.root != r.node())
     throw Error("destroy: only a root region can be destroyed (destroy its partition instead)");
   tree.destroyed = true;
@@ -471,46 +548,47 @@ void Context::destroy(Region r) {
   op->kind = OpKind::DestroyRegion;
   op->domain = Domain(Rect<1>({0}, {0}));
   op->destroy_tree = r.tree();
-  rt_.issue(std::move(op));
+  rtm.issue(std::move(op));
 }
 
 void Context::destroy(const Partition& p) {
-  rt_.check_not_in_trace("destroy");
-  rt_.forest().check_partition(p, "destroy");
-  rt_.forest().partition(p.node()).destroyed = true;  // metadata only: nothing to free
+  Runtime& rtm = rt("destroy");
+  rtm.check_not_in_trace("destroy");
+  rtm.forest().check_partition(p, "destroy");
+  rtm.forest().partition(p.node()).destroyed = true;  // metadata only: nothing to free
 }
 
 void Context::begin_trace(TraceID id) {
-  rt_.begin_trace(id);
+  rt("begin_trace").begin_trace(id);
 }
 void Context::end_trace(TraceID id) {
-  rt_.end_trace(id);
+  rt("end_trace").end_trace(id);
 }
 
 Context::TraceStats Context::trace_stats() const {
-  detail::RuntimeStats s = rt_.stats();
+  detail::RuntimeStats s = rt("trace_stats").stats();
   return TraceStats{s.points_launched, s.points_replayed, s.templates_recorded, s.replays,
                     s.mismatches,      s.copies,          s.shard_bytes};
 }
 
 std::uint32_t Context::num_cpus() const {
-  return rt_.machine().num_cpus;
+  return rt("num_cpus").machine().num_cpus;
 }
 std::uint32_t Context::shard() const {
-  return rt_.machine().shard;
+  return rt("shard").machine().shard;
 }
 std::uint64_t Context::ops_issued() const {
-  return rt_.ops_issued();
+  return rt("ops_issued").ops_issued();
 }
 bool Context::coverage_log_enabled() const {
-  return rt_.config().coverage_log;
+  return rt("coverage_log_enabled").config().coverage_log;
 }
 std::vector<CoverageSample> Context::coverage_log() const {
-  return rt_.coverage_log();
+  return rt("coverage_log").coverage_log();
 }
 
 std::uint32_t Context::num_shards() const {
-  return rt_.machine().num_shards;
+  return rt("num_shards").machine().num_shards;
 }
 
 Domain Partition::rect(const DomainPoint& c) const {

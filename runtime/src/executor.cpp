@@ -12,6 +12,30 @@
 
 namespace reprise::detail {
 
+namespace {
+// What a failed point reports: which op, task, point (and shard) failed, then what it threw —
+// anything, not only std::exception (a task that throws 42 must not terminate the process).
+std::exception_ptr point_failure(const PointTask& t, std::exception_ptr thrown) {
+  std::string what;
+  try {
+    std::rethrow_exception(thrown);
+  } catch (const std::exception& e) {
+    what = e.what();
+  } catch (...) {
+    what = "an exception not derived from std::exception";
+  }
+  // The runtime's own errors inside a task name the point already.
+  if (what.rfind("op #", 0) == 0) return thrown;
+  const Runtime* rt = Runtime::current();
+  const std::string shard =
+      rt && rt->num_shards() > 1 ? fmt::format(" on shard {}", rt->shard()) : std::string();
+  const bool single = t.op->kind != OpKind::IndexTask;
+  return std::make_exception_ptr(Error(
+      fmt::format("{}{}{}: {}", t.op->describe(),
+                  single ? std::string() : fmt::format(", point {}", t.point.str()), shard, what)));
+}
+}  // namespace
+
 // hwloc topology, loaded once, for pinning worker threads to cores.
 struct Executor::Topology {
   hwloc_topology_t topo = nullptr;
@@ -234,7 +258,7 @@ void Executor::run_point(PointTask* t) {
           break;
       }
     } catch (...) {
-      point_error = std::current_exception();
+      point_error = point_failure(*t, std::current_exception());
       if (!op.error_set.exchange(true)) op.error = point_error;  // read when the op completes
       rt_.record_error(point_error);
     }

@@ -69,7 +69,7 @@ IndexSpace RegionForest::create_index_space(const Domain& bounds) {
   if (bounds.dim < 1 || bounds.dim > kMaxDim)
     throw Error("create_index_space: dimension must be 1..3");
   IndexSpace is;
-  is.id = std::uint32_t(index_spaces_.push_back(bounds));
+  is.id = std::uint32_t(index_spaces_.push_back(bounds, "the table of index spaces"));
   is.domain = bounds;
   return is;
 }
@@ -87,7 +87,8 @@ FieldSpace RegionForest::create_field_space(const std::vector<FieldDef>& fields)
         throw Error(fmt::format("create_field_space: field id {} given twice", fields[i].id));
   }
   FieldSpace fs;
-  fs.id = std::uint32_t(field_spaces_.push_back(FieldSpaceInfo{fields}));
+  fs.id =
+      std::uint32_t(field_spaces_.push_back(FieldSpaceInfo{fields}, "the table of field spaces"));
   return fs;
 }
 
@@ -100,11 +101,11 @@ Region RegionForest::create_region(const IndexSpace& is, FieldSpace fs) {
   RegionNode root;
   root.tree = tree;
   root.bounds = index_spaces_[is.id];
-  std::uint32_t node = std::uint32_t(regions_.push_back(root));
+  std::uint32_t node = std::uint32_t(regions_.push_back(root, "the table of regions"));
   TreeInfo t;
   t.root = node;
   t.field_space = fs.id;
-  trees_.push_back(std::move(t));
+  trees_.push_back(std::move(t), "the table of region trees");
   return Region(tree, node, root.bounds, fs);
 }
 
@@ -131,11 +132,11 @@ Partition RegionForest::create_partition(Region parent, const Domain& colors,
     child.parent_partition = node;
     child.bounds = pieces[c];
     child.color = colors.delinearize(coord_t(c));
-    pn.children.push_back(std::uint32_t(regions_.push_back(child)));
+    pn.children.push_back(std::uint32_t(regions_.push_back(child, "the table of regions")));
   }
   pn.pieces = std::move(pieces);
   bool disjoint = pn.disjoint, complete = pn.complete;
-  partitions_.push_back(std::move(pn));
+  partitions_.push_back(std::move(pn), "the table of partitions");
   return Partition(parent.tree(), node, colors, disjoint, complete);
 }
 

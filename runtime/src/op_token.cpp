@@ -1,26 +1,8 @@
 #include "reprise_rt/op_token.h"
 
-namespace reprise::detail {
+#include "reprise_rt/hasher.h"
 
-namespace {
-struct Hasher {
-  std::uint64_t h = 0x9e3779b97f4a7c15ull;
-  void mix(std::uint64_t v) {
-    // splitmix64 finaliser per word: cheap and well distributed.
-    h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
-    h ^= h >> 30;
-    h *= 0xbf58476d1ce4e5b9ull;
-    h ^= h >> 27;
-  }
-  void mix(const Domain& d) {
-    mix(std::uint64_t(d.dim));
-    for (int i = 0; i < d.dim; ++i) {
-      mix(std::uint64_t(d.lo[i]));
-      mix(std::uint64_t(d.hi[i]));
-    }
-  }
-};
-}  // namespace
+namespace reprise::detail {
 
 std::uint64_t op_token(const Op& op) {
   Hasher h;

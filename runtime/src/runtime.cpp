@@ -4,6 +4,9 @@
 #include <pthread.h>
 #include <time.h>
 
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
 #include <mutex>
 
 #include "reprise/context.h"
@@ -16,6 +19,18 @@ std::unordered_map<TaskID, TaskInfo>& registry_table();
 
 namespace {
 std::atomic<Runtime*> g_current{nullptr};
+
+// What the top-level task threw, as a std::exception (it may throw anything).
+std::exception_ptr as_error(std::exception_ptr e) {
+  try {
+    std::rethrow_exception(e);
+  } catch (const std::exception&) {
+    return e;
+  } catch (...) {
+    return std::make_exception_ptr(
+        Error("the top-level task threw an exception not derived from std::exception"));
+  }
+}
 
 std::uint64_t thread_cpu_ns(const std::thread& t) {
   clockid_t cid;
@@ -117,17 +132,20 @@ void Runtime::run(const std::function<void(Context&)>& top_level) {
   }
   utility_ = std::thread(&Runtime::utility_loop, this);
   app_thread_ = std::this_thread::get_id();
+  static std::once_flag exit_hook;
+  std::call_once(exit_hook, [] { std::atexit(&Runtime::exit_while_running); });
 
   std::exception_ptr app_error;
   {
-    Context ctx(*this);
+    Context& ctx = Context::open(*this);
     try {
       top_level(ctx);
       if (trace_open_)
         throw Error(
             fmt::format("the program ended inside trace {} (end_trace missing)", open_trace_));
     } catch (...) {
-      app_error = std::current_exception();
+      app_error = as_error(std::current_exception());
+      top_level_failed(app_error);
       trace_open_ = false;
       if (trace_held_) {
         // Close the trace so that its buffered ops are released and the drain completes.
@@ -156,31 +174,128 @@ void Runtime::run(const std::function<void(Context&)>& top_level) {
   if (network_) {
     // Every shard comes here, whatever happened: compare the programs, then stop talking.
     try {
-      check_same_program();
+      check_same_program(app_error || failed());
     } catch (...) {
-      if (!app_error) app_error = std::current_exception();
+      // Shards that created different data fail in whatever way that leads to (a copy of the
+      // wrong size, say): the difference itself is the error to report.
+      if (!app_error || creations_differ_) app_error = std::current_exception();
     }
     stream_check_->stop();
     network_->stop();
   }
   executor_.stop();
+  Context::close();
   g_current.store(nullptr, std::memory_order_release);
   if (app_error) std::rethrow_exception(app_error);
   rethrow_if_failed();
 }
 
-void Runtime::check_same_program() {
-  const std::uint64_t h = stream_check_->hash_of(op_words_.size());
-  std::vector<std::uint64_t> mins{op_words_.size(), h}, maxs = mins;
+void Runtime::top_level_failed(std::exception_ptr e) {
+  // One process: the drain completes every op. Under control replication the other shards
+  // may be waiting for this one: they stop with its error.
+  if (network_) record_error(std::move(e));
+}
+
+void Runtime::exit_while_running() {
+  Runtime* rt = g_current.load(std::memory_order_acquire);
+  if (!rt) return;  // exit after start() returned: nothing of ours is running
+  const std::string where = rt->num_shards() > 1 ? fmt::format("shard {}: ", rt->shard()) : "";
+  const std::string what =
+      "exit() was called inside the top-level task or a task while the runtime was running "
+      "(return from the top-level function instead)";
+  std::fprintf(stderr, "reprise: error: %s%s\n", where.c_str(), what.c_str());
+  std::fflush(stderr);
+  if (rt->exchange_) {
+    // Tell the other shards (they end with this error), give the message time to leave, then
+    // end the job: nothing may wait for this process any more.
+    rt->exchange_->broadcast_abort(std::make_exception_ptr(Error(what)));
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    rt->network_->abort_job(1);
+  }
+  // The runtime's threads are still running: static destructors must not run under them.
+  std::_Exit(1);
+}
+
+const char* to_string(Creation c) {
+  switch (c) {
+    case Creation::IndexSpace:
+      return "create_index_space";
+    case Creation::FieldSpace:
+      return "create_field_space";
+    case Creation::Region:
+      return "create_region";
+    case Creation::PartitionEqual:
+      return "partition_equal";
+    case Creation::PartitionByBlocks:
+      return "partition_by_blocks";
+    case Creation::PartitionByRects:
+      return "partition_by_rects";
+    case Creation::PartitionByTranslation:
+      return "partition_by_translation";
+  }
+  return "?";
+}
+
+void Runtime::check_same_creations(std::uint64_t count, std::uint64_t min_count, bool ended_early) {
+  // Every shard's creation words up to the shortest list, and the one after.
+  const std::size_t n = std::size_t(min_count);
+  std::vector<std::uint64_t> mine(creation_words_.begin(),
+                                  creation_words_.begin() + std::ptrdiff_t(n));
+  mine.push_back(count > n ? creation_words_[n] : ~0ull);
+  const std::vector<std::uint64_t> all = network_->allgather(mine);
+  const std::size_t per = n + 1;
+  auto call = [](std::uint64_t w) {
+    return w == ~0ull ? std::string("nothing more") : std::string(to_string(Creation(w >> 56)));
+  };
+  for (std::size_t i = 0; i <= n; ++i)
+    for (std::uint32_t s = 1; s < num_shards(); ++s) {
+      const std::uint64_t a = all[i], b = all[s * per + i];
+      if (a == b) continue;
+      // After an error shards stop wherever it reached them: only a difference in what they
+      // all created counts then.
+      if (ended_early && (a == ~0ull || b == ~0ull)) continue;
+      creations_differ_ = true;
+      throw Error(fmt::format(
+          "control replication: the shards created different data; first difference at "
+          "creation call #{}: {} (every shard must create the same index spaces, field spaces, "
+          "regions and partitions)",
+          i,
+          call(a) == call(b)
+              ? fmt::format("shard 0 and shard {} called {} with different arguments", s, call(a))
+              : fmt::format("shard 0 called {}, shard {} called {}", call(a), s, call(b))));
+    }
+}
+
+void Runtime::check_same_program(bool ended_early) {
+  const std::uint64_t h = stream_check_->hash_of(op_words_.size()).value_or(0);
+  std::uint64_t ch = 0;
+  for (std::uint64_t w : creation_words_) ch = (ch ^ w) * 0xbf58476d1ce4e5b9ull + 1;
+  std::vector<std::uint64_t> mins{creation_words_.size(), ch, op_words_.size(), h}, maxs = mins;
   network_->allreduce_min_max(mins, maxs);
   checked_ops_ = op_words_.size();
   if (mins == maxs) return;
-  // Find the first op that differs: every shard's words up to the shortest stream.
-  const std::size_t n = std::size_t(mins[0]);
-  std::vector<std::uint64_t> mine(op_words_.begin(), op_words_.begin() + std::ptrdiff_t(n));
-  mine.push_back(op_words_.size() > n ? op_words_[n] : ~0ull);  // the op after, if any
+  // What was created differs: that is the first cause (the ops then differ too, or use it).
+  if (mins[0] != maxs[0] || mins[1] != maxs[1])
+    check_same_creations(creation_words_.size(), mins[0], ended_early);
+  mins.erase(mins.begin(), mins.begin() + 2);
+  maxs.erase(maxs.begin(), maxs.begin() + 2);
+  if (mins == maxs) return;
+  // Find the first op that differs among the ops every shard still keeps (the last ones, up
+  // to the shortest stream), if the streams agreed before them.
+  const std::uint64_t n = mins[0];
+  const std::uint64_t kept = std::min(decltype(op_words_)::kCapacity, StreamCheck::kKept);
+  const std::uint64_t lo = maxs[0] > kept ? std::min(n, maxs[0] - kept) : 0;
+  std::vector<std::uint64_t> mine{stream_check_->hash_of(lo).value_or(~0ull)};
+  for (std::uint64_t i = lo; i < n; ++i) mine.push_back(op_words_.at(i).value_or(~0ull));
+  mine.push_back(op_words_.size() > n ? op_words_.at(n).value_or(~0ull) : ~0ull);  // the next
   const std::vector<std::uint64_t> all = network_->allgather(mine);
-  const std::size_t per = n + 1;
+  const std::size_t per = mine.size();
+  for (std::uint32_t s = 1; s < num_shards(); ++s)
+    if (all[s * per] != all[0])
+      throw Error(fmt::format(
+          "control replication: the shards issued different programs: shard 0 and shard {} "
+          "differ before op #{} (the checks keep the last {} ops)",
+          s, lo, kept));
   auto describe = [&](std::uint64_t w) {
     if (w == ~0ull) return std::string("no op (its program had ended)");
     const auto kind = OpKind(w >> 56);
@@ -189,13 +304,13 @@ void Runtime::check_same_program() {
         kind == OpKind::Task || kind == OpKind::IndexTask ? find_task(task) : nullptr;
     return t ? fmt::format("{} '{}'", to_string(kind), t->name) : std::string(to_string(kind));
   };
-  for (std::size_t i = 0; i <= n; ++i)
+  for (std::size_t i = 1; i < per; ++i)
     for (std::uint32_t s = 1; s < num_shards(); ++s)
       if (all[s * per + i] != all[i])
         throw Error(fmt::format(
             "control replication: the shards issued different programs; first difference at "
             "op #{}: shard 0 issued {}, shard {} issued {}",
-            i, describe(all[i]), s, describe(all[s * per + i])));
+            lo + i - 1, describe(all[i]), s, describe(all[s * per + i])));
   throw Error("control replication: the shards issued different programs");
 }
 
@@ -206,11 +321,13 @@ void Runtime::issue(OpRef op) {
   if (!ends_trace) rethrow_if_failed();
   op->seq = next_seq_++;
   if (network_) {
-    op_words_.push_back(std::uint64_t(op->kind) << 56 | std::uint64_t(op->task & 0xffffff) << 32 |
-                        (ShardExchange::shape_of(*op) & 0xffffffffull));
-    stream_check_->issued(op_words_.back());
+    const std::uint64_t word = std::uint64_t(op->kind) << 56 |
+                               std::uint64_t(op->task & 0xffffff) << 32 |
+                               (ShardExchange::shape_of(*op) & 0xffffffffull);
+    op_words_.push_back(word);
+    stream_check_->issued(word);
     if (config_.safe_ctrlrepl && !ends_trace && op_words_.size() % 1024 == 0)
-      check_same_program();
+      check_same_program(false);
   }
   op->done = events_.create();
   switch (op->kind) {
@@ -318,6 +435,10 @@ void Runtime::rethrow_if_failed() {
 
 void Runtime::wait(Event e) {
   if (events_.has_triggered(e)) return;
+  if (!on_app_thread())
+    throw Error(
+        "Future::wait inside a task body (or on a thread other than the top-level task's): a "
+        "task must not block on other ops; pass the future to the task with add_future");
   if (app_blocked_in_trace())
     throw Error(
         fmt::format("a blocking wait inside trace {}: ops of a trace are held until "

@@ -108,8 +108,11 @@ void ShardExchange::apply(Proxy& p, const DoneMsg& m) {
         op.describe(), m.from)));
     rt_.record_error(e);
   } else if (m.failed) {
+    // A point's error names its op, point and shard already (Executor's point_failure).
     auto e = std::make_exception_ptr(
-        Error(fmt::format("{} failed on shard {}: {}", op.describe(), m.from, m.error)));
+        Error(m.error.rfind("op #", 0) == 0
+                  ? m.error
+                  : fmt::format("{} failed on shard {}: {}", op.describe(), m.from, m.error)));
     if (!op.error_set.exchange(true)) op.error = e;
     rt_.record_error(e);
   } else if (m.has_value && !op.generated) {

@@ -18,7 +18,8 @@ StreamCheck::StreamCheck(Runtime& rt, Network& net) : rt_(rt), net_(net) {
 
 void StreamCheck::issued(std::uint64_t word) {
   hash_ = (hash_ ^ word) * 0x100000001b3ull + 1;
-  const std::uint64_t n = prefix_.push_back(hash_) + 1;
+  prefix_.push_back(hash_);
+  const std::uint64_t n = prefix_.size();
   if (n > peer_total_.load(std::memory_order_acquire))
     throw Error(fmt::format(
         "control replication: the shards issued different programs: shard {} ended its program "
@@ -29,7 +30,7 @@ void StreamCheck::issued(std::uint64_t word) {
 void StreamCheck::finished() {
   const std::uint64_t n = prefix_.size();
   for (std::uint32_t s = 0; s < net_.size(); ++s)
-    if (s != net_.rank()) send(s, Kind::Finished, n, hash_of(n));
+    if (s != net_.rank()) send(s, Kind::Finished, n, hash_);
 }
 
 void StreamCheck::start() {
@@ -38,9 +39,10 @@ void StreamCheck::start() {
     std::unique_lock<std::mutex> lock(mutex_);
     while (!wake_.wait_for(lock, std::chrono::milliseconds(500), [&] { return stopping_; })) {
       const std::uint64_t n = prefix_.size();
-      if (n == last && n != probed) {
+      const std::optional<std::uint64_t> h = hash_of(n);
+      if (n == last && n != probed && h) {
         for (std::uint32_t s = 0; s < net_.size(); ++s)
-          if (s != net_.rank()) send(s, Kind::Probe, n, hash_of(n));
+          if (s != net_.rank()) send(s, Kind::Probe, n, *h);
         probed = n;
       }
       last = n;
@@ -78,9 +80,10 @@ void StreamCheck::on_message(std::uint32_t from, std::vector<std::byte>&& b) {
   std::memcpy(&count, b.data() + 1, sizeof count);
   std::memcpy(&hash, b.data() + 1 + sizeof count, sizeof hash);
   const std::uint64_t mine = prefix_.size();
-  REPRISE_LOG_DEBUG("shard {}: stream check message {} from {}: {} ops {:x} (mine {} {:x})",
-                    net_.rank(), int(b[0]), from, count, hash, mine,
-                    count <= mine ? hash_of(count) : 0);
+  // Hashes this shard no longer keeps (or not yet) cannot be compared: skip them.
+  const std::optional<std::uint64_t> at_count = hash_of(count), at_mine = hash_of(mine);
+  REPRISE_LOG_DEBUG("shard {}: stream check message {} from {}: {} ops {:x} (mine {})", net_.rank(),
+                    int(b[0]), from, count, hash, mine);
   switch (Kind(b[0])) {
     case Kind::Finished:
       if (count < peer_total_.load()) {
@@ -93,17 +96,17 @@ void StreamCheck::on_message(std::uint32_t from, std::vector<std::byte>&& b) {
             "program after {} ops, this shard issued {}",
             from, count, mine))));
       } else if (mine == count) {
-        if (hash_of(mine) != hash) diverged(from, mine);
-      } else {
-        send(from, Kind::Reply, mine, hash_of(mine));  // behind: the other compares
+        if (at_mine && *at_mine != hash) diverged(from, mine);
+      } else if (at_mine) {
+        send(from, Kind::Reply, mine, *at_mine);  // behind: the other compares
       }
       break;
     case Kind::Probe:
     case Kind::Reply:
       if (count <= mine) {
-        if (hash_of(count) != hash) diverged(from, count);
-      } else if (Kind(b[0]) == Kind::Probe) {
-        send(from, Kind::Reply, mine, hash_of(mine));  // the other has more: it compares
+        if (at_count && *at_count != hash) diverged(from, count);
+      } else if (Kind(b[0]) == Kind::Probe && at_mine) {
+        send(from, Kind::Reply, mine, *at_mine);  // the other has more: it compares
       }
       break;
   }

@@ -160,7 +160,7 @@ struct BodyReq {
 struct BodyArgs {
   std::uint64_t salt = 0;
   std::uint32_t op_index = 0;
-  std::uint8_t fail = 0;  // the body throws DeliberateFailure
+  std::uint8_t fail = 0;             // the body throws DeliberateFailure
   std::uint64_t* observe = nullptr;  // per launch point: the hash of what the point read
   std::uint32_t nreqs = 0, nfutures = 0;
   std::uint8_t future_type[kMaxFutures] = {};
@@ -1402,8 +1402,8 @@ class Generator {
       if (first_futures < 0) first_futures = int(p_.future_types.size());
     }
     p_.ops.resize(start);
-    const int trace = next_trace_ > 1 && rng_.chance(0.2) ? rng_.irange(1, next_trace_ - 1)
-                                                           : next_trace_++;
+    const int trace =
+        next_trace_ > 1 && rng_.chance(0.2) ? rng_.irange(1, next_trace_ - 1) : next_trace_++;
     const int trace2 = nbodies == 2 && rng_.chance(0.5) ? next_trace_++ : trace;
     int n = 0;
     const int iters = rng_.irange(std::min(3, opt_.max_iters), opt_.max_iters) * nbodies;
@@ -2201,8 +2201,7 @@ Outcome run_runtime(const Program& p, const std::vector<std::string>& flags,
   if (options.mapper == MapperKind::Scatter) mapper = std::make_unique<ScatterMapper>(p.seed);
   try {
     reprise::run(
-        flags,
-        [&](Context& ctx) { RuntimeExec(p, ctx, out, options.manual_traces).run(); },
+        flags, [&](Context& ctx) { RuntimeExec(p, ctx, out, options.manual_traces).run(); },
         std::move(mapper));
   } catch (const reprise::Error& e) {
     // A deliberate failure is reported as it was thrown (under control replication with the

@@ -63,13 +63,13 @@ enum class PartKind : std::uint8_t { Equal, Blocks, Rects, Translate };
 struct PartSpec {
   RegionRef parent;
   PartKind kind = PartKind::Equal;
-  Domain colors;               // the color space (Equal, Rects; derived for Blocks, Translate)
-  DomainPoint block;           // Blocks
-  std::vector<Domain> rects;   // Rects: the rects as passed (the runtime clips them)
-  int base = -1;               // Translate: the partition translated
-  DomainPoint offset;          // Translate
-  std::string note;            // how the rects were made (for the dump)
-  bool use_callback = false;   // Rects: pass a function instead of a vector
+  Domain colors;              // the color space (Equal, Rects; derived for Blocks, Translate)
+  DomainPoint block;          // Blocks
+  std::vector<Domain> rects;  // Rects: the rects as passed (the runtime clips them)
+  int base = -1;              // Translate: the partition translated
+  DomainPoint offset;         // Translate
+  std::string note;           // how the rects were made (for the dump)
+  bool use_callback = false;  // Rects: pass a function instead of a vector
   // What the partition must be (computed by the generator, checked against the runtime):
   Domain parent_bounds;
   std::vector<Domain> pieces;  // clipped to the parent, in row-major color order

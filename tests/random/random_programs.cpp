@@ -35,27 +35,28 @@ struct Options {
 };
 
 [[noreturn]] void usage(const std::string& msg) {
-  std::fprintf(stderr,
-               "random_programs: %s\n"
-               "usage: random_programs [--seeds A:B] [--ops MIN:MAX] [--volume N] [--repeat K]\n"
-               "                       [--dump] [--no-reference] [--no-inorder] [--minimize]\n"
-               "                       [--timeout S] [--quiet] [runtime flags (default -ll:cpu 2)]\n"
-               "  --seeds A:B     seeds to run (default 1:100)\n"
-               "  --ops MIN:MAX   ops per program after the initial writes (default 20:80)\n"
-               "  --volume N      at most N points per region (default 2000)\n"
-               "  --repeat K      runs per seed with the flags (default 1)\n"
-               "  --dump          print every program (failing ones are always printed)\n"
-               "  --no-reference  do not compare against the host reference model\n"
-               "  --no-inorder    do not run the -lg:inorder oracle (compare with the model only)\n"
-               "  --minimize      reduce each failing program by deleting ops while it fails\n"
-               "  --timeout S     abort when one run takes longer (a hang; default 60)\n"
-               "  --loops         programs with loops, each iteration a manual trace\n"
-               "  --iters N       loops of 3..N iterations (default 10; implies --loops)\n"
-               "  --traces M      manual (issue the marks; default) or auto (ignore them)\n"
-               "  --mapper M      default, or scatter (points and instances spread over every\n"
-               "                  shard, CPU and memory by a hash)\n"
-               "  --fail-in-trace one traced task fails: the run must end with its error\n",
-               msg.c_str());
+  std::fprintf(
+      stderr,
+      "random_programs: %s\n"
+      "usage: random_programs [--seeds A:B] [--ops MIN:MAX] [--volume N] [--repeat K]\n"
+      "                       [--dump] [--no-reference] [--no-inorder] [--minimize]\n"
+      "                       [--timeout S] [--quiet] [runtime flags (default -ll:cpu 2)]\n"
+      "  --seeds A:B     seeds to run (default 1:100)\n"
+      "  --ops MIN:MAX   ops per program after the initial writes (default 20:80)\n"
+      "  --volume N      at most N points per region (default 2000)\n"
+      "  --repeat K      runs per seed with the flags (default 1)\n"
+      "  --dump          print every program (failing ones are always printed)\n"
+      "  --no-reference  do not compare against the host reference model\n"
+      "  --no-inorder    do not run the -lg:inorder oracle (compare with the model only)\n"
+      "  --minimize      reduce each failing program by deleting ops while it fails\n"
+      "  --timeout S     abort when one run takes longer (a hang; default 60)\n"
+      "  --loops         programs with loops, each iteration a manual trace\n"
+      "  --iters N       loops of 3..N iterations (default 10; implies --loops)\n"
+      "  --traces M      manual (issue the marks; default) or auto (ignore them)\n"
+      "  --mapper M      default, or scatter (points and instances spread over every\n"
+      "                  shard, CPU and memory by a hash)\n"
+      "  --fail-in-trace one traced task fails: the run must end with its error\n",
+      msg.c_str());
   std::exit(2);
 }
 
@@ -123,12 +124,15 @@ Options parse(int argc, char** argv) {
     } else if (a.rfind("-ll:", 0) == 0 || a.rfind("-lg:", 0) == 0 || a == "-level") {
       o.flags.push_back(a);
       // Every flag takes a value but the switches (a value may be a negative number).
-      static const char* const switches[] = {"-lg:inorder",         "-lg:bounds_checks",
-                                             "-lg:help",            "-lg:no_auto_tracing",
-                                             "-lg:safe_ctrlrepl",   "-lg:coverage_log",
+      static const char* const switches[] = {"-lg:inorder",
+                                             "-lg:bounds_checks",
+                                             "-lg:help",
+                                             "-lg:no_auto_tracing",
+                                             "-lg:safe_ctrlrepl",
+                                             "-lg:coverage_log",
                                              "-lg:enable_automatic_tracing"};
-      const bool is_switch = std::find(std::begin(switches), std::end(switches), a) !=
-                             std::end(switches);
+      const bool is_switch =
+          std::find(std::begin(switches), std::end(switches), a) != std::end(switches);
       if (!is_switch && i + 1 < argc) o.flags.push_back(argv[++i]);
     } else {
       usage("unknown argument " + a);
@@ -154,8 +158,7 @@ std::string check(const Options& o, const rr::Program& p, int repeat, Totals* to
     rr::RunOptions sequential;
     sequential.manual_traces = false;
     sequential.timeout_s = o.timeout;
-    rr::Outcome ino =
-        rr::run_runtime(p, {"-lg:inorder", "-lg:no_auto_tracing"}, sequential);
+    rr::Outcome ino = rr::run_runtime(p, {"-lg:inorder", "-lg:no_auto_tracing"}, sequential);
     if (o.reference) {
       std::string d = rr::compare(p, ref, ino);
       if (!d.empty()) return "-lg:inorder vs the reference model: " + d;
@@ -225,7 +228,9 @@ int main(int argc, char** argv) {
     const double ms =
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t1).count();
     if (d.empty()) {
-      if (!o.quiet) std::printf("seed %llu: ok (%.0f ms) %s\n", (unsigned long long)seed, ms, rr::summary(p).c_str());
+      if (!o.quiet)
+        std::printf("seed %llu: ok (%.0f ms) %s\n", (unsigned long long)seed, ms,
+                    rr::summary(p).c_str());
     } else {
       failed.push_back(seed);
       std::printf("seed %llu: FAILED (%.0f ms): %s\n", (unsigned long long)seed, ms, d.c_str());
@@ -238,8 +243,7 @@ int main(int argc, char** argv) {
     }
     std::fflush(stdout);
   }
-  const double secs =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   std::printf(
       "random_programs: %llu seeds, %zu ops, %zu failed, %.1f s (with the flags: %llu traces "
       "recorded, %llu replays, %llu copies, %llu runs ended by a deliberate failure)",

@@ -125,7 +125,8 @@ TEST(Api, TaskErrorsReachTheApplication) {
     });
     FAIL() << "run() should have thrown";
   } catch (const std::runtime_error& e) {
-    EXPECT_STREQ(e.what(), "boom in task");
+    // The op, the task and then what the task threw.
+    EXPECT_STREQ(e.what(), "op #0 (task 'throwing'): boom in task");
   }
   // Unobserved task errors surface when the program ends.
   EXPECT_THROW(reprise::run({}, [](Context& ctx) { ctx.execute(TaskLauncher(T_THROW)); }),

@@ -48,6 +48,15 @@ TEST(Flags, ReadsReproiseArgsFromTheEnvironment) {
   EXPECT_EQ(p.config.window, 64);
 }
 
+TEST(Flags, TheCommandLineWinsOverReproiseArgs) {
+  setenv("REPRISE_ARGS", "-ll:cpu 2 -lg:window 8 extra", 1);
+  auto p = parse_args({"app", "-ll:cpu", "3"}, true);
+  unsetenv("REPRISE_ARGS");
+  EXPECT_EQ(p.config.cpus, 3);    // both set it: the command line
+  EXPECT_EQ(p.config.window, 8);  // only the environment set it
+  EXPECT_EQ(p.app_args, (std::vector<std::string>{"app", "extra"}));
+}
+
 TEST(Flags, HelpListsEveryFlagWithItsDefault) {
   std::string h = detail::flags_help();
   for (const char* f : {"-ll:cpu", "-ll:util", "-ll:csize", "-lg:bounds_checks", "-lg:inorder",

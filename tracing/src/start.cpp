@@ -81,6 +81,9 @@ int start(int argc, char** argv, const TopLevelTask& top_level,
   } catch (const std::exception& e) {
     fmt::print(stderr, "reprise: error: {}\n", e.what());
     return 1;
+  } catch (...) {
+    fmt::print(stderr, "reprise: error: an exception not derived from std::exception\n");
+    return 1;
   }
 }
 

@@ -6,6 +6,7 @@
 #include <array>
 #include <chrono>
 #include <condition_variable>
+#include <cstdlib>
 #include <cstring>
 #include <deque>
 #include <future>
@@ -58,6 +59,11 @@ class MpiNetwork final : public detail::Network {
                      MPI_UINT64_T, MPI_COMM_WORLD, &reqs[0]);
     });
     return all;
+  }
+
+  [[noreturn]] void abort_job(int code) override {
+    MPI_Abort(MPI_COMM_WORLD, code);
+    std::_Exit(code);  // (MPI_Abort does not return)
   }
 
   void stop() override {

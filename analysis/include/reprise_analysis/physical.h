@@ -125,7 +125,7 @@ class PhysicalState {
   struct Piece {
     Domain rect;
     MemMask valid = 0;
-    std::uint32_t stamp = 0;                  // the journal that last changed it
+    std::uint32_t stamp = 0;  // the journal that last changed it
     // The memories whose validity that journal decided (a write decides all of them, a copy
     // only its target): the others' bits still come from before the trace and need facts.
     MemMask decided = 0;

@@ -16,9 +16,11 @@ namespace detail {
 class Runtime;
 }
 
+// There is one Context per process, in static storage: it outlives start(), so that a use after
+// start() returned, or from a task body (another thread), is a reprise::Error, not undefined
+// behaviour.
 class Context {
  public:
-  explicit Context(detail::Runtime& rt) : rt_(rt) {}
   Context(const Context&) = delete;
   Context& operator=(const Context&) = delete;
 
@@ -87,10 +89,19 @@ class Context {
   std::uint32_t num_cpus() const;
   std::uint32_t shard() const;
   std::uint32_t num_shards() const;
-  detail::Runtime& runtime() { return rt_; }
+  detail::Runtime& runtime() { return rt("runtime"); }
 
  private:
-  detail::Runtime& rt_;
+  friend class detail::Runtime;
+  Context() = default;
+  // The process's Context, bound to rt for the calling (application) thread until close().
+  static Context& instance();
+  static Context& open(detail::Runtime& rt);
+  static void close();
+  // The runtime, after checking that this call may use it (`what` names the call).
+  detail::Runtime& rt(const char* what) const;
+
+  detail::Runtime* rt_ = nullptr;
 };
 
 }  // namespace reprise

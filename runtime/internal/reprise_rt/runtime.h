@@ -18,6 +18,7 @@
 #include "reprise_rt/executor.h"
 #include "reprise_rt/forest.h"
 #include "reprise_rt/graph.h"
+#include "reprise_rt/history_ring.h"
 #include "reprise_rt/instance.h"
 #include "reprise_rt/network.h"
 #include "reprise_rt/op.h"
@@ -41,6 +42,18 @@ struct TaskInfo {
     return nullptr;
   }
 };
+
+// What the application created (control replication compares these across shards).
+enum class Creation : std::uint8_t {
+  IndexSpace,
+  FieldSpace,
+  Region,
+  PartitionEqual,
+  PartitionByBlocks,
+  PartitionByRects,
+  PartitionByTranslation,
+};
+const char* to_string(Creation c);
 
 // Figures the benchmarks read.
 struct RuntimeStats {
@@ -121,21 +134,35 @@ class Runtime {
   // --- application thread: manual trace bracketing ---
   void begin_trace(TraceID id);
   void end_trace(TraceID id);
+  // Control replication: the application created something of this kind and shape (every
+  // shard must create the same; compared with the op streams).
+  void note_creation(Creation kind, std::uint64_t shape) {
+    if (network_) creation_words_.push_back(std::uint64_t(kind) << 56 | (shape >> 8));
+  }
   // Throws if the application is inside a trace (for ops that cannot be traced).
   void check_not_in_trace(const char* what) const;
   // True when called on the application thread while a trace is open.
   bool app_blocked_in_trace() const;
+  // True on the thread that runs the top-level task.
+  bool on_app_thread() const { return std::this_thread::get_id() == app_thread_; }
   // Tells the pipeline that the application is about to wait (for `awaited`, or for ops to
   // drain when kNoEvent), so that no stage keeps holding what it waits for.
   void flush_pipeline(Event awaited);
 
  private:
   void utility_loop();
+  // std::exit while run() is in progress (registered with atexit).
+  static void exit_while_running();
+  // The top-level task failed with e: every shard stops with it.
+  void top_level_failed(std::exception_ptr e);
   // Hands op to the utility thread.
   void push(OpRef op);
   // Control replication: every shard must have issued the same ops; throws on every shard
   // naming the first op that differs.
-  void check_same_program();
+  // ended_early: the program failed (shards may have stopped at different places).
+  void check_same_program(bool ended_early);
+  // The same for what the shards created (part of check_same_program).
+  void check_same_creations(std::uint64_t count, std::uint64_t min_count, bool ended_early);
   void snapshot_registry();
 
   Config config_;
@@ -143,7 +170,10 @@ class Runtime {
   Network* network_ = nullptr;  // before instances_, which are per shard
   std::unique_ptr<ShardExchange> exchange_;
   std::unique_ptr<StreamCheck> stream_check_;
-  std::vector<std::uint64_t> op_words_;  // control replication: what each op was (checks)
+  // Control replication: what each of the last ops was (to name the first that differs).
+  HistoryRing<16> op_words_;
+  std::vector<std::uint64_t> creation_words_;  // and what each creation call made
+  bool creations_differ_ = false;
   std::uint64_t checked_ops_ = 0;
   EventTable events_;
   RegionForest forest_;

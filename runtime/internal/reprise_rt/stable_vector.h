@@ -1,11 +1,15 @@
 #pragma once
 // An append-only vector whose elements never move: one thread appends while others read
 // elements published to them earlier (through a queue or a lock).
+#include <fmt/core.h>
+
 #include <array>
 #include <atomic>
 #include <cstddef>
 #include <memory>
 #include <mutex>
+
+#include "reprise/error.h"
 
 namespace reprise::detail {
 
@@ -18,10 +22,17 @@ class StableVector {
   StableVector(const StableVector&) = delete;
   StableVector& operator=(const StableVector&) = delete;
 
-  // Appends a value; returns its index.
-  std::size_t push_back(T v) {
+  static constexpr std::size_t kCapacity = kChunk * MaxChunks;
+
+  // Appends a value; returns its index. `what` names the contents for the error when full.
+  std::size_t push_back(T v, const char* what = "a runtime table") {
     std::lock_guard<std::mutex> g(append_);
     std::size_t i = size_.load(std::memory_order_relaxed);
+    if (i >= kCapacity)
+      throw Error(
+          fmt::format("{} is full ({} entries): the program creates more than the "
+                      "runtime can track",
+                      what, kCapacity));
     T* chunk = chunks_[i >> ChunkBits].load(std::memory_order_relaxed);
     if (!chunk) {
       owned_[i >> ChunkBits] = std::make_unique<T[]>(kChunk);

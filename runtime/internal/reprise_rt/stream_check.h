@@ -12,11 +12,12 @@
 #include <condition_variable>
 #include <cstdint>
 #include <mutex>
+#include <optional>
 #include <thread>
 #include <vector>
 
+#include "reprise_rt/history_ring.h"
 #include "reprise_rt/network.h"
-#include "reprise_rt/stable_vector.h"
 
 namespace reprise::detail {
 
@@ -30,9 +31,14 @@ class StreamCheck {
   void issued(std::uint64_t word);
   // The application thread reached the end of the program.
   void finished();
-  // The hash of this shard's first n ops (n <= the ops issued so far); every shard that
-  // issued the same ops has the same hashes.
-  std::uint64_t hash_of(std::uint64_t n) const { return n == 0 ? 0 : prefix_[n - 1]; }
+  // The hash of this shard's first n ops, for n among the last kKept ops issued (nothing for
+  // older or future n); every shard that issued the same ops has the same hashes.
+  std::optional<std::uint64_t> hash_of(std::uint64_t n) const {
+    if (n == 0) return std::uint64_t(0);
+    return prefix_.at(n - 1);
+  }
+  std::uint64_t issued_count() const { return prefix_.size(); }
+  static constexpr std::uint64_t kKept = std::uint64_t(1) << 20;
   // The stall watchdog (a thread that wakes twice a second).
   void start();
   void stop();
@@ -46,7 +52,9 @@ class StreamCheck {
 
   Runtime& rt_;
   Network& net_;
-  StableVector<std::uint64_t, 16> prefix_;  // prefix_[i]: hash of ops 0..i
+  // prefix_.at(i): the hash of ops 0..i, for the last kKept ops (8 MiB, however long the
+  // program runs; shards that stall compare streams within a window's distance).
+  HistoryRing<20> prefix_;
   std::uint64_t hash_ = 0;
   // The fewest ops another shard ended its program with (none yet: max).
   std::atomic<std::uint64_t> peer_total_{~0ull};
