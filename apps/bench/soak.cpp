@@ -26,7 +26,7 @@ void step(TaskContext& tc) {
   auto x = tc.accessor<std::int64_t, 1>(0, FX);
   for (auto p : Rect<1>(tc.domain(0))) x[p] += 1;
 }
-std::int64_t read(TaskContext& tc) {
+std::int64_t read_piece(TaskContext& tc) {
   auto x = tc.accessor<const std::int64_t, 1>(0, FX);
   std::int64_t s = 0;
   for (auto p : Rect<1>(tc.domain(0))) s += x[p];
@@ -51,7 +51,7 @@ double rss_mib() {
 
 int main(int argc, char** argv) {
   TaskRegistry::add(T_STEP, "step", {cpu(step)});
-  TaskRegistry::add(T_READ, "read", {cpu(read)});
+  TaskRegistry::add(T_READ, "read", {cpu(read_piece)});
   std::uint64_t total = 10'000'000, every = 1'000'000;
   const auto args = app_args(argc, argv);
   for (std::size_t i = 1; i < args.size(); ++i) {
