@@ -232,12 +232,14 @@ using namespace reprise;
 enum : TaskID { T_STEP = 9400, T_SUM = 9401 };
 void step(TaskContext& tc) {
   auto a = tc.accessor<std::int64_t, 1>(0, 0);
-  for (auto p : Rect<1>(tc.domain(0))) a[p] = a[p] * 5 + p[0] + tc.args<int>();
+  for (auto p : Rect<1>(tc.domain(0)))
+    a[p] = std::int64_t(std::uint64_t(a[p]) * 5 + std::uint64_t(p[0] + tc.args<int>()));
 }
 std::int64_t sum(TaskContext& tc) {
   auto a = tc.accessor<const std::int64_t, 1>(0, 0);
   std::int64_t s = 0;
-  for (auto p : Rect<1>(tc.domain(0))) s = s * 7 + a[p];
+  for (auto p : Rect<1>(tc.domain(0)))
+    s = std::int64_t(std::uint64_t(s) * 7 + std::uint64_t(a[p]));  // wraps
   return s;
 }
 }  // namespace

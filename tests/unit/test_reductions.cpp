@@ -55,7 +55,8 @@ std::uint64_t read_all(TaskContext& tc) {
 std::int64_t sum_y(TaskContext& tc) {
   auto a = tc.accessor<const std::int64_t, 1>(0, FY);
   std::int64_t s = 0;
-  for (auto p : Rect<1>(tc.domain(0))) s = s * 31 + a[p];
+  for (auto p : Rect<1>(tc.domain(0)))
+    s = std::int64_t(std::uint64_t(s) * 31 + std::uint64_t(a[p]));  // wraps
   return s;
 }
 void two_types(TaskContext& tc) {
@@ -244,7 +245,7 @@ TEST(Reductions, OperatorsFoldInOrderAndWritesDropPendingContributions) {
       for (coord_t i = k * (kN / kPoints); i < (k + 1) * (kN / kPoints); ++i)
         y[std::size_t(i)] = std::min(y[std::size_t(i)], contribution(k, i));
     std::int64_t want = 0;
-    for (std::int64_t v : y) want = want * 31 + v;
+    for (std::int64_t v : y) want = std::int64_t(std::uint64_t(want) * 31 + std::uint64_t(v));
     EXPECT_EQ(got, want) << join(flags);
   }
 }

@@ -21,7 +21,8 @@ enum : FieldID { FV = 0, FW = 1 };
 // T1: reads and writes R.
 void t_rw(TaskContext& tc) {
   auto a = tc.accessor<std::int64_t, 1>(0, FV);
-  for (auto p : Rect<1>(tc.domain(0))) a[p] = a[p] * 3 + p[0] + tc.args<int>();
+  for (auto p : Rect<1>(tc.domain(0)))
+    a[p] = std::int64_t(std::uint64_t(a[p]) * 3 + std::uint64_t(p[0] + tc.args<int>()));
 }
 // T2: reads R, writes S.
 void t_copy_rs(TaskContext& tc) {
@@ -33,12 +34,13 @@ void t_copy_rs(TaskContext& tc) {
 void t_rw_read(TaskContext& tc) {
   auto r = tc.accessor<std::int64_t, 1>(0, FV);
   auto s = tc.accessor<const std::int64_t, 1>(1, FV);
-  for (auto p : Rect<1>(tc.domain(0))) r[p] = r[p] ^ (s[p] * 5);
+  for (auto p : Rect<1>(tc.domain(0))) r[p] = r[p] ^ std::int64_t(std::uint64_t(s[p]) * 5);
 }
 std::int64_t t_sum(TaskContext& tc) {
   auto r = tc.accessor<const std::int64_t, 1>(0, FV);
   std::int64_t s = 0;
-  for (auto p : Rect<1>(tc.domain(0))) s = s * 31 + r[p];
+  for (auto p : Rect<1>(tc.domain(0)))
+    s = std::int64_t(std::uint64_t(s) * 31 + std::uint64_t(r[p]));  // wraps
   return s;
 }
 void t_noop(TaskContext&) {}

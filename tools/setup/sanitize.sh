@@ -1,17 +1,40 @@
 #!/usr/bin/env bash
-# Builds the unit tests and the stencil with AddressSanitizer+UBSan and with ThreadSanitizer
-# (build-asan/, build-tsan/) and runs them. Not part of CI (too slow for the 30-minute budget
-# on 2 cores); run it before landing concurrency changes.
+# Builds the unit tests, the stencil, the random-program runner and the misuse catalogue with
+# AddressSanitizer+UBSan and with ThreadSanitizer (build-asan/, build-tsan/) and runs them:
+# the unit tests, the stencil, random traced programs on 3 memories (manual and automatic
+# traces, failures inside traces) and the single-process misuse cases. Not part of CI (too
+# slow for the 30-minute budget on 2 cores); run it before landing concurrency changes.
+#   bash tools/setup/sanitize.sh [address|thread]   (default: both)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-for kind in address thread; do
+kinds=("${@:-address}")
+[ $# -eq 0 ] && kinds=(address thread)
+for kind in "${kinds[@]}"; do
   dir=build-${kind/address/asan}
   dir=${dir/thread/tsan}
   cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DREPRISE_SANITIZE=$kind \
         -DREPRISE_CUDA=OFF > /dev/null
-  cmake --build "$dir" -j "$(nproc)" --target unit_tests stencil
+  cmake --build "$dir" -j "$(nproc)" --target unit_tests stencil random_programs misuse
   echo "== $kind: unit tests"
-  "$dir/bin/unit_tests" --gtest_brief=1
+  REPRISE_TRACE_SEEDS=6 "$dir/bin/unit_tests" --gtest_brief=1
   echo "== $kind: stencil"
   "$dir/bin/stencil" -nx 100 -ny 90 -px 3 -py 2 -iters 300 -ll:cpu 2 -ll:util 2
+  echo "== $kind: random traced programs"
+  r=("$dir/bin/random_programs" --mapper scatter --quiet --timeout 600)
+  "${r[@]}" --loops --seeds 1:60 -ll:cpu 2 -ll:numa 3 -ll:util 2
+  "${r[@]}" --iters 30 --traces auto --seeds 1:30 -ll:cpu 2 -ll:numa 3
+  "${r[@]}" --fail-in-trace --seeds 1:40 -ll:cpu 2 -ll:numa 3
+  echo "== $kind: misuse catalogue (single process)"
+  for c in $("$dir/bin/misuse" --list); do
+    case $c in top_exit*|context_after_start) continue ;;  # exit paths: no sanitizer report
+    esac
+    flags=()
+    [ "$c" = bounds_check ] && flags=(-lg:bounds_checks)
+    [ "$c" = memory_full ] && flags=(-ll:csize 1)
+    out=$(timeout 120 "$dir/bin/misuse" "$c" "${flags[@]}" 2>&1) || true
+    if echo "$out" | grep -q "Sanitizer\|runtime error:"; then
+      echo "$c: SANITIZER REPORT"; echo "$out"; exit 1
+    fi
+  done
+  echo "== $kind: done"
 done
