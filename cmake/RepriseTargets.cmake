@@ -16,6 +16,9 @@ elseif(REPRISE_SANITIZE STREQUAL "thread")
 elseif(NOT REPRISE_SANITIZE STREQUAL "")
   message(FATAL_ERROR "REPRISE_SANITIZE must be '', address or thread")
 endif()
+if(NOT REPRISE_SANITIZE STREQUAL "")
+  add_compile_definitions(REPRISE_ASSERTS=1)  # the runtime's invariants (reprise_rt/assert.h)
+endif()
 
 # reprise_library(name SOURCES ... DEPS ...): a component library with our warnings.
 function(reprise_library name)

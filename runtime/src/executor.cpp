@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "reprise/task_context.h"
+#include "reprise_rt/assert.h"
 #include "reprise_rt/log.h"
 #include "reprise_rt/runtime.h"
 #include "reprise_rt/shard_exchange.h"
@@ -277,10 +278,14 @@ void Executor::run_point(PointTask* t) {
     const std::uint32_t* next = s.targets.data() + s.begin[batch_index];
     for (std::uint32_t i = 0; i < s.count[batch_index]; ++i) release(&block->tasks[next[i]]);
     if (block->cross) cross_done(*block, batch_index);
-    if (block->unfinished.fetch_sub(1, std::memory_order_acq_rel) == 1) retire_batch(block);
+    const std::int32_t unfinished = block->unfinished.fetch_sub(1, std::memory_order_acq_rel);
+    REPRISE_ASSERT(unfinished > 0, "a batch finishes each of its points once");
+    if (unfinished == 1) retire_batch(block);
   }
   if (keep->generated) return;  // no program op to complete
-  if (keep->remaining.fetch_sub(1, std::memory_order_acq_rel) == 1) rt_.op_completed(*keep);
+  const std::int64_t remaining = keep->remaining.fetch_sub(1, std::memory_order_acq_rel);
+  REPRISE_ASSERT(remaining > 0, "an op completes once, after its last point");
+  if (remaining == 1) rt_.op_completed(*keep);
 }
 
 void Executor::count_down_cross(const SuccessorBlock& b, std::uint32_t j,

@@ -10,6 +10,7 @@
 #include <mutex>
 
 #include "reprise/context.h"
+#include "reprise_rt/assert.h"
 #include "reprise_rt/log.h"
 
 namespace reprise::detail {
@@ -405,6 +406,7 @@ void Runtime::op_completed(Op& op) {
   }
   events_.trigger(op.done);
   std::int64_t left = outstanding_.fetch_sub(1, std::memory_order_seq_cst) - 1;
+  REPRISE_ASSERT(left >= 0, "every issued op completes exactly once");
   if (app_waiting_.load(std::memory_order_seq_cst) && left <= config_.window / 2)
     outstanding_.notify_all();
 }
