@@ -54,7 +54,7 @@ Figures measure(Context& ctx, int pieces, int iters, int warmup) {
     ctx.execute(l2);
   }
   ctx.fence().wait();
-  auto& rt = ctx.runtime();
+  auto& rt = reprise::detail::Runtime::of(ctx);
   const double analysis0 = double(rt.stats().analysis_busy_ns) * 1e-9;
   const double app0 = thread_cpu_seconds();
   const auto t0 = std::chrono::steady_clock::now();

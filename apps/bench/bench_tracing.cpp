@@ -87,7 +87,7 @@ Cost measure(Context& ctx, const Workload& w, Mode mode, int iters) {
   };
   for (int i = 0; i < 20; ++i) iteration(i);  // warm up (records the loop's template)
   ctx.fence().wait();
-  auto& rt = ctx.runtime();
+  auto& rt = reprise::detail::Runtime::of(ctx);
   const double u0 = double(rt.stats().analysis_busy_ns) * 1e-3;
   const auto t0 = std::chrono::steady_clock::now();
   for (int i = 0; i < iters; ++i) iteration(i);

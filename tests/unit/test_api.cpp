@@ -170,7 +170,7 @@ TEST(Api, WindowBoundsOpsInFlight) {
 TEST(Api, DestroyReleasesInstancesOnceUsersFinish) {
   register_all();
   reprise::run({"-ll:cpu", "2"}, [](Context& ctx) {
-    auto& instances = ctx.runtime().instances();
+    auto& instances = reprise::detail::Runtime::of(ctx).instances();
     auto is = ctx.create_index_space(Rect<2>({0, 0}, {99, 99}));
     auto fs = ctx.create_field_space({{FV, sizeof(double)}});
     for (int round = 0; round < 5; ++round) {

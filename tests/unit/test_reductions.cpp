@@ -205,7 +205,8 @@ TEST(Reductions, ReplaysReuseTheSameReductionInstances) {
       const auto stats = ctx.trace_stats();
       EXPECT_GE(stats.replays, 50u) << join(f);
       // One instance per reducing point (over the whole region), reused by every replay.
-      EXPECT_EQ(ctx.runtime().instances().reduction_instance_count(), std::size_t(kPoints))
+      EXPECT_EQ(reprise::detail::Runtime::of(ctx).instances().reduction_instance_count(),
+                std::size_t(kPoints))
           << join(f);
     });
   }

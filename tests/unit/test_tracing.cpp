@@ -55,7 +55,7 @@ void register_all() {
 
 const std::list<std::unique_ptr<TraceTemplate>>& templates_of(Context& ctx, TraceID id) {
   ctx.fence().wait();  // the utility thread has processed everything before
-  auto* m = dynamic_cast<detail::Memoizer*>(&ctx.runtime().pipeline());
+  auto* m = dynamic_cast<detail::Memoizer*>(&reprise::detail::Runtime::of(ctx).pipeline());
   EXPECT_NE(m, nullptr);
   auto* list = m->templates(id);
   EXPECT_NE(list, nullptr);

@@ -89,7 +89,6 @@ class Context {
   std::uint32_t num_cpus() const;
   std::uint32_t shard() const;
   std::uint32_t num_shards() const;
-  detail::Runtime& runtime() { return rt("runtime"); }
 
  private:
   friend class detail::Runtime;

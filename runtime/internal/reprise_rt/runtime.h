@@ -11,6 +11,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "reprise/context.h"
 #include "reprise/mapper.h"
 #include "reprise/registry.h"
 #include "reprise_rt/config.h"
@@ -90,6 +91,8 @@ class Runtime {
   // Assigns the op its sequence number and completion event and hands it to the utility
   // thread (waiting first while -lg:window ops are in flight).
   void issue(OpRef op);
+  // The runtime behind the top-level task's Context (tests and benchmarks look inside).
+  static Runtime& of(Context& ctx) { return ctx.rt("runtime"); }
   // Looks a task up; one registered after start is taken into the snapshot.
   const TaskInfo* find_task(TaskID id);
 
