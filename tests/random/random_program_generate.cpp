@@ -244,7 +244,10 @@ class Generator {
           coord_t v = 1;
           for (int d = 0; d < dim; ++d) {
             coord_t e = b.extent(d);
-            ps.block.x[d] = std::max<coord_t>(1, (e + rng_.range(1, 4) - 1) / rng_.range(1, 4));
+            // Two draws in sequence (in one expression their order would be the compiler's).
+            const coord_t rounding = rng_.range(1, 4);
+            const coord_t divisor = rng_.range(1, 4);
+            ps.block.x[d] = std::max<coord_t>(1, (e + rounding - 1) / divisor);
             k[d] = (e + ps.block.x[d] - 1) / ps.block.x[d];
             v *= k[d];
           }
