@@ -181,6 +181,7 @@ void Runtime::run(const std::function<void(Context&)>& top_level) {
       // wrong size, say): the difference itself is the error to report.
       if (!app_error || creations_differ_) app_error = std::current_exception();
     }
+    exchange_->held_entries();
     stream_check_->stop();
     network_->stop();
   }

@@ -289,6 +289,14 @@ void ShardExchange::abandon() {
   for (PointTask* t : recvs) rt_.executor().release(t);
 }
 
+std::size_t ShardExchange::held_entries() {
+  std::lock_guard<std::mutex> g(mutex_);
+  REPRISE_LOG_INFO(
+      "shard {}: exchange holds {} proxies, {} early completions, {} receives, {} data",
+      net_.rank(), proxies_.size(), early_done_.size(), recvs_.size(), data_.size());
+  return proxies_.size() + early_done_.size() + recvs_.size() + data_.size();
+}
+
 void ShardExchange::broadcast_abort(const std::exception_ptr& e) {
   {
     std::lock_guard<std::mutex> g(mutex_);
