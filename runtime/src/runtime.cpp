@@ -316,6 +316,9 @@ void Runtime::check_same_program(bool ended_early) {
   throw Error("control replication: the shards issued different programs");
 }
 
+// Where an op goes from here (docs/architecture.md, "The path of one op"): the OpQueue, the
+// utility thread (utility_loop), the pipeline that tracing/src/start.cpp assembled —
+// AutoTraceStage, Memoizer, Analysis — and the executor's workers; op_completed at the end.
 void Runtime::issue(OpRef op) {
   // EndTrace always goes in: it releases the ops its trace holds, which must complete even
   // after a failure (end_trace reports the error once it is issued).
