@@ -7,6 +7,7 @@
 
 #include "reprise/task_context.h"
 #include "reprise_rt/assert.h"
+#include "reprise_rt/future_state.h"
 #include "reprise_rt/log.h"
 #include "reprise_rt/runtime.h"
 #include "reprise_rt/shard_exchange.h"
@@ -327,6 +328,11 @@ void Executor::run_task_body(PointTask& t) {
     }
   TaskContext tc(t);
   TaskResult result;
+  struct Running {  // the task may read its own argument futures (Future::wait checks)
+    explicit Running(const Op* o) : prev(t_running_task) { t_running_task = o; }
+    ~Running() { t_running_task = prev; }
+    const Op* prev;
+  } running(&op);
   t.variant->entry(t.variant->fn, tc, result);
   if (op.future) {
     op.future->value = result;

@@ -7,7 +7,18 @@
 
 namespace reprise {
 
+namespace detail {
+thread_local const Op* t_running_task = nullptr;
+}  // namespace detail
+
 namespace {
+[[noreturn]] void throw_wait_in_task(const char* what) {
+  throw Error(fmt::format(
+      "{} inside a task body (or on a thread other than the top-level task's): a task reads "
+      "only the futures given to it (add_future, then TaskContext::future)",
+      what));
+}
+
 const char* kind_name(ValueKind k) {
   switch (k) {
     case ValueKind::None:
@@ -40,6 +51,16 @@ void wait_event(detail::Event e, const std::atomic<bool>& ready) {
 
 void Future::wait() const {
   if (!state_) throw Error("Future::wait: empty future");
+  // Off the top-level task's thread only a running task's own argument futures may be read,
+  // and that is checked whether or not the future is ready yet: a task reading a future it was
+  // not given fails every time, not only when it happens to run before the producer.
+  const detail::Runtime* rt = detail::Runtime::current();
+  if (rt && !rt->on_app_thread()) {
+    bool own = false;
+    if (const detail::Op* op = detail::t_running_task)
+      for (const Future& f : op->futures) own = own || f.state_ == state_;
+    if (!own) throw_wait_in_task("Future::wait");
+  }
   wait_event(state_->ready_event, state_->ready);
   if (state_->map) {
     wait_event(state_->map->ready_event, state_->map->ready);
@@ -71,6 +92,8 @@ void Future::copy_value(void* dst, std::size_t size, ValueKind want) const {
 
 void FutureMap::wait() const {
   if (!state_) throw Error("FutureMap::wait: empty future map");
+  const detail::Runtime* rt = detail::Runtime::current();
+  if (rt && !rt->on_app_thread()) throw_wait_in_task("FutureMap::wait");
   wait_event(state_->ready_event, state_->ready);
   if (state_->error) std::rethrow_exception(state_->error);
 }

@@ -11,6 +11,10 @@
 
 namespace reprise::detail {
 
+struct Op;
+// The op whose task body this thread is running (its argument futures may be read), or null.
+extern thread_local const Op* t_running_task;
+
 struct FutureMapState;
 
 struct FutureState {
