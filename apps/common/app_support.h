@@ -79,6 +79,9 @@ class ArgReader {
 struct TimedWindow {
   double seconds = 0;
   double coverage = 0;  // fraction of the points launched in the window that were replayed
+  // This shard's cost in the window: messages sent to other shards, utility-thread busy time.
+  std::uint64_t messages = 0;
+  double util_busy_us = 0;
 };
 
 // Runs body between two fences and measures it.
@@ -95,22 +98,27 @@ TimedWindow timed(Context& ctx, Body&& body) {
   const double launched = double(after.points_launched - before.points_launched);
   w.coverage =
       launched > 0 ? double(after.points_replayed - before.points_replayed) / launched : 0.0;
+  w.messages = after.messages_sent - before.messages_sent;
+  w.util_busy_us = double(after.utility_busy_ns - before.utility_busy_ns) * 1e-3;
   return w;
 }
 
 // RESULT app=… mode=… ranks=… iters=… time_s=… iter_per_s=… tasks=… us_per_task=… coverage=…
-// checksum=… verified=… copies=… (generated copies between memories, whole run) followed by
-// the app's own keys.
+// checksum=… verified=… copies=… (generated copies between memories, whole run)
+// msgs_per_iter=… util_busy_us_per_iter=… (shard 0's messages to other shards and its
+// utility thread's busy time, per timed iteration) followed by the app's own keys.
 inline void print_result(const char* app, const std::string& mode, const Context& ctx, int iters,
                          const TimedWindow& w, double tasks, std::uint64_t checksum, bool verified,
                          const std::string& extra_keys) {
   if (ctx.shard() != 0) return;  // control replication: one line per run, from shard 0
   std::printf(
       "RESULT app=%s mode=%s ranks=%u iters=%d time_s=%.6f iter_per_s=%.2f tasks=%.0f "
-      "us_per_task=%.3f coverage=%.2f checksum=%016llx verified=%d copies=%llu %s\n",
+      "us_per_task=%.3f coverage=%.2f checksum=%016llx verified=%d copies=%llu "
+      "msgs_per_iter=%.1f util_busy_us_per_iter=%.1f %s\n",
       app, mode.c_str(), ctx.num_shards(), iters, w.seconds, iters / w.seconds, tasks,
       w.seconds * 1e6 / tasks, w.coverage, (unsigned long long)checksum, verified ? 1 : 0,
-      (unsigned long long)ctx.trace_stats().copies, extra_keys.c_str());
+      (unsigned long long)ctx.trace_stats().copies, double(w.messages) / iters,
+      w.util_busy_us / iters, extra_keys.c_str());
 }
 
 // Per-iteration trace coverage (paper Fig. 9/10), when the run has -lg:coverage_log: call

@@ -118,6 +118,7 @@ RuntimeStats Runtime::stats() const {
   s.shard_bytes = shard_bytes_.load(std::memory_order_relaxed);
   s.analysis_cpu_ns = thread_cpu_ns(utility_);
   s.analysis_busy_ns = analysis_busy_ns_.load(std::memory_order_relaxed);
+  s.messages_sent = network_ ? network_->messages_sent() : 0;
   return s;
 }
 

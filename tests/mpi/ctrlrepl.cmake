@@ -35,6 +35,10 @@ foreach(np 2 4)
     if(mode STREQUAL "manual" AND NOT out MATCHES "coverage=(0\\.9|1\\.0)")
       message(FATAL_ERROR "stencil on ${np} ranks, --trace manual: expected coverage >= 0.9:\n${out}")
     endif()
+    # Each rank's cost is on the RESULT line: shard 0 sends messages every iteration.
+    if(NOT out MATCHES "msgs_per_iter=[1-9][0-9.]* util_busy_us_per_iter=[0-9.]+")
+      message(FATAL_ERROR "stencil on ${np} ranks, --trace ${mode}: no per-rank cost on RESULT:\n${out}")
+    endif()
     # Halo data moves once per shard and iteration, and no more.
     string(REGEX MATCH "shard_bytes_per_iter=[0-9]+" moved "${out}")
     string(REGEX MATCH "halo_min_bytes_per_iter=[0-9]+" needed "${out}")

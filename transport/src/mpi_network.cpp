@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdlib>
@@ -60,6 +61,8 @@ class MpiNetwork final : public detail::Network {
     });
     return all;
   }
+
+  std::uint64_t messages_sent() const override { return sent_.load(std::memory_order_relaxed); }
 
   [[noreturn]] void abort_job(int code) override {
     MPI_Abort(MPI_COMM_WORLD, code);
@@ -135,6 +138,7 @@ class MpiNetwork final : public detail::Network {
     for (auto& [k, bytes] : batches) {
       in_flight_.push_back(InFlight{MPI_REQUEST_NULL, std::move(bytes)});
       InFlight& f = in_flight_.back();
+      sent_.fetch_add(1, std::memory_order_relaxed);
       MPI_Isend(f.bytes.data(), int(f.bytes.size()), MPI_BYTE, int(k >> 32), int(k & 0xffffffff),
                 MPI_COMM_WORLD, &f.req);
       busy = true;
@@ -224,6 +228,7 @@ class MpiNetwork final : public detail::Network {
   const std::uint32_t rank_, size_;
   std::array<Handler, 6> handlers_;  // by Channel
   std::thread thread_;
+  std::atomic<std::uint64_t> sent_{0};  // MPI sends posted (messages_sent)
   std::mutex mutex_;
   std::condition_variable wake_;
   std::deque<Outgoing> outbox_;

@@ -78,6 +78,10 @@ class Context {
     std::uint64_t mismatches = 0;   // traces whose ops differed from every template
     std::uint64_t copies = 0;       // copies between memories the runtime generated and ran
     std::uint64_t shard_bytes = 0;  // bytes those copies moved between shards (every shard's)
+    // This shard's cost: messages it sent to other shards (MPI sends, after batching), and
+    // the time its utility thread spent analysing and replaying.
+    std::uint64_t messages_sent = 0;
+    std::uint64_t utility_busy_ns = 0;
   };
   TraceStats trace_stats() const;
   // Ops issued so far (the next op's number), and with -lg:coverage_log the record of which

@@ -35,6 +35,8 @@ class Network {
   virtual std::vector<std::uint64_t> allgather(const std::vector<std::uint64_t>& mine) = 0;
   // Delivers what is queued, waits until every rank has come this far, stops the thread.
   virtual void stop() = 0;
+  // Messages this rank has handed to the transport so far (after batching: what MPI sends).
+  virtual std::uint64_t messages_sent() const = 0;
   // Ends every rank of the job at once with `code` (a rank that cannot finish normally).
   [[noreturn]] virtual void abort_job(int code) = 0;
 };
