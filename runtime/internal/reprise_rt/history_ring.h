@@ -24,17 +24,19 @@ class HistoryRing {
     size_.store(i + 1, std::memory_order_release);
   }
   std::uint64_t size() const { return size_.load(std::memory_order_acquire); }
-  // Whether index i is still held (the oldest kept is size() - kCapacity).
+  // Whether index i is still held: the last kCapacity - 1 values are (the slot of the oldest
+  // of kCapacity is the one the writer fills next, so it may be changing under a reader).
   bool holds(std::uint64_t i) const {
     const std::uint64_t n = size();
-    return i < n && n - i <= kCapacity;
+    return i < n && n - i < kCapacity;
   }
   // The value at index i, if it is still held.
   std::optional<std::uint64_t> at(std::uint64_t i) const {
     if (!holds(i)) return std::nullopt;
     const std::uint64_t v = slots_[i & (kCapacity - 1)].load(std::memory_order_acquire);
-    // Overwritten meanwhile? (Index i + kCapacity is written once the size has reached it.)
-    if (size() - i > kCapacity) return std::nullopt;
+    // Overwritten meanwhile? Index i + kCapacity goes into this slot once the size has reached
+    // it (a reader that saw that value sees at least that size).
+    if (size() - i >= kCapacity) return std::nullopt;
     return v;
   }
 
