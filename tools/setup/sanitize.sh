@@ -2,8 +2,9 @@
 # Builds the unit tests, the stencil, the random-program runner and the misuse catalogue with
 # AddressSanitizer+UBSan and with ThreadSanitizer (build-asan/, build-tsan/) and runs them:
 # the unit tests, the stencil, random traced programs on 3 memories (manual and automatic
-# traces, failures inside traces) and the single-process misuse cases. Not part of CI (too
-# slow for the 30-minute budget on 2 cores); run it before landing concurrency changes.
+# traces, failures inside traces) and the single-process misuse cases. CI runs the address
+# pass (tools/setup/test.sh, about 7 minutes on 2 cores); run the thread pass before landing
+# concurrency changes. A sanitizer report fails the script.
 #   bash tools/setup/sanitize.sh [address|thread]   (default: both)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -16,6 +17,7 @@ for kind in "${kinds[@]}"; do
         -DREPRISE_CUDA=OFF > /dev/null
   cmake --build "$dir" -j "$(nproc)" --target unit_tests stencil random_programs misuse
   echo "== $kind: unit tests"
+  export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
   REPRISE_TRACE_SEEDS=6 "$dir/bin/unit_tests" --gtest_brief=1
   echo "== $kind: stencil"
   "$dir/bin/stencil" -nx 100 -ny 90 -px 3 -py 2 -iters 300 -ll:cpu 2 -ll:util 2
