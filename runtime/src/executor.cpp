@@ -7,6 +7,7 @@
 
 #include "reprise/task_context.h"
 #include "reprise_rt/assert.h"
+#include "reprise_rt/exception_text.h"
 #include "reprise_rt/future_state.h"
 #include "reprise_rt/log.h"
 #include "reprise_rt/runtime.h"
@@ -17,20 +18,12 @@ namespace reprise::detail {
 namespace {
 // What a failed point reports: which op, task, point (and shard) failed, then what it threw —
 // anything, not only std::exception (a task that throws 42 must not terminate the process).
-std::exception_ptr point_failure(const PointTask& t, std::exception_ptr thrown) {
-  std::string what;
-  try {
-    std::rethrow_exception(thrown);
-  } catch (const std::exception& e) {
-    what = e.what();
-  } catch (...) {
-    what = "an exception not derived from std::exception";
-  }
+std::exception_ptr point_failure(const Runtime& rt, const PointTask& t, std::exception_ptr thrown) {
+  const std::string what = exception_text(thrown);
   // The runtime's own errors inside a task name the point already.
   if (what.rfind("op #", 0) == 0) return thrown;
-  const Runtime* rt = Runtime::current();
   const std::string shard =
-      rt && rt->num_shards() > 1 ? fmt::format(" on shard {}", rt->shard()) : std::string();
+      rt.num_shards() > 1 ? fmt::format(" on shard {}", rt.shard()) : std::string();
   const bool single = t.op->kind != OpKind::IndexTask;
   return std::make_exception_ptr(Error(
       fmt::format("{}{}{}: {}", t.op->describe(),
@@ -260,7 +253,7 @@ void Executor::run_point(PointTask* t) {
           break;
       }
     } catch (...) {
-      point_error = point_failure(*t, std::current_exception());
+      point_error = point_failure(rt_, *t, std::current_exception());
       if (!op.error_set.exchange(true)) op.error = point_error;  // read when the op completes
       rt_.record_error(point_error);
     }

@@ -11,6 +11,8 @@
 
 #include "reprise/context.h"
 #include "reprise_rt/assert.h"
+#include "reprise_rt/exception_text.h"
+#include "reprise_rt/hasher.h"
 #include "reprise_rt/log.h"
 
 namespace reprise::detail {
@@ -28,8 +30,7 @@ std::exception_ptr as_error(std::exception_ptr e) {
   } catch (const std::exception&) {
     return e;
   } catch (...) {
-    return std::make_exception_ptr(
-        Error("the top-level task threw an exception not derived from std::exception"));
+    return std::make_exception_ptr(Error("the top-level task threw " + exception_text(e)));
   }
 }
 
@@ -182,7 +183,7 @@ void Runtime::run(const std::function<void(Context&)>& top_level) {
       // wrong size, say): the difference itself is the error to report.
       if (!app_error || creations_differ_) app_error = std::current_exception();
     }
-    exchange_->held_entries();
+    exchange_->log_held_entries();
     stream_check_->stop();
     network_->stop();
   }
@@ -271,9 +272,10 @@ void Runtime::check_same_creations(std::uint64_t count, std::uint64_t min_count,
 
 void Runtime::check_same_program(bool ended_early) {
   const std::uint64_t h = stream_check_->hash_of(op_words_.size()).value_or(0);
-  std::uint64_t ch = 0;
-  for (std::uint64_t w : creation_words_) ch = (ch ^ w) * 0xbf58476d1ce4e5b9ull + 1;
-  std::vector<std::uint64_t> mins{creation_words_.size(), ch, op_words_.size(), h}, maxs = mins;
+  Hasher created;
+  for (std::uint64_t w : creation_words_) created.mix(w);
+  std::vector<std::uint64_t> mins{creation_words_.size(), created.h, op_words_.size(), h},
+      maxs = mins;
   network_->allreduce_min_max(mins, maxs);
   checked_ops_ = op_words_.size();
   if (mins == maxs) return;
@@ -442,10 +444,6 @@ void Runtime::rethrow_if_failed() {
 
 void Runtime::wait(Event e) {
   if (events_.has_triggered(e)) return;
-  if (!on_app_thread())
-    throw Error(
-        "Future::wait inside a task body (or on a thread other than the top-level task's): a "
-        "task must not block on other ops; pass the future to the task with add_future");
   if (app_blocked_in_trace())
     throw Error(
         fmt::format("a blocking wait inside trace {}: ops of a trace are held until "

@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "reprise/error.h"
+#include "reprise_rt/exception_text.h"
 #include "reprise_rt/executor.h"
 #include "reprise_rt/instance.h"
 #include "reprise_rt/log.h"
@@ -32,17 +33,6 @@ T get(const std::vector<std::byte>& b, std::size_t& at) {
 std::uint64_t mix(std::uint64_t h, std::uint64_t v) {
   h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
   return h * 0xbf58476d1ce4e5b9ull;
-}
-
-// The message of an error, for another shard.
-std::string error_text(const std::exception_ptr& e) {
-  try {
-    std::rethrow_exception(e);
-  } catch (const std::exception& x) {
-    return x.what();
-  } catch (...) {
-  }
-  return "unknown error";
 }
 
 }  // namespace
@@ -142,7 +132,7 @@ void ShardExchange::finished(const Op& op, std::uint32_t point, const std::excep
   std::uint8_t flags = (error ? 1 : 0) | (value && value->size ? 2 : 0);
   put(b, flags);
   if (error) {
-    const std::string text = error_text(error);
+    const std::string text = exception_text(error);
     b.insert(b.end(), reinterpret_cast<const std::byte*>(text.data()),
              reinterpret_cast<const std::byte*>(text.data()) + text.size());
   } else if (flags & 2) {
@@ -289,12 +279,11 @@ void ShardExchange::abandon() {
   for (PointTask* t : recvs) rt_.executor().release(t);
 }
 
-std::size_t ShardExchange::held_entries() {
+void ShardExchange::log_held_entries() {
   std::lock_guard<std::mutex> g(mutex_);
   REPRISE_LOG_INFO(
       "shard {}: exchange holds {} proxies, {} early completions, {} receives, {} data",
       net_.rank(), proxies_.size(), early_done_.size(), recvs_.size(), data_.size());
-  return proxies_.size() + early_done_.size() + recvs_.size() + data_.size();
 }
 
 void ShardExchange::broadcast_abort(const std::exception_ptr& e) {
@@ -303,7 +292,7 @@ void ShardExchange::broadcast_abort(const std::exception_ptr& e) {
     if (abort_sent_) return;
     abort_sent_ = true;
   }
-  const std::string text = error_text(e);
+  const std::string text = exception_text(e);
   std::vector<std::byte> b(reinterpret_cast<const std::byte*>(text.data()),
                            reinterpret_cast<const std::byte*>(text.data()) + text.size());
   for (std::uint32_t s = 0; s < net_.size(); ++s)

@@ -563,6 +563,13 @@ class Generator {
     return int(p_.future_types.size()) - 1;
   }
 
+  // The future-map slot an index launch over `launch` with values of type t writes.
+  int new_map(ValueType t, const Domain& launch) {
+    p_.map_types.push_back(t);
+    p_.map_domains.push_back(launch);
+    return int(p_.map_types.size()) - 1;
+  }
+
   void init_region(int t) {
     const RegionSpec& r = p_.regions[std::size_t(t)];
     std::vector<int> all;
@@ -634,9 +641,7 @@ class Generator {
     }
     op.ret = random_ret(55);
     add_futures(op, 0.3);
-    p_.map_types.push_back(op.ret);
-    p_.map_domains.push_back(op.launch);
-    op.result = int(p_.map_types.size()) - 1;
+    op.result = new_map(op.ret, op.launch);
     const int map = op.result;
     const ValueType ret = op.ret;
     p_.ops.push_back(std::move(op));
@@ -814,9 +819,7 @@ class Generator {
     mine.fields = random_fields(ps.parent.tree, mine.priv == Privilege::Reduce);
     try_add(op.reqs, fps, mine, op.launch);
     op.ret = random_ret(60);
-    p_.map_types.push_back(op.ret);
-    p_.map_domains.push_back(op.launch);
-    op.result = int(p_.map_types.size()) - 1;
+    op.result = new_map(op.ret, op.launch);
     p_.ops.push_back(std::move(op));
     return 1;
   }

@@ -46,8 +46,8 @@ class ShardExchange {
   // Sends an Abort with the error's text to every other shard (once).
   void broadcast_abort(const std::exception_ptr& e);
 
-  // Entries still held (proxies, early completions, receives, data): for the end-of-run log.
-  std::size_t held_entries();
+  // Logs (info level) the entries still held: proxies, early completions, receives, data.
+  void log_held_entries();
 
   // A fingerprint of an op's shape (kind, task, launch size, requirements): shards must agree.
   static std::uint64_t shape_of(const Op& op);
