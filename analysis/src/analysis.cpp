@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "local_uses.h"
 #include "reprise_rt/log.h"
 #include "reprise_rt/pool.h"
 
@@ -11,10 +12,16 @@ namespace reprise::detail {
 
 Analysis::Analysis(Runtime& rt)
     : rt_(rt), logical_(rt.forest(), rt.events()), physical_(rt.instances().num_memories()) {
+  if (rt.num_shards() > 1) {
+    local_uses_ = std::make_unique<LocalUses>(rt.events());
+    logical_.set_keep_summaries(true);
+  }
   if (rt.instances().num_memories() > kMaxMemories)
     throw Error(fmt::format("the machine has {} memories; at most {} are supported",
                             rt.instances().num_memories(), kMaxMemories));
 }
+
+Analysis::~Analysis() = default;
 
 void Analysis::submit(const OpRef& op) {
   switch (op->kind) {
@@ -160,6 +167,7 @@ void Analysis::analyse_points(const OpRef& ref) {
     else
       graph().op(op, std::uint32_t(p), procs_[p], pre_.of(p));
   }
+  if (op.local_completion) rt_.exchange()->launched(ref);
   rt_.count_points(points);
   if (rt_.config().coverage_log && op.counted) rt_.note_points(op.seq, points, false);
   logical_.record(ref);
@@ -181,6 +189,12 @@ void Analysis::choose_memories(Op& op, std::size_t p, const MapperTaskInfo* info
                       "which does not exist (the machine has {} memories)",
                       op.describe(), mem, r, op.domain.delinearize(coord_t(p)).str(),
                       rt_.instances().num_memories()));
+    if (rt_.instances().shard_of(mem) != procs_[p].shard)
+      throw Error(fmt::format(
+          "{}: the mapper chose memory {} for requirement {} of point {}, which belongs to "
+          "shard {}; the point runs on shard {} (a task can use only its own shard's memories)",
+          op.describe(), mem, r, op.domain.delinearize(coord_t(p)).str(),
+          rt_.instances().shard_of(mem), procs_[p].shard));
     op.point_instances[p * nreq + r] = instance_for(q.tree, mem);
   }
 }
@@ -207,7 +221,7 @@ void take_group(std::vector<Need>& needs, std::size_t i, Same&& same, PoolVector
 }
 
 // A generated copy of `fields` of tree over rect, from src to dst.
-OpRef make_copy(const Op& for_op, std::uint32_t tree, std::uint32_t root_region,
+OpRef make_copy(Op& for_op, std::uint32_t tree, std::uint32_t root_region,
                 const PoolVector<int>& fields, FieldMask mask, const Domain& rect, Instance* src,
                 Instance* dst) {
   OpRef c = make_op();
@@ -215,6 +229,7 @@ OpRef make_copy(const Op& for_op, std::uint32_t tree, std::uint32_t root_region,
   c->generated = true;
   c->counted = false;
   c->seq = for_op.seq;
+  if (for_op.local_completion) c->set_parent(for_op);
   c->domain = Domain(Rect<1>({0}, {0}));
   ReqInfo q;
   q.tree = tree;
@@ -269,7 +284,9 @@ void Analysis::launch_with_copies(Op& op, std::uint32_t p) {
       Instance* src = instance_for(q.tree, first.src_mem);
       OpRef c = make_copy(op, q.tree, root_region, fields, mask, first.rect, src, dst);
       c->copy_index = copies_made_++;
+      order_copy(*c, mask);
       Event done = graph().copy(c, copy_proc, copy_pre_, p);
+      note_copy(*c, mask, done);
       for (int fi : fields) physical_.copied(q.tree, root, fi, first.rect, dst->memory(), done);
       point_pre_.push_back(done);
     }
@@ -292,7 +309,22 @@ void Analysis::launch_with_copies(Op& op, std::uint32_t p) {
     const Domain& root = rt_.forest().region(rt_.forest().tree(q.tree).root).bounds;
     for (int fi : q.field_indices) physical_.reduced(q.tree, root, fi, rect, inst);
   }
-  graph().op(op, p, procs_[p], point_pre_);
+  // Control replication: a point that runs here waits for the earlier accesses to its
+  // instances that ran here.
+  const bool local = local_uses_ && procs_[p].shard == rt_.shard();
+  auto access_rect = [&](std::size_t r) -> const Domain& {
+    // An explicit copy writes only the source's rectangle of its destination.
+    return op.kind == OpKind::Copy && r == 1 ? op.rect(p, 0) : op.rect(p, r);
+  };
+  if (local)
+    for (std::size_t r = 0; r < nreq; ++r)
+      local_uses_->conflicts(op.point_instances[p * nreq + r], access_rect(r), op.reqs[r].mask,
+                             op.reqs[r].privilege != Privilege::ReadOnly, point_pre_);
+  const Event done = graph().op(op, p, procs_[p], point_pre_);
+  if (local)
+    for (std::size_t r = 0; r < nreq; ++r)
+      local_uses_->add(op.point_instances[p * nreq + r], access_rect(r), op.reqs[r].mask,
+                       op.reqs[r].privilege != Privilege::ReadOnly, done);
   for (std::size_t r = 0; r < nreq; ++r) {
     const ReqInfo& q = op.reqs[r];
     if (q.privilege == Privilege::ReadOnly || q.privilege == Privilege::Reduce) continue;
@@ -302,6 +334,26 @@ void Analysis::launch_with_copies(Op& op, std::uint32_t p) {
     const std::uint32_t mem = op.point_instances[p * nreq + r]->memory();
     for (int fi : q.field_indices) physical_.written(q.tree, root, fi, rect, mem);
   }
+}
+
+void Analysis::order_copy(const Op& copy, FieldMask mask) {
+  if (!local_uses_) return;
+  const InstanceManager& im = rt_.instances();
+  const Instance* src = copy.point_instances[0];
+  const Instance* dst = copy.point_instances[1];
+  const Domain& rect = copy.point_rects[0];
+  if (im.is_local(src->memory())) local_uses_->conflicts(src, rect, mask, false, copy_pre_);
+  if (im.is_local(dst->memory())) local_uses_->conflicts(dst, rect, mask, true, copy_pre_);
+}
+
+void Analysis::note_copy(const Op& copy, FieldMask mask, Event done) {
+  if (!local_uses_) return;
+  const InstanceManager& im = rt_.instances();
+  const Instance* src = copy.point_instances[0];
+  const Instance* dst = copy.point_instances[1];
+  const Domain& rect = copy.point_rects[0];
+  if (im.is_local(src->memory())) local_uses_->add(src, rect, mask, false, done);
+  if (im.is_local(dst->memory())) local_uses_->add(dst, rect, mask, true, done);
 }
 
 void Analysis::fold_pending(Op& op, std::uint32_t p, std::size_t r, Processor copy_proc) {
@@ -327,7 +379,9 @@ void Analysis::fold_pending(Op& op, std::uint32_t p, std::size_t r, Processor co
       OpRef c = make_copy(op, q.tree, root_region, fields, mask, first.rect, red, dst);
       c->fold = true;
       c->copy_index = copies_made_++;
+      order_copy(*c, mask);
       last = graph().copy(c, copy_proc, copy_pre_, p);
+      note_copy(*c, mask, last);
     }
     for (int fi : fields) physical_.folded(q.tree, root, fi, first.rect, dst->memory(), last);
     point_pre_.push_back(last);
@@ -399,6 +453,7 @@ void Analysis::fence(const OpRef& op) {
   // Everything before the fence completes before anything after it starts, so no earlier
   // user matters to later ops: they wait on the fence instead.
   logical_.clear();
+  if (local_uses_) local_uses_->clear();
   fence_event_ = op->done;
   since_fence_.push_back(op->done);
   auto pc = make_pooled<PendingCompletion>(PendingCompletion{&rt_, op, 0});
@@ -413,6 +468,7 @@ void Analysis::destroy_region(const OpRef& op) {
   Event all = graph().merge(users);
   logical_.forget_tree(tree);
   physical_.forget_tree(tree);
+  if (local_uses_) local_uses_->forget_tree(tree);
   const std::size_t mems = rt_.instances().num_memories();
   for (std::size_t m = 0; m < mems; ++m)
     if (tree * mems + m < instance_cache_.size()) instance_cache_[tree * mems + m] = nullptr;

@@ -149,7 +149,9 @@ void LogicalAnalysis::record(const OpRef& op) {
       // A write that covers an earlier user's footprint orders everything after it behind
       // that user (transitively), so the user is no longer needed for those fields.
       for (auto& u : users)
-        if ((u.mask & a.mask) && u.op.get() != op.get() && covers(*op, r, u)) u.mask &= ~a.mask;
+        if ((u.mask & a.mask) && u.op.get() != op.get() &&
+            !(keep_summaries_ && u.op->kind == OpKind::Summary) && covers(*op, r, u))
+          u.mask &= ~a.mask;
       std::erase_if(users, [](const LogicalUser& u) { return u.mask == 0; });
     }
     users.push_back(LogicalUser{op, r, a.mask});

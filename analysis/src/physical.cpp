@@ -140,14 +140,8 @@ void PhysicalState::read(std::uint32_t tree, const Domain& root, int fi, const D
       continue;
     }
     // Copy from a memory that is not itself still being filled, else from the first.
-    std::uint32_t src = std::uint32_t(std::countr_zero(p.valid));
-    for (MemMask m = p.valid; m; m &= m - 1) {
-      std::uint32_t i = std::uint32_t(std::countr_zero(m));
-      if (!p.ready[i].exists()) {
-        src = i;
-        break;
-      }
-    }
+    const MemMask settled = p.valid & ~p.filled;
+    const std::uint32_t src = std::uint32_t(std::countr_zero(settled ? settled : p.valid));
     needs.push_back(CopyNeed{fi, part, src, p.ready[src]});
     if (before & bit) facts_.push_back(PhysicalFact{tree, fi, part, mem, false});
     if (before & (MemMask(1) << src)) facts_.push_back(PhysicalFact{tree, fi, part, src, true});
@@ -163,6 +157,7 @@ void PhysicalState::copied(std::uint32_t tree, const Domain& root, int fi, const
   cut(pieces(tree, root, fi), rect, [&](Piece& p) {
     p.valid |= MemMask(1) << mem;
     p.ready[mem] = ready;
+    p.filled |= MemMask(1) << mem;
     decide(p, MemMask(1) << mem);
   });
 }
@@ -179,6 +174,7 @@ void PhysicalState::written(std::uint32_t tree, const Domain& root, int fi, cons
   if (Piece* same = exact(f, rect)) {
     same->valid = MemMask(1) << mem;
     same->ready = {};
+    same->filled = 0;
     same->pending = 0;
     same->stamp = 0;
     decide(*same, all_memories());
@@ -219,6 +215,7 @@ void PhysicalState::folded(std::uint32_t tree, const Domain& root, int fi, const
     p.valid = MemMask(1) << mem;
     p.ready = {};
     p.ready[mem] = ready;
+    p.filled = MemMask(1) << mem;
     decide(p, all_memories());
   });
 }

@@ -162,6 +162,24 @@ void Memoizer::apply_physical() {
   }
 }
 
+std::vector<bool> Memoizer::runs_here(const TraceTemplate& t) const {
+  std::vector<bool> here;
+  if (rt_.num_shards() == 1) return here;
+  const std::uint32_t me = rt_.shard();
+  const InstanceManager& im = rt_.instances();
+  here.reserve(t.instrs.size());
+  for (const Instruction& in : t.instrs) {
+    if (in.kind == Instruction::Kind::Copy) {
+      const Op& c = *t.copies[in.op].copy;
+      here.push_back(im.shard_of(c.point_instances[0]->memory()) == me ||
+                     im.shard_of(c.point_instances[1]->memory()) == me);
+    } else {
+      here.push_back(in.kind == Instruction::Kind::Merge || in.proc.shard == me);
+    }
+  }
+  return here;
+}
+
 void Memoizer::record(TraceID id) {
   apply_summary();
   drop_prev_block();
@@ -202,7 +220,7 @@ void Memoizer::record(TraceID id) {
     if (is_point_op(o)) t->points += o.num_points();
     names.push_back(o.task_info ? o.task_info->name : to_string(o.kind));
   }
-  reduce_transitively(*t);
+  reduce_transitively(*t, runs_here(*t));
   propagate_copies(*t);
   build_successors(*t, buffer_);
   compute_elision_links(*t, buffer_, analysis_->forest(), rt_.events());
@@ -273,6 +291,9 @@ void Memoizer::replay(TraceTemplate& t, bool elide) {
     drop_prev_block();
     replay_with_events(t, fence, elide);
   }
+  if (ShardExchange* x = rt_.exchange())
+    for (const OpRef& o : buffer_)
+      if (o->local_completion) x->launched(o);
   physical_pending_ = t.effects.empty() ? nullptr : &t;
   handed_ = buffer_.size();
   rt_.count_points(t.points);
@@ -304,6 +325,9 @@ void Memoizer::replay(TraceTemplate& t, bool elide) {
     summary_done_.push_back(o->done);
     summary_seq_ = o->seq;
   }
+  // Control replication: an op completes here with its local work only (one with no point
+  // here at once), so the summary also covers what the replay was ordered after.
+  if (rt_.num_shards() > 1 && fence.exists()) summary_done_.push_back(fence);
   prev_ops_ = buffer_;
   prev_copy_done_ = copy_done_;
   prev_fence_ = fence;
@@ -328,13 +352,14 @@ void Memoizer::gather_external(const TraceTemplate& t, const Instruction& in, Ev
 
 namespace {
 // A fresh copy of a recorded generated copy, numbered as made for op `seq`.
-OpRef renumbered(const OpRef& proto, std::uint64_t seq) {
+OpRef renumbered(const OpRef& proto, Op& for_op) {
   OpRef c = make_op();
   const Op& p = *proto;
   c->kind = p.kind;
   c->generated = true;
   c->counted = false;
-  c->seq = seq;
+  c->seq = for_op.seq;
+  if (for_op.local_completion) c->set_parent(for_op);
   c->copy_index = p.copy_index;
   c->fold = p.fold;
   c->domain = p.domain;
@@ -407,7 +432,7 @@ void Memoizer::replay_batch(const TraceTemplate& t, Event fence, bool elide) {
     Event done;
     if (sharded) {
       // Shards name a copy by its op's number: this replay's, not the recording's.
-      const OpRef op = copy ? renumbered(t.copies[in.op].copy, buffer_[t.copies[in.op].for_op]->seq)
+      const OpRef op = copy ? renumbered(t.copies[in.op].copy, *buffer_[t.copies[in.op].for_op])
                             : buffer_[in.op];
       done = exec.init_batch_point(task, *op, copy ? 0 : in.point, in.proc, edges,
                                    copy ? nullptr : &t.instr_points[i], true);
@@ -478,7 +503,7 @@ void Memoizer::replay_with_events(const TraceTemplate& t, Event fence, bool elid
     } else if (in.kind == Instruction::Kind::Copy) {
       const TemplateCopy& c = t.copies[in.op];
       // Shards name a copy by its op's number: this replay's, not the recording's.
-      const OpRef copy = rt_.num_shards() > 1 ? renumbered(c.copy, buffer_[c.for_op]->seq) : c.copy;
+      const OpRef copy = rt_.num_shards() > 1 ? renumbered(c.copy, *buffer_[c.for_op]) : c.copy;
       slots[in.out] = graph.copy(copy, in.proc, scratch_, c.for_point);
       copy_done_[in.op] = slots[in.out];
     } else {

@@ -58,6 +58,7 @@ Event Recorder::copy(const OpRef& copy, Processor proc, std::span<const Event> p
   in.out = t_->num_slots++;
   t_->instrs.push_back(in);
   t_->copies.push_back(TemplateCopy{copy, current_op_, for_point});
+  if (!out.exists()) return out;  // (control replication: a copy between two other shards)
   slot_of_[key(out)] = in.out;
   copy_of_[key(out)] = std::int32_t(in.op);
   return out;

@@ -3,13 +3,14 @@
 #include <fmt/core.h>
 
 #include <algorithm>
+#include <span>
 
 #include "reprise_analysis/logical.h"
 #include "reprise_rt/instance.h"
 
 namespace reprise::detail {
 
-void reduce_transitively(TraceTemplate& t) {
+void reduce_transitively(TraceTemplate& t, const std::vector<bool>& here) {
   t.edges_recorded = t.pre_slots.size();
   t.edges_after_reduction = t.pre_slots.size();
   const std::size_t n = t.num_slots;
@@ -22,7 +23,8 @@ void reduce_transitively(TraceTemplate& t) {
   std::vector<std::uint32_t> kept;
   std::vector<std::uint32_t> new_pool;
   new_pool.reserve(t.pre_slots.size());
-  for (Instruction& in : t.instrs) {
+  for (std::size_t i = 0; i < t.instrs.size(); ++i) {
+    Instruction& in = t.instrs[i];
     kept.assign(t.pre_slots.begin() + in.pre_begin,
                 t.pre_slots.begin() + in.pre_begin + in.pre_count);
     std::sort(kept.begin(), kept.end());
@@ -37,13 +39,17 @@ void reduce_transitively(TraceTemplate& t) {
     }
     std::uint64_t* mine = &anc[std::size_t(in.out) * words];
     bool fence_implied = false;
-    for (std::uint32_t s : kept) {
+    // What another shard's instruction waits for is that shard's business: waiting for it
+    // here implies nothing else (its slot keeps no ancestors).
+    const bool runs_here = here.empty() || here[i];
+    for (std::uint32_t s :
+         runs_here ? std::span<const std::uint32_t>(kept) : std::span<const std::uint32_t>()) {
       const std::uint64_t* theirs = &anc[std::size_t(s) * words];
       for (std::size_t w = 0; w < words; ++w) mine[w] |= theirs[w];
       mine[s / 64] |= std::uint64_t(1) << (s % 64);
       fence_implied = fence_implied || reaches_fence[s];
     }
-    reaches_fence[in.out] = fence_implied || in.uses_fence;
+    reaches_fence[in.out] = runs_here && (fence_implied || in.uses_fence);
     // A fence wait that a kept predecessor already implies is redundant too.
     if (in.uses_fence && fence_implied) in.uses_fence = false;
     in.pre_begin = std::uint32_t(new_pool.size());

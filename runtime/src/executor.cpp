@@ -115,10 +115,12 @@ void Executor::init_point(PointTask& t, Op& op, std::uint32_t point, Processor p
 }
 
 void Executor::wait_for(PointTask* t, std::span<const Event> pre) {
+  ShardExchange* x = rt_.exchange();
   for (Event e : pre) {
     // Most preconditions of a replayed or well-pipelined point have triggered already: a
     // lock-free check skips the waiter list.
     if (rt_.events().has_triggered(e)) continue;
+    if (x) x->need(e);
     t->pending.fetch_add(1, std::memory_order_relaxed);
     if (!rt_.events().add_waiter(e, &Executor::precondition_done, t, 0))
       t->pending.fetch_sub(1, std::memory_order_relaxed);
@@ -126,22 +128,40 @@ void Executor::wait_for(PointTask* t, std::span<const Event> pre) {
 }
 
 void Executor::count_down_when(Event e, PointTask* t) {
+  if (ShardExchange* x = rt_.exchange(); x && e.exists()) x->need(e);
   if (!rt_.events().add_waiter(e, &Executor::precondition_done, t, 0)) release(t);
+}
+
+void Executor::count_off(Op& op) {
+  if (op.remaining.fetch_sub(1, std::memory_order_acq_rel) == 1) rt_.op_completed(op);
+}
+
+Event Executor::remote_point(Op& op, std::uint32_t point, std::uint32_t owner) {
+  const Event e = rt_.exchange()->remote(op, point, owner);
+  // An op that completes locally is done with another shard's point as soon as it is launched.
+  if (op.local_completion) count_off(op);
+  return e;
 }
 
 Event Executor::init_batch_point(PointTask& t, Op& op, std::uint32_t point, Processor proc,
                                  std::int32_t in_edges, const DomainPoint* coords,
                                  bool completion_event) {
   ShardExchange* x = rt_.exchange();
-  auto elsewhere = [&](std::uint32_t index) {
+  if (!x) {
+    init_point(t, op, point, proc, in_edges, coords, completion_event);
+    return t.done;
+  }
+  auto elsewhere = [&] {
     t.elsewhere = true;
     // Never reaches zero: counting down from the batch's predecessors is harmless.
     t.pending.store(1 << 30, std::memory_order_relaxed);
-    return x->remote(op, index);
   };
-  if (!x || op.kind != OpKind::Copy || !op.generated) {
-    if (x && proc.shard != rt_.shard()) return elsewhere(point);
-    init_point(t, op, point, proc, in_edges, coords, completion_event || x != nullptr);
+  if (op.kind != OpKind::Copy || !op.generated) {
+    if (proc.shard != rt_.shard()) {
+      elsewhere();
+      return remote_point(op, point, proc.shard);
+    }
+    init_point(t, op, point, proc, in_edges, coords, true);
     return t.done;
   }
   // Control replication: the halves of a copy run on the shards of its two memories.
@@ -150,8 +170,11 @@ Event Executor::init_batch_point(PointTask& t, Op& op, std::uint32_t point, Proc
   const std::uint32_t from = im.shard_of(op.point_instances[0]->memory());
   const std::uint32_t to = im.shard_of(op.point_instances[1]->memory());
   count_shard_bytes(op, from, to);
-  const std::uint32_t index = ShardExchange::index_of(op, 0);
-  if (from != me && to != me) return elsewhere(index);
+  if (from != me && to != me) {
+    // Nothing here waits for it: it reads and writes other shards' memories only.
+    elsewhere();
+    return kNoEvent;
+  }
   proc.shard = me;
   if (from == to) {
     init_point(t, op, point, proc, in_edges, coords, true);
@@ -160,7 +183,11 @@ Event Executor::init_batch_point(PointTask& t, Op& op, std::uint32_t point, Proc
   if (from == me) {
     init_point(t, op, point, proc, in_edges, coords, true);
     t.send_to = std::int32_t(to);
-    return x->remote(op, index);  // done when `to` says so
+    // Until the data is packed its source must stay: the send half keeps its op incomplete
+    // here (a fence or a destruction after it waits for it).
+    if (op.parent && op.parent->local_completion)
+      op.parent->remaining.fetch_add(1, std::memory_order_relaxed);
+    return t.done;  // done here once the data is packed
   }
   init_point(t, op, point, proc, in_edges + 1, coords, true);  // one more: the data
   t.receive = true;
@@ -182,8 +209,7 @@ void Executor::release(PointTask* t) {
 
 Event Executor::op(Op& op, std::uint32_t point, Processor proc, std::span<const Event> pre) {
   // (Another shard's point needs no task here: checked before one is allocated.)
-  if (ShardExchange* x = rt_.exchange(); x && proc.shard != rt_.shard())
-    return x->remote(op, point);
+  if (rt_.exchange() && proc.shard != rt_.shard()) return remote_point(op, point, proc.shard);
   return launch(op, point, proc, pre);
 }
 
@@ -202,11 +228,13 @@ Event Executor::launch(Op& op, std::uint32_t point, Processor proc, std::span<co
 }
 
 Event Executor::merge(std::span<const Event> events) {
+  if (ShardExchange* x = rt_.exchange())
+    for (Event e : events) x->need(e);
   return rt_.events().merge(events);
 }
 
 Event Executor::fence(std::span<const Event> before) {
-  return rt_.events().merge(before);
+  return merge(before);
 }
 
 void Executor::enqueue(PointTask* t) {
@@ -258,9 +286,9 @@ void Executor::run_point(PointTask* t) {
       rt_.record_error(point_error);
     }
   }
-  // Control replication: the other shards hold a proxy for this point (the send half of a
-  // copy is announced by its receiver).
-  if (exchange && t->send_to < 0) exchange->finished(op, t->point_index, point_error);
+  // Control replication: the other shards hold a proxy for this point.
+  if (exchange && !op.generated) exchange->finished(op, t->point_index, point_error);
+  const bool sent = t->send_to >= 0;
   Event done = t->done;
   OpRef keep = std::move(t->op);
   SuccessorBlock* block = t->block;
@@ -276,7 +304,11 @@ void Executor::run_point(PointTask* t) {
     REPRISE_ASSERT(unfinished > 0, "a batch finishes each of its points once");
     if (unfinished == 1) retire_batch(block);
   }
-  if (keep->generated) return;  // no program op to complete
+  if (keep->generated) {
+    // No program op to complete; a send half counted towards its op's completion here.
+    if (sent && keep->parent && keep->parent->local_completion) count_off(*keep->parent);
+    return;
+  }
   const std::int64_t remaining = keep->remaining.fetch_sub(1, std::memory_order_acq_rel);
   REPRISE_ASSERT(remaining > 0, "an op completes once, after its last point");
   if (remaining == 1) rt_.op_completed(*keep);

@@ -120,6 +120,11 @@ RuntimeStats Runtime::stats() const {
   s.analysis_cpu_ns = thread_cpu_ns(utility_);
   s.analysis_busy_ns = analysis_busy_ns_.load(std::memory_order_relaxed);
   s.messages_sent = network_ ? network_->messages_sent() : 0;
+  if (exchange_) {
+    const ShardExchange::Counters c = exchange_->counters();
+    s.peers_heard = c.peers_heard;
+    s.requests_sent = c.requests_sent;
+  }
   return s;
 }
 
@@ -353,6 +358,7 @@ void Runtime::issue(OpRef op) {
   }
   if (op->future) op->future->ready_event = op->done;
   if (op->future_map) op->future_map->ready_event = op->done;
+  if (exchange_) op->local_completion = ShardExchange::completes_locally(*op);
 
   std::int64_t in_flight = outstanding_.fetch_add(1, std::memory_order_seq_cst) + 1;
   // Inside a manual trace ops are held until end_trace: waiting for them here would never end,
@@ -394,6 +400,7 @@ void Runtime::push(OpRef op) {
 }
 
 void Runtime::op_completed(Op& op) {
+  if (op.local_completion) exchange_->completed(op);
   if (!op.counted) {  // made by the runtime itself: nobody waits on it
     events_.trigger(op.done);
     return;
@@ -430,6 +437,11 @@ void Runtime::record_error(std::exception_ptr e) {
     exchange_->abandon();
   }
   queue_.wake();  // the utility thread releases what the pipeline holds back
+}
+
+std::exception_ptr Runtime::first_error() const {
+  std::lock_guard<std::mutex> g(error_mutex_);
+  return error_;
 }
 
 void Runtime::rethrow_if_failed() {

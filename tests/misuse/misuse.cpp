@@ -51,6 +51,18 @@ double sum(TaskContext& tc) {
   return s;
 }
 
+// Maps like the default mapper, but gives every point of an index task the memory of the next
+// shard: a task can use only its own shard's memories.
+class ForeignMemoryMapper final : public DefaultMapper {
+ public:
+  MemoryID select_memory(const MapperTaskInfo& task, Processor proc, std::size_t req,
+                         const MachineInfo& machine) override {
+    const MemoryID own = DefaultMapper::select_memory(task, proc, req, machine);
+    if (machine.num_shards < 2 || task.point_index != 1) return own;
+    return (own + machine.num_sysmems) % machine.num_memories();
+  }
+};
+
 struct Data {
   Region r;
   IndexSpace colors;
@@ -184,6 +196,12 @@ std::map<std::string, Case> cases() {
     if (last_rank(ctx)) index_launch(ctx, d, T_STEP);
     std::printf("sum=%g\n", wait_for_work(ctx, d));
   };
+  // A mapper that puts a point's instance in another shard's memory (see ForeignMemoryMapper).
+  c["mapper_foreign_memory"] = [](Context& ctx) {
+    Data d = make(ctx);
+    index_launch(ctx, d, T_STEP);
+    std::printf("sum=%g\n", wait_for_work(ctx, d));
+  };
   // --- traces
   c["trace_nested"] = [](Context& ctx) {
     make(ctx);
@@ -313,7 +331,9 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "misuse: no case '%s' (--list)\n", args[1].c_str());
     return 2;
   }
-  const int rc = start(argc, argv, it->second);
+  const int rc =
+      start(argc, argv, it->second,
+            args[1] == "mapper_foreign_memory" ? std::make_unique<ForeignMemoryMapper>() : nullptr);
   if (args[1] == "context_after_start" && g_ctx) {
     try {
       g_ctx->fence();

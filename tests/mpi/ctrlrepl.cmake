@@ -24,7 +24,7 @@ endforeach()
 set(args -nx 97 -ny 131 -px 3 -py 5 -iters 60)
 execute_process(COMMAND ${STENCIL} ${args} --trace none OUTPUT_VARIABLE single)
 string(REGEX MATCH "checksum=[0-9a-f]+" want "${single}")
-foreach(np 2 4)
+foreach(np 2 3 4 8)
   foreach(mode none manual auto)
     run_np(${np} out rc ${STENCIL} ${args} --trace ${mode} -ll:cpu 1)
     string(REGEX MATCH "checksum=[0-9a-f]+" got "${out}")
@@ -51,6 +51,22 @@ foreach(np 2 4)
     message(STATUS "stencil, ${np} ranks, --trace ${mode}: ${got} ${cov} ${moved} B/iteration")
   endforeach()
 endforeach()
+
+# Completions are not broadcast: on 8 ranks, a 1-d halo loop over two tiles per shard makes
+# every shard hear from its one or two neighbours only (a broadcast would make it 7).
+run_np(8 out rc ${PROGRAM} neighbours -ll:cpu 1)
+string(REGEX MATCHALL "heard_from=[0-9]+" heard "${out}")
+list(LENGTH heard n)
+if(NOT rc EQUAL 0 OR NOT n EQUAL 8)
+  message(FATAL_ERROR "neighbours on 8 ranks failed (exit ${rc}):\n${out}")
+endif()
+foreach(h ${heard})
+  string(REPLACE "heard_from=" "" h "${h}")
+  if(h LESS 1 OR h GREATER 2)
+    message(FATAL_ERROR "neighbours on 8 ranks: a shard heard from ${h} shards, expected its 1 or 2 neighbours:\n${out}")
+  endif()
+endforeach()
+message(STATUS "neighbours, 8 ranks: ${heard}")
 
 # A divergent program, a failing task, and a divergence no completion message shows (rank 1
 # issues two extra fences; its later ops pair up with same-shaped ops elsewhere, and the

@@ -6,6 +6,9 @@
 //                             comparison (at exit; within 1024 ops with -lg:safe_ctrlrepl)
 //   ctrlrepl_program throw    a task throws on the last point (on the last rank): every rank
 //                             must stop with that error
+//   ctrlrepl_program neighbours  the halo loop over two tiles per shard: prints, per shard,
+//                             how many other shards it heard from (its two neighbours at most:
+//                             completions are not broadcast) and the completions it asked for
 #include <reprise/reprise.h>
 
 #include <cstdio>
@@ -52,7 +55,8 @@ int main(int argc, char** argv) {
     auto is = ctx.create_index_space(Rect<1>({0}, {99}));
     auto fs = ctx.create_field_space({{FV, 8}});
     Region a = ctx.create_region(is, fs), b = ctx.create_region(is, fs);
-    auto tiles = ctx.create_index_space(Rect<1>({0}, {3}));
+    const coord_t ntiles = mode == "neighbours" ? 2 * coord_t(ctx.num_shards()) : 4;
+    auto tiles = ctx.create_index_space(Rect<1>({0}, {ntiles - 1}));
     Partition pa = ctx.partition_equal(a, tiles), pb = ctx.partition_equal(b, tiles);
     auto halo_of = [&](Region r, Partition p) {
       return ctx.partition_by_rects(
@@ -80,6 +84,12 @@ int main(int argc, char** argv) {
       ctx.execute(l2);
     }
     if (mode == "throw") ctx.execute(IndexLauncher(T_THROW, tiles)).wait();
+    if (mode == "neighbours") {
+      ctx.fence().wait();  // every point of this shard has run: it heard what it needed
+      const Context::TraceStats st = ctx.trace_stats();
+      std::printf("shard %u heard_from=%u requests=%llu\n", ctx.shard(), st.peers_heard,
+                  (unsigned long long)st.requests_sent);
+    }
     TaskLauncher s(T_SUM);
     s.add(a, Privilege::ReadOnly, {FV});
     const std::uint64_t h = ctx.execute(s).get<std::uint64_t>();

@@ -12,9 +12,12 @@
 
 namespace reprise::detail {
 
+class LocalUses;
+
 class Analysis final : public OpSink {
  public:
   explicit Analysis(Runtime& rt);
+  ~Analysis() override;
   void submit(const OpRef& op) override;
   void idle() override;
 
@@ -47,6 +50,10 @@ class Analysis final : public OpSink {
   // Folds the pending reductions a read of requirement r found (folds_) into its instance.
   void fold_pending(Op& op, std::uint32_t p, std::size_t r, Processor copy_proc);
   void reduce_futures(const OpRef& op);
+  // Control replication: orders a generated copy after the earlier accesses to its instances
+  // that run here (adds to copy_pre_), and records it once launched (done).
+  void order_copy(const Op& copy, FieldMask mask);
+  void note_copy(const Op& copy, FieldMask mask, Event done);
   void fence(const OpRef& op);
   void destroy_region(const OpRef& op);
   // The memoizer's recorder when set, else the runtime's executor.
@@ -59,6 +66,7 @@ class Analysis final : public OpSink {
   std::vector<Processor> procs_;
   std::vector<Instance*> instance_cache_;  // [tree * memories + memory]
   PhysicalState physical_;
+  std::unique_ptr<LocalUses> local_uses_;  // control replication only
   std::vector<Event> point_pre_, copy_pre_;
   std::vector<CopyNeed> needs_;
   std::vector<FoldNeed> folds_;

@@ -52,6 +52,10 @@ class LogicalAnalysis {
   void clear();
   // While a trace is recorded every in-trace dependence must be seen, finished or not.
   void set_prune_completed(bool on) { prune_completed_ = on; }
+  // Control replication: a replay's summary stands for accesses no other record of this
+  // shard holds, and a write on another shard that covers it orders nothing here: it stays
+  // until it completes or a fence.
+  void set_keep_summaries(bool on) { keep_summaries_ = on; }
   std::size_t user_count() const;
 
  private:
@@ -62,6 +66,7 @@ class LogicalAnalysis {
   const RegionForest& forest_;
   EventTable& events_;
   bool prune_completed_;
+  bool keep_summaries_ = false;
   std::vector<std::vector<LogicalUser>> trees_;
 };
 

@@ -131,6 +131,10 @@ class PhysicalState {
     MemMask decided = 0;
     std::uint32_t pending = 0;                // reductions to fold in (a list; 0: none)
     std::array<Event, kMaxMemories> ready{};  // per memory: the copy making it valid there
+    // The memories a copy was issued into since the last write: the same on every shard
+    // (under control replication a shard holds no event for other shards' copies), so
+    // choices made from it are too.
+    MemMask filled = 0;
   };
   // The pieces of one field: they tile the root without overlapping, so a piece whose rect
   // equals a query's is the only one it meets (found through by_rect, rebuilt after a cut).

@@ -37,6 +37,8 @@ class Memoizer final : public OpSink {
   bool same_ops_ = false;  // match() found templates with the buffered ops (conditions failed)
   bool conditions_hold(const TraceTemplate& t);
   void record(TraceID id);
+  // Per instruction of t: whether it runs on this shard (empty in a single process).
+  std::vector<bool> runs_here(const TraceTemplate& t) const;
   void replay(TraceTemplate& t, bool elide);
   void replay_batch(const TraceTemplate& t, Event fence, bool elide);
   void replay_with_events(const TraceTemplate& t, Event fence, bool elide);

@@ -98,8 +98,10 @@ struct TraceTemplate {
   std::uint64_t last_used = 0;      // for least-recently-used eviction
 };
 
-// Transitive reduction of every instruction's precondition slots.
-void reduce_transitively(TraceTemplate& t);
+// Transitive reduction of every instruction's precondition slots. here[i]: whether
+// instruction i runs on this shard (empty: all do). Under control replication each shard's
+// entry fence covers only its own work, so only a predecessor that runs here implies it.
+void reduce_transitively(TraceTemplate& t, const std::vector<bool>& here = {});
 // Copy propagation: a merge of at most one event is that event (or nothing); its uses are
 // rewritten to it and the merge is dropped. Slots are renumbered densely.
 void propagate_copies(TraceTemplate& t);

@@ -75,6 +75,14 @@ class Op {
   std::uint32_t copy_index = 0;  // generated copies: k-th copy made for op `seq`
   // A generated copy that folds a reduction instance (the source) into its destination.
   bool fold = false;
+  // A generated copy: the program op it was made for (one reference held). Control
+  // replication counts a copy's send half towards that op's completion on the sending shard.
+  Op* parent = nullptr;
+  // Control replication: the op completes on a shard once the points (and send halves) that
+  // run there have; other shards hear of a point only when they ask (its value is not needed
+  // everywhere: a void index task, a fill, a copy). Otherwise every point is announced to
+  // every shard, with its value.
+  bool local_completion = false;
 
   std::shared_ptr<FutureState> future;         // single tasks, reductions, fences
   std::shared_ptr<FutureMapState> future_map;  // index tasks
@@ -94,10 +102,23 @@ class Op {
   }
   std::string describe() const;  // "op #12 (index task 'stencil')"
 
+  Op() = default;
+  Op(const Op&) = delete;
+  Op& operator=(const Op&) = delete;
+  ~Op() {
+    if (parent) parent->release();
+  }
+  void set_parent(Op& p) {
+    p.add_ref();
+    parent = &p;
+  }
+
   void add_ref() { refs_.fetch_add(1, std::memory_order_relaxed); }
   void release() {
     if (refs_.fetch_sub(1, std::memory_order_acq_rel) == 1) PoolDelete<Op>{}(this);
   }
+  // Whether the caller's reference is the only one (nobody else can reach the op any more).
+  bool only_reference() const { return refs_.load(std::memory_order_acquire) == 1; }
 
  private:
   std::atomic<std::int32_t> refs_{1};

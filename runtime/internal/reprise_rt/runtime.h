@@ -69,6 +69,8 @@ struct RuntimeStats {
   std::uint64_t analysis_cpu_ns = 0;   // CPU time of the utility thread (spinning included)
   std::uint64_t analysis_busy_ns = 0;  // wall time the utility thread spent inside the pipeline
   std::uint64_t messages_sent = 0;     // to other shards (MPI sends)
+  std::uint32_t peers_heard = 0;       // shards this one had a completion or request from
+  std::uint64_t requests_sent = 0;     // completions of remote points this shard asked for
 };
 
 class Runtime {
@@ -102,6 +104,8 @@ class Runtime {
   void record_error(std::exception_ptr e);
   bool failed() const { return failed_.load(std::memory_order_acquire); }
   void rethrow_if_failed();
+  // The first error recorded (null before any).
+  std::exception_ptr first_error() const;
   // Waits for e on the application thread, rethrowing the program's error if one occurs.
   void wait(Event e);
 
@@ -207,7 +211,7 @@ class Runtime {
   std::thread::id app_thread_;
   std::atomic<std::uint64_t> analysis_busy_ns_{0};
 
-  std::mutex error_mutex_;
+  mutable std::mutex error_mutex_;
   std::exception_ptr error_;
   std::atomic<bool> failed_{false};
 };
