@@ -4,7 +4,7 @@
 
 #include <algorithm>
 
-#include "local_uses.h"
+#include "reprise_analysis/local_uses.h"
 #include "reprise_rt/log.h"
 #include "reprise_rt/pool.h"
 

@@ -1,4 +1,4 @@
-#include "local_uses.h"
+#include "reprise_analysis/local_uses.h"
 
 #include <algorithm>
 

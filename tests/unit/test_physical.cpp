@@ -76,6 +76,24 @@ TEST(Physical, ReadsCopyWhatWritesInvalidated) {
   EXPECT_EQ(s.piece_count(0, 0), 1u);
 }
 
+// Control replication: a shard holds no event for other shards' copies, yet every shard must
+// choose the same copy source: the choice follows what was copied, not which events exist.
+TEST(Physical, CopySourceDoesNotDependOnEvents) {
+  for (const Event ready : {Event{9, 1}, Event{}}) {
+    PhysicalState s(3);
+    const Domain root = r1(0, 9);
+    std::vector<Event> waits;
+    std::vector<CopyNeed> needs;
+    std::vector<FoldNeed> folds;
+    s.written(0, root, 0, root, 1);        // memory 1 holds the data
+    s.copied(0, root, 0, root, 0, ready);  // a copy fills memory 0 (event or not)
+    s.read(0, root, 0, root, 2, waits, needs, folds);
+    ASSERT_EQ(needs.size(), 1u);
+    EXPECT_EQ(needs[0].src_mem, 1u) << "copy from the memory not being filled";
+    EXPECT_FALSE(needs[0].src_ready.exists());
+  }
+}
+
 TEST(Physical, ReductionsKeepTheCopyTheyWaitFor) {
   PhysicalState s(2);
   const Domain root = r1(0, 9);
