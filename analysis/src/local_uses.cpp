@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "reprise_analysis/physical.h"
 #include "reprise_rt/instance.h"
 
 namespace reprise::detail {
@@ -20,11 +21,24 @@ void LocalUses::add(const Instance* inst, const Domain& rect, FieldMask mask, bo
                     Event done) {
   if (!done.exists() || rect.empty()) return;
   List& l = uses_[inst];
-  // A write orders every later access behind the accesses it waited for: those it covers
-  // are no longer needed.
-  if (write)
-    std::erase_if(l.uses,
-                  [&](const Use& u) { return (u.mask & ~mask) == 0 && rect.contains(u.rect); });
+  // A write orders every later access to its rectangle behind the accesses it waited for:
+  // what it overlaps of an earlier access (of no other field) no longer needs remembering.
+  if (write) {
+    std::size_t kept = 0;
+    const std::size_t n = l.uses.size();
+    for (std::size_t i = 0; i < n; ++i) {
+      const Use u = l.uses[i];
+      if ((u.mask & ~mask) != 0 || !u.rect.overlaps(rect)) {
+        l.uses[kept++] = u;
+        continue;
+      }
+      parts_.clear();
+      subtract(u.rect, rect, parts_);
+      for (const Domain& part : parts_) l.uses.push_back(Use{part, u.mask, u.done, u.write});
+    }
+    // (The pieces appended above stay; the uses replaced by them go.)
+    l.uses.erase(l.uses.begin() + std::ptrdiff_t(kept), l.uses.begin() + std::ptrdiff_t(n));
+  }
   l.uses.push_back(Use{rect, mask, done, write});
   if (l.uses.size() >= l.prune_at) {
     std::erase_if(l.uses, [&](const Use& u) { return events_.has_triggered(u.done); });

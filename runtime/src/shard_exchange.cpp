@@ -95,6 +95,7 @@ Event ShardExchange::remote(Op& op, std::uint32_t index, std::uint32_t owner) {
     } else if (op.local_completion) {
       // Its owner says nothing until asked (need()).
       lazy_.emplace(e.id, Lazy{e.gen, &op, index, owner});
+      rt_.events().mark(e);
       auto [it, fresh] = groups_.try_emplace(&op);
       if (fresh) {
         op.add_ref();
@@ -140,6 +141,7 @@ void ShardExchange::sweep(std::vector<Event>& out) {
 }
 
 void ShardExchange::need(Event e) {
+  if (!rt_.events().marked(e)) return;  // (most events are not lazy proxies: no lock)
   Lazy l;
   OpRef op;
   {
@@ -148,6 +150,7 @@ void ShardExchange::need(Event e) {
     if (it == lazy_.end() || it->second.gen != e.gen) return;
     l = it->second;
     lazy_.erase(it);
+    rt_.events().unmark(e);
     l.op->add_ref();
     op = OpRef(l.op);
     proxies_.emplace(key(op->seq, l.index), Proxy{op, l.index, e});

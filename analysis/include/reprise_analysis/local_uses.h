@@ -45,6 +45,7 @@ class LocalUses {
   };
   EventTable& events_;
   std::unordered_map<const Instance*, List> uses_;
+  std::vector<Domain> parts_;
 };
 
 }  // namespace reprise::detail
