@@ -40,7 +40,8 @@ class Executor final : public GraphSink {
   // it too). A point or copy that runs on another shard leaves t `elsewhere` (never
   // launched); a copy between shards becomes its send or receive half. Returns the event
   // that stands for its completion on this shard: t's own, the proxy its owner's Done
-  // triggers, or none for a copy between two other shards.
+  // triggers, or none (another shard's point of an op that completes locally, a copy between
+  // two other shards: nothing here waits for them).
   Event init_batch_point(PointTask& t, Op& op, std::uint32_t point, Processor proc,
                          std::int32_t in_edges, const DomainPoint* coords, bool completion_event);
   void wait_for(PointTask* t, std::span<const Event> pre);
@@ -57,7 +58,7 @@ class Executor final : public GraphSink {
 
  private:
   static void precondition_done(void* ctx, std::uint64_t);
-  // Control replication: point `point` of op runs on shard `owner` (its proxy here).
+  // Control replication: point `point` of op runs on shard `owner` (its proxy here, if any).
   Event remote_point(Op& op, std::uint32_t point, std::uint32_t owner);
   // One of op's points (or send halves) is done here.
   void count_off(Op& op);
