@@ -335,24 +335,29 @@ void Analysis::launch_with_copies(Op& op, std::uint32_t p) {
   }
 }
 
+namespace {
+// Calls fn(instance, writes) for each end of a generated copy that lies in this shard's
+// memories (the source is read, the destination written).
+template <class Fn>
+void local_ends(const InstanceManager& im, const Op& copy, Fn&& fn) {
+  for (std::size_t end = 0; end < 2; ++end)
+    if (const Instance* inst = copy.point_instances[end]; im.is_local(inst->memory()))
+      fn(inst, end == 1);
+}
+}  // namespace
+
 void Analysis::order_copy(const Op& copy, FieldMask mask) {
   if (!local_uses_) return;
-  const InstanceManager& im = rt_.instances();
-  const Instance* src = copy.point_instances[0];
-  const Instance* dst = copy.point_instances[1];
-  const Domain& rect = copy.point_rects[0];
-  if (im.is_local(src->memory())) local_uses_->conflicts(src, rect, mask, false, copy_pre_);
-  if (im.is_local(dst->memory())) local_uses_->conflicts(dst, rect, mask, true, copy_pre_);
+  local_ends(rt_.instances(), copy, [&](const Instance* inst, bool writes) {
+    local_uses_->conflicts(inst, copy.point_rects[0], mask, writes, copy_pre_);
+  });
 }
 
 void Analysis::note_copy(const Op& copy, FieldMask mask, Event done) {
   if (!local_uses_) return;
-  const InstanceManager& im = rt_.instances();
-  const Instance* src = copy.point_instances[0];
-  const Instance* dst = copy.point_instances[1];
-  const Domain& rect = copy.point_rects[0];
-  if (im.is_local(src->memory())) local_uses_->add(src, rect, mask, false, done);
-  if (im.is_local(dst->memory())) local_uses_->add(dst, rect, mask, true, done);
+  local_ends(rt_.instances(), copy, [&](const Instance* inst, bool writes) {
+    local_uses_->add(inst, copy.point_rects[0], mask, writes, done);
+  });
 }
 
 void Analysis::fold_pending(Op& op, std::uint32_t p, std::size_t r, Processor copy_proc) {
