@@ -167,6 +167,7 @@ void Analysis::analyse_points(const OpRef& ref) {
     else
       graph().op(op, std::uint32_t(p), procs_[p], pre_.of(p));
   }
+  if (op.local_completion) rt_.exchange()->launched(ref);
   rt_.count_points(points);
   if (rt_.config().coverage_log && op.counted) rt_.note_points(op.seq, points, false);
   logical_.record(ref);

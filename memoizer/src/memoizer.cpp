@@ -220,18 +220,10 @@ void Memoizer::record(TraceID id) {
     if (is_point_op(o)) t->points += o.num_points();
     names.push_back(o.task_info ? o.task_info->name : to_string(o.kind));
   }
-  const bool sharded = rt_.num_shards() > 1;
   reduce_transitively(*t, runs_here(*t));
   propagate_copies(*t);
   build_successors(*t, buffer_);
-  if (!sharded) {
-    compute_elision_links(*t, buffer_, analysis_->forest(), rt_.events());
-  } else {
-    // (Instructions are renumbered by now: which run here is asked again.)
-    const InstanceManager& im = rt_.instances();
-    compute_local_elision_links(*t, buffer_, runs_here(*t),
-                                [&](std::uint32_t mem) { return im.is_local(mem); });
-  }
+  compute_elision_links(*t, buffer_, analysis_->forest(), rt_.events());
   build_cross_links(*t);
   compute_conditions(*t, buffer_);
   // Idempotent only if the state the trace leaves behind is the one it started from.
@@ -299,6 +291,9 @@ void Memoizer::replay(TraceTemplate& t, bool elide) {
     drop_prev_block();
     replay_with_events(t, fence, elide);
   }
+  if (ShardExchange* x = rt_.exchange())
+    for (const OpRef& o : buffer_)
+      if (o->local_completion) x->launched(o);
   physical_pending_ = t.effects.empty() ? nullptr : &t;
   handed_ = buffer_.size();
   rt_.count_points(t.points);

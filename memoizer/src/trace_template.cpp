@@ -200,61 +200,6 @@ void compute_elision_links(TraceTemplate& t, const std::vector<OpRef>& recorded,
   }
 }
 
-void compute_local_elision_links(TraceTemplate& t, const std::vector<OpRef>& recorded,
-                                 const std::vector<bool>& here,
-                                 const std::function<bool(std::uint32_t)>& local) {
-  struct Access {
-    std::uint32_t mem;
-    Domain rect;
-    FieldMask mask;
-    bool writes;
-  };
-  const std::size_t n = t.instrs.size();
-  std::vector<std::vector<Access>> accesses(n);
-  for (std::size_t i = 0; i < n; ++i) {
-    const Instruction& in = t.instrs[i];
-    if (in.kind == Instruction::Kind::Merge || !here[i]) continue;
-    const bool copy = in.kind == Instruction::Kind::Copy;
-    const Op& o = copy ? *t.copies[in.op].copy : *recorded[in.op];
-    const std::uint32_t point = copy ? 0 : in.point;
-    const std::size_t nreq = o.reqs.size();
-    if (o.point_instances.size() < (point + 1) * nreq) continue;
-    for (std::size_t r = 0; r < nreq; ++r) {
-      const std::uint32_t mem = o.point_instances[point * nreq + r]->memory();
-      if (!local(mem)) continue;  // the other half of a copy between shards
-      // A generated copy's rectangle is its source's; an explicit copy writes only that.
-      const Domain& rect = (copy || o.kind == OpKind::Copy) && r == 1
-                               ? o.point_rects[point * nreq]
-                               : o.point_rects[point * nreq + r];
-      accesses[i].push_back(
-          Access{mem, rect, o.reqs[r].mask, o.reqs[r].privilege != Privilege::ReadOnly});
-    }
-  }
-  auto conflict = [&](std::size_t i, std::size_t j) {
-    for (const Access& a : accesses[i])
-      for (const Access& b : accesses[j])
-        if (a.mem == b.mem && (a.writes || b.writes) && (a.mask & b.mask) &&
-            a.rect.overlaps(b.rect))
-          return true;
-    return false;
-  };
-  t.links.clear();
-  for (std::size_t i = 0; i < n; ++i) {
-    Instruction& in = t.instrs[i];
-    in.link_begin = std::uint32_t(t.links.size());
-    if (!accesses[i].empty())
-      for (std::size_t j = 0; j < n; ++j) {
-        if (accesses[j].empty() || !conflict(i, j)) continue;
-        const Instruction& prev = t.instrs[j];
-        if (prev.kind == Instruction::Kind::Copy)
-          t.links.push_back(Link{prev.op, 0, true});
-        else
-          t.links.push_back(Link{prev.op, prev.point});
-      }
-    in.link_count = std::uint32_t(t.links.size()) - in.link_begin;
-  }
-}
-
 void compute_conditions(TraceTemplate& t, const std::vector<OpRef>& recorded) {
   auto add = [](std::vector<Condition>& v, std::uint32_t tree, Instance* inst, FieldMask m) {
     for (auto& c : v)

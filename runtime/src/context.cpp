@@ -569,7 +569,7 @@ Context::TraceStats Context::trace_stats() const {
   detail::RuntimeStats s = rt("trace_stats").stats();
   return TraceStats{s.points_launched,  s.points_replayed, s.templates_recorded, s.replays,
                     s.mismatches,       s.copies,          s.shard_bytes,        s.messages_sent,
-                    s.analysis_busy_ns, s.peers_heard};
+                    s.analysis_busy_ns, s.peers_heard,     s.requests_sent};
 }
 
 std::uint32_t Context::num_cpus() const {

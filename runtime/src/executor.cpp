@@ -115,10 +115,12 @@ void Executor::init_point(PointTask& t, Op& op, std::uint32_t point, Processor p
 }
 
 void Executor::wait_for(PointTask* t, std::span<const Event> pre) {
+  ShardExchange* x = rt_.exchange();
   for (Event e : pre) {
     // Most preconditions of a replayed or well-pipelined point have triggered already: a
     // lock-free check skips the waiter list.
     if (rt_.events().has_triggered(e)) continue;
+    if (x) x->need(e);
     t->pending.fetch_add(1, std::memory_order_relaxed);
     if (!rt_.events().add_waiter(e, &Executor::precondition_done, t, 0))
       t->pending.fetch_sub(1, std::memory_order_relaxed);
@@ -126,6 +128,7 @@ void Executor::wait_for(PointTask* t, std::span<const Event> pre) {
 }
 
 void Executor::count_down_when(Event e, PointTask* t) {
+  if (ShardExchange* x = rt_.exchange(); x && e.exists()) x->need(e);
   if (!rt_.events().add_waiter(e, &Executor::precondition_done, t, 0)) release(t);
 }
 
@@ -134,14 +137,10 @@ void Executor::count_off(Op& op) {
 }
 
 Event Executor::remote_point(Op& op, std::uint32_t point, std::uint32_t owner) {
-  // An op that completes locally is done with another shard's point as soon as it is
-  // launched, and nothing here waits for that point: what this shard needs of it is data,
-  // which comes in copies that wait for it on its own shard.
-  if (op.local_completion) {
-    count_off(op);
-    return kNoEvent;
-  }
-  return rt_.exchange()->remote(op, point, owner);
+  const Event e = rt_.exchange()->remote(op, point, owner);
+  // An op that completes locally is done with another shard's point as soon as it is launched.
+  if (op.local_completion) count_off(op);
+  return e;
 }
 
 Event Executor::init_batch_point(PointTask& t, Op& op, std::uint32_t point, Processor proc,
@@ -229,6 +228,8 @@ Event Executor::launch(Op& op, std::uint32_t point, Processor proc, std::span<co
 }
 
 Event Executor::merge(std::span<const Event> events) {
+  if (ShardExchange* x = rt_.exchange())
+    for (Event e : events) x->need(e);
   return rt_.events().merge(events);
 }
 

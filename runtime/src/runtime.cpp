@@ -120,7 +120,11 @@ RuntimeStats Runtime::stats() const {
   s.analysis_cpu_ns = thread_cpu_ns(utility_);
   s.analysis_busy_ns = analysis_busy_ns_.load(std::memory_order_relaxed);
   s.messages_sent = network_ ? network_->messages_sent() : 0;
-  if (exchange_) s.peers_heard = exchange_->peers_heard();
+  if (exchange_) {
+    const ShardExchange::Counters c = exchange_->counters();
+    s.peers_heard = c.peers_heard;
+    s.requests_sent = c.requests_sent;
+  }
   return s;
 }
 
@@ -396,6 +400,7 @@ void Runtime::push(OpRef op) {
 }
 
 void Runtime::op_completed(Op& op) {
+  if (op.local_completion) exchange_->completed(op);
   if (!op.counted) {  // made by the runtime itself: nobody waits on it
     events_.trigger(op.done);
     return;

@@ -10,6 +10,7 @@
 #include "reprise_rt/executor.h"
 #include "reprise_rt/instance.h"
 #include "reprise_rt/log.h"
+#include "reprise_rt/pool.h"
 #include "reprise_rt/runtime.h"
 
 namespace reprise::detail {
@@ -40,6 +41,9 @@ std::uint64_t mix(std::uint64_t h, std::uint64_t v) {
 
 ShardExchange::ShardExchange(Runtime& rt, Network& net)
     : rt_(rt), net_(net), heard_(net.size(), 0) {
+  net.on(Channel::Request, [this](std::uint32_t from, std::vector<std::byte>&& b) {
+    on_request(from, std::move(b));
+  });
   net.on(Channel::Done,
          [this](std::uint32_t from, std::vector<std::byte>&& b) { on_done(from, std::move(b)); });
   net.on(Channel::Data,
@@ -82,11 +86,26 @@ Event ShardExchange::remote(Op& op, std::uint32_t index, std::uint32_t owner) {
   const std::uint64_t k = key(op.seq, index);
   DoneMsg early;
   bool have_early = false, abandoned = false;
+  std::vector<Event> swept;
   {
     std::lock_guard<std::mutex> g(mutex_);
     abandoned = abandoned_;
     if (abandoned) {
-      // (Completed below.)
+      // (Triggered below.)
+    } else if (op.local_completion) {
+      // Its owner says nothing until asked (need()).
+      lazy_.emplace(e.id, Lazy{e.gen, &op, index, owner});
+      rt_.events().mark(e);
+      auto [it, fresh] = groups_.try_emplace(&op);
+      if (fresh) {
+        op.add_ref();
+        it->second.op = OpRef(&op);
+      }
+      it->second.events.push_back(e);
+      if (groups_.size() >= sweep_at_) {
+        sweep(swept);
+        sweep_at_ = std::max<std::size_t>(256, groups_.size() * 2);
+      }
     } else if (auto it = early_done_.find(k); it != early_done_.end()) {
       early = std::move(it->second);
       early_done_.erase(it);
@@ -96,6 +115,7 @@ Event ShardExchange::remote(Op& op, std::uint32_t index, std::uint32_t owner) {
       proxies_.emplace(k, Proxy{OpRef(&op), index, e});
     }
   }
+  for (Event s : swept) rt_.events().trigger(s);
   if (have_early || abandoned) {
     op.add_ref();
     Proxy p{OpRef(&op), index, e};
@@ -104,13 +124,177 @@ Event ShardExchange::remote(Op& op, std::uint32_t index, std::uint32_t owner) {
   return e;
 }
 
+void ShardExchange::sweep(std::vector<Event>& out) {
+  for (auto it = groups_.begin(); it != groups_.end();) {
+    if (!it->second.op->only_reference()) {
+      ++it;
+      continue;
+    }
+    for (Event e : it->second.events) {
+      auto l = lazy_.find(e.id);
+      if (l == lazy_.end() || l->second.gen != e.gen) continue;  // asked for meanwhile
+      lazy_.erase(l);
+      out.push_back(e);  // nobody can wait for it: its slot may be reused
+    }
+    it = groups_.erase(it);
+  }
+}
+
+void ShardExchange::need(Event e) {
+  if (!rt_.events().marked(e)) return;  // (most events are not lazy proxies: no lock)
+  Lazy l;
+  OpRef op;
+  {
+    std::lock_guard<std::mutex> g(mutex_);
+    auto it = lazy_.find(e.id);
+    if (it == lazy_.end() || it->second.gen != e.gen) return;
+    l = it->second;
+    lazy_.erase(it);
+    rt_.events().unmark(e);
+    l.op->add_ref();
+    op = OpRef(l.op);
+    proxies_.emplace(key(op->seq, l.index), Proxy{op, l.index, e});
+    ++requests_sent_;
+  }
+  REPRISE_LOG_DEBUG("shard {}: asks shard {} for op #{} index {:x}", net_.rank(), l.owner, op->seq,
+                    l.index);
+  std::vector<std::byte> b;
+  put(b, op->seq);
+  put(b, l.index);
+  put(b, shape_of(*op));
+  net_.send(l.owner, Channel::Request, std::move(b));
+}
+
+void ShardExchange::launched(const OpRef& op) {
+  std::vector<std::pair<std::uint64_t, std::uint32_t>> ready;  // (key, shard)
+  {
+    std::lock_guard<std::mutex> g(mutex_);
+    if (abandoned_) return;
+    frontier_ = op->seq;
+    launched_any_ = true;
+    // (An op that completed already needs no entry: a request finds it finished.)
+    if (op->remaining.load(std::memory_order_acquire) > 0) launched_ops_.emplace(op->seq, op);
+    while (!early_requests_.empty() && (early_requests_.begin()->first >> 32) <= frontier_) {
+      auto node = early_requests_.extract(early_requests_.begin());
+      for (std::uint32_t from : node.mapped()) ready.emplace_back(node.key(), from);
+    }
+  }
+  for (const auto& [k, from] : ready) answer(k >> 32, std::uint32_t(k), from);
+}
+
+void ShardExchange::completed(const Op& op) {
+  std::lock_guard<std::mutex> g(mutex_);
+  auto it = launched_ops_.find(op.seq);
+  if (it != launched_ops_.end() && it->second.get() == &op) launched_ops_.erase(it);
+}
+
+void ShardExchange::on_request(std::uint32_t from, std::vector<std::byte>&& b) {
+  std::size_t at = 0;
+  const auto seq = get<std::uint64_t>(b, at);
+  const auto index = get<std::uint32_t>(b, at);
+  const auto shape = get<std::uint64_t>(b, at);
+  OpRef op;
+  {
+    std::lock_guard<std::mutex> g(mutex_);
+    heard_from(from);
+    if (abandoned_) return;
+    if (!launched_any_ || seq > frontier_) {
+      early_requests_[key(seq, index)].push_back(from);  // answered once launched here
+      return;
+    }
+    if (auto it = launched_ops_.find(seq); it != launched_ops_.end()) op = it->second;
+  }
+  if (op && shape != shape_of(*op)) {
+    rt_.record_error(std::make_exception_ptr(Error(fmt::format(
+        "control replication: the shards issued different programs: {} here is another "
+        "kind, task or requirements on shard {} (every shard must issue the same ops in the "
+        "same order)",
+        op->describe(), from))));
+    return;
+  }
+  answer(seq, index, from);
+}
+
+namespace {
+struct PendingAnswer {
+  ShardExchange* exchange;
+  OpRef op;
+  std::uint32_t index;
+  std::uint32_t to;
+};
+}  // namespace
+
+void ShardExchange::answer_when_done(void* ctx, std::uint64_t) {
+  PoolPtr<PendingAnswer> a(static_cast<PendingAnswer*>(ctx));
+  a->exchange->send_done(a->to, a->op.get(), a->op->seq, a->index);
+}
+
+void ShardExchange::answer(std::uint64_t seq, std::uint32_t index, std::uint32_t to) {
+  OpRef op;
+  bool elsewhere = false;
+  {
+    std::lock_guard<std::mutex> g(mutex_);
+    auto it = launched_ops_.find(seq);
+    if (it == launched_ops_.end()) {
+      // Launched here and complete: every point of it that runs here has finished.
+    } else if (index >= it->second->point_done.size()) {
+      elsewhere = true;
+    } else {
+      op = it->second;
+      const Event e = op->point_done[index];
+      auto l = lazy_.find(e.id);
+      elsewhere = proxies_.count(key(seq, index)) || (l != lazy_.end() && l->second.gen == e.gen);
+    }
+  }
+  if (elsewhere) {
+    rt_.record_error(std::make_exception_ptr(Error(fmt::format(
+        "control replication: shard {} waits for point {} of op #{} from shard {}, which runs it "
+        "elsewhere (the mapper must choose the same processors on every shard)",
+        to, index, seq, net_.rank()))));
+    return;
+  }
+  if (!op) {
+    send_done(to, nullptr, seq, index);
+    return;
+  }
+  const Event e = op->point_done[index];
+  auto pending = make_pooled<PendingAnswer>(PendingAnswer{this, op, index, to});
+  if (rt_.events().add_waiter(e, &ShardExchange::answer_when_done, pending.get(), 0)) {
+    pending.release();  // answered when the point finishes
+    return;
+  }
+  send_done(to, op.get(), seq, index);
+}
+
+void ShardExchange::send_done(std::uint32_t to, const Op* op, std::uint64_t seq,
+                              std::uint32_t index) {
+  std::vector<std::byte> b;
+  put(b, seq);
+  put(b, index);
+  put(b, op ? shape_of(*op) : std::uint64_t(0));
+  // After a failure here the answer carries it (see finished()).
+  const std::exception_ptr error = rt_.failed() ? rt_.first_error() : nullptr;
+  put(b, std::uint8_t(error ? 1 : 0));
+  if (error) {
+    const std::string text = exception_text(error);
+    b.insert(b.end(), reinterpret_cast<const std::byte*>(text.data()),
+             reinterpret_cast<const std::byte*>(text.data()) + text.size());
+  }
+  net_.send(to, Channel::Done, std::move(b));
+}
+
 void ShardExchange::heard_from(std::uint32_t from) {
   if (from < heard_.size()) ++heard_[from];
 }
 
-std::uint32_t ShardExchange::peers_heard() {
+ShardExchange::Counters ShardExchange::counters() {
   std::lock_guard<std::mutex> g(mutex_);
-  return std::uint32_t(std::count_if(heard_.begin(), heard_.end(), [](auto n) { return n > 0; }));
+  Counters c;
+  for (std::uint64_t n : heard_)
+    if (n) ++c.peers_heard;
+  c.requests_sent = requests_sent_;
+  c.done_received = done_received_;
+  return c;
 }
 
 void ShardExchange::apply(Proxy& p, const DoneMsg& m) {
@@ -137,12 +321,14 @@ void ShardExchange::apply(Proxy& p, const DoneMsg& m) {
       op.future_map->values[p.index] = m.value;
   }
   rt_.events().trigger(p.event);
-  if (!op.generated && op.remaining.fetch_sub(1, std::memory_order_acq_rel) == 1)
+  // (An op that completes locally counted its remote points when they were launched.)
+  if (!op.generated && !op.local_completion &&
+      op.remaining.fetch_sub(1, std::memory_order_acq_rel) == 1)
     rt_.op_completed(op);
 }
 
 void ShardExchange::finished(const Op& op, std::uint32_t point, const std::exception_ptr& failure) {
-  if (op.local_completion || op.generated) return;  // nobody waits for it elsewhere
+  if (op.local_completion || op.generated) return;  // told when asked (answer())
   // After a failure here every completion carries it: the receiver records it before it
   // completes anything this Done completes (the Abort travels on another channel).
   const std::exception_ptr error = failure || !rt_.failed() ? failure : rt_.first_error();
@@ -190,6 +376,7 @@ void ShardExchange::on_done(std::uint32_t from, std::vector<std::byte>&& b) {
   {
     std::lock_guard<std::mutex> g(mutex_);
     heard_from(from);
+    ++done_received_;
     auto it = proxies_.find(key(seq, index));
     if (it == proxies_.end()) {
       early_done_.emplace(key(seq, index), std::move(m));
@@ -229,14 +416,13 @@ void ShardExchange::send_data(const Op& copy, std::uint32_t to) {
   net_.send(to, Channel::Data, std::move(b));
 }
 
-void ShardExchange::on_data(std::uint32_t from, std::vector<std::byte>&& b) {
+void ShardExchange::on_data(std::uint32_t, std::vector<std::byte>&& b) {
   std::size_t at = 0;
   const auto seq = get<std::uint64_t>(b, at);
   const auto index = get<std::uint32_t>(b, at);
   PointTask* t = nullptr;
   {
     std::lock_guard<std::mutex> g(mutex_);
-    heard_from(from);
     const std::uint64_t k = key(seq, index);
     data_.emplace(k, std::move(b));
     auto it = recvs_.find(k);
@@ -298,6 +484,7 @@ void ShardExchange::unpack(const Op& copy) {
 void ShardExchange::abandon() {
   std::vector<Proxy> proxies;
   std::vector<PointTask*> recvs;
+  std::vector<Event> lazy;
   {
     std::lock_guard<std::mutex> g(mutex_);
     if (abandoned_) return;
@@ -306,7 +493,13 @@ void ShardExchange::abandon() {
     proxies_.clear();
     for (auto& [k, t] : recvs_) recvs.push_back(t);
     recvs_.clear();
+    for (auto& [id, l] : lazy_) lazy.push_back(Event{id, l.gen});
+    lazy_.clear();
+    groups_.clear();
+    launched_ops_.clear();
+    early_requests_.clear();
   }
+  for (Event e : lazy) rt_.events().trigger(e);
   const DoneMsg none{};
   for (Proxy& p : proxies) apply(p, none);
   for (PointTask* t : recvs) rt_.executor().release(t);
@@ -315,8 +508,10 @@ void ShardExchange::abandon() {
 void ShardExchange::log_held_entries() {
   std::lock_guard<std::mutex> g(mutex_);
   REPRISE_LOG_INFO(
-      "shard {}: exchange holds {} proxies, {} early completions, {} receives, {} data",
-      net_.rank(), proxies_.size(), early_done_.size(), recvs_.size(), data_.size());
+      "shard {}: exchange holds {} proxies ({} not asked for), {} early completions, {} "
+      "receives, {} data, {} early requests",
+      net_.rank(), proxies_.size(), lazy_.size(), early_done_.size(), recvs_.size(), data_.size(),
+      early_requests_.size());
 }
 
 void ShardExchange::broadcast_abort(const std::exception_ptr& e) {

@@ -226,7 +226,7 @@ class MpiNetwork final : public detail::Network {
   }
 
   const std::uint32_t rank_, size_;
-  std::array<Handler, 6> handlers_;  // by Channel
+  std::array<Handler, 7> handlers_;  // by Channel
   std::thread thread_;
   std::atomic<std::uint64_t> sent_{0};  // MPI sends posted (messages_sent)
   std::mutex mutex_;

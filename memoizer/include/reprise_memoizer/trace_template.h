@@ -4,7 +4,6 @@
 // physical conditions it relied on, and the links that replace the fence when the same
 // trace replays back to back (fence elision).
 #include <cstdint>
-#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -112,14 +111,6 @@ void propagate_copies(TraceTemplate& t);
 // previous replay's copies into the same part of it.
 void compute_elision_links(TraceTemplate& t, const std::vector<OpRef>& recorded_ops,
                            const RegionForest& forest, class EventTable& events);
-// Control replication: the links by data instead, for the instructions that run on this shard
-// (here[i]; local(m): memory m is this shard's): an instruction waits for each of the
-// previous replay's instructions here that accessed the same part of one of this shard's
-// instances, one of the two writing. (Links through other shards' points would order nothing:
-// those points complete without this shard hearing of them.)
-void compute_local_elision_links(TraceTemplate& t, const std::vector<OpRef>& recorded_ops,
-                                 const std::vector<bool>& here,
-                                 const std::function<bool(std::uint32_t)>& local);
 // The physical conditions (one system memory: which instance of each tree is read / written).
 void compute_conditions(TraceTemplate& t, const std::vector<OpRef>& recorded_ops);
 // The successor lists that let a replay count in-trace edges down instead of using events.

@@ -82,10 +82,11 @@ class Context {
     // the time its utility thread spent analysing and replaying.
     std::uint64_t messages_sent = 0;
     std::uint64_t utility_busy_ns = 0;
-    // Control replication: the other shards this one has received a message from (data for
-    // its copies, completions of points whose values it needs): a shard hears from the
-    // shards whose data it reads, not from every shard.
+    // Control replication: the other shards this one heard from (a point's completion or a
+    // request for one; a shard hears only from shards its work depends on, or that depend on
+    // it), and the completions of remote points it asked for.
     std::uint32_t peers_heard = 0;
+    std::uint64_t requests_sent = 0;
   };
   TraceStats trace_stats() const;
   // Ops issued so far (the next op's number), and with -lg:coverage_log the record of which

@@ -37,6 +37,13 @@ class EventTable {
   // Arranges fn(ctx, arg) to run when e triggers. Returns false, without calling fn, if e has
   // triggered already.
   bool add_waiter(Event e, WaiterFn fn, void* ctx, std::uint64_t arg);
+  // A mark on an event that has not triggered (control replication: a proxy nobody waits for
+  // yet). Lock-free; a mark never outlives its event (generations are not reused).
+  void mark(Event e) { slot(e.id).marked_gen.store(e.gen, std::memory_order_release); }
+  void unmark(Event e) { slot(e.id).marked_gen.store(0, std::memory_order_release); }
+  bool marked(Event e) const {
+    return e.id != 0 && slot(e.id).marked_gen.load(std::memory_order_acquire) == e.gen;
+  }
   // Blocks the calling thread until e triggers.
   void wait(Event e);
   // An event that triggers when all of events have (kNoEvent if they all have already).
@@ -53,6 +60,7 @@ class EventTable {
   };
   struct Slot {
     std::atomic<std::uint32_t> triggered_gen{0};
+    std::atomic<std::uint32_t> marked_gen{0};
     std::uint32_t next_gen = 1;
     std::atomic<std::uint32_t> next_free{0};
     SpinLock lock;

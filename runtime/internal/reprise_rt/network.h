@@ -9,11 +9,12 @@
 namespace reprise::detail {
 
 enum class Channel : std::uint32_t {
-  Done = 1,   // a point or copy finished on its shard (with its future value)
-  Data = 2,   // the bytes of a copy between shards
-  Abort = 3,  // a shard failed: every shard stops with its error
-  Check = 4,  // op-stream comparison when a shard ends its program
-  Late = 5,   // automatic tracing: whether a shard had to wait for an analysis
+  Done = 1,     // a point or copy finished on its shard (with its future value)
+  Data = 2,     // the bytes of a copy between shards
+  Abort = 3,    // a shard failed: every shard stops with its error
+  Check = 4,    // op-stream comparison when a shard ends its program
+  Late = 5,     // automatic tracing: whether a shard had to wait for an analysis
+  Request = 6,  // a shard waits for a point of this one: send its Done when it has finished
 };
 
 class Network {

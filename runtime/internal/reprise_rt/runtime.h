@@ -69,7 +69,8 @@ struct RuntimeStats {
   std::uint64_t analysis_cpu_ns = 0;   // CPU time of the utility thread (spinning included)
   std::uint64_t analysis_busy_ns = 0;  // wall time the utility thread spent inside the pipeline
   std::uint64_t messages_sent = 0;     // to other shards (MPI sends)
-  std::uint32_t peers_heard = 0;       // shards this one received a message from
+  std::uint32_t peers_heard = 0;       // shards this one had a completion or request from
+  std::uint64_t requests_sent = 0;     // completions of remote points this shard asked for
 };
 
 class Runtime {

@@ -1,22 +1,25 @@
 #pragma once
 // Control replication inside one shard. Every shard analyses every op; it runs only the
-// points (and halves of generated copies) mapped to it.
+// points (and halves of generated copies) mapped to it. For another shard's point it holds a
+// proxy event, which the owner's Done message triggers, so dependences on remote work are
+// ordinary events.
 //
 // Who hears of a point: an op whose points return values (or a single task) announces every
-// point to every shard with its value; every other shard holds a proxy event for the point,
-// which the owner's Done message triggers. Every other op completes on each shard with the
-// work that runs there, and no shard waits for another's points of it: what a shard needs of
-// them is data, which reaches it in copies whose send half waits for the data's writer on
-// the writer's own shard (the analysis orders every access to a shard's instances after the
-// conflicting earlier accesses there). A shard thus hears from the shards whose data it
-// reads and from value-returning tasks, not from every shard about every point.
+// point to every shard with its value. Every other op completes on each shard with the work
+// that runs there, and the owner tells a shard of a point only when that shard asks: the
+// first time something there waits for the proxy (need()), it sends a Request; the owner
+// answers with Done once the point has finished. A shard thus hears only from the shards
+// whose points its own work depends on. Proxies nobody asked for are dropped once nothing
+// can reach their op any more.
 //
 // A copy between shards is split: the source shard sends the rectangle once the copy's
 // preconditions hold there (the send half ends once the data is packed, and counts towards
 // its op's completion there), the destination writes it into its instance once they hold
-// there too.
+// there too. No shard waits for another's half of a copy: data crosses shards only inside
+// copies, and a half waits for the work of its own shard.
 #include <cstdint>
 #include <exception>
+#include <map>
 #include <mutex>
 #include <unordered_map>
 #include <vector>
@@ -44,9 +47,16 @@ class ShardExchange {
   // return no value that every shard would need.
   static bool completes_locally(const Op& op);
 
-  // Point `index` of op (which does not complete locally) runs on shard `owner`: the event
-  // its Done message triggers here.
+  // Point `index` of op runs on shard `owner`: the event that stands for it here.
   Event remote(Op& op, std::uint32_t index, std::uint32_t owner);
+  // Something here is about to wait for e: if e stands for a remote point nobody here has
+  // asked for yet, ask its owner.
+  void need(Event e);
+  // Every point of op (which completes locally) has been launched here; ops are launched in
+  // program order, so requests for it and every earlier op can be answered.
+  void launched(const OpRef& op);
+  // op (which completes locally) has completed here.
+  void completed(const Op& op);
   // One of ours finished: for ops that do not complete locally, tell every other shard.
   void finished(const Op& op, std::uint32_t point, const std::exception_ptr& error);
   // The source half of a copy between shards (runs as the copy's task here).
@@ -63,8 +73,14 @@ class ShardExchange {
   // Logs (info level) the entries still held: proxies, early completions, receives, data.
   void log_held_entries();
 
-  // The other shards this one has received a Done or Data message from.
-  std::uint32_t peers_heard();
+  // Notification counters: the shards this one has heard from (Done or Request), and the
+  // requests it sent.
+  struct Counters {
+    std::uint32_t peers_heard = 0;
+    std::uint64_t requests_sent = 0;
+    std::uint64_t done_received = 0;
+  };
+  Counters counters();
 
   // A fingerprint of an op's shape (kind, task, launch size, requirements): shards must agree.
   static std::uint64_t shape_of(const Op& op);
@@ -82,9 +98,29 @@ class ShardExchange {
     TaskResult value;
     std::string error;
   };
+  // A proxy of an op that completes locally, not asked for yet (by event id).
+  struct Lazy {
+    std::uint32_t gen = 0;
+    Op* op = nullptr;  // kept alive by its group
+    std::uint32_t index = 0;
+    std::uint32_t owner = 0;
+  };
+  // The lazy proxies of one op, with the reference that keeps it alive until it is otherwise
+  // unreachable (then nobody can wait for them any more).
+  struct Group {
+    OpRef op;
+    std::vector<Event> events;
+  };
   static std::uint64_t key(std::uint64_t seq, std::uint32_t index) { return seq << 32 | index; }
   void on_done(std::uint32_t from, std::vector<std::byte>&& bytes);
-  void heard_from(std::uint32_t from);  // (under mutex_)
+  void on_request(std::uint32_t from, std::vector<std::byte>&& bytes);
+  // Answers a request for point `index` of op #seq from shard `to` (now or when it finishes).
+  void answer(std::uint64_t seq, std::uint32_t index, std::uint32_t to);
+  void send_done(std::uint32_t to, const Op* op, std::uint64_t seq, std::uint32_t index);
+  static void answer_when_done(void* ctx, std::uint64_t);
+  // Drops the lazy proxies of ops nobody else references; their events go to out (to trigger).
+  void sweep(std::vector<Event>& out);
+  void heard_from(std::uint32_t from);
   void on_data(std::uint32_t from, std::vector<std::byte>&& bytes);
   void apply(Proxy& p, const DoneMsg& m);
 
@@ -95,7 +131,17 @@ class ShardExchange {
   std::unordered_map<std::uint64_t, DoneMsg> early_done_;
   std::unordered_map<std::uint64_t, PointTask*> recvs_;
   std::unordered_map<std::uint64_t, std::vector<std::byte>> data_;  // arrived, not unpacked
-  std::vector<std::uint64_t> heard_;  // per shard: Done and Data messages received
+  std::unordered_map<std::uint32_t, Lazy> lazy_;
+  std::unordered_map<const Op*, Group> groups_;
+  std::size_t sweep_at_ = 256;
+  // Owner side: ops launched here and not complete yet; requests for ops not launched yet.
+  std::unordered_map<std::uint64_t, OpRef> launched_ops_;
+  std::map<std::uint64_t, std::vector<std::uint32_t>> early_requests_;
+  std::uint64_t frontier_ = 0;  // every locally completing op up to this one is launched
+  bool launched_any_ = false;
+  std::vector<std::uint64_t> heard_;  // per shard: Done and Request messages received
+  std::uint64_t requests_sent_ = 0;
+  std::uint64_t done_received_ = 0;
   bool abandoned_ = false;
   bool abort_sent_ = false;
 };
