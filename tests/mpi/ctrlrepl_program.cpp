@@ -89,6 +89,7 @@ int main(int argc, char** argv) {
       const Context::TraceStats st = ctx.trace_stats();
       std::printf("shard %u heard_from=%u requests=%llu\n", ctx.shard(), st.peers_heard,
                   (unsigned long long)st.requests_sent);
+      return;  // (the checksum below is a single task whose value every shard hears of)
     }
     TaskLauncher s(T_SUM);
     s.add(a, Privilege::ReadOnly, {FV});
