@@ -309,27 +309,31 @@ void Analysis::launch_with_copies(Op& op, std::uint32_t p) {
     const Domain& root = rt_.forest().region(rt_.forest().tree(q.tree).root).bounds;
     for (int fi : q.field_indices) physical_.reduced(q.tree, root, fi, rect, inst);
   }
-  // Control replication: a point that runs here waits for the earlier accesses to its
-  // instances that ran here.
-  const bool local = local_uses_ && procs_[p].shard == rt_.shard();
   auto access_rect = [&](std::size_t r) -> const Domain& {
     // An explicit copy writes only the source's rectangle of its destination.
     return op.kind == OpKind::Copy && r == 1 ? op.rect(p, 0) : op.rect(p, r);
   };
-  if (local)
+  // Control replication: a point that runs here waits for the earlier accesses to its
+  // instances that ran here, and is one of them for later accesses.
+  const bool local = local_uses_ && procs_[p].shard == rt_.shard();
+  auto each_access = [&](auto&& fn) {
     for (std::size_t r = 0; r < nreq; ++r)
-      local_uses_->conflicts(op.point_instances[p * nreq + r], access_rect(r), op.reqs[r].mask,
-                             op.reqs[r].privilege != Privilege::ReadOnly, point_pre_);
+      fn(op.point_instances[p * nreq + r], access_rect(r), op.reqs[r].mask,
+         op.reqs[r].privilege != Privilege::ReadOnly);
+  };
+  if (local)
+    each_access([&](const Instance* inst, const Domain& rect, FieldMask mask, bool writes) {
+      local_uses_->conflicts(inst, rect, mask, writes, point_pre_);
+    });
   const Event done = graph().op(op, p, procs_[p], point_pre_);
   if (local)
-    for (std::size_t r = 0; r < nreq; ++r)
-      local_uses_->add(op.point_instances[p * nreq + r], access_rect(r), op.reqs[r].mask,
-                       op.reqs[r].privilege != Privilege::ReadOnly, done);
+    each_access([&](const Instance* inst, const Domain& rect, FieldMask mask, bool writes) {
+      local_uses_->add(inst, rect, mask, writes, done);
+    });
   for (std::size_t r = 0; r < nreq; ++r) {
     const ReqInfo& q = op.reqs[r];
     if (q.privilege == Privilege::ReadOnly || q.privilege == Privilege::Reduce) continue;
-    // An explicit copy writes only the source's rectangle of its destination.
-    const Domain& rect = op.kind == OpKind::Copy && r == 1 ? op.rect(p, 0) : op.rect(p, r);
+    const Domain& rect = access_rect(r);
     const Domain& root = rt_.forest().region(rt_.forest().tree(q.tree).root).bounds;
     const std::uint32_t mem = op.point_instances[p * nreq + r]->memory();
     for (int fi : q.field_indices) physical_.written(q.tree, root, fi, rect, mem);

@@ -171,8 +171,8 @@ std::vector<bool> Memoizer::runs_here(const TraceTemplate& t) const {
   for (const Instruction& in : t.instrs) {
     if (in.kind == Instruction::Kind::Copy) {
       const Op& c = *t.copies[in.op].copy;
-      here.push_back(im.shard_of(c.point_instances[0]->memory()) == me ||
-                     im.shard_of(c.point_instances[1]->memory()) == me);
+      here.push_back(im.is_local(c.point_instances[0]->memory()) ||
+                     im.is_local(c.point_instances[1]->memory()));
     } else {
       here.push_back(in.kind == Instruction::Kind::Merge || in.proc.shard == me);
     }

@@ -133,7 +133,9 @@ void Executor::count_down_when(Event e, PointTask* t) {
 }
 
 void Executor::count_off(Op& op) {
-  if (op.remaining.fetch_sub(1, std::memory_order_acq_rel) == 1) rt_.op_completed(op);
+  const std::int64_t remaining = op.remaining.fetch_sub(1, std::memory_order_acq_rel);
+  REPRISE_ASSERT(remaining > 0, "an op completes once, after its last point");
+  if (remaining == 1) rt_.op_completed(op);
 }
 
 Event Executor::remote_point(Op& op, std::uint32_t point, std::uint32_t owner) {
@@ -309,9 +311,7 @@ void Executor::run_point(PointTask* t) {
     if (sent && keep->parent && keep->parent->local_completion) count_off(*keep->parent);
     return;
   }
-  const std::int64_t remaining = keep->remaining.fetch_sub(1, std::memory_order_acq_rel);
-  REPRISE_ASSERT(remaining > 0, "an op completes once, after its last point");
-  if (remaining == 1) rt_.op_completed(*keep);
+  count_off(*keep);
 }
 
 void Executor::count_down_cross(const SuccessorBlock& b, std::uint32_t j,

@@ -406,10 +406,7 @@ void Runtime::op_completed(Op& op) {
     return;
   }
   std::exception_ptr err = op.error;
-  if (!err && failed()) {
-    std::lock_guard<std::mutex> g(error_mutex_);
-    err = error_;
-  }
+  if (!err && failed()) err = first_error();
   if (op.future) {
     op.future->error = err;
     op.future->ready.store(true, std::memory_order_release);
@@ -445,13 +442,7 @@ std::exception_ptr Runtime::first_error() const {
 }
 
 void Runtime::rethrow_if_failed() {
-  if (!failed()) return;
-  std::exception_ptr e;
-  {
-    std::lock_guard<std::mutex> g(error_mutex_);
-    e = error_;
-  }
-  std::rethrow_exception(e);
+  if (failed()) std::rethrow_exception(first_error());
 }
 
 void Runtime::wait(Event e) {

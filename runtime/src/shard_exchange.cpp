@@ -23,6 +23,10 @@ void put(std::vector<std::byte>& b, const T& v) {
   const auto* p = reinterpret_cast<const std::byte*>(&v);
   b.insert(b.end(), p, p + sizeof(T));
 }
+void put_text(std::vector<std::byte>& b, const std::string& text) {
+  const auto* p = reinterpret_cast<const std::byte*>(text.data());
+  b.insert(b.end(), p, p + text.size());
+}
 template <typename T>
 T get(const std::vector<std::byte>& b, std::size_t& at) {
   T v;
@@ -205,11 +209,7 @@ void ShardExchange::on_request(std::uint32_t from, std::vector<std::byte>&& b) {
     if (auto it = launched_ops_.find(seq); it != launched_ops_.end()) op = it->second;
   }
   if (op && shape != shape_of(*op)) {
-    rt_.record_error(std::make_exception_ptr(Error(fmt::format(
-        "control replication: the shards issued different programs: {} here is another "
-        "kind, task or requirements on shard {} (every shard must issue the same ops in the "
-        "same order)",
-        op->describe(), from))));
+    record_divergence(*op, from);
     return;
   }
   answer(seq, index, from);
@@ -276,9 +276,7 @@ void ShardExchange::send_done(std::uint32_t to, const Op* op, std::uint64_t seq,
   const std::exception_ptr error = rt_.failed() ? rt_.first_error() : nullptr;
   put(b, std::uint8_t(error ? 1 : 0));
   if (error) {
-    const std::string text = exception_text(error);
-    b.insert(b.end(), reinterpret_cast<const std::byte*>(text.data()),
-             reinterpret_cast<const std::byte*>(text.data()) + text.size());
+    put_text(b, exception_text(error));
   }
   net_.send(to, Channel::Done, std::move(b));
 }
@@ -293,19 +291,20 @@ ShardExchange::Counters ShardExchange::counters() {
   for (std::uint64_t n : heard_)
     if (n) ++c.peers_heard;
   c.requests_sent = requests_sent_;
-  c.done_received = done_received_;
   return c;
+}
+
+void ShardExchange::record_divergence(const Op& op, std::uint32_t from) {
+  rt_.record_error(std::make_exception_ptr(Error(fmt::format(
+      "control replication: the shards issued different programs: {} here is another kind, "
+      "task or requirements on shard {} (every shard must issue the same ops in the same order)",
+      op.describe(), from))));
 }
 
 void ShardExchange::apply(Proxy& p, const DoneMsg& m) {
   Op& op = *p.op;
   if (m.shape && m.shape != shape_of(op)) {
-    auto e = std::make_exception_ptr(Error(fmt::format(
-        "control replication: the shards issued different programs: {} here is another "
-        "kind, task or requirements on shard {} (every shard must issue the same ops in the "
-        "same order)",
-        op.describe(), m.from)));
-    rt_.record_error(e);
+    record_divergence(op, m.from);
   } else if (m.failed) {
     // A point's error names its op, point and shard already (Executor's point_failure).
     auto e = std::make_exception_ptr(
@@ -322,9 +321,7 @@ void ShardExchange::apply(Proxy& p, const DoneMsg& m) {
   }
   rt_.events().trigger(p.event);
   // (An op that completes locally counted its remote points when they were launched.)
-  if (!op.generated && !op.local_completion &&
-      op.remaining.fetch_sub(1, std::memory_order_acq_rel) == 1)
-    rt_.op_completed(op);
+  if (!op.generated && !op.local_completion) rt_.executor().count_off(op);
 }
 
 void ShardExchange::finished(const Op& op, std::uint32_t point, const std::exception_ptr& failure) {
@@ -347,9 +344,7 @@ void ShardExchange::finished(const Op& op, std::uint32_t point, const std::excep
   std::uint8_t flags = (error ? 1 : 0) | (value && value->size ? 2 : 0);
   put(b, flags);
   if (error) {
-    const std::string text = exception_text(error);
-    b.insert(b.end(), reinterpret_cast<const std::byte*>(text.data()),
-             reinterpret_cast<const std::byte*>(text.data()) + text.size());
+    put_text(b, exception_text(error));
   } else if (flags & 2) {
     put(b, *value);
   }
@@ -376,7 +371,6 @@ void ShardExchange::on_done(std::uint32_t from, std::vector<std::byte>&& b) {
   {
     std::lock_guard<std::mutex> g(mutex_);
     heard_from(from);
-    ++done_received_;
     auto it = proxies_.find(key(seq, index));
     if (it == proxies_.end()) {
       early_done_.emplace(key(seq, index), std::move(m));
@@ -520,9 +514,8 @@ void ShardExchange::broadcast_abort(const std::exception_ptr& e) {
     if (abort_sent_) return;
     abort_sent_ = true;
   }
-  const std::string text = exception_text(e);
-  std::vector<std::byte> b(reinterpret_cast<const std::byte*>(text.data()),
-                           reinterpret_cast<const std::byte*>(text.data()) + text.size());
+  std::vector<std::byte> b;
+  put_text(b, exception_text(e));
   for (std::uint32_t s = 0; s < net_.size(); ++s)
     if (s != net_.rank()) net_.send(s, Channel::Abort, b);
 }

@@ -447,6 +447,10 @@ inline bool interferes(const Footprint& a, const Footprint& b) {
 
 inline std::vector<Footprint> op_footprints(const Program& p, const OpSpec& op) {
   std::vector<Footprint> v;
+  // A fill or a copy end: the fields of the whole referenced region.
+  auto whole = [&](const auto& ref, const std::vector<int>& fields, Privilege priv) {
+    return Footprint{ref.tree, field_mask(fields), priv, ReductionOp::None, {bounds_of(p, ref)}};
+  };
   switch (op.kind) {
     case OpKind::Task:
     case OpKind::IndexTask: {
@@ -455,23 +459,11 @@ inline std::vector<Footprint> op_footprints(const Program& p, const OpSpec& op) 
       break;
     }
     case OpKind::Fill:
-      v.push_back(Footprint{op.dst.tree,
-                            field_mask(op.dst_fields),
-                            Privilege::WriteDiscard,
-                            ReductionOp::None,
-                            {bounds_of(p, op.dst)}});
+      v.push_back(whole(op.dst, op.dst_fields, Privilege::WriteDiscard));
       break;
     case OpKind::Copy:
-      v.push_back(Footprint{op.src.tree,
-                            field_mask(op.src_fields),
-                            Privilege::ReadOnly,
-                            ReductionOp::None,
-                            {bounds_of(p, op.src)}});
-      v.push_back(Footprint{op.dst.tree,
-                            field_mask(op.dst_fields),
-                            Privilege::WriteDiscard,
-                            ReductionOp::None,
-                            {bounds_of(p, op.dst)}});
+      v.push_back(whole(op.src, op.src_fields, Privilege::ReadOnly));
+      v.push_back(whole(op.dst, op.dst_fields, Privilege::WriteDiscard));
       break;
     default:
       break;

@@ -53,6 +53,9 @@ class Executor final : public GraphSink {
   // the others to their completion.
   void link_batches(SuccessorBlock& prev, SuccessorBlock& next);
   Event fence(std::span<const Event> before) override;
+  // One of op's points (or, under control replication, a send half of one of its copies, or
+  // another shard's point) is done here: the last completes the op.
+  void count_off(Op& op);
 
   std::uint32_t num_cpus() const { return std::uint32_t(cpu_queues_.size()); }
 
@@ -60,8 +63,6 @@ class Executor final : public GraphSink {
   static void precondition_done(void* ctx, std::uint64_t);
   // Control replication: point `point` of op runs on shard `owner` (its proxy here, if any).
   Event remote_point(Op& op, std::uint32_t point, std::uint32_t owner);
-  // One of op's points (or send halves) is done here.
-  void count_off(Op& op);
   // A single point or copy: a task of its own, released once its preconditions hold.
   Event launch(Op& op, std::uint32_t point, Processor proc, std::span<const Event> pre);
   void enqueue(PointTask* t);

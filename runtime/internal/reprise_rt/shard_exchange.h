@@ -78,7 +78,6 @@ class ShardExchange {
   struct Counters {
     std::uint32_t peers_heard = 0;
     std::uint64_t requests_sent = 0;
-    std::uint64_t done_received = 0;
   };
   Counters counters();
 
@@ -121,6 +120,8 @@ class ShardExchange {
   // Drops the lazy proxies of ops nobody else references; their events go to out (to trigger).
   void sweep(std::vector<Event>& out);
   void heard_from(std::uint32_t from);
+  // A message about op from shard `from` shows that the shards issued different programs.
+  void record_divergence(const Op& op, std::uint32_t from);
   void on_data(std::uint32_t from, std::vector<std::byte>&& bytes);
   void apply(Proxy& p, const DoneMsg& m);
 
@@ -141,7 +142,6 @@ class ShardExchange {
   bool launched_any_ = false;
   std::vector<std::uint64_t> heard_;  // per shard: Done and Request messages received
   std::uint64_t requests_sent_ = 0;
-  std::uint64_t done_received_ = 0;
   bool abandoned_ = false;
   bool abort_sent_ = false;
 };
