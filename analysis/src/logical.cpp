@@ -99,12 +99,39 @@ void LogicalAnalysis::add_pair(const Op& op, std::uint32_t r, const LogicalUser&
   }
   const std::size_t points = op.num_points(), prev_points = prev.num_points();
   const std::size_t nreq = op.reqs.size(), prev_nreq = prev.reqs.size();
+  if (b.partition != kInvalidId && b.projection.kind() == Projection::Kind::Identity &&
+      prev.domain == forest_.partition(b.partition).colors) {
+    // prev's point q used piece q of its partition: ask the partition's index which pieces
+    // each point meets (in color order, like the scan below).
+    const RectIndex& index = piece_index(b.partition);
+    for (std::size_t p = 0; p < points; ++p) {
+      const Domain& rp = op.point_rects[p * nreq + r];
+      if (!rp.overlaps(b.bbox)) continue;
+      colors_.clear();
+      index.candidates(rp, [&](std::uint32_t q) {
+        if (rp.overlaps(prev.point_rects[q * prev_nreq + u.req])) colors_.push_back(q);
+      });
+      std::sort(colors_.begin(), colors_.end());
+      for (std::uint32_t q : colors_) pre.add(p, prev.point_done[q]);
+    }
+    return;
+  }
   for (std::size_t p = 0; p < points; ++p) {
     const Domain& rp = op.point_rects[p * nreq + r];
     if (!rp.overlaps(b.bbox)) continue;
     for (std::size_t q = 0; q < prev_points; ++q)
       if (rp.overlaps(prev.point_rects[q * prev_nreq + u.req])) pre.add(p, prev.point_done[q]);
   }
+}
+
+const RectIndex& LogicalAnalysis::piece_index(std::uint32_t partition) const {
+  auto [it, fresh] = piece_index_.try_emplace(partition);
+  if (fresh) {
+    const std::vector<Domain>& pieces = forest_.partition(partition).pieces;
+    for (std::uint32_t c = 0; c < pieces.size(); ++c)
+      if (!pieces[c].empty()) it->second.insert(pieces[c], c);
+  }
+  return it->second;
 }
 
 void LogicalAnalysis::dependences(const Op& op, PointPreconditions& pre) const {

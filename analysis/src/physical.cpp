@@ -36,88 +36,77 @@ PhysicalState::Pieces& PhysicalState::pieces(std::uint32_t tree, const Domain& r
   if (t.fields.empty()) t.root = root;
   if (t.fields.size() <= std::size_t(fi)) t.fields.resize(std::size_t(fi) + 1);
   Pieces& f = t.fields[std::size_t(fi)];
-  if (f.list.empty()) {
+  if (f.slots.empty()) {
     // A new instance is zero-filled, like the region's initial contents: valid everywhere.
     Piece whole;
     whole.rect = t.root;
     whole.valid = all_memories();
-    f.list.push_back(whole);
-    f.indexed = false;
+    add(f, whole);
   }
   return f;
 }
 
-namespace {
-std::uint64_t rect_hash(const Domain& d) {
-  std::uint64_t h = std::uint64_t(d.dim) * 0x9e3779b97f4a7c15ull;
-  for (int i = 0; i < d.dim; ++i) {
-    h = (h ^ std::uint64_t(d.lo[i])) * 0xbf58476d1ce4e5b9ull;
-    h = (h ^ std::uint64_t(d.hi[i])) * 0x94d049bb133111ebull;
-  }
-  return h;
-}
-}  // namespace
-
-PhysicalState::Piece* PhysicalState::exact(Pieces& f, const Domain& rect) {
-  if (!f.indexed) {
-    f.by_rect.clear();
-    for (std::uint32_t i = 0; i < f.list.size(); ++i) f.by_rect[rect_hash(f.list[i].rect)] = i;
-    f.indexed = true;
-  }
-  auto it = f.by_rect.find(rect_hash(rect));
-  if (it == f.by_rect.end()) return nullptr;
-  Piece& p = f.list[it->second];
-  return p.rect == rect ? &p : nullptr;
-}
-
-const std::vector<PhysicalState::Piece>* PhysicalState::find(std::uint32_t tree, int fi) const {
+const PhysicalState::Pieces* PhysicalState::find(std::uint32_t tree, int fi) const {
   if (tree >= trees_.size() || trees_[tree].fields.size() <= std::size_t(fi)) return nullptr;
-  const auto& list = trees_[tree].fields[std::size_t(fi)].list;
-  return list.empty() ? nullptr : &list;
+  const Pieces& f = trees_[tree].fields[std::size_t(fi)];
+  return f.slots.empty() ? nullptr : &f;
 }
 
-void PhysicalState::keep_outside(const Piece& p, const Domain& rect) {
-  if (!p.rect.overlaps(rect)) {
-    scratch_.push_back(p);
-    return;
+void PhysicalState::meeting(const Pieces& f, const Domain& rect) const {
+  hits_.clear();
+  f.index.candidates(rect, [&](std::uint32_t slot) {
+    if (f.slots[slot].rect.overlaps(rect)) hits_.push_back(slot);
+  });
+}
+
+std::uint32_t PhysicalState::add(Pieces& f, const Piece& p) {
+  std::uint32_t slot;
+  if (f.free_slots.empty()) {
+    slot = std::uint32_t(f.slots.size());
+    f.slots.push_back(p);
+  } else {
+    slot = f.free_slots.back();
+    f.free_slots.pop_back();
+    f.slots[slot] = p;
   }
+  f.index.insert(p.rect, slot);
+  return slot;
+}
+
+void PhysicalState::remove(Pieces& f, std::uint32_t slot) {
+  f.index.erase(f.slots[slot].rect, slot);
+  f.slots[slot] = Piece{};  // an empty rect marks a free slot
+  f.free_slots.push_back(slot);
+}
+
+void PhysicalState::reshape(Pieces& f, std::uint32_t slot, const Domain& rect) {
+  f.index.erase(f.slots[slot].rect, slot);
+  f.slots[slot].rect = rect;
+  f.index.insert(rect, slot);
+}
+
+void PhysicalState::add_outside(Pieces& f, std::uint32_t slot, const Domain& rect) {
   parts_.clear();
-  subtract(p.rect, rect, parts_);
+  subtract(f.slots[slot].rect, rect, parts_);
+  Piece part = f.slots[slot];
   for (const Domain& d : parts_) {
-    scratch_.push_back(p);
-    scratch_.back().rect = d;
+    part.rect = d;
+    add(f, part);
   }
 }
 
 template <class Fn>
 void PhysicalState::cut(Pieces& f, const Domain& rect, Fn&& fn) {
-  if (Piece* p = exact(f, rect)) {
-    fn(*p);
-    return;
-  }
-  std::vector<Piece>& list = f.list;
-  // Often rect is made of whole pieces already: change them in place.
-  bool whole = true;
-  for (const Piece& p : list)
-    if (p.rect.overlaps(rect) && !rect.contains(p.rect)) {
-      whole = false;
-      break;
+  meeting(f, rect);
+  const std::vector<std::uint32_t> inside = hits_;
+  for (std::uint32_t slot : inside) {
+    if (!rect.contains(f.slots[slot].rect)) {
+      const Domain part = f.slots[slot].rect & rect;
+      add_outside(f, slot, rect);
+      reshape(f, slot, part);
     }
-  if (whole) {
-    for (Piece& p : list)
-      if (p.rect.overlaps(rect)) fn(p);
-    return;
+    fn(f.slots[slot]);
   }
-  scratch_.clear();
-  for (Piece& p : list) {
-    keep_outside(p, rect);
-    if (!p.rect.overlaps(rect)) continue;
-    scratch_.push_back(p);
-    scratch_.back().rect = p.rect & rect;
-    fn(scratch_.back());
-  }
-  list.swap(scratch_);
-  f.indexed = false;
 }
 
 void PhysicalState::read(std::uint32_t tree, const Domain& root, int fi, const Domain& rect,
@@ -126,9 +115,9 @@ void PhysicalState::read(std::uint32_t tree, const Domain& root, int fi, const D
   if (rect.empty()) return;
   const MemMask bit = MemMask(1) << mem;
   Pieces& f = pieces(tree, root, fi);
-  Piece* one = exact(f, rect);
-  for (const Piece& p : one ? std::span<Piece>(one, 1) : std::span<Piece>(f.list)) {
-    if (!p.rect.overlaps(rect)) continue;
+  meeting(f, rect);
+  for (std::uint32_t slot : hits_) {
+    const Piece& p = f.slots[slot];
     const Domain part = p.rect & rect;
     // A fact for each memory whose validity the recording relies on and did not decide itself
     // (a piece copied into one memory in the trace keeps the other memories' bits from before).
@@ -169,27 +158,33 @@ void PhysicalState::written(std::uint32_t tree, const Domain& root, int fi, cons
     effects_.push_back(
         PhysicalEffect{tree, fi, root, rect, mem, PhysicalEffect::Kind::Written, kNoEvent});
   Pieces& f = pieces(tree, root, fi);
-  std::vector<Piece>& list = f.list;
+  const Domain whole = rect & trees_[tree].root;
+  if (whole.empty()) return;
+  meeting(f, rect);
+  const std::vector<std::uint32_t> hit = hits_;
   // Steady state: the written rectangle is a piece already (the same tile written again).
-  if (Piece* same = exact(f, rect)) {
-    same->valid = MemMask(1) << mem;
-    same->ready = {};
-    same->filled = 0;
-    same->pending = 0;
-    same->stamp = 0;
-    decide(*same, all_memories());
-    return;
+  // Otherwise it becomes one piece again: writes undo the cuts reads made.
+  std::uint32_t keep = UINT32_MAX;
+  for (std::uint32_t slot : hit) {
+    if (keep == UINT32_MAX && f.slots[slot].rect == whole) {
+      keep = slot;
+      continue;
+    }
+    add_outside(f, slot, rect);
+    remove(f, slot);
   }
-  // The written rectangle becomes one piece again: writes undo the cuts reads made.
-  scratch_.clear();
-  for (Piece& p : list) keep_outside(p, rect);
-  Piece w;
-  w.rect = rect & trees_[tree].root;
+  if (keep == UINT32_MAX) {
+    Piece w;
+    w.rect = whole;
+    keep = add(f, w);
+  }
+  Piece& w = f.slots[keep];
   w.valid = MemMask(1) << mem;
+  w.ready = {};
+  w.filled = 0;
+  w.pending = 0;
+  w.stamp = 0;
   decide(w, all_memories());
-  scratch_.push_back(w);
-  list.swap(scratch_);
-  f.indexed = false;
 }
 
 void PhysicalState::reduced(std::uint32_t tree, const Domain& root, int fi, const Domain& rect,
@@ -252,7 +247,7 @@ bool PhysicalState::in_use(std::uint32_t tree, const Domain& rect,
                            const Instance* reduction) const {
   if (!has_pending(tree)) return false;
   for (const Pieces& f : trees_[tree].fields)
-    for (const Piece& p : f.list) {
+    for (const Piece& p : f.slots) {
       if (!p.pending || !p.rect.overlaps(rect)) continue;
       for (const Instance* i : lists_[p.pending])
         if (i == reduction) return true;
@@ -265,7 +260,7 @@ std::uint64_t PhysicalState::pending_signature(std::uint32_t tree) const {
   std::uint64_t h = 0;
   const auto& fields = trees_[tree].fields;
   for (std::size_t fi = 0; fi < fields.size(); ++fi)
-    for (const Piece& p : fields[fi].list) {
+    for (const Piece& p : fields[fi].slots) {
       if (!p.pending) continue;
       std::uint64_t x = (fi + 1) * 0x9e3779b97f4a7c15ull;
       for (int d = 0; d < p.rect.dim; ++d)
@@ -273,7 +268,8 @@ std::uint64_t PhysicalState::pending_signature(std::uint32_t tree) const {
             0xbf58476d1ce4e5b9ull;
       for (const Instance* i : lists_[p.pending])
         x = (x ^ std::uint64_t(reinterpret_cast<std::uintptr_t>(i))) * 0x94d049bb133111ebull;
-      h = (h ^ x) * 0xbf58476d1ce4e5b9ull + 1;
+      // Summed, so that the order of the slots (which depends on history) does not matter.
+      h += (x ^ (x >> 31)) * 0xbf58476d1ce4e5b9ull + 1;
     }
   return h;
 }
@@ -296,10 +292,11 @@ void PhysicalState::forget_tree(std::uint32_t tree) {
 bool PhysicalState::holds(const PhysicalFact& f) const {
   if (f.kind == PhysicalFact::Kind::Pending) return pending_signature(f.tree) == f.pending;
   const MemMask bit = MemMask(1) << f.mem;
-  const auto* list = find(f.tree, f.field);
-  if (!list) return f.valid;  // untouched: valid everywhere
-  for (const Piece& p : *list)
-    if (p.rect.overlaps(f.rect) && bool(p.valid & bit) != f.valid) return false;
+  const Pieces* pieces = find(f.tree, f.field);
+  if (!pieces) return f.valid;  // untouched: valid everywhere
+  meeting(*pieces, f.rect);
+  for (std::uint32_t slot : hits_)
+    if (bool(pieces->slots[slot].valid & bit) != f.valid) return false;
   return true;
 }
 
@@ -333,8 +330,8 @@ void PhysicalState::stop_journal(std::vector<PhysicalFact>& facts,
 }
 
 std::size_t PhysicalState::piece_count(std::uint32_t tree, int fi) const {
-  const auto* list = find(tree, fi);
-  return list ? list->size() : 0;
+  const Pieces* f = find(tree, fi);
+  return f ? f->live() : 0;
 }
 
 }  // namespace reprise::detail

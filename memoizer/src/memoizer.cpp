@@ -371,13 +371,78 @@ OpRef renumbered(const OpRef& proto, Op& for_op) {
 }
 }  // namespace
 
-void Memoizer::replay_batch(const TraceTemplate& t, Event fence, bool elide) {
+const ShardPlan& Memoizer::shard_plan(TraceTemplate& t) {
+  if (t.shard_plan) return *t.shard_plan;
+  auto plan = std::make_unique<ShardPlan>();
+  const std::size_t n = t.instrs.size();
+  const std::vector<bool> here = runs_here(t);
+  const SuccessorLists& succ = *t.successors;
+  const auto is_copy = [&](std::size_t i) { return t.instrs[i].kind == Instruction::Kind::Copy; };
+  // A copy that does not run here moves data between two other shards: nothing here waits for
+  // it. Another shard's point needs a proxy when something here waits for it.
+  std::vector<bool> needed(n, false), counted(n, false);
+  plan->unseen_preds.assign(n, 0);
+  for (std::size_t i = 0; i < n; ++i)
+    for (std::uint32_t k = 0; k < succ.count[i]; ++k) {
+      const std::uint32_t s = succ.targets[succ.begin[i] + k];
+      if (here[i]) counted[s] = true;
+      if (!here[s] || here[i]) continue;
+      if (is_copy(i))
+        ++plan->unseen_preds[s];
+      else
+        needed[i] = true;
+    }
+  // The next replay's elision links of instructions that run here name points of this one.
+  std::unordered_map<std::uint64_t, std::uint32_t> by_point;
+  for (std::uint32_t i = 0; i < n; ++i)
+    if (!is_copy(i)) by_point.emplace(std::uint64_t(t.instrs[i].op) << 32 | t.instrs[i].point, i);
+  for (std::size_t i = 0; i < n; ++i) {
+    if (!here[i]) continue;
+    const Instruction& in = t.instrs[i];
+    for (std::uint32_t k = 0; k < in.link_count; ++k) {
+      const Link& l = t.links[in.link_begin + k];
+      if (l.from_copy) continue;  // a copy either has a half here or no event at all
+      auto it = by_point.find(std::uint64_t(l.op) << 32 | l.point);
+      if (it != by_point.end()) needed[it->second] = true;
+    }
+  }
+  std::vector<std::uint32_t> skipped_points(t.ops.size(), 0);
+  for (std::uint32_t i = 0; i < n; ++i) {
+    const Instruction& in = t.instrs[i];
+    // Values of value-returning ops go to every shard: their proxies receive them.
+    if (!here[i] && !is_copy(i) && !buffer_[in.op]->local_completion) needed[i] = true;
+    if (here[i] || needed[i]) {
+      plan->active.push_back(i);
+      (here[i] ? plan->local : plan->proxied).push_back(i);
+      continue;
+    }
+    plan->skipped.push_back(i);
+    if (counted[i]) plan->skipped_counted.push_back(i);
+    if (is_copy(i)) {
+      const Op& c = *t.copies[in.op].copy;
+      const InstanceManager& im = rt_.instances();
+      if (im.shard_of(c.point_instances[0]->memory()) !=
+          im.shard_of(c.point_instances[1]->memory()))
+        plan->unseen_copy_bytes += Executor::copy_bytes(c);
+    } else {
+      ++skipped_points[in.op];
+    }
+  }
+  for (std::uint32_t op = 0; op < skipped_points.size(); ++op)
+    if (skipped_points[op]) plan->count_offs.emplace_back(op, skipped_points[op]);
+  t.shard_plan = std::move(plan);
+  return *t.shard_plan;
+}
+
+void Memoizer::replay_batch(TraceTemplate& t, Event fence, bool elide) {
   const std::size_t n = t.instrs.size();
   if (n == 0) return;
   Executor& exec = rt_.executor();
   // Control replication: every point has a completion event (other shards' points are
-  // proxies), and back-to-back replays link through events, not reversed links.
+  // proxies), and back-to-back replays link through events, not reversed links. Only what
+  // the shard's plan names is initialised.
   const bool sharded = rt_.num_shards() > 1;
+  const ShardPlan* plan = sharded ? &shard_plan(t) : nullptr;
   const CrossLinks* links = sharded ? nullptr : t.cross.get();
   // Fence elision after a batch of the same template: its points count down this batch's
   // links themselves (no events, no waiter lists).
@@ -393,6 +458,7 @@ void Memoizer::replay_batch(const TraceTemplate& t, Event fence, bool elide) {
   // its edge when it completes. The block is freed by the batch's last point, or by this
   // memoizer, which keeps it for the next batch to link to (whichever lets go last).
   SuccessorBlock* block = t.successors->take_spare();
+  const bool fresh = block == nullptr;
   if (block) {
     // A finished batch of this template: its points ran and gave up their ops (the executor
     // initialises each point afresh); only the batch's own marks are reset here.
@@ -403,6 +469,9 @@ void Memoizer::replay_batch(const TraceTemplate& t, Event fence, bool elide) {
     block = make_pooled<SuccessorBlock>().release();
     block->tasks = std::make_unique<PointTask[]>(n);
   }
+  if (plan)
+    for (std::uint32_t i : fresh ? plan->skipped : plan->skipped_counted)
+      Executor::leave_elsewhere(block->tasks[i]);
   block->successors = t.successors;
   if (links) {
     block->cross = t.cross;
@@ -419,10 +488,11 @@ void Memoizer::replay_batch(const TraceTemplate& t, Event fence, bool elide) {
   std::int32_t here = 0;  // points that run on this shard
   std::uint32_t futures_op = ~0u;
   bool futures_pending = false;
-  for (std::size_t i = 0; i < n; ++i) {
+  const auto init = [&](std::size_t i) {
     const Instruction& in = t.instrs[i];
     const bool copy = in.kind == Instruction::Kind::Copy;
-    const std::int32_t edges = std::int32_t(in.pre_count + (cross ? in.link_count : 0));
+    const std::int32_t edges = std::int32_t(in.pre_count + (cross ? in.link_count : 0)) -
+                               (plan ? plan->unseen_preds[i] : 0);
     // A replayed task point needs no completion event when every later wait on it is a
     // counter: in-trace edges and (with reversed links) the next replay's elision links.
     // Copies keep theirs (the physical effects name them).
@@ -444,7 +514,7 @@ void Memoizer::replay_batch(const TraceTemplate& t, Event fence, bool elide) {
                       links == nullptr);
     }
     if (copy) copy_done_[in.op] = done;
-    if (task.elsewhere) continue;
+    if (task.elsewhere) return;
     ++here;
     // Waits on events (the entry fence, links to a replay that was not a batch, futures). The
     // point's hold keeps it from running before it is released below.
@@ -458,17 +528,23 @@ void Memoizer::replay_batch(const TraceTemplate& t, Event fence, bool elide) {
       gather_external(t, in, fence, elide && !cross);
       exec.wait_for(&task, scratch_);
     }
+  };
+  if (plan) {
+    for (std::uint32_t i : plan->active) init(i);
+    // Other shards' points nothing here waits for: done with here at once.
+    for (const auto& [op, points] : plan->count_offs) exec.count_off(*buffer_[op], points);
+    rt_.count_shard_bytes(plan->unseen_copy_bytes);
+  } else {
+    for (std::size_t i = 0; i < n; ++i) init(i);
   }
   block->unfinished.store(here + 1, std::memory_order_relaxed);
-  if (sharded) {
+  if (plan) {
     const SuccessorLists& succ = *t.successors;
-    for (std::size_t i = 0; i < n; ++i) {
-      if (!block->tasks[i].elsewhere) continue;
-      // Its successors here wait for its proxy (which the launch recorded as the point's or
-      // the copy's completion) instead of its count-down.
+    for (std::uint32_t i : plan->proxied) {
+      // Its successors here wait for its proxy (which the launch recorded as the point's
+      // completion) instead of its count-down.
       const Instruction& in = t.instrs[i];
-      const Event proxy = in.kind == Instruction::Kind::Copy ? copy_done_[in.op]
-                                                             : buffer_[in.op]->point_done[in.point];
+      const Event proxy = buffer_[in.op]->point_done[in.point];
       for (std::uint32_t k = 0; k < succ.count[i]; ++k) {
         PointTask& s = block->tasks[succ.targets[succ.begin[i] + k]];
         if (!s.elsewhere) exec.count_down_when(proxy, &s);
@@ -478,8 +554,13 @@ void Memoizer::replay_batch(const TraceTemplate& t, Event fence, bool elide) {
   if (cross) exec.link_batches(*prev_block_, *block);
   drop_prev_block();
   prev_block_ = block;
-  for (std::size_t i = 0; i < n; ++i)
-    if (!block->tasks[i].elsewhere) exec.release(&block->tasks[i]);
+  if (plan) {
+    for (std::uint32_t i : plan->local)
+      if (!block->tasks[i].elsewhere) exec.release(&block->tasks[i]);
+  } else {
+    for (std::size_t i = 0; i < n; ++i)
+      if (!block->tasks[i].elsewhere) exec.release(&block->tasks[i]);
+  }
 }
 
 void Memoizer::drop_prev_block() {

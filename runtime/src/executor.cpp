@@ -132,10 +132,15 @@ void Executor::count_down_when(Event e, PointTask* t) {
   if (!rt_.events().add_waiter(e, &Executor::precondition_done, t, 0)) release(t);
 }
 
-void Executor::count_off(Op& op) {
-  const std::int64_t remaining = op.remaining.fetch_sub(1, std::memory_order_acq_rel);
-  REPRISE_ASSERT(remaining > 0, "an op completes once, after its last point");
-  if (remaining == 1) rt_.op_completed(op);
+void Executor::count_off(Op& op, std::uint32_t points) {
+  const std::int64_t remaining = op.remaining.fetch_sub(points, std::memory_order_acq_rel);
+  REPRISE_ASSERT(remaining >= std::int64_t(points), "an op completes once, after its last point");
+  if (remaining == std::int64_t(points)) rt_.op_completed(op);
+}
+
+void Executor::leave_elsewhere(PointTask& t) {
+  t.elsewhere = true;
+  t.pending.store(1 << 30, std::memory_order_relaxed);  // never reaches zero
 }
 
 Event Executor::remote_point(Op& op, std::uint32_t point, std::uint32_t owner) {
@@ -153,11 +158,7 @@ Event Executor::init_batch_point(PointTask& t, Op& op, std::uint32_t point, Proc
     init_point(t, op, point, proc, in_edges, coords, completion_event);
     return t.done;
   }
-  auto elsewhere = [&] {
-    t.elsewhere = true;
-    // Never reaches zero: counting down from the batch's predecessors is harmless.
-    t.pending.store(1 << 30, std::memory_order_relaxed);
-  };
+  auto elsewhere = [&] { leave_elsewhere(t); };
   if (op.kind != OpKind::Copy || !op.generated) {
     if (proc.shard != rt_.shard()) {
       elsewhere();
@@ -197,12 +198,15 @@ Event Executor::init_batch_point(PointTask& t, Op& op, std::uint32_t point, Proc
   return t.done;
 }
 
-void Executor::count_shard_bytes(const Op& copy, std::uint32_t from, std::uint32_t to) {
-  if (from == to) return;
+std::uint64_t Executor::copy_bytes(const Op& copy) {
   std::uint64_t bytes = 0;
   for (int fi : copy.reqs[0].field_indices)
     bytes += copy.point_instances[0]->field_size(fi) * std::uint64_t(copy.point_rects[0].volume());
-  rt_.count_shard_bytes(bytes);
+  return bytes;
+}
+
+void Executor::count_shard_bytes(const Op& copy, std::uint32_t from, std::uint32_t to) {
+  if (from != to) rt_.count_shard_bytes(copy_bytes(copy));
 }
 
 void Executor::release(PointTask* t) {

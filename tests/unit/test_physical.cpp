@@ -2,7 +2,11 @@
 // read needs, invalidation by writes, and the facts/effects journal that trace templates use.
 #include <gtest/gtest.h>
 
+#include <random>
+#include <set>
+
 #include "reprise_analysis/physical.h"
+#include "reprise_analysis/rect_index.h"
 
 using namespace reprise;
 using detail::CopyNeed;
@@ -145,4 +149,90 @@ TEST(Physical, JournalRecordsFactsBeforeTheTraceAndEffects) {
   std::vector<CopyNeed> after;
   s.read(0, root, 0, r1(0, 9), 1, waits, after, folds);
   ASSERT_EQ(after.size(), 1u);  // the last effect was a write of [0,9] in memory 0
+}
+
+// The rectangle index finds every rectangle meeting a query (and the physical state built on
+// it stays a tiling that agrees with a cell-by-cell model), whatever the shapes.
+namespace {
+Domain r2(coord_t x0, coord_t y0, coord_t x1, coord_t y1) {
+  return Domain(Rect<2>({x0, y0}, {x1, y1}));
+}
+Domain random_rect(std::mt19937& rng, coord_t size) {
+  std::uniform_int_distribution<coord_t> c(0, size - 1);
+  coord_t x0 = c(rng), x1 = c(rng), y0 = c(rng), y1 = c(rng);
+  return r2(std::min(x0, x1), std::min(y0, y1), std::max(x0, x1), std::max(y0, y1));
+}
+}  // namespace
+
+TEST(Physical, RectIndexFindsEveryOverlap) {
+  std::mt19937 rng(7);
+  detail::RectIndex index;
+  std::vector<Domain> rects;
+  for (std::uint32_t i = 0; i < 200; ++i) {
+    rects.push_back(random_rect(rng, 64));
+    index.insert(rects.back(), i);
+  }
+  for (std::uint32_t i = 0; i < 200; i += 3) index.erase(rects[i], i);
+  for (int q = 0; q < 300; ++q) {
+    const Domain query = random_rect(rng, 64);
+    std::set<std::uint32_t> found;
+    index.candidates(query, [&](std::uint32_t id) {
+      if (rects[id].overlaps(query)) found.insert(id);
+    });
+    std::set<std::uint32_t> expected;
+    for (std::uint32_t i = 0; i < 200; ++i)
+      if (i % 3 != 0 && rects[i].overlaps(query)) expected.insert(i);
+    ASSERT_EQ(found, expected) << query.str();
+  }
+}
+
+TEST(Physical, StateAgreesWithACellModel) {
+  constexpr coord_t kSize = 12;
+  constexpr std::uint32_t kMems = 3;
+  std::mt19937 rng(11);
+  PhysicalState s(kMems);
+  const Domain root = r2(0, 0, kSize - 1, kSize - 1);
+  // Per cell: the memories holding valid data.
+  std::vector<std::uint32_t> model(kSize * kSize, (1u << kMems) - 1);
+  const auto cell = [&](coord_t x, coord_t y) -> std::uint32_t& { return model[x * kSize + y]; };
+  for (int step = 0; step < 2000; ++step) {
+    const Domain rect = random_rect(rng, kSize);
+    const std::uint32_t mem = std::uint32_t(rng() % kMems);
+    switch (rng() % 3) {
+      case 0:
+        s.written(0, root, 0, rect, mem);
+        for (coord_t x = rect.lo[0]; x <= rect.hi[0]; ++x)
+          for (coord_t y = rect.lo[1]; y <= rect.hi[1]; ++y) cell(x, y) = 1u << mem;
+        break;
+      case 1:
+        s.copied(0, root, 0, rect, mem, Event{});
+        for (coord_t x = rect.lo[0]; x <= rect.hi[0]; ++x)
+          for (coord_t y = rect.lo[1]; y <= rect.hi[1]; ++y) cell(x, y) |= 1u << mem;
+        break;
+      default: {
+        std::vector<Event> waits;
+        std::vector<CopyNeed> needs;
+        std::vector<FoldNeed> folds;
+        s.read(0, root, 0, rect, mem, waits, needs, folds);
+        coord_t missing = 0;
+        for (coord_t x = rect.lo[0]; x <= rect.hi[0]; ++x)
+          for (coord_t y = rect.lo[1]; y <= rect.hi[1]; ++y)
+            if (!(cell(x, y) & (1u << mem))) ++missing;
+        coord_t needed = 0;
+        for (const CopyNeed& n : needs) {
+          ASSERT_TRUE(rect.contains(n.rect));
+          needed += n.rect.volume();
+          for (coord_t x = n.rect.lo[0]; x <= n.rect.hi[0]; ++x)
+            for (coord_t y = n.rect.lo[1]; y <= n.rect.hi[1]; ++y) {
+              ASSERT_FALSE(cell(x, y) & (1u << mem)) << "copies what is valid already";
+              ASSERT_TRUE(cell(x, y) & (1u << n.src_mem)) << "copies from a stale memory";
+            }
+        }
+        ASSERT_EQ(needed, missing) << "step " << step;
+      }
+    }
+  }
+  // Writes merge what reads and copies cut: a whole write leaves one piece.
+  s.written(0, root, 0, root, 0);
+  EXPECT_EQ(s.piece_count(0, 0), 1u);
 }

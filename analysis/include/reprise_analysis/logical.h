@@ -3,8 +3,10 @@
 // have to wait for, with field masks and footprints. Computes per-point preconditions.
 #include <cstdint>
 #include <span>
+#include <unordered_map>
 #include <vector>
 
+#include "reprise_analysis/rect_index.h"
 #include "reprise_rt/event.h"
 #include "reprise_rt/forest.h"
 #include "reprise_rt/op.h"
@@ -62,12 +64,17 @@ class LogicalAnalysis {
   void add_pair(const Op& op, std::uint32_t r, const LogicalUser& u, PointPreconditions& pre) const;
   bool covers(const Op& op, std::uint32_t r, const LogicalUser& u) const;
   void drop_completed(std::vector<LogicalUser>& users) const;
+  // The pieces of a partition by color, indexed once (partitions never change and their ids
+  // are never reused), so a point finds the pieces its rectangle meets without a scan.
+  const RectIndex& piece_index(std::uint32_t partition) const;
 
   const RegionForest& forest_;
   EventTable& events_;
   bool prune_completed_;
   bool keep_summaries_ = false;
   std::vector<std::vector<LogicalUser>> trees_;
+  mutable std::unordered_map<std::uint32_t, RectIndex> piece_index_;
+  mutable std::vector<std::uint32_t> colors_;
 };
 
 bool privileges_conflict(const ReqInfo& a, const ReqInfo& b);

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "reprise/geometry.h"
+#include "reprise_analysis/rect_index.h"
 #include "reprise_rt/event.h"
 
 namespace reprise::detail {
@@ -136,27 +137,31 @@ class PhysicalState {
     // choices made from it are too.
     MemMask filled = 0;
   };
-  // The pieces of one field: they tile the root without overlapping, so a piece whose rect
-  // equals a query's is the only one it meets (found through by_rect, rebuilt after a cut).
+  // The pieces of one field: they tile the root without overlapping. Slots of removed pieces
+  // (empty rect) are reused; `index` finds the pieces meeting a rectangle.
   struct Pieces {
-    std::vector<Piece> list;
-    std::unordered_map<std::uint64_t, std::uint32_t> by_rect;  // hash of rect -> index
-    bool indexed = false;
+    std::vector<Piece> slots;
+    std::vector<std::uint32_t> free_slots;
+    RectIndex index;
+    std::size_t live() const { return slots.size() - free_slots.size(); }
   };
   struct Tree {
     Domain root;
     std::vector<Pieces> fields;  // by field index; empty until first use
   };
   Pieces& pieces(std::uint32_t tree, const Domain& root, int fi);
-  const std::vector<Piece>* find(std::uint32_t tree, int fi) const;
-  // The piece whose rect is exactly rect, if any.
-  Piece* exact(Pieces& f, const Domain& rect);
+  const Pieces* find(std::uint32_t tree, int fi) const;
+  // Fills hits_ with the slots of the pieces of f that meet rect, in index order.
+  void meeting(const Pieces& f, const Domain& rect) const;
+  std::uint32_t add(Pieces& f, const Piece& p);
+  void remove(Pieces& f, std::uint32_t slot);
+  void reshape(Pieces& f, std::uint32_t slot, const Domain& rect);
   // Cuts the pieces overlapping rect so that every piece is inside or outside it; calls
   // fn(piece) for each piece inside.
   template <class Fn>
   void cut(Pieces& f, const Domain& rect, Fn&& fn);
-  // Appends to scratch_ the parts of p outside rect.
-  void keep_outside(const Piece& p, const Domain& rect);
+  // Adds the parts of piece `slot` outside rect as pieces of their own (same state).
+  void add_outside(Pieces& f, std::uint32_t slot, const Domain& rect);
   // From now on has_pending(tree) (see there).
   void mark_reduced(std::uint32_t tree);
   // The interned list `list` with `add` appended.
@@ -174,7 +179,7 @@ class PhysicalState {
 
   std::uint32_t num_memories_;
   std::vector<Tree> trees_;
-  std::vector<Piece> scratch_;
+  mutable std::vector<std::uint32_t> hits_;
   std::vector<Domain> parts_;
   bool journaling_ = false;
   std::uint32_t epoch_ = 0;

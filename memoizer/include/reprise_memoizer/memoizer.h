@@ -40,7 +40,9 @@ class Memoizer final : public OpSink {
   // Per instruction of t: whether it runs on this shard (empty in a single process).
   std::vector<bool> runs_here(const TraceTemplate& t) const;
   void replay(TraceTemplate& t, bool elide);
-  void replay_batch(const TraceTemplate& t, Event fence, bool elide);
+  void replay_batch(TraceTemplate& t, Event fence, bool elide);
+  // Control replication: t's plan for this shard (made at its first replay).
+  const ShardPlan& shard_plan(TraceTemplate& t);
   void replay_with_events(const TraceTemplate& t, Event fence, bool elide);
   // Appends to scratch_ what instruction `in` waits for from outside the replay.
   void gather_external(const TraceTemplate& t, const Instruction& in, Event fence, bool elide);

@@ -67,6 +67,26 @@ struct ReductionKey {
   std::uint32_t slot;
 };
 
+// Control replication: what a batch replay of a template does on one shard, so that a replay
+// costs O(the shard's own instructions plus the remote ones it waits for), not O(all).
+struct ShardPlan {
+  // Instructions initialised at each replay, in template order: those that run here and the
+  // other shards' points something here waits for (an in-trace successor, or an elision link
+  // of the next replay), or whose values every shard hears of (value-returning ops).
+  std::vector<std::uint32_t> active;
+  std::vector<std::uint32_t> local;    // of active: those that run here
+  std::vector<std::uint32_t> proxied;  // of active: those that run elsewhere
+  // Instructions never initialised (their batch slots stay `elsewhere`), and of those the ones
+  // a local instruction counts down (their slot's counter is reset when a batch is reused).
+  std::vector<std::uint32_t> skipped, skipped_counted;
+  // Per instruction: predecessors that are copies between two other shards (no event here:
+  // nothing to wait for).
+  std::vector<std::int32_t> unseen_preds;
+  // Per op of the trace that completes locally: its points skipped here (done with at once).
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> count_offs;
+  std::uint64_t unseen_copy_bytes = 0;  // copies between other shards (the bytes statistic)
+};
+
 struct TraceTemplate {
   TraceID id = 0;
   std::vector<TemplateOp> ops;
@@ -93,6 +113,7 @@ struct TraceTemplate {
   std::shared_ptr<const SuccessorLists> successors;
   std::shared_ptr<const CrossLinks> cross;  // batch replays: the links, reversed
   std::vector<DomainPoint> instr_points;    // batch replays: each op instruction's point
+  std::unique_ptr<ShardPlan> shard_plan;    // control replication: made at the first replay
   std::size_t edges_recorded = 0, edges_after_reduction = 0;
   std::size_t instrs_recorded = 0;  // before copy propagation
   std::uint64_t last_used = 0;      // for least-recently-used eviction

@@ -55,7 +55,12 @@ class Executor final : public GraphSink {
   Event fence(std::span<const Event> before) override;
   // One of op's points (or, under control replication, a send half of one of its copies, or
   // another shard's point) is done here: the last completes the op.
-  void count_off(Op& op);
+  void count_off(Op& op, std::uint32_t points = 1);
+  // A batch slot for work that never runs here: never released, and counting it down from
+  // its predecessors in the batch is harmless.
+  static void leave_elsewhere(PointTask& t);
+  // The bytes a copy moves (for the statistic of bytes between shards).
+  static std::uint64_t copy_bytes(const Op& copy);
 
   std::uint32_t num_cpus() const { return std::uint32_t(cpu_queues_.size()); }
 
