@@ -534,8 +534,10 @@ void Memoizer::replay_batch(TraceTemplate& t, Event fence, bool elide) {
     // Other shards' points nothing here waits for: done with here at once.
     for (const auto& [op, points] : plan->count_offs) exec.count_off(*buffer_[op], points);
     rt_.count_shard_bytes(plan->unseen_copy_bytes);
+    rt_.count_replay_instructions(n, plan->active.size());
   } else {
     for (std::size_t i = 0; i < n; ++i) init(i);
+    rt_.count_replay_instructions(n, n);
   }
   block->unfinished.store(here + 1, std::memory_order_relaxed);
   if (plan) {

@@ -567,9 +567,19 @@ void Context::end_trace(TraceID id) {
 
 Context::TraceStats Context::trace_stats() const {
   detail::RuntimeStats s = rt("trace_stats").stats();
-  return TraceStats{s.points_launched,  s.points_replayed, s.templates_recorded, s.replays,
-                    s.mismatches,       s.copies,          s.shard_bytes,        s.messages_sent,
-                    s.analysis_busy_ns, s.peers_heard,     s.requests_sent};
+  return TraceStats{s.points_launched,
+                    s.points_replayed,
+                    s.templates_recorded,
+                    s.replays,
+                    s.mismatches,
+                    s.copies,
+                    s.shard_bytes,
+                    s.messages_sent,
+                    s.analysis_busy_ns,
+                    s.peers_heard,
+                    s.requests_sent,
+                    s.replay_instructions,
+                    s.replay_instructions_here};
 }
 
 std::uint32_t Context::num_cpus() const {

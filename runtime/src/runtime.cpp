@@ -114,6 +114,8 @@ RuntimeStats Runtime::stats() const {
   s.points_replayed = points_replayed_.load(std::memory_order_relaxed);
   s.templates_recorded = templates_recorded_.load(std::memory_order_relaxed);
   s.replays = replays_.load(std::memory_order_relaxed);
+  s.replay_instructions = replay_instructions_.load(std::memory_order_relaxed);
+  s.replay_instructions_here = replay_instructions_here_.load(std::memory_order_relaxed);
   s.mismatches = mismatches_.load(std::memory_order_relaxed);
   s.copies = copies_.load(std::memory_order_relaxed);
   s.shard_bytes = shard_bytes_.load(std::memory_order_relaxed);

@@ -70,6 +70,27 @@ foreach(h ${heard})
 endforeach()
 message(STATUS "neighbours, 8 ranks: ${heard}")
 
+# Replays are per shard: with the same loop under a manual trace, each shard's replays set up
+# only its own instructions and its neighbours' points it waits for (a third of the
+# template on 8 ranks; all of it if replays walked other shards' work).
+run_np(8 out rc ${PROGRAM} neighbours_traced -ll:cpu 1)
+string(REGEX MATCHALL "replays=[0-9]+ replay_instructions=[0-9]+ here=[0-9]+" lines "${out}")
+list(LENGTH lines n)
+if(NOT rc EQUAL 0 OR NOT n EQUAL 8)
+  message(FATAL_ERROR "neighbours_traced on 8 ranks failed (exit ${rc}):\n${out}")
+endif()
+foreach(l ${lines})
+  string(REGEX MATCH "replays=([0-9]+) replay_instructions=([0-9]+) here=([0-9]+)" _ "${l}")
+  set(replays ${CMAKE_MATCH_1})
+  set(all ${CMAKE_MATCH_2})
+  set(here ${CMAKE_MATCH_3})
+  math(EXPR here_x2 "${here} * 2")
+  if(replays LESS 5 OR here EQUAL 0 OR NOT here_x2 LESS all)
+    message(FATAL_ERROR "neighbours_traced on 8 ranks: ${l} (a shard's replays should set up under half of the instructions):\n${out}")
+  endif()
+endforeach()
+message(STATUS "neighbours_traced, 8 ranks: ${lines}")
+
 # A divergent program, a failing task, and a divergence no completion message shows (rank 1
 # issues two extra fences; its later ops pair up with same-shaped ops elsewhere, and the
 # shards end up waiting for each other: the stall probe compares the op streams, and

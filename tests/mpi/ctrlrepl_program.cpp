@@ -55,7 +55,8 @@ int main(int argc, char** argv) {
     auto is = ctx.create_index_space(Rect<1>({0}, {99}));
     auto fs = ctx.create_field_space({{FV, 8}});
     Region a = ctx.create_region(is, fs), b = ctx.create_region(is, fs);
-    const coord_t ntiles = mode == "neighbours" ? 2 * coord_t(ctx.num_shards()) : 4;
+    const bool neighbours = mode == "neighbours" || mode == "neighbours_traced";
+    const coord_t ntiles = neighbours ? 2 * coord_t(ctx.num_shards()) : 4;
     auto tiles = ctx.create_index_space(Rect<1>({0}, {ntiles - 1}));
     Partition pa = ctx.partition_equal(a, tiles), pb = ctx.partition_equal(b, tiles);
     auto halo_of = [&](Region r, Partition p) {
@@ -73,6 +74,7 @@ int main(int argc, char** argv) {
         ctx.fence();
         ctx.fence();
       }
+      if (mode == "neighbours_traced") ctx.begin_trace(1);
       IndexLauncher l1(T_STEP, tiles);
       l1.add(ha, Projection::identity(), Privilege::ReadOnly, {FV});
       l1.add(pb, Projection::identity(), Privilege::WriteDiscard, {FV});
@@ -82,13 +84,18 @@ int main(int argc, char** argv) {
       l2.add(hb, Projection::identity(), Privilege::ReadOnly, {FV});
       l2.add(pa, Projection::identity(), Privilege::WriteDiscard, {FV});
       ctx.execute(l2);
+      if (mode == "neighbours_traced") ctx.end_trace(1);
     }
     if (mode == "throw") ctx.execute(IndexLauncher(T_THROW, tiles)).wait();
-    if (mode == "neighbours") {
+    if (neighbours) {
       ctx.fence().wait();  // every point of this shard has run: it heard what it needed
       const Context::TraceStats st = ctx.trace_stats();
-      std::printf("shard %u heard_from=%u requests=%llu\n", ctx.shard(), st.peers_heard,
-                  (unsigned long long)st.requests_sent);
+      std::printf(
+          "shard %u heard_from=%u requests=%llu replays=%llu replay_instructions=%llu "
+          "here=%llu\n",
+          ctx.shard(), st.peers_heard, (unsigned long long)st.requests_sent,
+          (unsigned long long)st.replays, (unsigned long long)st.replay_instructions,
+          (unsigned long long)st.replay_instructions_here);
       return;  // (the checksum below is a single task whose value every shard hears of)
     }
     TaskLauncher s(T_SUM);

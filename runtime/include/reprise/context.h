@@ -87,6 +87,10 @@ class Context {
     // it), and the completions of remote points it asked for.
     std::uint32_t peers_heard = 0;
     std::uint64_t requests_sent = 0;
+    // Batch replays: instructions of the templates replayed, and of those the ones this
+    // shard's replays set up (its own, and the other shards' points it waits for).
+    std::uint64_t replay_instructions = 0;
+    std::uint64_t replay_instructions_here = 0;
   };
   TraceStats trace_stats() const;
   // Ops issued so far (the next op's number), and with -lg:coverage_log the record of which

@@ -64,13 +64,15 @@ struct RuntimeStats {
   std::uint64_t templates_recorded = 0;
   std::uint64_t replays = 0;
   std::uint64_t mismatches = 0;
-  std::uint64_t copies = 0;            // generated copies run (between memories)
-  std::uint64_t shard_bytes = 0;       // moved between shards by copies (all shards)
-  std::uint64_t analysis_cpu_ns = 0;   // CPU time of the utility thread (spinning included)
-  std::uint64_t analysis_busy_ns = 0;  // wall time the utility thread spent inside the pipeline
-  std::uint64_t messages_sent = 0;     // to other shards (MPI sends)
-  std::uint32_t peers_heard = 0;       // shards this one had a completion or request from
-  std::uint64_t requests_sent = 0;     // completions of remote points this shard asked for
+  std::uint64_t copies = 0;               // generated copies run (between memories)
+  std::uint64_t shard_bytes = 0;          // moved between shards by copies (all shards)
+  std::uint64_t analysis_cpu_ns = 0;      // CPU time of the utility thread (spinning included)
+  std::uint64_t analysis_busy_ns = 0;     // wall time the utility thread spent inside the pipeline
+  std::uint64_t messages_sent = 0;        // to other shards (MPI sends)
+  std::uint32_t peers_heard = 0;          // shards this one had a completion or request from
+  std::uint64_t requests_sent = 0;        // completions of remote points this shard asked for
+  std::uint64_t replay_instructions = 0;  // in the templates replayed
+  std::uint64_t replay_instructions_here = 0;  // of those, initialised by this shard's replays
 };
 
 class Runtime {
@@ -128,6 +130,11 @@ class Runtime {
   void count_replay(std::uint64_t points) {
     points_replayed_.fetch_add(points, std::memory_order_relaxed);
     replays_.fetch_add(1, std::memory_order_relaxed);
+  }
+  // A batch replay of a template of `all` instructions initialised `here` of them.
+  void count_replay_instructions(std::uint64_t all, std::uint64_t here) {
+    replay_instructions_.fetch_add(all, std::memory_order_relaxed);
+    replay_instructions_here_.fetch_add(here, std::memory_order_relaxed);
   }
   void count_template() { templates_recorded_.fetch_add(1, std::memory_order_relaxed); }
   void count_mismatch() { mismatches_.fetch_add(1, std::memory_order_relaxed); }
@@ -200,6 +207,7 @@ class Runtime {
   std::atomic<std::uint64_t> points_replayed_{0};
   std::atomic<std::uint64_t> templates_recorded_{0};
   std::atomic<std::uint64_t> replays_{0};
+  std::atomic<std::uint64_t> replay_instructions_{0}, replay_instructions_here_{0};
   std::atomic<std::uint64_t> mismatches_{0};
   std::atomic<std::uint64_t> copies_{0};
   std::atomic<std::uint64_t> shard_bytes_{0};
