@@ -23,7 +23,7 @@ endif()
 # reprise_library(name SOURCES ... DEPS ...): a component library with our warnings.
 function(reprise_library name)
   cmake_parse_arguments(ARG "" "" "SOURCES;DEPS;PRIVATE_DEPS" ${ARGN})
-  add_library(${name} STATIC ${ARG_SOURCES})
+  add_library(${name} ${ARG_SOURCES})  # static or shared by BUILD_SHARED_LIBS
   target_compile_options(${name} PRIVATE $<$<COMPILE_LANGUAGE:CXX>:${REPRISE_WARNINGS}>)
   target_link_libraries(${name} PUBLIC ${ARG_DEPS} PRIVATE ${ARG_PRIVATE_DEPS})
 endfunction()

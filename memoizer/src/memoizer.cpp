@@ -92,12 +92,14 @@ void Memoizer::end(const OpRef& op) {
       if (same_ops_) {
         // Expected in a loop whose data moves between memories or trees: no warning.
         REPRISE_LOG_INFO(
+            LogCategory::Tracing,
             "trace {}: the data is not where any of its {} templates with these ops expects "
             "it; recording anew",
             current_, templates_[current_].size());
       } else if (templates_.count(current_)) {
         rt_.count_mismatch();
-        REPRISE_LOG_WARN("trace {}: its {} ops match none of its {} templates; recording anew",
+        REPRISE_LOG_WARN(LogCategory::Tracing,
+                         "trace {}: its {} ops match none of its {} templates; recording anew",
                          current_, buffer_.size(), templates_[current_].size());
       }
       record(current_);
@@ -232,6 +234,7 @@ void Memoizer::record(TraceID id) {
                                                [&](const auto& f) { return state.holds(f); });
   t->last_used = ++use_clock_;
   REPRISE_LOG_INFO(
+      LogCategory::Tracing,
       "trace {}: recorded {} ops, {} instructions ({} copies; {} before copy propagation), {} "
       "edges ({} after transitive reduction), {} elision links, {} physical facts, "
       "{}idempotent",
@@ -247,7 +250,7 @@ void Memoizer::record(TraceID id) {
       std::fputs(dot.c_str(), f);
       std::fclose(f);
     } else {
-      REPRISE_LOG_WARN("trace {}: cannot write {}", id, path);
+      REPRISE_LOG_WARN(LogCategory::Tracing, "trace {}: cannot write {}", id, path);
     }
   }
   ++templates_made_;

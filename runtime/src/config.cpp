@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "reprise/error.h"
+#include "reprise_rt/log.h"
 
 namespace reprise::detail {
 
@@ -19,6 +20,8 @@ struct FlagDef {
   const char* help;
   std::function<std::string(const Config&)> show;
   std::function<void(Config&, const std::string&)> set;
+  bool legion = false;          // a Legion spelling (listed apart in -lg:help)
+  bool optional_value = false;  // the value may be left out (taken only if it is a number)
 };
 
 std::int64_t parse_int(const std::string& flag, const std::string& v, std::int64_t lo,
@@ -35,6 +38,31 @@ int parse_level(const std::string& v) {
   for (int i = 0; i < 6; ++i)
     if (v == names[i]) return i;
   return int(parse_int("-level", v, 0, 5));
+}
+
+// -level N, or Legion's -level CAT=N,CAT=N,... (a bare N sets every category).
+void parse_levels(Config& c, const std::string& spec) {
+  std::size_t from = 0;
+  while (from <= spec.size()) {
+    const std::size_t comma = std::min(spec.find(',', from), spec.size());
+    const std::string item = spec.substr(from, comma - from);
+    const std::size_t eq = item.find('=');
+    if (eq == std::string::npos) {
+      c.log_level = parse_level(item);
+      c.log_category_levels.clear();
+    } else {
+      const std::string cat = item.substr(0, eq);
+      if (!log_category(cat)) {
+        std::string names;
+        for (int i = 0; i < kLogCategories; ++i)
+          names += fmt::format("{}{}", i ? ", " : "", to_string(LogCategory(i)));
+        throw Error(
+            fmt::format("flag -level: unknown log category '{}' (categories: {})", cat, names));
+      }
+      c.log_category_levels.emplace_back(cat, parse_level(item.substr(eq + 1)));
+    }
+    from = comma + 1;
+  }
 }
 
 const std::vector<FlagDef>& flag_table() {
@@ -85,9 +113,15 @@ const std::vector<FlagDef>& flag_table() {
             [](Config& c, const std::string& v) { c.trace_dot_dir = v; }));
     add("-lg:trace:max_templates", "N", "templates kept per trace id (least recently used go)",
         i32(&Config::max_templates, 1, 1024, "-lg:trace:max_templates"));
-    add("-lg:safe_ctrlrepl", nullptr,
-        "control replication: compare the shards' op streams every 1024 ops (always at exit)",
-        sw(&Config::safe_ctrlrepl));
+    add("-lg:safe_ctrlrepl", "[N]",
+        "control replication: compare the shards' op streams every 1024 ops (always at exit); "
+        "Legion's level N may follow (0: off)",
+        std::make_pair([](const Config& c) { return std::string(c.safe_ctrlrepl ? "on" : "off"); },
+                       [](Config& c, const std::string& v) {
+                         c.safe_ctrlrepl =
+                             v.empty() || parse_int("-lg:safe_ctrlrepl", v, 0, 1 << 20) > 0;
+                       }));
+    t.back().optional_value = true;
     add("-lg:coverage_log", nullptr,
         "log which ops ran replayed, for per-iteration coverage timelines (apps print them)",
         sw(&Config::coverage_log));
@@ -98,6 +132,7 @@ const std::vector<FlagDef>& flag_table() {
     add("-lg:enable_automatic_tracing", nullptr, "accepted for the Apophenia artifact (on anyway)",
         std::make_pair([](const Config&) { return std::string("-"); },
                        [](Config& c, const std::string&) { c.auto_tracing = true; }));
+    t.back().legion = true;
     add("-lg:auto_trace:min_trace_length", "N", "shortest automatic trace",
         i32(&Config::at_min_length, 1, 1 << 20, "-lg:auto_trace:min_trace_length"));
     add("-lg:auto_trace:max_trace_length", "N", "longest automatic trace (longer repeats are cut)",
@@ -127,16 +162,66 @@ const std::vector<FlagDef>& flag_table() {
             [](const Config& c) { return c.at_log.empty() ? std::string("(off)") : c.at_log; },
             [](Config& c, const std::string& v) { c.at_log = v; }));
     add("-lg:help", nullptr, "print this list and exit", sw(&Config::help));
-    add("-level", "N|name", "log level: 0 spew .. 5 error (or spew/debug/info/print/warning/error)",
+    add("-level", "N|CAT=N,...",
+        "log level: 0 spew .. 5 error (or spew/debug/info/print/warning/error), for every "
+        "category or per category (runtime, analysis, tracing, auto_trace, ctrlrepl, gpu)",
         std::make_pair([](const Config& c) { return std::to_string(c.log_level); },
-                       [](Config& c, const std::string& v) { c.log_level = parse_level(v); }));
+                       [](Config& c, const std::string& v) { parse_levels(c, v); }));
+    add("-logfile", "FILE", "write log lines to FILE instead of stderr (`%`: the shard number)",
+        std::make_pair(
+            [](const Config& c) { return c.log_file.empty() ? std::string("stderr") : c.log_file; },
+            [](Config& c, const std::string& v) { c.log_file = v; }));
+    // Legion's spellings (a Legion command line runs unchanged).
+    auto legion = [&](const char* name, const char* value, const char* help, auto p) {
+      add(name, value, help, p);
+      t.back().legion = true;
+    };
+    auto notice = [](const char* text) {
+      return std::make_pair([](const Config&) { return std::string("-"); },
+                            [text](Config& c, const std::string&) { c.notices.push_back(text); });
+    };
+    legion("-lg:no_tracing", nullptr,
+           "turn manual traces off: begin_trace/end_trace do nothing (A/B runs)",
+           std::make_pair([](const Config& c) { return std::string(c.no_tracing ? "on" : "off"); },
+                          [](Config& c, const std::string&) { c.no_tracing = true; }));
+    legion("-lg:partcheck", nullptr, "accepted; partitions are always checked here",
+           notice("-lg:partcheck is accepted for compatibility: partitions are always checked "
+                  "(disjointness and completeness are computed when a partition is created)"));
+    legion("-ll:nsize", "MiB", "capacity of each NUMA (system) memory, as -ll:csize",
+           std::make_pair([](const Config& c) { return std::to_string(c.csize_mib); },
+                          [](Config& c, const std::string& v) {
+                            c.csize_mib = parse_int("-ll:nsize", v, 1, std::int64_t(1) << 30);
+                          }));
+    legion("-ll:ncpu", "N", "CPU workers per NUMA memory: -ll:cpu becomes N times -ll:numa",
+           i32(&Config::ncpu, 1, 1024, "-ll:ncpu"));
+    add("-lg:auto_trace:repeats_algorithm", "quick_matching_of_substrings|suffix_tree_walk",
+        "repeat finder; both run the paper's suffix-array algorithm (quick matching) here",
+        std::make_pair([](const Config&) { return std::string("quick_matching_of_substrings"); },
+                       [](Config& c, const std::string& v) {
+                         if (v == "suffix_tree_walk")
+                           c.notices.push_back(
+                               "-lg:auto_trace:repeats_algorithm suffix_tree_walk: Reprise "
+                               "finds repeats by quick matching of substrings (the paper's "
+                               "suffix-array algorithm)");
+                         else if (v != "quick_matching_of_substrings")
+                           throw Error(
+                               fmt::format("flag -lg:auto_trace:repeats_algorithm: '{}' is not "
+                                           "quick_matching_of_substrings or suffix_tree_walk",
+                                           v));
+                       }));
+    t.back().legion = true;
     return t;
   }();
   return table;
 }
 
 bool is_runtime_flag(const std::string& a) {
-  return a.rfind("-ll:", 0) == 0 || a.rfind("-lg:", 0) == 0 || a == "-level";
+  return a.rfind("-ll:", 0) == 0 || a.rfind("-lg:", 0) == 0 || a == "-level" || a == "-logfile";
+}
+
+bool is_number(const std::string& s) {
+  return !s.empty() &&
+         std::all_of(s.begin(), s.end(), [](char ch) { return ch >= '0' && ch <= '9'; });
 }
 
 std::vector<std::string> split_env(const char* s) {
@@ -166,12 +251,17 @@ ParsedArgs parse_args(const std::vector<std::string>& args_in, bool use_env) {
       (i < from_env ? env_app_args : out.app_args).push_back(a);
       continue;
     }
+    // The Apophenia artifact spells the automatic-tracing flags -lg:autotrace:...
+    const std::string name =
+        a.rfind("-lg:autotrace:", 0) == 0 ? "-lg:auto_trace:" + a.substr(14) : a;
     const FlagDef* def = nullptr;
     for (const auto& f : table)
-      if (a == f.name) def = &f;
+      if (name == f.name) def = &f;
     if (!def) throw Error(fmt::format("unknown flag '{}' (see -lg:help)", a));
     std::string value;
-    if (def->value) {
+    if (def->optional_value) {
+      if (i + 1 < args.size() && is_number(args[i + 1])) value = args[++i];
+    } else if (def->value) {
       if (i + 1 >= args.size())
         throw Error(fmt::format("flag {} needs a value ({})", a, def->value));
       value = args[++i];
@@ -179,6 +269,7 @@ ParsedArgs parse_args(const std::vector<std::string>& args_in, bool use_env) {
     def->set(out.config, value);
   }
   out.app_args.insert(out.app_args.end(), env_app_args.begin(), env_app_args.end());
+  if (out.config.ncpu > 0) out.config.cpus = out.config.ncpu * out.config.numa;
   return out;
 }
 
@@ -189,7 +280,12 @@ std::string flags_help() {
     return f.value ? fmt::format("{} {}", f.name, f.value) : std::string(f.name);
   };
   for (const auto& f : flag_table())
-    s += fmt::format("  {}\n      {} [default: {}]\n", name_of(f), f.help, f.show(defaults));
+    if (!f.legion)
+      s += fmt::format("  {}\n      {} [default: {}]\n", name_of(f), f.help, f.show(defaults));
+  s += "Legion's spellings, accepted (what each does here):\n";
+  for (const auto& f : flag_table())
+    if (f.legion) s += fmt::format("  {}\n      {}\n", name_of(f), f.help);
+  s += "  -lg:autotrace:...\n      the -lg:auto_trace:... flags above\n";
   return s;
 }
 

@@ -49,7 +49,7 @@ struct Executor::Topology {
     if (!topo || core < 0 || core >= cores) return;
     hwloc_obj_t obj = hwloc_get_obj_by_type(topo, HWLOC_OBJ_CORE, unsigned(core));
     if (!obj || hwloc_set_cpubind(topo, obj->cpuset, HWLOC_CPUBIND_THREAD) != 0)
-      REPRISE_LOG_DEBUG("could not pin a worker to core {}", core);
+      REPRISE_LOG_DEBUG(LogCategory::Runtime, "could not pin a worker to core {}", core);
   }
 };
 
@@ -70,8 +70,10 @@ void Executor::start() {
   bool pin = rt_.config().pin && int(cpu_queues_.size()) <= cores && rt_.num_shards() == 1;
   for (std::size_t i = 0; i < cpu_queues_.size(); ++i)
     threads_.emplace_back(&Executor::worker_loop, this, std::ref(*cpu_queues_[i]),
-                          pin ? int(i) : -1);
-  for (auto& q : dma_queues_) threads_.emplace_back(&Executor::worker_loop, this, std::ref(*q), -1);
+                          pin ? int(i) : -1, fmt::format("cpu{}", i));
+  for (std::size_t i = 0; i < dma_queues_.size(); ++i)
+    threads_.emplace_back(&Executor::worker_loop, this, std::ref(*dma_queues_[i]), -1,
+                          fmt::format("util{}", i + 1));
 }
 
 void Executor::stop() {
@@ -247,7 +249,8 @@ void Executor::enqueue(PointTask* t) {
   queue_of(t->proc).push(t);
 }
 
-void Executor::worker_loop(ReadyQueue& q, int pin_core) {
+void Executor::worker_loop(ReadyQueue& q, int pin_core, std::string name) {
+  set_log_thread_name(std::move(name));
   if (pin_core >= 0) topo_->pin_current_thread(pin_core);
   int spin = rt_.config().spin_us;
   while (PointTask* list = q.pop_all(spin)) {

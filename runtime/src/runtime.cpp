@@ -54,6 +54,13 @@ Runtime::Runtime(Config config, std::unique_ptr<Mapper> mapper, Network* network
       executor_(*this),
       queue_(std::size_t(config_.window) + 2) {
   set_log_level(LogLevel(config_.log_level));
+  for (const auto& [category, level] : config_.log_category_levels)
+    set_log_level(*log_category(category), LogLevel(level));
+  set_log_output(shard(), config_.log_file);
+  set_log_thread_name("app");  // (the runtime is made on the application's thread)
+  if (shard() == 0)
+    for (const std::string& notice : config_.notices)
+      log_write(LogLevel::Warning, LogCategory::Runtime, notice);
   snapshot_registry();
   if (network_) {
     exchange_ = std::make_unique<ShardExchange>(*this, *network_);
@@ -135,6 +142,7 @@ void Runtime::run(const std::function<void(Context&)>& top_level) {
   Runtime* expected = nullptr;
   if (!g_current.compare_exchange_strong(expected, this))
     throw Error("reprise::start: a runtime is already running in this process");
+  set_log_thread_name("app");
   executor_.start();
   if (network_) {
     network_->start();
@@ -488,11 +496,15 @@ void Runtime::begin_trace(TraceID id) {
   if (trace_open_)
     throw Error(fmt::format("begin_trace({}): trace {} is still open; traces do not nest", id,
                             open_trace_));
-  OpRef op = make_op();
-  op->kind = OpKind::BeginTrace;
-  op->trace = id;
-  op->domain = Domain(Rect<1>({0}, {0}));
-  issue(std::move(op));
+  // -lg:no_tracing: the marks are still checked (a program is valid with and without), but
+  // issue nothing: the ops in between are analysed like any others.
+  if (!config_.no_tracing) {
+    OpRef op = make_op();
+    op->kind = OpKind::BeginTrace;
+    op->trace = id;
+    op->domain = Domain(Rect<1>({0}, {0}));
+    issue(std::move(op));
+  }
   trace_open_ = true;
   open_trace_ = id;
 }
@@ -502,6 +514,7 @@ void Runtime::end_trace(TraceID id) {
   if (id != open_trace_)
     throw Error(fmt::format("end_trace({}): the open trace is {}", id, open_trace_));
   trace_open_ = false;
+  if (config_.no_tracing) return;
   OpRef op = make_op();
   op->kind = OpKind::EndTrace;
   op->trace = id;
@@ -511,6 +524,7 @@ void Runtime::end_trace(TraceID id) {
 }
 
 void Runtime::utility_loop() {
+  set_log_thread_name("util");
   int spin = config_.spin_us;
   bool released = false;
   auto idle = [&] {

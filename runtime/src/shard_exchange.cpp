@@ -84,7 +84,7 @@ bool ShardExchange::completes_locally(const Op& op) {
 
 Event ShardExchange::remote(Op& op, std::uint32_t index, std::uint32_t owner) {
   Event e = rt_.events().create();
-  REPRISE_LOG_DEBUG("shard {}: proxy for op #{} index {:x} on shard {}", net_.rank(), op.seq, index,
+  REPRISE_LOG_DEBUG(LogCategory::CtrlRepl, "proxy for op #{} index {:x} on shard {}", op.seq, index,
                     owner);
   if (!op.generated && index < op.point_done.size()) op.point_done[index] = e;
   const std::uint64_t k = key(op.seq, index);
@@ -160,7 +160,7 @@ void ShardExchange::need(Event e) {
     proxies_.emplace(key(op->seq, l.index), Proxy{op, l.index, e});
     ++requests_sent_;
   }
-  REPRISE_LOG_DEBUG("shard {}: asks shard {} for op #{} index {:x}", net_.rank(), l.owner, op->seq,
+  REPRISE_LOG_DEBUG(LogCategory::CtrlRepl, "asks shard {} for op #{} index {:x}", l.owner, op->seq,
                     l.index);
   std::vector<std::byte> b;
   put(b, op->seq);
@@ -329,7 +329,7 @@ void ShardExchange::finished(const Op& op, std::uint32_t point, const std::excep
   // After a failure here every completion carries it: the receiver records it before it
   // completes anything this Done completes (the Abort travels on another channel).
   const std::exception_ptr error = failure || !rt_.failed() ? failure : rt_.first_error();
-  REPRISE_LOG_DEBUG("shard {}: op #{} index {:x} done", net_.rank(), op.seq, index_of(op, point));
+  REPRISE_LOG_DEBUG(LogCategory::CtrlRepl, "op #{} index {:x} done", op.seq, index_of(op, point));
   std::vector<std::byte> b;
   put(b, op.seq);
   put(b, index_of(op, point));
@@ -366,7 +366,7 @@ void ShardExchange::on_done(std::uint32_t from, std::vector<std::byte>&& b) {
     m.error.assign(reinterpret_cast<const char*>(b.data() + at), b.size() - at);
   else if (m.has_value)
     m.value = get<TaskResult>(b, at);
-  REPRISE_LOG_DEBUG("shard {}: done op #{} index {:x} from {}", net_.rank(), seq, index, from);
+  REPRISE_LOG_DEBUG(LogCategory::CtrlRepl, "done op #{} index {:x} from {}", seq, index, from);
   Proxy p;
   {
     std::lock_guard<std::mutex> g(mutex_);
@@ -405,7 +405,7 @@ void ShardExchange::send_data(const Op& copy, std::uint32_t to) {
       b.insert(b.end(), from, from + n);
     });
   }
-  REPRISE_LOG_DEBUG("shard {}: data op #{} index {:x} to {} ({} bytes)", net_.rank(), copy.seq,
+  REPRISE_LOG_DEBUG(LogCategory::CtrlRepl, "data op #{} index {:x} to {} ({} bytes)", copy.seq,
                     index_of(copy, 0), to, b.size());
   net_.send(to, Channel::Data, std::move(b));
 }
@@ -501,11 +501,11 @@ void ShardExchange::abandon() {
 
 void ShardExchange::log_held_entries() {
   std::lock_guard<std::mutex> g(mutex_);
-  REPRISE_LOG_INFO(
-      "shard {}: exchange holds {} proxies ({} not asked for), {} early completions, {} "
-      "receives, {} data, {} early requests",
-      net_.rank(), proxies_.size(), lazy_.size(), early_done_.size(), recvs_.size(), data_.size(),
-      early_requests_.size());
+  REPRISE_LOG_INFO(LogCategory::CtrlRepl,
+                   "exchange holds {} proxies ({} not asked for), {} early completions, {} "
+                   "receives, {} data, {} early requests",
+                   proxies_.size(), lazy_.size(), early_done_.size(), recvs_.size(), data_.size(),
+                   early_requests_.size());
 }
 
 void ShardExchange::broadcast_abort(const std::exception_ptr& e) {

@@ -82,7 +82,7 @@ void StreamCheck::on_message(std::uint32_t from, std::vector<std::byte>&& b) {
   const std::uint64_t mine = prefix_.size();
   // Hashes this shard no longer keeps (or not yet) cannot be compared: skip them.
   const std::optional<std::uint64_t> at_count = hash_of(count), at_mine = hash_of(mine);
-  REPRISE_LOG_DEBUG("shard {}: stream check message {} from {}: {} ops {:x} (mine {})", net_.rank(),
+  REPRISE_LOG_DEBUG(LogCategory::CtrlRepl, "stream check message {} from {}: {} ops {:x} (mine {})",
                     int(b[0]), from, count, hash, mine);
   switch (Kind(b[0])) {
     case Kind::Finished:

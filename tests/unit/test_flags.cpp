@@ -2,8 +2,11 @@
 #include <reprise/reprise.h>
 
 #include <cstdlib>
+#include <fstream>
+#include <regex>
 
 #include "reprise_rt/config.h"
+#include "reprise_rt/log.h"
 
 using namespace reprise;
 using reprise::detail::parse_args;
@@ -69,4 +72,69 @@ TEST(Flags, AppArgsDropRuntimeFlags) {
   const char* argv[] = {"app", "-x", "1", "-ll:cpu", "2", "-lg:inorder", "y"};
   auto a = app_args(7, const_cast<char**>(argv));
   EXPECT_EQ(a, (std::vector<std::string>{"app", "-x", "1", "y"}));
+}
+
+// A Legion command line runs unchanged (issue "Fits a Legion user's habits").
+TEST(Flags, LegionSpellings) {
+  auto p = parse_args({"-lg:no_tracing", "-lg:partcheck", "-ll:nsize", "512", "-ll:numa", "2",
+                       "-ll:ncpu", "3", "-lg:safe_ctrlrepl", "1", "-logfile", "run_%.log",
+                       "-lg:autotrace:min_trace_length", "25", "-lg:auto_trace:repeats_algorithm",
+                       "quick_matching_of_substrings", "-lg:enable_automatic_tracing", "app-arg"},
+                      false);
+  EXPECT_TRUE(p.config.no_tracing);
+  EXPECT_EQ(p.config.csize_mib, 512);
+  EXPECT_EQ(p.config.cpus, 6) << "-ll:ncpu is per NUMA memory";
+  EXPECT_TRUE(p.config.safe_ctrlrepl);
+  EXPECT_EQ(p.config.log_file, "run_%.log");
+  EXPECT_EQ(p.config.at_min_length, 25);
+  ASSERT_EQ(p.config.notices.size(), 1u);
+  EXPECT_NE(p.config.notices[0].find("-lg:partcheck"), std::string::npos);
+  EXPECT_EQ(p.app_args, (std::vector<std::string>{"app-arg"}));
+  // -lg:safe_ctrlrepl takes Legion's level only when one follows; 0 turns it off.
+  EXPECT_EQ(parse_args({"-lg:safe_ctrlrepl", "-nx", "4"}, false).app_args,
+            (std::vector<std::string>{"-nx", "4"}));
+  EXPECT_TRUE(parse_args({"-lg:safe_ctrlrepl"}, false).config.safe_ctrlrepl);
+  EXPECT_FALSE(parse_args({"-lg:safe_ctrlrepl", "0"}, false).config.safe_ctrlrepl);
+  EXPECT_THROW(parse_args({"-lg:auto_trace:repeats_algorithm", "magic"}, false), Error);
+  EXPECT_THROW(parse_args({"-lg:autotrace:bogus", "1"}, false), Error);
+  const std::string h = detail::flags_help();
+  EXPECT_NE(h.find("Legion's spellings"), std::string::npos);
+  for (const char* f : {"-lg:no_tracing", "-lg:partcheck", "-ll:nsize", "-ll:ncpu", "-logfile"})
+    EXPECT_NE(h.find(f), std::string::npos) << f;
+}
+
+TEST(Flags, LevelsPerCategory) {
+  auto p = parse_args({"-level", "2,auto_trace=debug,ctrlrepl=5"}, false);
+  EXPECT_EQ(p.config.log_level, 2);
+  EXPECT_EQ(p.config.log_category_levels,
+            (std::vector<std::pair<std::string, int>>{{"auto_trace", 1}, {"ctrlrepl", 5}}));
+  try {
+    parse_args({"-level", "legion_spy=2"}, false);
+    FAIL();
+  } catch (const Error& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("unknown log category 'legion_spy'"), std::string::npos) << what;
+    EXPECT_NE(what.find("auto_trace"), std::string::npos) << what;
+  }
+  EXPECT_THROW(parse_args({"-level", "tracing=loud"}, false), Error);
+}
+
+// Log lines name the shard, the thread, the time and the category, and go to a file per shard.
+TEST(Flags, LogLinesToAFilePerShard) {
+  namespace d = reprise::detail;
+  const std::string dir = ::testing::TempDir();
+  d::set_log_output(3, dir + "/reprise_log_%.txt");
+  d::set_log_level(d::LogLevel::Warning);
+  d::set_log_level(d::LogCategory::CtrlRepl, d::LogLevel::Debug);
+  REPRISE_LOG_DEBUG(LogCategory::CtrlRepl, "hello {}", 42);
+  REPRISE_LOG_DEBUG(LogCategory::Tracing, "not shown");
+  d::set_log_output(0, "");  // back to stderr
+  d::set_log_level(d::LogLevel::Warning);
+  std::ifstream in(dir + "/reprise_log_3.txt");
+  std::string line, all;
+  while (std::getline(in, line)) all += line + "\n";
+  EXPECT_TRUE(std::regex_match(
+      all, std::regex(R"(\[reprise s3 t[0-9]+ [0-9]+\.[0-9]{6} debug ctrlrepl\] hello 42\n)")))
+      << all;
+  EXPECT_THROW(d::set_log_output(0, "/nonexistent-dir/x.log"), Error);
 }

@@ -186,6 +186,16 @@ TEST(Tracing, ReplaysGiveTheUntracedResults) {
   }
 }
 
+// Legion's -lg:no_tracing: the same program with its trace marks, analysed untraced.
+TEST(Tracing, NoTracingFlagTurnsManualTracesOff) {
+  auto reference = sc18_program(false, {});
+  Context::TraceStats st;
+  EXPECT_EQ(sc18_program(true, {"-lg:no_tracing"}, &st), reference);
+  EXPECT_EQ(st.templates_recorded, 0u);
+  EXPECT_EQ(st.replays, 0u);
+  EXPECT_EQ(st.points_replayed, 0u);
+}
+
 TEST(Tracing, ElisionLinksFollowTheHalo) {
   // A 1-d two-tile stencil: tile 0 of iteration i+1 waits on tile 1 of iteration i only when
   // its halo reaches into tile 1.

@@ -4,7 +4,7 @@ set -euo pipefail
 packages=(
   cmake g++ make ninja-build pkg-config
   libtbb-dev libhwloc-dev libfmt-dev
-  libgtest-dev libgmock-dev libbenchmark-dev
+  libgtest-dev libgmock-dev
   libopenmpi-dev openmpi-bin
   python3-matplotlib
 )

@@ -14,7 +14,7 @@ for kind in "${kinds[@]}"; do
   dir=build-${kind/address/asan}
   dir=${dir/thread/tsan}
   cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DREPRISE_SANITIZE=$kind \
-        -DREPRISE_CUDA=OFF > /dev/null
+        -DREPRISE_CUDA=OFF -DREPRISE_WERROR=ON > /dev/null
   cmake --build "$dir" -j "$(nproc)" --target unit_tests stencil random_programs misuse
   echo "== $kind: unit tests"
   export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1

@@ -40,7 +40,7 @@ AutoTraceStage::AutoTraceStage(Runtime& rt, std::unique_ptr<OpSink> next,
         rt.num_shards() > 1 ? fmt::format("{}.{}", log_path, rt.shard()) : log_path;
     log_ = std::fopen(path.c_str(), "w");
     if (!log_)
-      REPRISE_LOG_WARN("auto tracing: cannot write the log {}", path);
+      REPRISE_LOG_WARN(LogCategory::AutoTrace, "auto tracing: cannot write the log {}", path);
     else
       std::fputs(
           "# found <trace> length <n> at_op <i> | trace <id> first_op <i> length <n> | "

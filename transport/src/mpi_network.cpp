@@ -16,6 +16,8 @@
 #include <stdexcept>
 #include <thread>
 
+#include "reprise_rt/log.h"
+
 namespace reprise::transport {
 
 namespace {
@@ -200,6 +202,7 @@ class MpiNetwork final : public detail::Network {
   }
 
   void loop() {
+    detail::set_log_thread_name("mpi");
     auto idle = std::chrono::microseconds(20);
     MPI_Request barrier = MPI_REQUEST_NULL;
     for (;;) {

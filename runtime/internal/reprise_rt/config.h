@@ -2,6 +2,7 @@
 // Runtime configuration: the -ll:/-lg:/-level flags, from the command line and REPRISE_ARGS.
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace reprise::detail {
@@ -17,11 +18,16 @@ struct Config {
   bool inorder = false;           // -lg:inorder
   int window = 1024;              // -lg:window
   bool help = false;              // -lg:help
-  int log_level = 4;              // -level
-  std::string trace_dot_dir;      // -lg:trace:dot
-  int max_templates = 8;          // -lg:trace:max_templates
-  bool coverage_log = false;      // -lg:coverage_log
-  bool safe_ctrlrepl = false;     // -lg:safe_ctrlrepl
+  int log_level = 4;              // -level N (every category)
+  // -level CAT=N,...: per category (names: reprise_rt/log.h), after log_level.
+  std::vector<std::pair<std::string, int>> log_category_levels;
+  std::string log_file;        // -logfile (`%`: the shard number); empty: stderr
+  bool no_tracing = false;     // -lg:no_tracing: begin_trace/end_trace do nothing
+  int ncpu = 0;                // -ll:ncpu: CPU workers per NUMA memory (0: unset)
+  std::string trace_dot_dir;   // -lg:trace:dot
+  int max_templates = 8;       // -lg:trace:max_templates
+  bool coverage_log = false;   // -lg:coverage_log
+  bool safe_ctrlrepl = false;  // -lg:safe_ctrlrepl
   // Automatic tracing (Apophenia); the defaults are documented in docs/tracing.md.
   bool auto_tracing = true;                  // -lg:no_auto_tracing turns it off
   int at_min_length = 5;                     // -lg:auto_trace:min_trace_length
@@ -32,6 +38,8 @@ struct Config {
   int at_visit_threshold = 1;                // -lg:auto_trace:visit_threshold
   int at_analysis_delay_us = 0;              // -lg:auto_trace:analysis_delay_us
   std::string at_log;                        // -lg:auto_trace:log
+  // One line per flag accepted only for compatibility (what it does here), printed at start.
+  std::vector<std::string> notices;
 };
 
 struct ParsedArgs {

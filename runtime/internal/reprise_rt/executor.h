@@ -71,7 +71,7 @@ class Executor final : public GraphSink {
   // A single point or copy: a task of its own, released once its preconditions hold.
   Event launch(Op& op, std::uint32_t point, Processor proc, std::span<const Event> pre);
   void enqueue(PointTask* t);
-  void worker_loop(ReadyQueue& q, int pin_core);
+  void worker_loop(ReadyQueue& q, int pin_core, std::string name);
   void run_point(PointTask* t);
   void cross_done(SuccessorBlock& b, std::uint32_t j);
   void count_down_cross(const SuccessorBlock& b, std::uint32_t j, const SuccessorBlock& next);
