@@ -7,25 +7,23 @@
 namespace reprise::detail {
 
 Instance::Instance(std::uint32_t tree, std::uint32_t memory, const Domain& bounds,
-                   const FieldSpaceInfo& fs, bool remote)
+                   const FieldSpaceInfo& fs, bool remote, int numa_node)
     : tree_(tree), memory_(memory), bounds_(bounds) {
   std::size_t points = std::size_t(bounds.volume());
   fields_.resize(fs.fields.size());
   for (std::size_t i = 0; i < fs.fields.size(); ++i) {
     fields_[i].size = fs.fields[i].size;
     if (remote) continue;
-    // calloc: zero pages come lazily from the OS, so untouched data costs nothing.
-    void* p = std::calloc(points ? points : 1, fs.fields[i].size);
-    if (!p) throw Error(fmt::format("instance of tree {}: out of host memory", tree));
-    fields_[i].data.reset(static_cast<std::byte*>(p));
+    fields_[i].data = host_allocate((points ? points : 1) * fs.fields[i].size, numa_node);
+    if (!fields_[i].data) throw Error(fmt::format("instance of tree {}: out of host memory", tree));
     bytes_ += points * fs.fields[i].size;
   }
 }
 
 std::unique_ptr<Instance> Instance::reduction(std::uint32_t tree, std::uint32_t memory,
                                               const Domain& bounds, const FieldSpaceInfo& fs,
-                                              std::uint32_t slot, bool remote) {
-  auto inst = std::make_unique<Instance>(tree, memory, bounds, fs, remote);
+                                              std::uint32_t slot, bool remote, int numa_node) {
+  auto inst = std::make_unique<Instance>(tree, memory, bounds, fs, remote, numa_node);
   inst->reduction_ = true;
   inst->slot_ = slot;
   inst->reduction_fields_.resize(fs.fields.size());
@@ -71,6 +69,12 @@ InstanceManager::InstanceManager(std::size_t sysmem_bytes, int sysmems, std::uin
       sys.capacity = sysmem_bytes;
       memories_.push_back(sys);
     }
+}
+
+int InstanceManager::numa_node_of(std::uint32_t memory) const {
+  const int nodes = numa_nodes();
+  if (per_shard_ < 2 || nodes < 2) return -1;
+  return int(memory % per_shard_) % nodes;
 }
 
 void InstanceManager::reserve(std::uint32_t memory, std::size_t want, std::uint32_t tree,
@@ -126,7 +130,7 @@ Instance* InstanceManager::reduction_instance(const RegionForest& forest, std::u
     reserve(memory, want, tree, rect);
   }
   if (reductions_by_tree_.size() <= tree) reductions_by_tree_.resize(tree + 1);
-  auto inst = Instance::reduction(tree, memory, rect, fs, slot, remote);
+  auto inst = Instance::reduction(tree, memory, rect, fs, slot, remote, numa_node_of(memory));
   Instance* raw = inst.get();
   reductions_by_tree_[tree].push_back(std::move(inst));
   reduction_index_.emplace(reduction_key(tree, memory, rect, slot), raw);
@@ -150,7 +154,8 @@ Instance* InstanceManager::tree_instance(const RegionForest& forest, std::uint32
       return per_mem[memory].get();
     }
     reserve(memory, want, tree, bounds);
-    per_mem[memory] = std::make_unique<Instance>(tree, memory, bounds, fs);
+    per_mem[memory] =
+        std::make_unique<Instance>(tree, memory, bounds, fs, false, numa_node_of(memory));
   }
   return per_mem[memory].get();
 }

@@ -16,12 +16,9 @@
 #include "reprise/accessor.h"
 #include "reprise/types.h"
 #include "reprise_rt/forest.h"
+#include "reprise_rt/numa.h"
 
 namespace reprise::detail {
-
-struct FreeDeleter {
-  void operator()(void* p) const noexcept { std::free(p); }
-};
 
 struct Memory {
   std::uint32_t id = 0;
@@ -41,12 +38,13 @@ struct ReductionField {
 class Instance {
  public:
   // remote: a memory of another shard; the instance only names it (no storage here).
+  // numa_node >= 0: the data is bound to that NUMA node (see reprise_rt/numa.h).
   Instance(std::uint32_t tree, std::uint32_t memory, const Domain& bounds, const FieldSpaceInfo& fs,
-           bool remote = false);
+           bool remote = false, int numa_node = -1);
   // A reduction instance: slot `slot` of (tree, memory, bounds); one reducing point at a time.
   static std::unique_ptr<Instance> reduction(std::uint32_t tree, std::uint32_t memory,
                                              const Domain& bounds, const FieldSpaceInfo& fs,
-                                             std::uint32_t slot, bool remote);
+                                             std::uint32_t slot, bool remote, int numa_node);
   bool is_reduction() const { return reduction_; }
   std::uint32_t slot() const { return slot_; }
   // Reduction instances: the per-field state of the current reducer (see ReductionField).
@@ -83,7 +81,7 @@ class Instance {
  private:
   struct FieldStorage {
     std::size_t size = 0;
-    std::unique_ptr<std::byte, FreeDeleter> data;
+    HostBytes data;
   };
   std::uint32_t tree_, memory_;
   Domain bounds_;
@@ -115,6 +113,10 @@ class InstanceManager {
   std::uint32_t num_memories() const { return std::uint32_t(memories_.size()); }
   std::uint32_t shard_of(std::uint32_t memory) const { return memory / per_shard_; }
   bool is_local(std::uint32_t memory) const { return shard_of(memory) == shard_; }
+  // The NUMA node a memory's data is bound to: with several system memories per shard on a
+  // machine with several NUMA nodes, memory i of a shard binds to node i (modulo the nodes);
+  // -1 (unbound) otherwise.
+  int numa_node_of(std::uint32_t memory) const;
   // The instance of a whole region tree in a memory, created zero-filled on first use.
   Instance* tree_instance(const RegionForest& forest, std::uint32_t tree, std::uint32_t memory);
   // Reduction instance `slot` of tree over rect in a memory, created on first use and kept
