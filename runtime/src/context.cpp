@@ -18,10 +18,16 @@ using detail::Runtime;
 
 // An op's name for error messages, formatted only when one is reported (a launch that
 // succeeds builds no string).
+// Names an op in launch-time errors as Op::describe does once it is issued: "op #12 (index
+// task 'step')" (seq: the number it would get, the runtime's next), or just its kind.
 struct OpLabel {
-  OpLabel(const char* k, const detail::TaskInfo* t = nullptr) : kind(k), task(t) {}  // NOLINT
+  static constexpr std::uint64_t kNoSeq = ~std::uint64_t(0);
+  OpLabel(const char* k, const detail::TaskInfo* t = nullptr, std::uint64_t s = kNoSeq)  // NOLINT
+      : kind(k), task(t), seq(s) {}
   const char* kind;
   const detail::TaskInfo* task;
+  std::uint64_t seq;
+  std::string str() const;
 };
 
 }  // namespace reprise
@@ -31,10 +37,19 @@ struct fmt::formatter<reprise::OpLabel> {
   constexpr auto parse(fmt::format_parse_context& ctx) { return ctx.begin(); }
   template <typename Context>
   auto format(const reprise::OpLabel& l, Context& ctx) const {
-    return l.task ? fmt::format_to(ctx.out(), "{} '{}'", l.kind, l.task->name)
-                  : fmt::format_to(ctx.out(), "{}", l.kind);
+    if (l.seq == reprise::OpLabel::kNoSeq)
+      return l.task ? fmt::format_to(ctx.out(), "{} '{}'", l.kind, l.task->name)
+                    : fmt::format_to(ctx.out(), "{}", l.kind);
+    return l.task ? fmt::format_to(ctx.out(), "op #{} ({} '{}')", l.seq, l.kind, l.task->name)
+                  : fmt::format_to(ctx.out(), "op #{} ({})", l.seq, l.kind);
   }
 };
+
+namespace reprise {
+std::string OpLabel::str() const {
+  return fmt::format("{}", *this);
+}
+}  // namespace reprise
 
 namespace reprise {
 
@@ -85,9 +100,10 @@ void resolve_fields(const detail::RegionForest& forest, const OpLabel& op, int i
     int fi = fs.index_of(f);
     if (fi < 0)
       throw Error(
-          fmt::format("{}: requirement {} names field {}, which its region's field "
-                      "space does not have",
-                      op, index, f));
+          fmt::format("{}: requirement {} names field {}, which its region {} (fields {}) "
+                      "does not have",
+                      op, index, f, forest.region(out.region).bounds.str(),
+                      forest.field_list(forest.tree(out.tree).field_space)));
     if (out.mask & (detail::FieldMask(1) << fi))
       throw Error(fmt::format("{}: requirement {} names field {} twice", op, index, f));
     out.mask |= detail::FieldMask(1) << fi;
@@ -145,7 +161,7 @@ ReqInfo resolve_region_req(const detail::RegionForest& forest, const OpLabel& op
   try {
     forest.check_region(r.region, op.kind);
   } catch (const Error&) {  // again, with the op's full name in the message
-    forest.check_region(r.region, fmt::format("{}", op).c_str());
+    forest.check_region(r.region, op.str().c_str());
   }
   check_privilege(op, index, r);
   ReqInfo q;
@@ -167,7 +183,7 @@ ReqInfo resolve_partition_req(const detail::RegionForest& forest, const OpLabel&
   try {
     forest.check_partition(r.partition, op.kind);
   } catch (const Error&) {  // again, with the op's full name in the message
-    forest.check_partition(r.partition, fmt::format("{}", op).c_str());
+    forest.check_partition(r.partition, op.str().c_str());
   }
   check_privilege(op, index, r);
   const auto& part = forest.partition(r.partition.node());
@@ -315,11 +331,15 @@ Partition Context::partition_by_blocks(Region parent, const DomainPoint& block) 
   rtm.forest().check_region(parent, "partition_by_blocks");
   const Domain& b = parent.bounds();
   if (block.dim != b.dim)
-    throw Error("partition_by_blocks: block size must have the region's dimension");
+    throw Error(
+        fmt::format("partition_by_blocks: the block size {} has dimension {}, the region {} has {}",
+                    block.str(), block.dim, b.str(), b.dim));
   Domain colors;
   colors.dim = b.dim;
   for (int d = 0; d < b.dim; ++d) {
-    if (block.x[d] <= 0) throw Error("partition_by_blocks: block sizes must be positive");
+    if (block.x[d] <= 0)
+      throw Error(
+          fmt::format("partition_by_blocks: block sizes must be positive, got {}", block.str()));
     colors.lo[d] = 0;
     colors.hi[d] = (b.extent(d) + block.x[d] - 1) / block.x[d] - 1;
   }
@@ -368,7 +388,10 @@ Partition Context::partition_by_translation(const Partition& base, const DomainP
   rtm.forest().check_partition(base, "partition_by_translation");
   const auto& pn = rtm.forest().partition(base.node());
   if (offset.dim != rtm.forest().region(pn.parent_region).bounds.dim)
-    throw Error("partition_by_translation: offset must have the region's dimension");
+    throw Error(fmt::format(
+        "partition_by_translation: the offset {} has dimension {}, the region {} has {}",
+        offset.str(), offset.dim, rtm.forest().region(pn.parent_region).bounds.str(),
+        rtm.forest().region(pn.parent_region).bounds.dim));
   std::vector<Domain> pieces;
   pieces.reserve(pn.pieces.size());
   for (const auto& p : pn.pieces) pieces.push_back(translate(p, offset));
@@ -384,8 +407,9 @@ Region Context::subregion(const Partition& p, const DomainPoint& color) {
 
 Future Context::execute(const TaskLauncher& l) {
   Runtime& rtm = rt("execute");
-  const detail::TaskInfo& t = find_task(rtm, l.task(), "execute");
-  const OpLabel name("task", &t);
+  const std::string call = fmt::format("op #{} (execute)", rtm.ops_issued());
+  const detail::TaskInfo& t = find_task(rtm, l.task(), call.c_str());
+  const OpLabel name("task", &t, rtm.ops_issued());
   OpRef op = detail::make_op();
   op->kind = OpKind::Task;
   op->task = l.task();
@@ -414,8 +438,9 @@ Future Context::execute(const TaskLauncher& l) {
 
 FutureMap Context::execute(const IndexLauncher& l) {
   Runtime& rtm = rt("execute");
-  const detail::TaskInfo& t = find_task(rtm, l.task(), "execute");
-  const OpLabel name("index task", &t);
+  const std::string call = fmt::format("op #{} (execute)", rtm.ops_issued());
+  const detail::TaskInfo& t = find_task(rtm, l.task(), call.c_str());
+  const OpLabel name("index task", &t, rtm.ops_issued());
   const Domain& dom = l.domain();
   if (dom.dim < 1 || dom.dim > kMaxDim)
     throw Error(fmt::format("{}: launch domain must have 1..3 dimensions", name));
@@ -447,8 +472,8 @@ FutureMap Context::execute(const IndexLauncher& l) {
 
 void Context::fill(const FillLauncher& l) {
   Runtime& rtm = rt("fill");
-  const char* name = "fill";
-  rtm.forest().check_region(l.region, name);
+  const OpLabel name("fill", nullptr, rtm.ops_issued());
+  rtm.forest().check_region(l.region, name.str().c_str());
   RegionRequirement r;
   r.region = l.region;
   r.privilege = Privilege::WriteDiscard;
@@ -460,22 +485,23 @@ void Context::fill(const FillLauncher& l) {
   const auto& fs = rtm.forest().field_space(rtm.forest().tree(op->reqs[0].tree).field_space);
   for (int fi : op->reqs[0].field_indices)
     if (fs.fields[std::size_t(fi)].size != l.value.size())
-      throw Error(fmt::format("fill: the value has {} bytes but field {} has {}", l.value.size(),
-                              fs.fields[std::size_t(fi)].id, fs.fields[std::size_t(fi)].size));
+      throw Error(fmt::format("{}: the value has {} bytes but field {} has {}", name,
+                              l.value.size(), fs.fields[std::size_t(fi)].id,
+                              fs.fields[std::size_t(fi)].size));
   op->fill_value.assign(l.value.begin(), l.value.end());
   rtm.issue(std::move(op));
 }
 
 void Context::copy(const CopyLauncher& l) {
   Runtime& rtm = rt("copy");
-  const char* name = "copy";
-  rtm.forest().check_region(l.src, name);
-  rtm.forest().check_region(l.dst, name);
+  const OpLabel name("copy", nullptr, rtm.ops_issued());
+  rtm.forest().check_region(l.src, name.str().c_str());
+  rtm.forest().check_region(l.dst, name.str().c_str());
   if (l.src_fields.size() != l.dst_fields.size())
-    throw Error(fmt::format("copy: {} source fields but {} destination fields", l.src_fields.size(),
-                            l.dst_fields.size()));
+    throw Error(fmt::format("{}: {} source fields but {} destination fields", name,
+                            l.src_fields.size(), l.dst_fields.size()));
   if (l.src.bounds().dim != l.dst.bounds().dim || !l.dst.bounds().contains(l.src.bounds()))
-    throw Error(fmt::format("copy: destination bounds {} do not contain the source bounds {}",
+    throw Error(fmt::format("{}: destination bounds {} do not contain the source bounds {}", name,
                             l.dst.bounds().str(), l.src.bounds().str()));
   OpRef op = detail::make_op();
   op->kind = OpKind::Copy;
@@ -496,12 +522,13 @@ void Context::copy(const CopyLauncher& l) {
     std::size_t a = sfs.fields[std::size_t(op->reqs[0].field_indices[i])].size;
     std::size_t b = dfs.fields[std::size_t(op->reqs[1].field_indices[i])].size;
     if (a != b)
-      throw Error(fmt::format("copy: source field {} has {} bytes, destination field {} has {}",
+      throw Error(fmt::format("{}: source field {} has {} bytes, destination field {} has {}", name,
                               l.src_fields[i], a, l.dst_fields[i], b));
   }
   if (op->reqs[0].tree == op->reqs[1].tree && (op->reqs[0].mask & op->reqs[1].mask) &&
       l.src.bounds().overlaps(l.dst.bounds()))
-    throw Error("copy: source and destination overlap on the same fields");
+    throw Error(fmt::format("{}: source {} and destination {} overlap on the same fields", name,
+                            l.src.bounds().str(), l.dst.bounds().str()));
   rtm.issue(std::move(op));
 }
 
@@ -542,7 +569,10 @@ void Context::destroy(Region r) {
   rtm.forest().check_region(r, "destroy");
   auto& tree = rtm.forest().tree(r.tree());
   if (tree.root != r.node())
-    throw Error("destroy: only a root region can be destroyed (destroy its partition instead)");
+    throw Error(
+        fmt::format("destroy: region {} is a subregion; only a root region can be "
+                    "destroyed (destroy its partition instead)",
+                    r.bounds().str()));
   tree.destroyed = true;
   OpRef op = detail::make_op();
   op->kind = OpKind::DestroyRegion;

@@ -67,7 +67,7 @@ bool pieces_cover(const Domain& bounds, const std::vector<Domain>& pieces, bool 
 
 IndexSpace RegionForest::create_index_space(const Domain& bounds) {
   if (bounds.dim < 1 || bounds.dim > kMaxDim)
-    throw Error("create_index_space: dimension must be 1..3");
+    throw Error(fmt::format("create_index_space: dimension {} given; it must be 1..3", bounds.dim));
   IndexSpace is;
   is.id = std::uint32_t(index_spaces_.push_back(bounds, "the table of index spaces"));
   is.domain = bounds;
@@ -150,12 +150,19 @@ Partition RegionForest::partition_handle(std::uint32_t node) const {
   return Partition(p.tree, node, p.colors, p.disjoint, p.complete);
 }
 
+std::string RegionForest::field_list(std::uint32_t field_space) const {
+  std::string s = "{";
+  for (const auto& f : field_spaces_[field_space].fields)
+    s += fmt::format("{}{}", s.size() > 1 ? ", " : "", f.id);
+  return s + "}";
+}
+
 void RegionForest::check_region(const Region& r, const char* op) const {
   if (!r.valid() || r.node() >= regions_.size() || regions_[r.node()].tree != r.tree())
     throw Error(fmt::format("{}: invalid region handle", op));
   if (trees_[r.tree()].destroyed)
-    throw Error(
-        fmt::format("{}: region {} (tree {}) was destroyed", op, r.bounds().str(), r.tree()));
+    throw Error(fmt::format("{}: region {} with fields {} was destroyed", op, r.bounds().str(),
+                            field_list(trees_[r.tree()].field_space)));
   std::uint32_t part = regions_[r.node()].parent_partition;
   while (part != kInvalidId) {
     if (partitions_[part].destroyed)
@@ -169,7 +176,9 @@ void RegionForest::check_partition(const Partition& p, const char* op) const {
   if (!p.valid() || p.node() >= partitions_.size() || partitions_[p.node()].tree != p.tree())
     throw Error(fmt::format("{}: invalid partition handle", op));
   if (partitions_[p.node()].destroyed)
-    throw Error(fmt::format("{}: partition {} was destroyed", op, p.node()));
+    throw Error(fmt::format("{}: the partition of region {} into colors {} was destroyed", op,
+                            regions_[partitions_[p.node()].parent_region].bounds.str(),
+                            partitions_[p.node()].colors.str()));
   check_region(region_handle(partitions_[p.node()].parent_region), op);
 }
 

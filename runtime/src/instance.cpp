@@ -15,7 +15,9 @@ Instance::Instance(std::uint32_t tree, std::uint32_t memory, const Domain& bound
     fields_[i].size = fs.fields[i].size;
     if (remote) continue;
     fields_[i].data = host_allocate((points ? points : 1) * fs.fields[i].size, numa_node);
-    if (!fields_[i].data) throw Error(fmt::format("instance of tree {}: out of host memory", tree));
+    if (!fields_[i].data)
+      throw Error(fmt::format("an instance of region {} needs {} bytes: out of host memory",
+                              bounds.str(), points * fs.fields[i].size));
     bytes_ += points * fs.fields[i].size;
   }
 }
@@ -77,14 +79,13 @@ int InstanceManager::numa_node_of(std::uint32_t memory) const {
   return int(memory % per_shard_) % nodes;
 }
 
-void InstanceManager::reserve(std::uint32_t memory, std::size_t want, std::uint32_t tree,
-                              const Domain& rect) {
+void InstanceManager::reserve(std::uint32_t memory, std::size_t want, const Domain& rect) {
   Memory& m = memories_[memory];
   if (m.used + want > m.capacity)
     throw Error(fmt::format(
-        "memory {} is full: capacity {} MiB, {} MiB in use, an instance of region tree {} "
-        "({}) needs {:.1f} MiB (raise -ll:csize)",
-        m.name, m.capacity >> 20, m.used >> 20, tree, rect.str(), double(want) / (1 << 20)));
+        "memory {} is full: capacity {} MiB, {} MiB in use, an instance of region {} needs "
+        "{:.1f} MiB (raise -ll:csize)",
+        m.name, m.capacity >> 20, m.used >> 20, rect.str(), double(want) / (1 << 20)));
   m.used += want;
 }
 
@@ -127,7 +128,7 @@ Instance* InstanceManager::reduction_instance(const RegionForest& forest, std::u
   if (!remote) {
     std::size_t want = 0;
     for (const auto& f : fs.fields) want += std::size_t(rect.volume()) * f.size;
-    reserve(memory, want, tree, rect);
+    reserve(memory, want, rect);
   }
   if (reductions_by_tree_.size() <= tree) reductions_by_tree_.resize(tree + 1);
   auto inst = Instance::reduction(tree, memory, rect, fs, slot, remote, numa_node_of(memory));
@@ -153,7 +154,7 @@ Instance* InstanceManager::tree_instance(const RegionForest& forest, std::uint32
       per_mem[memory] = std::make_unique<Instance>(tree, memory, bounds, fs, /*remote=*/true);
       return per_mem[memory].get();
     }
-    reserve(memory, want, tree, bounds);
+    reserve(memory, want, bounds);
     per_mem[memory] =
         std::make_unique<Instance>(tree, memory, bounds, fs, false, numa_node_of(memory));
   }

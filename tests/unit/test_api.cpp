@@ -135,13 +135,15 @@ TEST(Api, TaskErrorsReachTheApplication) {
 
 TEST(Api, RepeatedStartsLeaveNoThreadsBehind) {
   register_all();
+  // (Without automatic tracing: its analyses run on oneTBB's worker pool, whose threads come
+  // and go on their own schedule; an earlier test's may still be alive here, or exit.)
   int before = thread_count();
   for (int i = 0; i < 20; ++i)
-    reprise::run({"-ll:cpu", "2", "-ll:util", "2"}, [](Context& ctx) {
+    reprise::run({"-ll:cpu", "2", "-ll:util", "2", "-lg:no_auto_tracing"}, [](Context& ctx) {
       auto dom = ctx.create_index_space(Rect<1>({0}, {7}));
       ctx.execute(IndexLauncher(T_SQUARE, dom));
     });
-  EXPECT_EQ(thread_count(), before);
+  EXPECT_LE(thread_count(), before);
 }
 
 TEST(Api, InorderModeGivesTheSameAnswers) {

@@ -134,7 +134,7 @@ TEST(Flags, LogLinesToAFilePerShard) {
   std::string line, all;
   while (std::getline(in, line)) all += line + "\n";
   EXPECT_TRUE(std::regex_match(
-      all, std::regex(R"(\[reprise s3 t[0-9]+ [0-9]+\.[0-9]{6} debug ctrlrepl\] hello 42\n)")))
+      all, std::regex(R"(\[reprise s3 [a-z0-9]+ [0-9]+\.[0-9]{6} debug ctrlrepl\] hello 42\n)")))
       << all;
   EXPECT_THROW(d::set_log_output(0, "/nonexistent-dir/x.log"), Error);
 }

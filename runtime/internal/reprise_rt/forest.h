@@ -65,6 +65,8 @@ class RegionForest {
   Partition partition_handle(std::uint32_t node) const;
 
   // Checks (on the application thread) that a handle names a live region or partition.
+  // "{0, 1}": the field ids of a field space (errors name regions by bounds and fields).
+  std::string field_list(std::uint32_t field_space) const;
   void check_region(const Region& r, const char* op) const;
   void check_partition(const Partition& p, const char* op) const;
 

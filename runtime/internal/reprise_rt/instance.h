@@ -136,7 +136,7 @@ class InstanceManager {
   Instance* find_reduction_locked(std::uint32_t tree, std::uint32_t memory, const Domain& rect,
                                   std::uint32_t slot) const;
   // Checks the memory has room for `want` bytes and accounts them.
-  void reserve(std::uint32_t memory, std::size_t want, std::uint32_t tree, const Domain& rect);
+  void reserve(std::uint32_t memory, std::size_t want, const Domain& rect);
   std::vector<std::vector<std::unique_ptr<Instance>>> by_tree_;  // [tree][memory]
   std::vector<std::vector<std::unique_ptr<Instance>>> reductions_by_tree_;
   std::unordered_multimap<std::uint64_t, Instance*> reduction_index_;  // by reduction_key
