@@ -187,6 +187,18 @@ const std::vector<FlagDef>& flag_table() {
     legion("-lg:partcheck", nullptr, "accepted; partitions are always checked here",
            notice("-lg:partcheck is accepted for compatibility: partitions are always checked "
                   "(disjointness and completeness are computed when a partition is created)"));
+    legion("-lg:inline_transitive_reduction", nullptr,
+           "accepted; templates are always reduced when recorded",
+           notice("-lg:inline_transitive_reduction is accepted for compatibility: trace "
+                  "templates are always transitively reduced when they are recorded"));
+    legion("-ll:zsize", "MiB", "accepted; there is no zero-copy memory yet (no GPU support)",
+           std::make_pair([](const Config&) { return std::string("-"); },
+                          [](Config& c, const std::string& v) {
+                            parse_int("-ll:zsize", v, 0, std::int64_t(1) << 30);
+                            c.notices.push_back(
+                                "-ll:zsize is accepted for compatibility: there is no zero-copy "
+                                "memory yet");
+                          }));
     legion("-ll:nsize", "MiB", "capacity of each NUMA (system) memory, as -ll:csize",
            std::make_pair([](const Config& c) { return std::to_string(c.csize_mib); },
                           [](Config& c, const std::string& v) {

@@ -76,10 +76,27 @@ TEST(Flags, AppArgsDropRuntimeFlags) {
 
 // A Legion command line runs unchanged (issue "Fits a Legion user's habits").
 TEST(Flags, LegionSpellings) {
-  auto p = parse_args({"-lg:no_tracing", "-lg:partcheck", "-ll:nsize", "512", "-ll:numa", "2",
-                       "-ll:ncpu", "3", "-lg:safe_ctrlrepl", "1", "-logfile", "run_%.log",
-                       "-lg:autotrace:min_trace_length", "25", "-lg:auto_trace:repeats_algorithm",
-                       "quick_matching_of_substrings", "-lg:enable_automatic_tracing", "app-arg"},
+  auto p = parse_args({"-lg:no_tracing",
+                       "-lg:partcheck",
+                       "-ll:nsize",
+                       "512",
+                       "-ll:numa",
+                       "2",
+                       "-ll:ncpu",
+                       "3",
+                       "-lg:safe_ctrlrepl",
+                       "1",
+                       "-logfile",
+                       "run_%.log",
+                       "-lg:autotrace:min_trace_length",
+                       "25",
+                       "-lg:auto_trace:repeats_algorithm",
+                       "quick_matching_of_substrings",
+                       "-lg:enable_automatic_tracing",
+                       "-lg:inline_transitive_reduction",
+                       "-ll:zsize",
+                       "64",
+                       "app-arg"},
                       false);
   EXPECT_TRUE(p.config.no_tracing);
   EXPECT_EQ(p.config.csize_mib, 512);
@@ -87,7 +104,7 @@ TEST(Flags, LegionSpellings) {
   EXPECT_TRUE(p.config.safe_ctrlrepl);
   EXPECT_EQ(p.config.log_file, "run_%.log");
   EXPECT_EQ(p.config.at_min_length, 25);
-  ASSERT_EQ(p.config.notices.size(), 1u);
+  ASSERT_EQ(p.config.notices.size(), 3u);
   EXPECT_NE(p.config.notices[0].find("-lg:partcheck"), std::string::npos);
   EXPECT_EQ(p.app_args, (std::vector<std::string>{"app-arg"}));
   // -lg:safe_ctrlrepl takes Legion's level only when one follows; 0 turns it off.
