@@ -229,6 +229,7 @@ OpRef make_copy(Op& for_op, std::uint32_t tree, std::uint32_t root_region,
   c->generated = true;
   c->counted = false;
   c->seq = for_op.seq;
+  c->in_trace = for_op.in_trace;
   if (for_op.local_completion) c->set_parent(for_op);
   c->domain = Domain(Rect<1>({0}, {0}));
   ReqInfo q;

@@ -196,6 +196,7 @@ void Memoizer::record(TraceID id) {
   try {
     for (std::uint32_t k = 0; k < buffer_.size(); ++k) {
       handed_ = k;
+      buffer_[k]->in_trace = id;
       recorder_.set_current_op(k);
       analysis_->submit(buffer_[k]);
     }
@@ -273,9 +274,13 @@ void Memoizer::replay(TraceTemplate& t, bool elide) {
     apply_summary();
     fence = analysis_->full_fence();
   }
+  Profiler* prof = rt_.profiler();
+  const std::uint64_t prof_t0 = prof ? Profiler::now_ns() : 0;
   // Replayed ops take the recorded analysis results; non-point ops go through the analysis.
   for (std::uint32_t k = 0; k < buffer_.size(); ++k) {
     Op& o = *buffer_[k];
+    o.replayed = true;
+    o.in_trace = t.id;
     if (!is_point_op(o)) {
       analysis_->submit(buffer_[k]);  // future reductions: nothing to replay
       continue;
@@ -335,6 +340,10 @@ void Memoizer::replay(TraceTemplate& t, bool elide) {
   prev_copy_done_ = copy_done_;
   prev_fence_ = fence;
   last_replayed_ = &t;
+  if (prof)
+    prof->record(Profiler::Kind::Replay,
+                 fmt::format("replay of trace {} ({} ops)", t.id, buffer_.size()), prof_t0,
+                 Profiler::now_ns());
 }
 
 void Memoizer::gather_external(const TraceTemplate& t, const Instruction& in, Event fence,
@@ -364,6 +373,8 @@ OpRef renumbered(const OpRef& proto, Op& for_op) {
   c->seq = for_op.seq;
   if (for_op.local_completion) c->set_parent(for_op);
   c->copy_index = p.copy_index;
+  c->replayed = for_op.replayed;
+  c->in_trace = for_op.in_trace;
   c->fold = p.fold;
   c->domain = p.domain;
   c->reqs = p.reqs;

@@ -65,6 +65,11 @@ void parse_levels(Config& c, const std::string& spec) {
   }
 }
 
+bool is_number(const std::string& s) {
+  return !s.empty() &&
+         std::all_of(s.begin(), s.end(), [](char ch) { return ch >= '0' && ch <= '9'; });
+}
+
 const std::vector<FlagDef>& flag_table() {
   auto i32 = [](int Config::*m, std::int64_t lo, std::int64_t hi, const char* n) {
     return std::make_pair(
@@ -167,6 +172,24 @@ const std::vector<FlagDef>& flag_table() {
         "category or per category (runtime, analysis, tracing, auto_trace, ctrlrepl, gpu)",
         std::make_pair([](const Config& c) { return std::to_string(c.log_level); },
                        [](Config& c, const std::string& v) { parse_levels(c, v); }));
+    add("-lg:prof", "FILE",
+        "profile: write each shard's timeline to FILE as Chrome trace-event JSON (`%`: the "
+        "shard number; ui.perfetto.dev opens it); Legion's -lg:prof N profiles every shard "
+        "into reprise_prof_%.json (or -lg:prof_logfile's)",
+        std::make_pair(
+            [](const Config& c) {
+              return c.prof_file.empty() ? std::string("(off)") : c.prof_file;
+            },
+            [](Config& c, const std::string& v) {
+              if (!is_number(v))
+                c.prof_file = v;
+              else if (c.prof_file.empty())
+                c.prof_file = "reprise_prof_%.json";
+            }));
+    add("-lg:prof_logfile", "FILE", "Legion's spelling of the -lg:prof file",
+        std::make_pair([](const Config& c) { return c.prof_file; },
+                       [](Config& c, const std::string& v) { c.prof_file = v; }));
+    t.back().legion = true;
     add("-logfile", "FILE", "write log lines to FILE instead of stderr (`%`: the shard number)",
         std::make_pair(
             [](const Config& c) { return c.log_file.empty() ? std::string("stderr") : c.log_file; },
@@ -229,11 +252,6 @@ const std::vector<FlagDef>& flag_table() {
 
 bool is_runtime_flag(const std::string& a) {
   return a.rfind("-ll:", 0) == 0 || a.rfind("-lg:", 0) == 0 || a == "-level" || a == "-logfile";
-}
-
-bool is_number(const std::string& s) {
-  return !s.empty() &&
-         std::all_of(s.begin(), s.end(), [](char ch) { return ch >= '0' && ch <= '9'; });
 }
 
 std::vector<std::string> split_env(const char* s) {

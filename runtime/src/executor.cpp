@@ -266,6 +266,8 @@ void Executor::run_point(PointTask* t) {
   Op& op = *t->op;
   ShardExchange* exchange = rt_.exchange();
   std::exception_ptr point_error;
+  Profiler* prof = rt_.profiler();
+  const std::uint64_t t0 = prof ? Profiler::now_ns() : 0;
   if (!rt_.failed()) {
     try {
       switch (op.kind) {
@@ -295,6 +297,7 @@ void Executor::run_point(PointTask* t) {
       rt_.record_error(point_error);
     }
   }
+  if (prof) profile_point(*prof, *t, t0);
   // Control replication: the other shards hold a proxy for this point.
   if (exchange && !op.generated) exchange->finished(op, t->point_index, point_error);
   const bool sent = t->send_to >= 0;
@@ -319,6 +322,21 @@ void Executor::run_point(PointTask* t) {
     return;
   }
   count_off(*keep);
+}
+
+void Executor::profile_point(Profiler& prof, const PointTask& t, std::uint64_t t0) {
+  const Op& op = *t.op;
+  Profiler::Kind kind = Profiler::Kind::Task;
+  std::uint64_t bytes = 0;
+  if (op.kind == OpKind::Fill) {
+    kind = Profiler::Kind::Fill;
+  } else if (op.kind == OpKind::Copy) {
+    kind = t.send_to >= 0 ? Profiler::Kind::Send
+           : t.receive    ? Profiler::Kind::Receive
+                          : Profiler::Kind::Copy;
+    bytes = copy_bytes(op);
+  }
+  prof.record(kind, op, t.point, t0, Profiler::now_ns(), bytes);
 }
 
 void Executor::count_down_cross(const SuccessorBlock& b, std::uint32_t j,

@@ -29,7 +29,7 @@ const char* level_name(LogLevel l) {
 constexpr const char* kCategoryNames[kLogCategories] = {"runtime",    "analysis", "tracing",
                                                         "auto_trace", "ctrlrepl", "gpu"};
 thread_local std::string t_name;
-const std::string& thread_name() {
+const std::string& thread_name_or_number() {
   if (t_name.empty())
     t_name = fmt::format("t{}", g_next_thread.fetch_add(1, std::memory_order_relaxed));
   return t_name;
@@ -71,11 +71,14 @@ void set_log_output(std::uint32_t shard, const std::string& file) {
 void set_log_thread_name(std::string name) {
   t_name = std::move(name);
 }
+const std::string& log_thread_name() {
+  return thread_name_or_number();
+}
 
 void log_write(LogLevel level, LogCategory c, std::string_view msg) {
   const double t =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - g_start).count();
-  const std::string& thread = thread_name();
+  const std::string& thread = thread_name_or_number();
   std::lock_guard<std::mutex> g(g_write_mutex);
   std::FILE* out = g_file ? g_file : stderr;
   fmt::print(out, "[reprise s{} {} {:.6f} {} {}] {}\n", g_shard, thread, t, level_name(level),

@@ -58,6 +58,8 @@ Runtime::Runtime(Config config, std::unique_ptr<Mapper> mapper, Network* network
     set_log_level(*log_category(category), LogLevel(level));
   set_log_output(shard(), config_.log_file);
   set_log_thread_name("app");  // (the runtime is made on the application's thread)
+  if (!config_.prof_file.empty())
+    profiler_ = std::make_unique<Profiler>(config_.prof_file, shard());
   if (shard() == 0)
     for (const std::string& notice : config_.notices)
       log_write(LogLevel::Warning, LogCategory::Runtime, notice);
@@ -203,6 +205,13 @@ void Runtime::run(const std::function<void(Context&)>& top_level) {
     network_->stop();
   }
   executor_.stop();
+  if (profiler_) {
+    try {
+      profiler_->write();
+    } catch (...) {
+      if (!app_error) app_error = std::current_exception();
+    }
+  }
   Context::close();
   g_current.store(nullptr, std::memory_order_release);
   if (app_error) std::rethrow_exception(app_error);
@@ -463,7 +472,9 @@ void Runtime::wait(Event e) {
                     "end_trace, so waiting on one cannot finish (wait after end_trace)",
                     open_trace_));
   if (std::this_thread::get_id() == app_thread_) flush_pipeline(e);
+  const std::uint64_t t0 = profiler_ ? Profiler::now_ns() : 0;
   events_.wait(e);
+  if (profiler_) profiler_->record(Profiler::Kind::Wait, "wait", t0, Profiler::now_ns());
 }
 
 namespace {
@@ -551,7 +562,9 @@ void Runtime::utility_loop() {
       record_error(std::current_exception());
       op_completed(*op);
     }
-    analysis_busy_ns_.fetch_add(now_ns() - t0, std::memory_order_relaxed);
+    const std::uint64_t t1 = now_ns();
+    analysis_busy_ns_.fetch_add(t1 - t0, std::memory_order_relaxed);
+    if (profiler_) profiler_->record(Profiler::Kind::Analysis, op->describe(), t0, t1, op->seq);
   }
   pipeline_->finish();
 }

@@ -113,6 +113,11 @@ TEST(Flags, LegionSpellings) {
   EXPECT_TRUE(parse_args({"-lg:safe_ctrlrepl"}, false).config.safe_ctrlrepl);
   EXPECT_FALSE(parse_args({"-lg:safe_ctrlrepl", "0"}, false).config.safe_ctrlrepl);
   EXPECT_THROW(parse_args({"-lg:auto_trace:repeats_algorithm", "magic"}, false), Error);
+  // The profiler: our file, or Legion's node count (with or without its log file).
+  EXPECT_EQ(parse_args({"-lg:prof", "p_%.json"}, false).config.prof_file, "p_%.json");
+  EXPECT_EQ(parse_args({"-lg:prof", "1"}, false).config.prof_file, "reprise_prof_%.json");
+  EXPECT_EQ(parse_args({"-lg:prof_logfile", "x_%.json", "-lg:prof", "2"}, false).config.prof_file,
+            "x_%.json");
   EXPECT_THROW(parse_args({"-lg:autotrace:bogus", "1"}, false), Error);
   const std::string h = detail::flags_help();
   EXPECT_NE(h.find("Legion's spellings"), std::string::npos);

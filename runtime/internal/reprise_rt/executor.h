@@ -15,6 +15,7 @@
 
 namespace reprise::detail {
 
+class Profiler;
 class Runtime;
 
 class Executor final : public GraphSink {
@@ -73,6 +74,7 @@ class Executor final : public GraphSink {
   void enqueue(PointTask* t);
   void worker_loop(ReadyQueue& q, int pin_core, std::string name);
   void run_point(PointTask* t);
+  void profile_point(Profiler& prof, const PointTask& t, std::uint64_t begin_ns);
   void cross_done(SuccessorBlock& b, std::uint32_t j);
   void count_down_cross(const SuccessorBlock& b, std::uint32_t j, const SuccessorBlock& next);
   void run_task_body(PointTask& t);

@@ -38,6 +38,7 @@ void set_log_output(std::uint32_t shard, const std::string& file);
 void log_write(LogLevel level, LogCategory c, std::string_view msg);
 // How log lines name the calling thread (app, util, cpu0, mpi, ...; otherwise t<number>).
 void set_log_thread_name(std::string name);
+const std::string& log_thread_name();
 
 template <typename... Args>
 void log(LogLevel level, LogCategory c, fmt::format_string<Args...> f, Args&&... args) {

@@ -67,8 +67,11 @@ class Op {
   std::uint32_t destroy_tree = kInvalidId;
   std::uint64_t token = 0;  // op_token(*this) once computed (token_of), else 0
   TraceID trace = 0;        // BeginTrace / EndTrace
-  Event awaited;            // Flush
-  bool counted = true;      // false for ops the runtime makes itself (not in -lg:window)
+  // Set by the memoizer for the ops of a trace it records or replays (for the profiler).
+  TraceID in_trace = 0;
+  bool replayed = false;
+  Event awaited;        // Flush
+  bool counted = true;  // false for ops the runtime makes itself (not in -lg:window)
   // A copy the physical analysis generated: no program op stands behind it, so its points
   // complete without completing the op; it may be launched again by every replay.
   bool generated = false;

@@ -24,6 +24,7 @@
 #include "reprise_rt/network.h"
 #include "reprise_rt/op.h"
 #include "reprise_rt/op_queue.h"
+#include "reprise_rt/profiler.h"
 #include "reprise_rt/shard_exchange.h"
 #include "reprise_rt/stream_check.h"
 
@@ -124,6 +125,8 @@ class Runtime {
   std::uint32_t shard() const { return network_ ? network_->rank() : 0; }
   std::uint32_t num_shards() const { return network_ ? network_->size() : 1; }
   ShardExchange* exchange() const { return exchange_.get(); }
+  // -lg:prof: the profiler (null when off: every hook is one branch).
+  Profiler* profiler() const { return profiler_.get(); }
   MachineInfo machine() const;
   RuntimeStats stats() const;
   void count_points(std::uint64_t n) { points_launched_.fetch_add(n, std::memory_order_relaxed); }
@@ -184,6 +187,7 @@ class Runtime {
   std::unique_ptr<Mapper> mapper_;
   Network* network_ = nullptr;  // before instances_, which are per shard
   std::unique_ptr<ShardExchange> exchange_;
+  std::unique_ptr<Profiler> profiler_;
   std::unique_ptr<StreamCheck> stream_check_;
   // Control replication: what each of the last ops was (to name the first that differs).
   HistoryRing<16> op_words_;

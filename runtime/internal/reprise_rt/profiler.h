@@ -1,0 +1,71 @@
+#pragma once
+// The profiler (-lg:prof FILE): intervals of what each thread did — task points, fills and
+// copies on the workers, the analysis and replays on the utility thread, waits on the
+// application thread, sends and receives of data between shards — kept in per-thread buffers
+// (no lock after a thread's first record) and written at exit as Chrome trace-event JSON,
+// one file per shard (`%` in the name becomes the shard number), which ui.perfetto.dev and
+// chrome://tracing open: one process per shard, one track per thread.
+//
+// Disabled (no -lg:prof), the runtime holds no profiler and every hook is one branch.
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "reprise/geometry.h"
+
+namespace reprise::detail {
+
+struct Op;
+
+class Profiler {
+ public:
+  enum class Kind : std::uint8_t { Task, Fill, Copy, Send, Receive, Analysis, Replay, Wait };
+  Profiler(std::string file, std::uint32_t shard);
+  ~Profiler();
+  Profiler(const Profiler&) = delete;
+  Profiler& operator=(const Profiler&) = delete;
+
+  static std::uint64_t now_ns() {
+    return std::uint64_t(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                             std::chrono::steady_clock::now().time_since_epoch())
+                             .count());
+  }
+  // An interval of work of op `op` (a point of it, or a copy it made) on the calling thread.
+  void record(Kind kind, const Op& op, const DomainPoint& point, std::uint64_t begin_ns,
+              std::uint64_t end_ns, std::uint64_t bytes = 0);
+  // An interval with a name of its own (a replay, a wait).
+  void record(Kind kind, std::string name, std::uint64_t begin_ns, std::uint64_t end_ns,
+              std::uint64_t seq = ~std::uint64_t(0));
+  // Writes the file (also done by the destructor if not done yet). Throws reprise::Error if it
+  // cannot be written.
+  void write();
+  std::string path() const { return path_; }
+
+ private:
+  struct Record {
+    Kind kind;
+    bool replayed = false;
+    std::uint32_t trace = 0;
+    std::uint64_t begin_ns = 0, end_ns = 0, seq = 0, bytes = 0;
+    std::string name;  // task name (or what the interval is)
+    DomainPoint point;
+  };
+  struct Buffer {
+    std::string thread;
+    std::vector<Record> records;
+  };
+  Buffer& buffer();
+
+  std::string path_;
+  std::uint32_t shard_;
+  std::uint64_t start_ns_;
+  std::uint64_t id_;  // tells this profiler's thread buffers from an earlier run's
+  std::mutex mutex_;  // registration of thread buffers
+  std::vector<std::unique_ptr<Buffer>> buffers_;
+  bool written_ = false;
+};
+
+}  // namespace reprise::detail
