@@ -15,6 +15,9 @@ import subprocess
 import sys
 import tempfile
 
+PROF_TOOL = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tools", "prof",
+                         "reprise-prof")
+
 
 def main():
     binary, expect_replayed = sys.argv[1], int(sys.argv[2])
@@ -52,6 +55,16 @@ def main():
         assert tasks == 48, tasks
         assert replayed == expect_replayed, replayed
         assert fills == 2, fills
+        # The summary tool agrees, and writes its page.
+        page = os.path.join(work, "prof.html")
+        summary = subprocess.run([sys.executable, PROF_TOOL, "--html", page] + files,
+                                 capture_output=True, text=True, timeout=120)
+        print(summary.stdout, summary.stderr)
+        assert summary.returncode == 0
+        cov = expect_replayed / 48
+        want = f"total: {len(files)} shard(s), 48 task points, {expect_replayed} replayed, coverage {cov:.2f}"
+        assert want in summary.stdout, want
+        assert "<svg" in open(page).read()
     print("profile ok")
 
 
