@@ -340,10 +340,7 @@ void Memoizer::replay(TraceTemplate& t, bool elide) {
   prev_copy_done_ = copy_done_;
   prev_fence_ = fence;
   last_replayed_ = &t;
-  if (prof)
-    prof->record(Profiler::Kind::Replay,
-                 fmt::format("replay of trace {} ({} ops)", t.id, buffer_.size()), prof_t0,
-                 Profiler::now_ns());
+  if (prof) prof->record_replay(t.id, buffer_.size(), prof_t0, Profiler::now_ns());
 }
 
 void Memoizer::gather_external(const TraceTemplate& t, const Instruction& in, Event fence,

@@ -241,11 +241,15 @@ void check_futures(const OpLabel& op, const std::vector<Future>& fs) {
     if (!fs[i].valid()) throw Error(fmt::format("{}: future argument {} is empty", op, i));
 }
 
-const detail::TaskInfo& find_task(Runtime& rt, TaskID id, const char* what) {
+// The task an execute names (the op it would be, `op #N (execute)`, is in the errors).
+const detail::TaskInfo& find_task(Runtime& rt, TaskID id) {
   const detail::TaskInfo* t = rt.find_task(id);
-  if (!t) throw Error(fmt::format("{}: unknown task id {} (not registered)", what, id));
+  if (!t)
+    throw Error(
+        fmt::format("op #{} (execute): unknown task id {} (not registered)", rt.ops_issued(), id));
   if (!t->variant(ProcessorKind::CPU) && rt.machine().num_gpus == 0)
-    throw Error(fmt::format("{}: task '{}' has no CPU variant and there is no GPU", what, t->name));
+    throw Error(fmt::format("op #{} (execute): task '{}' has no CPU variant and there is no GPU",
+                            rt.ops_issued(), t->name));
   return *t;
 }
 
@@ -407,8 +411,7 @@ Region Context::subregion(const Partition& p, const DomainPoint& color) {
 
 Future Context::execute(const TaskLauncher& l) {
   Runtime& rtm = rt("execute");
-  const std::string call = fmt::format("op #{} (execute)", rtm.ops_issued());
-  const detail::TaskInfo& t = find_task(rtm, l.task(), call.c_str());
+  const detail::TaskInfo& t = find_task(rtm, l.task());
   const OpLabel name("task", &t, rtm.ops_issued());
   OpRef op = detail::make_op();
   op->kind = OpKind::Task;
@@ -438,8 +441,7 @@ Future Context::execute(const TaskLauncher& l) {
 
 FutureMap Context::execute(const IndexLauncher& l) {
   Runtime& rtm = rt("execute");
-  const std::string call = fmt::format("op #{} (execute)", rtm.ops_issued());
-  const detail::TaskInfo& t = find_task(rtm, l.task(), call.c_str());
+  const detail::TaskInfo& t = find_task(rtm, l.task());
   const OpLabel name("index task", &t, rtm.ops_issued());
   const Domain& dom = l.domain();
   if (dom.dim < 1 || dom.dim > kMaxDim)

@@ -78,20 +78,40 @@ void Profiler::record(Kind kind, const Op& op, const DomainPoint& point, std::ui
   r.end_ns = end_ns;
   r.seq = op.seq;
   r.bytes = bytes;
-  if (op.task_info) r.name = op.task_info->name;
+  if (op.task_info) r.task = op.task_info->name.c_str();
   r.point = point;
-  buffer().records.push_back(std::move(r));
+  buffer().records.push_back(r);
 }
 
-void Profiler::record(Kind kind, std::string name, std::uint64_t begin_ns, std::uint64_t end_ns,
-                      std::uint64_t seq) {
+void Profiler::record_analysis(const Op& op, std::uint64_t begin_ns, std::uint64_t end_ns) {
   Record r;
-  r.kind = kind;
+  r.kind = Kind::Analysis;
+  r.op_kind = std::uint8_t(op.kind);
   r.begin_ns = begin_ns;
   r.end_ns = end_ns;
-  r.seq = seq;
-  r.name = std::move(name);
-  buffer().records.push_back(std::move(r));
+  r.seq = op.seq;
+  r.trace = op.in_trace;
+  if (op.task_info) r.task = op.task_info->name.c_str();
+  buffer().records.push_back(r);
+}
+
+void Profiler::record_replay(std::uint32_t trace, std::uint64_t ops, std::uint64_t begin_ns,
+                             std::uint64_t end_ns) {
+  Record r;
+  r.kind = Kind::Replay;
+  r.trace = trace;
+  r.bytes = ops;
+  r.begin_ns = begin_ns;
+  r.end_ns = end_ns;
+  buffer().records.push_back(r);
+}
+
+void Profiler::record_wait(std::uint64_t begin_ns, std::uint64_t end_ns) {
+  Record r;
+  r.kind = Kind::Wait;
+  r.begin_ns = begin_ns;
+  r.end_ns = end_ns;
+  buffer().records.push_back(r);
 }
 
 void Profiler::write() {
@@ -116,7 +136,7 @@ void Profiler::write() {
       std::string args;
       switch (r.kind) {
         case Kind::Task:
-          name = fmt::format("{} {}", r.name, r.point.str());
+          name = fmt::format("{} {}", r.task ? r.task : "?", r.point.str());
           args = fmt::format("\"op\":{},\"point\":\"{}\",\"trace\":{},\"replayed\":{}", r.seq,
                              r.point.str(), r.trace, r.replayed ? "true" : "false");
           break;
@@ -128,9 +148,18 @@ void Profiler::write() {
           args = fmt::format("\"op\":{},\"bytes\":{},\"trace\":{},\"replayed\":{}", r.seq, r.bytes,
                              r.trace, r.replayed ? "true" : "false");
           break;
-        default:
-          name = r.name;
-          if (r.seq != ~std::uint64_t(0)) args = fmt::format("\"op\":{}", r.seq);
+        case Kind::Analysis:
+          name = r.task
+                     ? fmt::format("op #{} ({} '{}')", r.seq, to_string(OpKind(r.op_kind)), r.task)
+                     : fmt::format("op #{} ({})", r.seq, to_string(OpKind(r.op_kind)));
+          args = fmt::format("\"op\":{},\"trace\":{}", r.seq, r.trace);
+          break;
+        case Kind::Replay:
+          name = fmt::format("replay of trace {} ({} ops)", r.trace, r.bytes);
+          args = fmt::format("\"trace\":{},\"ops\":{}", r.trace, r.bytes);
+          break;
+        case Kind::Wait:
+          name = "wait";
           break;
       }
       fmt::print(f,

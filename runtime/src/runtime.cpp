@@ -474,7 +474,7 @@ void Runtime::wait(Event e) {
   if (std::this_thread::get_id() == app_thread_) flush_pipeline(e);
   const std::uint64_t t0 = profiler_ ? Profiler::now_ns() : 0;
   events_.wait(e);
-  if (profiler_) profiler_->record(Profiler::Kind::Wait, "wait", t0, Profiler::now_ns());
+  if (profiler_) profiler_->record_wait(t0, Profiler::now_ns());
 }
 
 namespace {
@@ -564,7 +564,7 @@ void Runtime::utility_loop() {
     }
     const std::uint64_t t1 = now_ns();
     analysis_busy_ns_.fetch_add(t1 - t0, std::memory_order_relaxed);
-    if (profiler_) profiler_->record(Profiler::Kind::Analysis, op->describe(), t0, t1, op->seq);
+    if (profiler_) profiler_->record_analysis(*op, t0, t1);
   }
   pipeline_->finish();
 }

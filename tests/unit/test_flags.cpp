@@ -1,9 +1,10 @@
 #include <gtest/gtest.h>
 #include <reprise/reprise.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <fstream>
-#include <regex>
+#include <sstream>
 
 #include "reprise_rt/config.h"
 #include "reprise_rt/log.h"
@@ -155,8 +156,18 @@ TEST(Flags, LogLinesToAFilePerShard) {
   std::ifstream in(dir + "/reprise_log_3.txt");
   std::string line, all;
   while (std::getline(in, line)) all += line + "\n";
-  EXPECT_TRUE(std::regex_match(
-      all, std::regex(R"(\[reprise s3 [a-z0-9]+ [0-9]+\.[0-9]{6} debug ctrlrepl\] hello 42\n)")))
-      << all;
+  // "[reprise s3 <thread> <seconds, 6 decimals> debug ctrlrepl] hello 42"
+  std::istringstream words(all);
+  std::string tag, shard, thread, seconds, level, category;
+  words >> tag >> shard >> thread >> seconds >> level >> category;
+  EXPECT_EQ(tag, "[reprise");
+  EXPECT_EQ(shard, "s3");
+  EXPECT_FALSE(thread.empty());
+  const std::size_t dot = seconds.find('.');
+  EXPECT_TRUE(dot != std::string::npos && seconds.size() - dot - 1 == 6) << seconds;
+  EXPECT_EQ(level, "debug");
+  EXPECT_EQ(category, "ctrlrepl]");
+  EXPECT_EQ(all.substr(all.find(']') + 1), " hello 42\n") << all;
+  EXPECT_EQ(std::count(all.begin(), all.end(), '\n'), 1) << "the tracing line is below its level";
   EXPECT_THROW(d::set_log_output(0, "/nonexistent-dir/x.log"), Error);
 }

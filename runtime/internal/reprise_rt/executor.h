@@ -74,6 +74,10 @@ class Executor final : public GraphSink {
   void enqueue(PointTask* t);
   void worker_loop(ReadyQueue& q, int pin_core, std::string name);
   void run_point(PointTask* t);
+  // Runs the point's body (or copy, fill, half); returns what it threw.
+  std::exception_ptr execute_point(PointTask& t);
+  // Completion: proxies, the point's event, its batch's successors, its op.
+  void finish_point(PointTask* t, std::exception_ptr point_error);
   void profile_point(Profiler& prof, const PointTask& t, std::uint64_t begin_ns);
   void cross_done(SuccessorBlock& b, std::uint32_t j);
   void count_down_cross(const SuccessorBlock& b, std::uint32_t j, const SuccessorBlock& next);

@@ -36,21 +36,28 @@ class Profiler {
   // An interval of work of op `op` (a point of it, or a copy it made) on the calling thread.
   void record(Kind kind, const Op& op, const DomainPoint& point, std::uint64_t begin_ns,
               std::uint64_t end_ns, std::uint64_t bytes = 0);
-  // An interval with a name of its own (a replay, a wait).
-  void record(Kind kind, std::string name, std::uint64_t begin_ns, std::uint64_t end_ns,
-              std::uint64_t seq = ~std::uint64_t(0));
+  // An interval of the runtime's own: the analysis of op `op` (seq, kind and task kept; the
+  // name is made when the file is written), a replay of trace `trace` (count: its ops), a
+  // wait.
+  void record_analysis(const Op& op, std::uint64_t begin_ns, std::uint64_t end_ns);
+  void record_replay(std::uint32_t trace, std::uint64_t ops, std::uint64_t begin_ns,
+                     std::uint64_t end_ns);
+  void record_wait(std::uint64_t begin_ns, std::uint64_t end_ns);
   // Writes the file (also done by the destructor if not done yet). Throws reprise::Error if it
   // cannot be written.
   void write();
   std::string path() const { return path_; }
 
  private:
+  // Plain data: recording one costs a few stores (names are the registry's, made into text
+  // only when the file is written).
   struct Record {
     Kind kind;
+    std::uint8_t op_kind = 0;
     bool replayed = false;
     std::uint32_t trace = 0;
     std::uint64_t begin_ns = 0, end_ns = 0, seq = 0, bytes = 0;
-    std::string name;  // task name (or what the interval is)
+    const char* task = nullptr;  // the task's registered name
     DomainPoint point;
   };
   struct Buffer {
