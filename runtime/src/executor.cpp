@@ -1,7 +1,6 @@
 #include "reprise_rt/executor.h"
 
 #include <fmt/core.h>
-#include <hwloc.h>
 
 #include <cstring>
 
@@ -12,6 +11,7 @@
 #include "reprise_rt/log.h"
 #include "reprise_rt/runtime.h"
 #include "reprise_rt/shard_exchange.h"
+#include "reprise_rt/topology.h"
 
 namespace reprise::detail {
 
@@ -31,29 +31,7 @@ std::exception_ptr point_failure(const Runtime& rt, const PointTask& t, std::exc
 }
 }  // namespace
 
-// hwloc topology, loaded once, for pinning worker threads to cores.
-struct Executor::Topology {
-  hwloc_topology_t topo = nullptr;
-  int cores = 0;
-  Topology() {
-    if (hwloc_topology_init(&topo) != 0 || hwloc_topology_load(topo) != 0) {
-      topo = nullptr;
-      return;
-    }
-    cores = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_CORE);
-  }
-  ~Topology() {
-    if (topo) hwloc_topology_destroy(topo);
-  }
-  void pin_current_thread(int core) const {
-    if (!topo || core < 0 || core >= cores) return;
-    hwloc_obj_t obj = hwloc_get_obj_by_type(topo, HWLOC_OBJ_CORE, unsigned(core));
-    if (!obj || hwloc_set_cpubind(topo, obj->cpuset, HWLOC_CPUBIND_THREAD) != 0)
-      REPRISE_LOG_DEBUG(LogCategory::Runtime, "could not pin a worker to core {}", core);
-  }
-};
-
-Executor::Executor(Runtime& rt) : rt_(rt), topo_(std::make_unique<Topology>()) {
+Executor::Executor(Runtime& rt) : rt_(rt) {
   for (int i = 0; i < rt.config().cpus; ++i) cpu_queues_.push_back(std::make_unique<ReadyQueue>());
   for (int i = 1; i < rt.config().utils; ++i) dma_queues_.push_back(std::make_unique<ReadyQueue>());
 }
@@ -64,7 +42,7 @@ Executor::~Executor() {
 
 void Executor::start() {
   // Pin workers to distinct cores while there are cores for them; extra workers float.
-  int cores = topo_->cores;
+  int cores = machine_cores();
   // Under control replication several ranks may share a node (and the launcher binds them):
   // leave placement to it.
   bool pin = rt_.config().pin && int(cpu_queues_.size()) <= cores && rt_.num_shards() == 1;
@@ -251,7 +229,8 @@ void Executor::enqueue(PointTask* t) {
 
 void Executor::worker_loop(ReadyQueue& q, int pin_core, std::string name) {
   set_log_thread_name(std::move(name));
-  if (pin_core >= 0) topo_->pin_current_thread(pin_core);
+  if (pin_core >= 0 && !pin_current_thread(pin_core))
+    REPRISE_LOG_DEBUG(LogCategory::Runtime, "could not pin a worker to core {}", pin_core);
   int spin = rt_.config().spin_us;
   while (PointTask* list = q.pop_all(spin)) {
     while (list) {

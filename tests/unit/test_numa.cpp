@@ -3,7 +3,7 @@
 
 #include <algorithm>
 
-#include "reprise_rt/numa.h"
+#include "reprise_rt/topology.h"
 
 using namespace reprise::detail;
 

@@ -92,8 +92,6 @@ class Executor final : public GraphSink {
   std::vector<std::unique_ptr<ReadyQueue>> cpu_queues_;
   std::vector<std::unique_ptr<ReadyQueue>> dma_queues_;  // utility threads after the first
   std::vector<std::thread> threads_;
-  struct Topology;
-  std::unique_ptr<Topology> topo_;
 };
 
 }  // namespace reprise::detail

@@ -16,7 +16,7 @@
 #include "reprise/accessor.h"
 #include "reprise/types.h"
 #include "reprise_rt/forest.h"
-#include "reprise_rt/numa.h"
+#include "reprise_rt/topology.h"
 
 namespace reprise::detail {
 

@@ -1,7 +1,8 @@
 #pragma once
-// Host memory for instances, bound to a NUMA node with hwloc where that is asked for (the
-// system memories of -ll:numa on a machine with several NUMA nodes), zero-filled either way:
-// pages come lazily from the OS, so untouched data costs nothing.
+// The machine as hwloc sees it, loaded once per process: its cores (CPU workers are pinned to
+// them) and NUMA nodes, and host memory for instances bound to a NUMA node where that is
+// asked for (the system memories of -ll:numa on a machine with several NUMA nodes),
+// zero-filled either way: pages come lazily from the OS, so untouched data costs nothing.
 #include <cstddef>
 #include <memory>
 
@@ -15,8 +16,11 @@ struct HostDeleter {
 };
 using HostBytes = std::unique_ptr<std::byte, HostDeleter>;
 
-// The machine's NUMA nodes (1 where hwloc finds none or cannot load the topology).
+// The machine's cores (0 if hwloc cannot load the topology) and NUMA nodes (at least 1).
+int machine_cores();
 int numa_nodes();
+// Binds the calling thread to core `core`; false if it could not.
+bool pin_current_thread(int core);
 // `bytes` zero-filled bytes (at least one); node >= 0: bound to that NUMA node (falls back to
 // an unbound allocation, with a debug log line, if the binding fails). Null if out of memory.
 HostBytes host_allocate(std::size_t bytes, int node);

@@ -1,4 +1,4 @@
-#include "reprise_rt/numa.h"
+#include "reprise_rt/topology.h"
 
 #include <hwloc.h>
 
@@ -14,12 +14,14 @@ namespace {
 // for reading).
 struct Topology {
   hwloc_topology_t topo = nullptr;
+  int cores = 0;
   int nodes = 1;
   Topology() {
     if (hwloc_topology_init(&topo) != 0 || hwloc_topology_load(topo) != 0) {
       topo = nullptr;
       return;
     }
+    cores = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_CORE);
     nodes = std::max(1, hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_NUMANODE));
   }
   ~Topology() {
@@ -39,8 +41,19 @@ void HostDeleter::operator()(std::byte* p) const noexcept {
     std::free(p);
 }
 
+int machine_cores() {
+  return topology().cores;
+}
+
 int numa_nodes() {
   return topology().nodes;
+}
+
+bool pin_current_thread(int core) {
+  const Topology& t = topology();
+  if (!t.topo || core < 0 || core >= t.cores) return false;
+  hwloc_obj_t obj = hwloc_get_obj_by_type(t.topo, HWLOC_OBJ_CORE, unsigned(core));
+  return obj && hwloc_set_cpubind(t.topo, obj->cpuset, HWLOC_CPUBIND_THREAD) == 0;
 }
 
 HostBytes host_allocate(std::size_t bytes, int node) {
