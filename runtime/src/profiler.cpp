@@ -1,9 +1,10 @@
 #include "reprise_rt/profiler.h"
 
-#include <fmt/core.h>
+#include <fmt/format.h>
 
 #include <atomic>
 #include <cstdio>
+#include <iterator>
 
 #include "reprise/error.h"
 #include "reprise_rt/log.h"
@@ -26,20 +27,25 @@ const char* category(Profiler::Kind k) {
   return names[int(k)];
 }
 
-// JSON string contents (task names are the user's).
-std::string escaped(const std::string& s) {
-  std::string out;
-  for (char c : s) {
+// JSON string contents (task names are the user's), appended.
+void append_escaped(fmt::memory_buffer& out, const char* s) {
+  for (; *s; ++s) {
+    const char c = *s;
     if (c == '"' || c == '\\') {
-      out += '\\';
-      out += c;
+      out.push_back('\\');
+      out.push_back(c);
     } else if (static_cast<unsigned char>(c) < 0x20) {
-      out += fmt::format("\\u{:04x}", int(c));
+      fmt::format_to(fmt::appender(out), "\\u{:04x}", int(c));
     } else {
-      out += c;
+      out.push_back(c);
     }
   }
-  return out;
+}
+
+std::string escaped(const std::string& s) {
+  fmt::memory_buffer b;
+  append_escaped(b, s.c_str());
+  return fmt::to_string(b);
 }
 }  // namespace
 
@@ -120,57 +126,91 @@ void Profiler::write() {
   written_ = true;
   std::FILE* f = std::fopen(path_.c_str(), "w");
   if (!f) throw Error(fmt::format("-lg:prof: cannot write '{}'", path_));
-  fmt::print(f, "{{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n");
-  fmt::print(
-      f, "{{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":{},\"args\":{{\"name\":\"shard {}\"}}}}",
-      shard_, shard_);
-  const auto us = [&](std::uint64_t ns) { return double(ns - start_ns_) / 1000.0; };
+  // Formatted into one memory buffer, written in large pieces: a long run's file is written
+  // at a few hundred instructions per record.
+  fmt::memory_buffer out;
+  auto put = fmt::appender(out);
+  bool ok = true;
+  const auto flush = [&] {
+    ok = ok && std::fwrite(out.data(), 1, out.size(), f) == out.size();
+    out.clear();
+  };
+  fmt::format_to(put,
+                 "{{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n{{\"name\":\"process_name\","
+                 "\"ph\":\"M\",\"pid\":{},\"args\":{{\"name\":\"shard {}\"}}}}",
+                 shard_, shard_);
+  const auto point = [&](const DomainPoint& p) {
+    out.push_back('(');
+    for (int d = 0; d < p.dim; ++d) {
+      if (d) out.push_back(',');
+      fmt::format_to(put, "{}", p.x[d]);
+    }
+    out.push_back(')');
+  };
   for (std::size_t tid = 0; tid < buffers_.size(); ++tid) {
     const Buffer& b = *buffers_[tid];
-    fmt::print(f,
-               ",\n{{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":{},\"tid\":{},\"args\":{{"
-               "\"name\":\"{}\"}}}}",
-               shard_, tid, escaped(b.thread));
+    fmt::format_to(put,
+                   ",\n{{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":{},\"tid\":{},\"args\":{{"
+                   "\"name\":\"{}\"}}}}",
+                   shard_, tid, escaped(b.thread));
     for (const Record& r : b.records) {
-      std::string name;
-      std::string args;
+      fmt::format_to(put, ",\n{{\"name\":\"");
       switch (r.kind) {
         case Kind::Task:
-          name = fmt::format("{} {}", r.task ? r.task : "?", r.point.str());
-          args = fmt::format("\"op\":{},\"point\":\"{}\",\"trace\":{},\"replayed\":{}", r.seq,
-                             r.point.str(), r.trace, r.replayed ? "true" : "false");
-          break;
-        case Kind::Fill:
-        case Kind::Copy:
-        case Kind::Send:
-        case Kind::Receive:
-          name = fmt::format("{} (op #{})", category(r.kind), r.seq);
-          args = fmt::format("\"op\":{},\"bytes\":{},\"trace\":{},\"replayed\":{}", r.seq, r.bytes,
-                             r.trace, r.replayed ? "true" : "false");
+          append_escaped(out, r.task ? r.task : "?");
+          out.push_back(' ');
+          point(r.point);
           break;
         case Kind::Analysis:
-          name = r.task
-                     ? fmt::format("op #{} ({} '{}')", r.seq, to_string(OpKind(r.op_kind)), r.task)
-                     : fmt::format("op #{} ({})", r.seq, to_string(OpKind(r.op_kind)));
-          args = fmt::format("\"op\":{},\"trace\":{}", r.seq, r.trace);
+          if (r.task) {
+            fmt::format_to(put, "op #{} ({} '", r.seq, to_string(OpKind(r.op_kind)));
+            append_escaped(out, r.task);
+            fmt::format_to(put, "')");
+          } else
+            fmt::format_to(put, "op #{} ({})", r.seq, to_string(OpKind(r.op_kind)));
           break;
         case Kind::Replay:
-          name = fmt::format("replay of trace {} ({} ops)", r.trace, r.bytes);
-          args = fmt::format("\"trace\":{},\"ops\":{}", r.trace, r.bytes);
+          fmt::format_to(put, "replay of trace {} ({} ops)", r.trace, r.bytes);
           break;
         case Kind::Wait:
-          name = "wait";
+          fmt::format_to(put, "wait");
+          break;
+        default:  // fills, copies and copy halves
+          fmt::format_to(put, "{} (op #{})", category(r.kind), r.seq);
           break;
       }
-      fmt::print(f,
-                 ",\n{{\"name\":\"{}\",\"cat\":\"{}\",\"ph\":\"X\",\"ts\":{:.3f},\"dur\":{:.3f},"
-                 "\"pid\":{},\"tid\":{},\"args\":{{{}}}}}",
-                 escaped(name), category(r.kind), us(r.begin_ns),
-                 double(r.end_ns - r.begin_ns) / 1000.0, shard_, tid, args);
+      // (Microseconds with three decimals, from integers: formatting doubles costs more.)
+      const std::uint64_t ts = r.begin_ns - start_ns_, dur = r.end_ns - r.begin_ns;
+      fmt::format_to(put,
+                     "\",\"cat\":\"{}\",\"ph\":\"X\",\"ts\":{}.{:03},\"dur\":{}.{:03},\"pid\":{},"
+                     "\"tid\":{},\"args\":{{",
+                     category(r.kind), ts / 1000, ts % 1000, dur / 1000, dur % 1000, shard_, tid);
+      switch (r.kind) {
+        case Kind::Task:
+          fmt::format_to(put, "\"op\":{},\"point\":\"", r.seq);
+          point(r.point);
+          fmt::format_to(put, "\",\"trace\":{},\"replayed\":{}", r.trace, r.replayed);
+          break;
+        case Kind::Analysis:
+          fmt::format_to(put, "\"op\":{},\"trace\":{}", r.seq, r.trace);
+          break;
+        case Kind::Replay:
+          fmt::format_to(put, "\"trace\":{},\"ops\":{}", r.trace, r.bytes);
+          break;
+        case Kind::Wait:
+          break;
+        default:
+          fmt::format_to(put, "\"op\":{},\"bytes\":{},\"trace\":{},\"replayed\":{}", r.seq, r.bytes,
+                         r.trace, r.replayed);
+          break;
+      }
+      fmt::format_to(put, "}}}}");
+      if (out.size() > (1 << 20)) flush();
     }
   }
-  fmt::print(f, "\n]}}\n");
-  const bool ok = std::fclose(f) == 0;
+  fmt::format_to(put, "\n]}}\n");
+  flush();
+  ok = (std::fclose(f) == 0) && ok;
   if (!ok) throw Error(fmt::format("-lg:prof: cannot write '{}'", path_));
 }
 
