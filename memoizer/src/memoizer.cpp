@@ -564,6 +564,18 @@ void Memoizer::replay_batch(TraceTemplate& t, Event fence, bool elide) {
       }
     }
   }
+  if (Profiler* prof = rt_.profiler(); prof && prof->deps()) {
+    // In-batch edges are counters, not events: tell the profiler about them.
+    const SuccessorLists& succ = *t.successors;
+    for (std::size_t i = 0; i < n; ++i) {
+      const PointTask& a = block->tasks[i];
+      if (a.elsewhere) continue;
+      for (std::uint32_t k = 0; k < succ.count[i]; ++k) {
+        const PointTask& b = block->tasks[succ.targets[succ.begin[i] + k]];
+        if (!b.elsewhere) prof->follows(*a.op, a.point_index, *b.op, b.point_index);
+      }
+    }
+  }
   if (cross) exec.link_batches(*prev_block_, *block);
   drop_prev_block();
   prev_block_ = block;

@@ -186,6 +186,10 @@ const std::vector<FlagDef>& flag_table() {
               else if (c.prof_file.empty())
                 c.prof_file = "reprise_prof_%.json";
             }));
+    add("-lg:prof:deps", nullptr,
+        "with -lg:prof: record the dependences between points and copies (flow arrows; "
+        "reprise-prof follows them for the critical path)",
+        sw(&Config::prof_deps));
     add("-lg:prof_logfile", "FILE", "Legion's spelling of the -lg:prof file",
         std::make_pair([](const Config& c) { return c.prof_file; },
                        [](Config& c, const std::string& v) { c.prof_file = v; }));

@@ -91,11 +91,15 @@ void Executor::init_point(PointTask& t, Op& op, std::uint32_t point, Processor p
   }
   t.done = completion_event ? rt_.events().create() : kNoEvent;
   op.point_done[point] = t.done;
+  if (Profiler* prof = rt_.profiler(); prof && prof->deps()) [[unlikely]]
+    prof->produced(t.done, op, point);
   t.pending.store(1 + in_edges, std::memory_order_relaxed);
 }
 
 void Executor::wait_for(PointTask* t, std::span<const Event> pre) {
   ShardExchange* x = rt_.exchange();
+  if (Profiler* prof = rt_.profiler(); prof && prof->deps()) [[unlikely]]
+    for (Event e : pre) prof->waits(*t->op, t->point_index, e);
   for (Event e : pre) {
     // Most preconditions of a replayed or well-pipelined point have triggered already: a
     // lock-free check skips the waiter list.
@@ -108,6 +112,8 @@ void Executor::wait_for(PointTask* t, std::span<const Event> pre) {
 }
 
 void Executor::count_down_when(Event e, PointTask* t) {
+  if (Profiler* prof = rt_.profiler(); prof && prof->deps()) [[unlikely]]
+    prof->waits(*t->op, t->point_index, e);
   if (ShardExchange* x = rt_.exchange(); x && e.exists()) x->need(e);
   if (!rt_.events().add_waiter(e, &Executor::precondition_done, t, 0)) release(t);
 }
@@ -216,7 +222,10 @@ Event Executor::launch(Op& op, std::uint32_t point, Processor proc, std::span<co
 Event Executor::merge(std::span<const Event> events) {
   if (ShardExchange* x = rt_.exchange())
     for (Event e : events) x->need(e);
-  return rt_.events().merge(events);
+  const Event merged = rt_.events().merge(events);
+  if (Profiler* prof = rt_.profiler(); prof && prof->deps()) [[unlikely]]
+    prof->merged(merged, events);
+  return merged;
 }
 
 Event Executor::fence(std::span<const Event> before) {

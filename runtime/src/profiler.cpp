@@ -86,7 +86,91 @@ void Profiler::record(Kind kind, const Op& op, const DomainPoint& point, std::ui
   r.bytes = bytes;
   if (op.task_info) r.task = op.task_info->name.c_str();
   r.point = point;
+  const Node n = node_of(op, std::uint32_t(op.domain.linearize(point)));
+  r.index = n.index;
+  r.copy = n.copy;
   buffer().records.push_back(r);
+}
+
+Profiler::Node Profiler::node_of(const Op& op, std::uint32_t point) {
+  if (op.kind == OpKind::Copy && op.generated) return Node{op.seq, op.copy_index, true};
+  return Node{op.seq, point, false};
+}
+
+void Profiler::produced(Event e, const Op& op, std::uint32_t point) {
+  if (!e.exists()) return;
+  std::lock_guard<std::mutex> g(deps_mutex_);
+  producers_[key(e)] = node_of(op, point);
+}
+
+void Profiler::merged(Event result, std::span<const Event> inputs) {
+  if (!result.exists()) return;
+  std::vector<std::uint64_t> keys;
+  for (Event e : inputs)
+    if (e.exists()) keys.push_back(key(e));
+  std::lock_guard<std::mutex> g(deps_mutex_);
+  merges_[key(result)] = std::move(keys);
+}
+
+void Profiler::waits(const Op& op, std::uint32_t point, Event e) {
+  if (!e.exists()) return;
+  std::lock_guard<std::mutex> g(deps_mutex_);
+  waits_.emplace_back(key(e), node_of(op, point));
+}
+
+void Profiler::follows(const Op& before, std::uint32_t before_point, const Op& after,
+                       std::uint32_t after_point) {
+  std::lock_guard<std::mutex> g(deps_mutex_);
+  follows_.emplace_back(node_of(before, before_point), node_of(after, after_point));
+}
+
+void Profiler::write_flows(fmt::memory_buffer& out) {
+  std::lock_guard<std::mutex> g(deps_mutex_);
+  struct Where {
+    std::size_t tid;
+    std::uint64_t begin_ns, end_ns;
+  };
+  const auto hash = [](const Node& n) {
+    return std::hash<std::uint64_t>()(n.seq * 0x9e3779b97f4a7c15ull + n.index * 2 + n.copy);
+  };
+  std::unordered_map<Node, Where, decltype(hash)> where(64, hash);
+  for (std::size_t tid = 0; tid < buffers_.size(); ++tid)
+    for (const Record& r : buffers_[tid]->records)
+      if (r.kind <= Kind::Receive)
+        where[Node{r.seq, r.index, r.copy}] = Where{tid, r.begin_ns, r.end_ns};
+  std::vector<std::pair<Node, Node>> edges = follows_;
+  std::vector<Node> from;
+  for (const auto& [event, waiter] : waits_) {
+    from.clear();
+    resolve(event, from, 0);
+    for (const Node& n : from) edges.emplace_back(n, waiter);
+  }
+  std::uint64_t id = 0;
+  for (const auto& [a, b] : edges) {
+    auto pa = where.find(a), pb = where.find(b);
+    if (pa == where.end() || pb == where.end() || a == b) continue;  // (ran on another shard)
+    ++id;
+    const std::uint64_t ts =
+        pa->second.end_ns - start_ns_ - (pa->second.end_ns > pa->second.begin_ns);
+    const std::uint64_t tf = pb->second.begin_ns - start_ns_;
+    fmt::format_to(fmt::appender(out),
+                   ",\n{{\"name\":\"dep\",\"cat\":\"dep\",\"ph\":\"s\",\"id\":{},\"pid\":{},"
+                   "\"tid\":{},\"ts\":{}.{:03}}}"
+                   ",\n{{\"name\":\"dep\",\"cat\":\"dep\",\"ph\":\"f\",\"bp\":\"e\",\"id\":{},"
+                   "\"pid\":{},\"tid\":{},\"ts\":{}.{:03}}}",
+                   id, shard_, pa->second.tid, ts / 1000, ts % 1000, id, shard_, pb->second.tid,
+                   tf / 1000, tf % 1000);
+  }
+}
+
+void Profiler::resolve(std::uint64_t event, std::vector<Node>& out, int depth) const {
+  if (auto p = producers_.find(event); p != producers_.end()) {
+    out.push_back(p->second);
+    return;
+  }
+  if (depth > 16) return;  // (merges of merges: deep chains add nothing to a picture)
+  if (auto m = merges_.find(event); m != merges_.end())
+    for (std::uint64_t in : m->second) resolve(in, out, depth + 1);
 }
 
 void Profiler::record_analysis(const Op& op, std::uint64_t begin_ns, std::uint64_t end_ns) {
@@ -208,6 +292,7 @@ void Profiler::write() {
       if (out.size() > (1 << 20)) flush();
     }
   }
+  if (deps_) write_flows(out);
   fmt::format_to(put, "\n]}}\n");
   flush();
   ok = (std::fclose(f) == 0) && ok;

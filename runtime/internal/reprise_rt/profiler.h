@@ -7,14 +7,19 @@
 // chrome://tracing open: one process per shard, one track per thread.
 //
 // Disabled (no -lg:prof), the runtime holds no profiler and every hook is one branch.
+#include <fmt/format.h>
+
 #include <chrono>
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <span>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "reprise/geometry.h"
+#include "reprise_rt/event.h"
 
 namespace reprise::detail {
 
@@ -43,6 +48,18 @@ class Profiler {
   void record_replay(std::uint32_t trace, std::uint64_t ops, std::uint64_t begin_ns,
                      std::uint64_t end_ns);
   void record_wait(std::uint64_t begin_ns, std::uint64_t end_ns);
+  // Dependences (-lg:prof:deps): which point or copy an event stands for, which events a
+  // merge stands for, and who waits for what. Written as flow arrows between the intervals,
+  // which reprise-prof follows for the critical path. (Edges between back-to-back replays of
+  // one template, which count each other down without events, are not recorded.)
+  bool deps() const { return deps_; }
+  void set_deps(bool on) { deps_ = on; }
+  void produced(Event e, const Op& op, std::uint32_t point);
+  void merged(Event result, std::span<const Event> inputs);
+  void waits(const Op& op, std::uint32_t point, Event e);
+  void follows(const Op& before, std::uint32_t before_point, const Op& after,
+               std::uint32_t after_point);
+
   // Writes the file (also done by the destructor if not done yet). Throws reprise::Error if it
   // cannot be written.
   void write();
@@ -59,7 +76,21 @@ class Profiler {
     std::uint64_t begin_ns = 0, end_ns = 0, seq = 0, bytes = 0;
     const char* task = nullptr;  // the task's registered name
     DomainPoint point;
+    std::uint32_t index = 0;  // the point's index in its launch, or the copy's number
+    bool copy = false;        // a generated copy (index: its number)
   };
+  // A point or a generated copy: (op number, point index or copy number, is a copy).
+  struct Node {
+    std::uint64_t seq = 0;
+    std::uint32_t index = 0;
+    bool copy = false;
+    friend bool operator==(const Node&, const Node&) = default;
+  };
+  static Node node_of(const Op& op, std::uint32_t point);
+  static std::uint64_t key(Event e) { return std::uint64_t(e.id) << 32 | e.gen; }
+  void write_flows(fmt::memory_buffer& out);
+  // The nodes an event stands for (through merges).
+  void resolve(std::uint64_t event, std::vector<Node>& out, int depth) const;
   struct Buffer {
     std::string thread;
     std::vector<Record> records;
@@ -73,6 +104,12 @@ class Profiler {
   std::mutex mutex_;  // registration of thread buffers
   std::vector<std::unique_ptr<Buffer>> buffers_;
   bool written_ = false;
+  bool deps_ = false;
+  std::mutex deps_mutex_;
+  std::unordered_map<std::uint64_t, Node> producers_;  // by event
+  std::unordered_map<std::uint64_t, std::vector<std::uint64_t>> merges_;
+  std::vector<std::pair<std::uint64_t, Node>> waits_;  // (event, waiter)
+  std::vector<std::pair<Node, Node>> follows_;
 };
 
 }  // namespace reprise::detail
