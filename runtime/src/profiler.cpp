@@ -22,8 +22,8 @@ struct ThreadSlot {
 thread_local ThreadSlot t_slot;
 
 const char* category(Profiler::Kind k) {
-  static const char* names[] = {"task",    "fill",     "copy",   "send",
-                                "receive", "analysis", "replay", "wait"};
+  static const char* names[] = {"task",     "fill",   "copy", "send",  "receive",
+                                "analysis", "replay", "wait", "record"};
   return names[int(k)];
 }
 
@@ -196,6 +196,17 @@ void Profiler::record_replay(std::uint32_t trace, std::uint64_t ops, std::uint64
   buffer().records.push_back(r);
 }
 
+void Profiler::record_recording(std::uint32_t trace, std::uint64_t ops, std::uint64_t begin_ns,
+                                std::uint64_t end_ns) {
+  Record r;
+  r.kind = Kind::Record;
+  r.trace = trace;
+  r.bytes = ops;
+  r.begin_ns = begin_ns;
+  r.end_ns = end_ns;
+  buffer().records.push_back(r);
+}
+
 void Profiler::record_wait(std::uint64_t begin_ns, std::uint64_t end_ns) {
   Record r;
   r.kind = Kind::Wait;
@@ -256,6 +267,9 @@ void Profiler::write() {
         case Kind::Replay:
           fmt::format_to(put, "replay of trace {} ({} ops)", r.trace, r.bytes);
           break;
+        case Kind::Record:
+          fmt::format_to(put, "recording of trace {} ({} ops)", r.trace, r.bytes);
+          break;
         case Kind::Wait:
           fmt::format_to(put, "wait");
           break;
@@ -279,6 +293,7 @@ void Profiler::write() {
           fmt::format_to(put, "\"op\":{},\"trace\":{}", r.seq, r.trace);
           break;
         case Kind::Replay:
+        case Kind::Record:
           fmt::format_to(put, "\"trace\":{},\"ops\":{}", r.trace, r.bytes);
           break;
         case Kind::Wait:

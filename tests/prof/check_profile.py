@@ -65,6 +65,16 @@ def main():
         want = f"total: {len(files)} shard(s), 48 task points, {expect_replayed} replayed, coverage {cov:.2f}"
         assert want in summary.stdout, want
         assert "<svg" in open(page).read()
+        # The trace inspector: trace 1 on every shard, one op long, replayed on each shard as
+        # often as the points say (8 points per replay).
+        listing = subprocess.run([sys.executable, PROF_TOOL, "--traces"] + files,
+                                 capture_output=True, text=True, timeout=120).stdout
+        rows = [l.split() for l in listing.splitlines() if l.split()[:1] and l.split()[0].isdigit()
+                and len(l.split()) == 7]
+        assert len(rows) == len(files), listing
+        for shard, trace, ops, _at, recordings, replays, replayed_ops in rows:
+            assert (trace, ops) == ("1", "1"), listing
+            assert int(replays) == expect_replayed // 8 and int(recordings) >= 1, listing
     print("profile ok")
 
 

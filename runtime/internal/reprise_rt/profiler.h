@@ -27,7 +27,17 @@ struct Op;
 
 class Profiler {
  public:
-  enum class Kind : std::uint8_t { Task, Fill, Copy, Send, Receive, Analysis, Replay, Wait };
+  enum class Kind : std::uint8_t {
+    Task,
+    Fill,
+    Copy,
+    Send,
+    Receive,
+    Analysis,
+    Replay,
+    Wait,
+    Record
+  };
   Profiler(std::string file, std::uint32_t shard);
   ~Profiler();
   Profiler(const Profiler&) = delete;
@@ -48,6 +58,9 @@ class Profiler {
   void record_replay(std::uint32_t trace, std::uint64_t ops, std::uint64_t begin_ns,
                      std::uint64_t end_ns);
   void record_wait(std::uint64_t begin_ns, std::uint64_t end_ns);
+  // The analysis of a trace's ops while its template is recorded.
+  void record_recording(std::uint32_t trace, std::uint64_t ops, std::uint64_t begin_ns,
+                        std::uint64_t end_ns);
   // Dependences (-lg:prof:deps): which point or copy an event stands for, which events a
   // merge stands for, and who waits for what. Written as flow arrows between the intervals,
   // which reprise-prof follows for the critical path. (Edges between back-to-back replays of
