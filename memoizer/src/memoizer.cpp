@@ -243,17 +243,26 @@ void Memoizer::record(TraceID id) {
       "{}idempotent",
       id, t->ops.size(), t->instrs.size(), t->copies.size(), t->instrs_recorded, t->edges_recorded,
       t->edges_after_reduction, t->links.size(), t->facts.size(), t->idempotent ? "" : "not ");
-  if (!rt_.config().trace_dot_dir.empty()) {
-    std::string dot = to_dot(*t, names);
-    std::string path =
-        fmt::format("{}/trace_{}_{}.dot", rt_.config().trace_dot_dir, id, templates_made_);
+  // -lg:trace:dot DIR, or -lg:spy DIR: the template as DOT and as text (per shard under
+  // control replication, where every shard records it).
+  const std::string& dir =
+      rt_.config().trace_dot_dir.empty() ? rt_.config().spy_dir : rt_.config().trace_dot_dir;
+  if (!dir.empty()) {
+    const std::string base =
+        rt_.num_shards() > 1
+            ? fmt::format("{}/trace_{}_{}.s{}", dir, id, templates_made_, rt_.shard())
+            : fmt::format("{}/trace_{}_{}", dir, id, templates_made_);
     std::error_code ec;
-    std::filesystem::create_directories(rt_.config().trace_dot_dir, ec);
-    if (FILE* f = std::fopen(path.c_str(), "w")) {
-      std::fputs(dot.c_str(), f);
-      std::fclose(f);
-    } else {
-      REPRISE_LOG_WARN(LogCategory::Tracing, "trace {}: cannot write {}", id, path);
+    std::filesystem::create_directories(dir, ec);
+    for (const auto& [ext, text] :
+         {std::pair{".dot", to_dot(*t, names)}, std::pair{".txt", to_text(*t, names)}}) {
+      const std::string path = base + ext;
+      if (FILE* f = std::fopen(path.c_str(), "w")) {
+        std::fputs(text.c_str(), f);
+        std::fclose(f);
+      } else {
+        REPRISE_LOG_WARN(LogCategory::Tracing, "trace {}: cannot write {}", id, path);
+      }
     }
   }
   ++templates_made_;

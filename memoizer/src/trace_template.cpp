@@ -319,6 +319,39 @@ void build_cross_links(TraceTemplate& t) {
   t.cross = std::move(c);
 }
 
+std::string to_text(const TraceTemplate& t, const std::vector<std::string>& op_names) {
+  std::string s = fmt::format(
+      "trace {}: {} ops, {} instructions, {} copies, {} elision links, {} physical facts, {}\n",
+      t.id, t.ops.size(), t.instrs.size(), t.copies.size(), t.links.size(), t.facts.size(),
+      t.idempotent ? "idempotent" : "not idempotent");
+  for (std::size_t i = 0; i < t.instrs.size(); ++i) {
+    const Instruction& in = t.instrs[i];
+    if (in.kind == Instruction::Kind::Op)
+      s += fmt::format("  [{}] s{} := op {} #{} point {} on shard {} {}{}", i, in.out,
+                       in.op < op_names.size() ? op_names[in.op] : "?", in.op, in.point,
+                       in.proc.shard, in.proc.kind == ProcessorKind::CPU ? "cpu" : "proc",
+                       in.proc.index);
+    else if (in.kind == Instruction::Kind::Copy)
+      s += fmt::format("  [{}] s{} := copy {} mem {} -> {}", i, in.out,
+                       t.copies[in.op].copy->point_rects[0].str(),
+                       t.copies[in.op].copy->point_instances[0]->memory(),
+                       t.copies[in.op].copy->point_instances[1]->memory());
+    else
+      s += fmt::format("  [{}] s{} := merge", i, in.out);
+    s += " after";
+    if (in.uses_fence) s += " fence";
+    for (std::uint32_t k = 0; k < in.pre_count; ++k)
+      s += fmt::format(" s{}", t.pre_slots[in.pre_begin + k]);
+    for (std::uint32_t k = 0; k < in.link_count; ++k) {
+      const Link& l = t.links[in.link_begin + k];
+      s += l.from_copy ? fmt::format(" prev.copy{}", l.op)
+                       : fmt::format(" prev.op{}.{}", l.op, l.point);
+    }
+    s += "\n";
+  }
+  return s;
+}
+
 std::string to_dot(const TraceTemplate& t, const std::vector<std::string>& op_names) {
   std::string s =
       fmt::format("digraph trace_{} {{\n  rankdir=TB;\n  s0 [label=\"fence\", shape=box];\n", t.id);

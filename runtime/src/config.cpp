@@ -190,6 +190,14 @@ const std::vector<FlagDef>& flag_table() {
         "with -lg:prof: record the dependences between points and copies (flow arrows; "
         "reprise-prof follows them for the critical path)",
         sw(&Config::prof_deps));
+    add("-lg:spy", "DIR",
+        "write each shard's graph of points, copies and their dependences (spy_<shard>.dot) "
+        "and every recorded template (DOT and text) into DIR, like Legion Spy; for small "
+        "programs",
+        std::make_pair(
+            [](const Config& c) { return c.spy_dir.empty() ? std::string("(off)") : c.spy_dir; },
+            [](Config& c, const std::string& v) { c.spy_dir = v; }));
+    t.back().legion = true;
     add("-lg:prof_logfile", "FILE", "Legion's spelling of the -lg:prof file",
         std::make_pair([](const Config& c) { return c.prof_file; },
                        [](Config& c, const std::string& v) { c.prof_file = v; }));

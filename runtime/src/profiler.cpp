@@ -4,7 +4,10 @@
 
 #include <atomic>
 #include <cstdio>
+#include <filesystem>
 #include <iterator>
+#include <map>
+#include <set>
 
 #include "reprise/error.h"
 #include "reprise_rt/log.h"
@@ -138,15 +141,8 @@ void Profiler::write_flows(fmt::memory_buffer& out) {
     for (const Record& r : buffers_[tid]->records)
       if (r.kind <= Kind::Receive)
         where[Node{r.seq, r.index, r.copy}] = Where{tid, r.begin_ns, r.end_ns};
-  std::vector<std::pair<Node, Node>> edges = follows_;
-  std::vector<Node> from;
-  for (const auto& [event, waiter] : waits_) {
-    from.clear();
-    resolve(event, from, 0);
-    for (const Node& n : from) edges.emplace_back(n, waiter);
-  }
   std::uint64_t id = 0;
-  for (const auto& [a, b] : edges) {
+  for (const auto& [a, b] : edges()) {
     auto pa = where.find(a), pb = where.find(b);
     if (pa == where.end() || pb == where.end() || a == b) continue;  // (ran on another shard)
     ++id;
@@ -161,6 +157,67 @@ void Profiler::write_flows(fmt::memory_buffer& out) {
                    id, shard_, pa->second.tid, ts / 1000, ts % 1000, id, shard_, pb->second.tid,
                    tf / 1000, tf % 1000);
   }
+}
+
+std::vector<std::pair<Profiler::Node, Profiler::Node>> Profiler::edges() const {
+  std::vector<std::pair<Node, Node>> out = follows_;
+  std::vector<Node> from;
+  for (const auto& [event, waiter] : waits_) {
+    from.clear();
+    resolve(event, from, 0);
+    for (const Node& n : from) out.emplace_back(n, waiter);
+  }
+  return out;
+}
+
+void Profiler::write_spy() {
+  std::lock_guard<std::mutex> g(deps_mutex_);
+  std::error_code ec;
+  std::filesystem::create_directories(spy_dir_, ec);
+  const std::string path = fmt::format("{}/spy_{}.dot", spy_dir_, shard_);
+  const auto name = [](const Node& n) {
+    return fmt::format("n{}_{}{}", n.seq, n.copy ? "c" : "p", n.index);
+  };
+  fmt::memory_buffer out;
+  auto put = fmt::appender(out);
+  fmt::format_to(put, "digraph shard_{} {{\n  rankdir=TB;\n", shard_);
+  // Nodes grouped by op, in op order.
+  std::map<std::uint64_t, std::vector<const Record*>> by_op;
+  for (const auto& b : buffers_)
+    for (const Record& r : b->records)
+      if (r.kind <= Kind::Receive) by_op[r.seq].push_back(&r);
+  std::set<std::string> present;
+  for (const auto& [seq, records] : by_op) {
+    const Record& first = *records.front();
+    fmt::format_to(put, "  subgraph cluster_op{} {{\n    label=\"op #{}{}{}{}\";\n", seq, seq,
+                   first.task ? " " : "", first.task ? first.task : "",
+                   first.replayed ? " (replayed)" : "");
+    for (const Record* r : records) {
+      const Node n{r->seq, r->index, r->copy};
+      present.insert(name(n));
+      if (r->kind == Kind::Task)
+        fmt::format_to(put, "    {} [label=\"{} {}\"];\n", name(n), first.task ? first.task : "?",
+                       r->point.str());
+      else if (r->kind == Kind::Fill)
+        fmt::format_to(put, "    {} [label=\"fill\", shape=box];\n", name(n));
+      else
+        fmt::format_to(put, "    {} [label=\"{} {} B\", shape=box];\n", name(n), category(r->kind),
+                       r->bytes);
+    }
+    fmt::format_to(put, "  }}\n");
+  }
+  std::set<std::pair<std::string, std::string>> drawn;
+  for (const auto& [a, b] : edges()) {
+    const std::string na = name(a), nb = name(b);
+    if (a == b || !present.count(na) || !present.count(nb) || !drawn.insert({na, nb}).second)
+      continue;
+    fmt::format_to(put, "  {} -> {};\n", na, nb);
+  }
+  fmt::format_to(put, "}}\n");
+  std::FILE* f = std::fopen(path.c_str(), "w");
+  const bool ok = f && std::fwrite(out.data(), 1, out.size(), f) == out.size();
+  if (f) std::fclose(f);
+  if (!ok) throw Error(fmt::format("-lg:spy: cannot write '{}'", path));
 }
 
 void Profiler::resolve(std::uint64_t event, std::vector<Node>& out, int depth) const {
@@ -219,6 +276,11 @@ void Profiler::write() {
   std::lock_guard<std::mutex> g(mutex_);
   if (written_) return;
   written_ = true;
+  if (!path_.empty()) write_json();
+  if (!spy_dir_.empty()) write_spy();
+}
+
+void Profiler::write_json() {
   std::FILE* f = std::fopen(path_.c_str(), "w");
   if (!f) throw Error(fmt::format("-lg:prof: cannot write '{}'", path_));
   // Formatted into one memory buffer, written in large pieces: a long run's file is written

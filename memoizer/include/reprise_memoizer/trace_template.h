@@ -138,6 +138,8 @@ void compute_conditions(TraceTemplate& t, const std::vector<OpRef>& recorded_ops
 void build_successors(TraceTemplate& t, const std::vector<OpRef>& recorded_ops);
 // The fence-elision links reversed, for batch replays (none if a link leaves the template).
 void build_cross_links(TraceTemplate& t);
+// A text listing of the template (one line per instruction with what it waits for).
+std::string to_text(const TraceTemplate& t, const std::vector<std::string>& op_names);
 // Graphviz DOT text of the template.
 std::string to_dot(const TraceTemplate& t, const std::vector<std::string>& op_names);
 

@@ -67,6 +67,9 @@ class Profiler {
   // one template, which count each other down without events, are not recorded.)
   bool deps() const { return deps_; }
   void set_deps(bool on) { deps_ = on; }
+  // -lg:spy DIR: also write DIR/spy_<shard>.dot, the graph of this shard's points and copies
+  // (grouped by op) and their dependences.
+  void set_spy_dir(std::string dir) { spy_dir_ = std::move(dir); }
   void produced(Event e, const Op& op, std::uint32_t point);
   void merged(Event result, std::span<const Event> inputs);
   void waits(const Op& op, std::uint32_t point, Event e);
@@ -102,6 +105,10 @@ class Profiler {
   static Node node_of(const Op& op, std::uint32_t point);
   static std::uint64_t key(Event e) { return std::uint64_t(e.id) << 32 | e.gen; }
   void write_flows(fmt::memory_buffer& out);
+  void write_json();
+  void write_spy();
+  // Dependences between nodes that ran here (deps_mutex_ held).
+  std::vector<std::pair<Node, Node>> edges() const;
   // The nodes an event stands for (through merges).
   void resolve(std::uint64_t event, std::vector<Node>& out, int depth) const;
   struct Buffer {
@@ -118,6 +125,7 @@ class Profiler {
   std::vector<std::unique_ptr<Buffer>> buffers_;
   bool written_ = false;
   bool deps_ = false;
+  std::string spy_dir_;
   std::mutex deps_mutex_;
   std::unordered_map<std::uint64_t, Node> producers_;  // by event
   std::unordered_map<std::uint64_t, std::vector<std::uint64_t>> merges_;

@@ -1,0 +1,25 @@
+# -lg:spy DIR: the shard's graph of points and copies with their dependences (DOT), and the
+# recorded template as DOT and text.
+file(REMOVE_RECURSE ${DIR})
+execute_process(COMMAND ${SAXPY} -ll:cpu 2 -lg:no_auto_tracing -lg:spy ${DIR}
+                OUTPUT_VARIABLE out RESULT_VARIABLE rc)
+if(NOT rc EQUAL 0 OR NOT out MATCHES "max error 0 [(]ok[)]")
+  message(FATAL_ERROR "saxpy -lg:spy failed:\n${out}")
+endif()
+foreach(f spy_0.dot trace_1_0.dot trace_1_0.txt)
+  if(NOT EXISTS ${DIR}/${f})
+    message(FATAL_ERROR "-lg:spy wrote no ${f}")
+  endif()
+endforeach()
+file(READ ${DIR}/spy_0.dot dot)
+# The fills of x and y come before every saxpy point of the first iteration (op #3).
+foreach(p 0 1 2 3 4 5 6 7)
+  if(NOT dot MATCHES "n3_p${p} [[]label=\"saxpy [(]${p}[)]\"[]]" OR NOT dot MATCHES "n[01]_p0 -> n3_p${p};")
+    message(FATAL_ERROR "spy_0.dot lacks saxpy point ${p} or its fill edge:\n${dot}")
+  endif()
+endforeach()
+file(READ ${DIR}/trace_1_0.txt txt)
+if(NOT txt MATCHES "trace 1: 1 ops, 8 instructions" OR NOT txt MATCHES "op saxpy #0 point 7")
+  message(FATAL_ERROR "trace_1_0.txt:\n${txt}")
+endif()
+message(STATUS "-lg:spy: spy_0.dot, trace_1_0.dot and trace_1_0.txt")
