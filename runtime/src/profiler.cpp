@@ -25,8 +25,8 @@ struct ThreadSlot {
 thread_local ThreadSlot t_slot;
 
 const char* category(Profiler::Kind k) {
-  static const char* names[] = {"task",     "fill",   "copy", "send",  "receive",
-                                "analysis", "replay", "wait", "record"};
+  static const char* names[] = {"task",     "fill",   "copy", "send",   "receive",
+                                "analysis", "replay", "wait", "record", "message"};
   return names[int(k)];
 }
 
@@ -264,6 +264,19 @@ void Profiler::record_recording(std::uint32_t trace, std::uint64_t ops, std::uin
   buffer().records.push_back(r);
 }
 
+void Profiler::record_message(bool incoming, const char* channel, std::uint32_t peer,
+                              std::uint64_t bytes, std::uint64_t begin_ns, std::uint64_t end_ns) {
+  Record r;
+  r.kind = Kind::Message;
+  r.replayed = incoming;  // (for messages: received rather than sent)
+  r.task = channel;
+  r.index = peer;
+  r.bytes = bytes;
+  r.begin_ns = begin_ns;
+  r.end_ns = end_ns;
+  buffer().records.push_back(r);
+}
+
 void Profiler::record_wait(std::uint64_t begin_ns, std::uint64_t end_ns) {
   Record r;
   r.kind = Kind::Wait;
@@ -332,6 +345,10 @@ void Profiler::write_json() {
         case Kind::Record:
           fmt::format_to(put, "recording of trace {} ({} ops)", r.trace, r.bytes);
           break;
+        case Kind::Message:
+          fmt::format_to(put, "{} {} {} {}", r.replayed ? "received" : "sent", r.task,
+                         r.replayed ? "from" : "to", r.index);
+          break;
         case Kind::Wait:
           fmt::format_to(put, "wait");
           break;
@@ -359,6 +376,10 @@ void Profiler::write_json() {
           fmt::format_to(put, "\"trace\":{},\"ops\":{}", r.trace, r.bytes);
           break;
         case Kind::Wait:
+          break;
+        case Kind::Message:
+          fmt::format_to(put, "\"channel\":\"{}\",\"peer\":{},\"bytes\":{},\"received\":{}", r.task,
+                         r.index, r.bytes, r.replayed);
           break;
         default:
           fmt::format_to(put, "\"op\":{},\"bytes\":{},\"trace\":{},\"replayed\":{}", r.seq, r.bytes,

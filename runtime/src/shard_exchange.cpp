@@ -45,14 +45,14 @@ std::uint64_t mix(std::uint64_t h, std::uint64_t v) {
 
 ShardExchange::ShardExchange(Runtime& rt, Network& net)
     : rt_(rt), net_(net), heard_(net.size(), 0) {
-  net.on(Channel::Request, [this](std::uint32_t from, std::vector<std::byte>&& b) {
+  listen(Channel::Request, [this](std::uint32_t from, std::vector<std::byte>&& b) {
     on_request(from, std::move(b));
   });
-  net.on(Channel::Done,
+  listen(Channel::Done,
          [this](std::uint32_t from, std::vector<std::byte>&& b) { on_done(from, std::move(b)); });
-  net.on(Channel::Data,
+  listen(Channel::Data,
          [this](std::uint32_t from, std::vector<std::byte>&& b) { on_data(from, std::move(b)); });
-  net.on(Channel::Abort, [this](std::uint32_t from, std::vector<std::byte>&& b) {
+  listen(Channel::Abort, [this](std::uint32_t from, std::vector<std::byte>&& b) {
     std::string text(reinterpret_cast<const char*>(b.data()), b.size());
     {
       std::lock_guard<std::mutex> g(mutex_);
@@ -60,6 +60,40 @@ ShardExchange::ShardExchange(Runtime& rt, Network& net)
     }
     rt_.record_error(std::make_exception_ptr(Error(fmt::format("shard {}: {}", from, text))));
   });
+}
+
+void ShardExchange::listen(Channel c, Network::Handler handler) {
+  net_.on(c,
+          [this, c, handler = std::move(handler)](std::uint32_t from, std::vector<std::byte>&& b) {
+            Profiler* prof = rt_.profiler();
+            if (!prof) return handler(from, std::move(b));
+            const std::uint64_t t0 = Profiler::now_ns(), bytes = b.size();
+            handler(from, std::move(b));
+            prof->record_message(true, channel_name(c), from, bytes, t0, Profiler::now_ns());
+          });
+}
+
+void ShardExchange::send(std::uint32_t to, Channel c, std::vector<std::byte> bytes) {
+  if (Profiler* prof = rt_.profiler()) {
+    const std::uint64_t t = Profiler::now_ns();
+    prof->record_message(false, channel_name(c), to, bytes.size(), t, t);
+  }
+  net_.send(to, c, std::move(bytes));
+}
+
+const char* ShardExchange::channel_name(Channel c) {
+  switch (c) {
+    case Channel::Done:
+      return "done";
+    case Channel::Data:
+      return "data";
+    case Channel::Abort:
+      return "abort";
+    case Channel::Request:
+      return "request";
+    default:
+      return "other";
+  }
 }
 
 std::uint64_t ShardExchange::shape_of(const Op& op) {
@@ -166,7 +200,7 @@ void ShardExchange::need(Event e) {
   put(b, op->seq);
   put(b, l.index);
   put(b, shape_of(*op));
-  net_.send(l.owner, Channel::Request, std::move(b));
+  send(l.owner, Channel::Request, std::move(b));
 }
 
 void ShardExchange::launched(const OpRef& op) {
@@ -278,7 +312,7 @@ void ShardExchange::send_done(std::uint32_t to, const Op* op, std::uint64_t seq,
   if (error) {
     put_text(b, exception_text(error));
   }
-  net_.send(to, Channel::Done, std::move(b));
+  send(to, Channel::Done, std::move(b));
 }
 
 void ShardExchange::heard_from(std::uint32_t from) {
@@ -349,7 +383,7 @@ void ShardExchange::finished(const Op& op, std::uint32_t point, const std::excep
     put(b, *value);
   }
   for (std::uint32_t s = 0; s < net_.size(); ++s)
-    if (s != net_.rank()) net_.send(s, Channel::Done, b);
+    if (s != net_.rank()) send(s, Channel::Done, b);
 }
 
 void ShardExchange::on_done(std::uint32_t from, std::vector<std::byte>&& b) {
@@ -407,7 +441,7 @@ void ShardExchange::send_data(const Op& copy, std::uint32_t to) {
   }
   REPRISE_LOG_DEBUG(LogCategory::CtrlRepl, "data op #{} index {:x} to {} ({} bytes)", copy.seq,
                     index_of(copy, 0), to, b.size());
-  net_.send(to, Channel::Data, std::move(b));
+  send(to, Channel::Data, std::move(b));
 }
 
 void ShardExchange::on_data(std::uint32_t, std::vector<std::byte>&& b) {
@@ -517,7 +551,7 @@ void ShardExchange::broadcast_abort(const std::exception_ptr& e) {
   std::vector<std::byte> b;
   put_text(b, exception_text(e));
   for (std::uint32_t s = 0; s < net_.size(); ++s)
-    if (s != net_.rank()) net_.send(s, Channel::Abort, b);
+    if (s != net_.rank()) send(s, Channel::Abort, b);
 }
 
 }  // namespace reprise::detail

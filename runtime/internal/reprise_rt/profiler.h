@@ -36,7 +36,8 @@ class Profiler {
     Analysis,
     Replay,
     Wait,
-    Record
+    Record,
+    Message
   };
   Profiler(std::string file, std::uint32_t shard);
   ~Profiler();
@@ -58,6 +59,10 @@ class Profiler {
   void record_replay(std::uint32_t trace, std::uint64_t ops, std::uint64_t begin_ns,
                      std::uint64_t end_ns);
   void record_wait(std::uint64_t begin_ns, std::uint64_t end_ns);
+  // A message between shards: sent (an instant on the sending thread) or received (its
+  // handling on the MPI progress thread); channel: a static name.
+  void record_message(bool incoming, const char* channel, std::uint32_t peer, std::uint64_t bytes,
+                      std::uint64_t begin_ns, std::uint64_t end_ns);
   // The analysis of a trace's ops while its template is recorded.
   void record_recording(std::uint32_t trace, std::uint64_t ops, std::uint64_t begin_ns,
                         std::uint64_t end_ns);
