@@ -338,7 +338,7 @@ void Executor::profile_point(Profiler& prof, const PointTask& t, std::uint64_t t
                           : Profiler::Kind::Copy;
     bytes = copy_bytes(op);
   }
-  prof.record(kind, op, t.point, t0, Profiler::now_ns(), bytes);
+  prof.record(kind, op, t.point_index, t.point, t0, Profiler::now_ns(), bytes);
 }
 
 void Executor::count_down_cross(const SuccessorBlock& b, std::uint32_t j,

@@ -77,8 +77,8 @@ Profiler::Buffer& Profiler::buffer() {
   return *static_cast<Buffer*>(t_slot.buffer);
 }
 
-void Profiler::record(Kind kind, const Op& op, const DomainPoint& point, std::uint64_t begin_ns,
-                      std::uint64_t end_ns, std::uint64_t bytes) {
+void Profiler::record(Kind kind, const Op& op, std::uint32_t point_index, const DomainPoint& point,
+                      std::uint64_t begin_ns, std::uint64_t end_ns, std::uint64_t bytes) {
   Record r;
   r.kind = kind;
   r.replayed = op.replayed;
@@ -89,7 +89,7 @@ void Profiler::record(Kind kind, const Op& op, const DomainPoint& point, std::ui
   r.bytes = bytes;
   if (op.task_info) r.task = op.task_info->name.c_str();
   r.point = point;
-  const Node n = node_of(op, std::uint32_t(op.domain.linearize(point)));
+  const Node n = node_of(op, point_index);
   r.index = n.index;
   r.copy = n.copy;
   buffer().records.push_back(r);

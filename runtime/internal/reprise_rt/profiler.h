@@ -50,8 +50,8 @@ class Profiler {
                              .count());
   }
   // An interval of work of op `op` (a point of it, or a copy it made) on the calling thread.
-  void record(Kind kind, const Op& op, const DomainPoint& point, std::uint64_t begin_ns,
-              std::uint64_t end_ns, std::uint64_t bytes = 0);
+  void record(Kind kind, const Op& op, std::uint32_t point_index, const DomainPoint& point,
+              std::uint64_t begin_ns, std::uint64_t end_ns, std::uint64_t bytes = 0);
   // An interval of the runtime's own: the analysis of op `op` (seq, kind and task kept; the
   // name is made when the file is written), a replay of trace `trace` (count: its ops), a
   // wait.
