@@ -79,12 +79,9 @@ Profiler::Buffer& Profiler::buffer() {
 
 void Profiler::record(Kind kind, const Op& op, std::uint32_t point_index, const DomainPoint& point,
                       std::uint64_t begin_ns, std::uint64_t end_ns, std::uint64_t bytes) {
-  Record r;
-  r.kind = kind;
+  Record& r = push(kind, begin_ns, end_ns);
   r.replayed = op.replayed;
   r.trace = op.in_trace;
-  r.begin_ns = begin_ns;
-  r.end_ns = end_ns;
   r.seq = op.seq;
   r.bytes = bytes;
   if (op.task_info) r.task = op.task_info->name.c_str();
@@ -92,7 +89,6 @@ void Profiler::record(Kind kind, const Op& op, std::uint32_t point_index, const 
   const Node n = node_of(op, point_index);
   r.index = n.index;
   r.copy = n.copy;
-  buffer().records.push_back(r);
 }
 
 Profiler::Node Profiler::node_of(const Op& op, std::uint32_t point) {
@@ -230,59 +226,48 @@ void Profiler::resolve(std::uint64_t event, std::vector<Node>& out, int depth) c
     for (std::uint64_t in : m->second) resolve(in, out, depth + 1);
 }
 
-void Profiler::record_analysis(const Op& op, std::uint64_t begin_ns, std::uint64_t end_ns) {
-  Record r;
-  r.kind = Kind::Analysis;
-  r.op_kind = std::uint8_t(op.kind);
+Profiler::Record& Profiler::push(Kind kind, std::uint64_t begin_ns, std::uint64_t end_ns) {
+  std::vector<Record>& records = buffer().records;
+  Record& r = records.emplace_back();
+  r.kind = kind;
   r.begin_ns = begin_ns;
   r.end_ns = end_ns;
+  return r;
+}
+
+void Profiler::record_analysis(const Op& op, std::uint64_t begin_ns, std::uint64_t end_ns) {
+  Record& r = push(Kind::Analysis, begin_ns, end_ns);
+  r.op_kind = std::uint8_t(op.kind);
   r.seq = op.seq;
   r.trace = op.in_trace;
   if (op.task_info) r.task = op.task_info->name.c_str();
-  buffer().records.push_back(r);
 }
 
 void Profiler::record_replay(std::uint32_t trace, std::uint64_t ops, std::uint64_t begin_ns,
                              std::uint64_t end_ns) {
-  Record r;
-  r.kind = Kind::Replay;
+  Record& r = push(Kind::Replay, begin_ns, end_ns);
   r.trace = trace;
   r.bytes = ops;
-  r.begin_ns = begin_ns;
-  r.end_ns = end_ns;
-  buffer().records.push_back(r);
 }
 
 void Profiler::record_recording(std::uint32_t trace, std::uint64_t ops, std::uint64_t begin_ns,
                                 std::uint64_t end_ns) {
-  Record r;
-  r.kind = Kind::Record;
+  Record& r = push(Kind::Record, begin_ns, end_ns);
   r.trace = trace;
   r.bytes = ops;
-  r.begin_ns = begin_ns;
-  r.end_ns = end_ns;
-  buffer().records.push_back(r);
 }
 
 void Profiler::record_message(bool incoming, const char* channel, std::uint32_t peer,
                               std::uint64_t bytes, std::uint64_t begin_ns, std::uint64_t end_ns) {
-  Record r;
-  r.kind = Kind::Message;
+  Record& r = push(Kind::Message, begin_ns, end_ns);
   r.replayed = incoming;  // (for messages: received rather than sent)
   r.task = channel;
   r.index = peer;
   r.bytes = bytes;
-  r.begin_ns = begin_ns;
-  r.end_ns = end_ns;
-  buffer().records.push_back(r);
 }
 
 void Profiler::record_wait(std::uint64_t begin_ns, std::uint64_t end_ns) {
-  Record r;
-  r.kind = Kind::Wait;
-  r.begin_ns = begin_ns;
-  r.end_ns = end_ns;
-  buffer().records.push_back(r);
+  push(Kind::Wait, begin_ns, end_ns);
 }
 
 void Profiler::write() {

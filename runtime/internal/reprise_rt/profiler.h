@@ -121,6 +121,8 @@ class Profiler {
     std::vector<Record> records;
   };
   Buffer& buffer();
+  // A new record of the calling thread's buffer.
+  Record& push(Kind kind, std::uint64_t begin_ns, std::uint64_t end_ns);
 
   std::string path_;
   std::uint32_t shard_;
