@@ -2,7 +2,8 @@
 # Builds the unit tests, the stencil, the random-program runner and the misuse catalogue with
 # AddressSanitizer+UBSan and with ThreadSanitizer (build-asan/, build-tsan/) and runs them:
 # the unit tests, the stencil, random traced programs on 3 memories (manual and automatic
-# traces, failures inside traces) and the single-process misuse cases. CI runs the address
+# traces, failures inside traces), the same programs and the stencil under mpirun on 2 and 3
+# ranks, and the single-process misuse cases. CI runs the address
 # pass (tools/setup/test.sh, about 7 minutes on 2 cores); run the thread pass before landing
 # concurrency changes. A sanitizer report fails the script.
 #   bash tools/setup/sanitize.sh [address|thread]   (default: both)
@@ -26,6 +27,17 @@ for kind in "${kinds[@]}"; do
   "${r[@]}" --loops --seeds 1:60 -ll:cpu 2 -ll:numa 3 -ll:util 2
   "${r[@]}" --iters 30 --traces auto --seeds 1:30 -ll:cpu 2 -ll:numa 3
   "${r[@]}" --fail-in-trace --seeds 1:40 -ll:cpu 2 -ll:numa 3
+  if command -v mpirun > /dev/null; then
+    # Control replication: 2 and 3 ranks. Open MPI is not instrumented: its own lock orders
+    # are suppressed for ThreadSanitizer and its allocations are not leak-checked.
+    echo "== $kind: random programs and the stencil under mpirun"
+    m=(env OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 ASAN_OPTIONS=detect_leaks=0
+       "TSAN_OPTIONS=halt_on_error=1 suppressions=$PWD/tools/setup/tsan-mpi.supp"
+       timeout 900 mpirun --oversubscribe)
+    "${m[@]}" -np 2 "${r[@]}" --loops --seeds 1:20 -ll:cpu 1
+    "${m[@]}" -np 3 "${r[@]}" --loops --seeds 1:12 -ll:cpu 1 -ll:numa 2
+    "${m[@]}" -np 2 "$dir/bin/stencil" -nx 256 -ny 128 -px 4 -py 1 -iters 60 -ll:cpu 1 --trace auto
+  fi
   echo "== $kind: misuse catalogue (single process)"
   for c in $("$dir/bin/misuse" --list); do
     case $c in top_exit*|context_after_start) continue ;;  # exit paths: no sanitizer report
