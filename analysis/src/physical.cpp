@@ -97,9 +97,9 @@ void PhysicalState::add_outside(Pieces& f, std::uint32_t slot, const Domain& rec
 
 template <class Fn>
 void PhysicalState::cut(Pieces& f, const Domain& rect, Fn&& fn) {
+  // (add, remove and reshape leave hits_ alone: it can be walked while pieces change.)
   meeting(f, rect);
-  const std::vector<std::uint32_t> inside = hits_;
-  for (std::uint32_t slot : inside) {
+  for (std::uint32_t slot : hits_) {
     if (!rect.contains(f.slots[slot].rect)) {
       const Domain part = f.slots[slot].rect & rect;
       add_outside(f, slot, rect);
@@ -161,11 +161,10 @@ void PhysicalState::written(std::uint32_t tree, const Domain& root, int fi, cons
   const Domain whole = rect & trees_[tree].root;
   if (whole.empty()) return;
   meeting(f, rect);
-  const std::vector<std::uint32_t> hit = hits_;
   // Steady state: the written rectangle is a piece already (the same tile written again).
   // Otherwise it becomes one piece again: writes undo the cuts reads made.
   std::uint32_t keep = UINT32_MAX;
-  for (std::uint32_t slot : hit) {
+  for (std::uint32_t slot : hits_) {
     if (keep == UINT32_MAX && f.slots[slot].rect == whole) {
       keep = slot;
       continue;

@@ -442,11 +442,8 @@ const ShardPlan& Memoizer::shard_plan(TraceTemplate& t) {
     plan->skipped.push_back(i);
     if (counted[i]) plan->skipped_counted.push_back(i);
     if (is_copy(i)) {
-      const Op& c = *t.copies[in.op].copy;
-      const InstanceManager& im = rt_.instances();
-      if (im.shard_of(c.point_instances[0]->memory()) !=
-          im.shard_of(c.point_instances[1]->memory()))
-        plan->unseen_copy_bytes += Executor::copy_bytes(c);
+      plan->unseen_copy_bytes +=
+          Executor::bytes_between_shards(*t.copies[in.op].copy, rt_.instances());
     } else {
       ++skipped_points[in.op];
     }

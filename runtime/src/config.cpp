@@ -85,6 +85,11 @@ const std::vector<FlagDef>& flag_table() {
     auto add = [&](const char* name, const char* value, const char* help, auto p) {
       t.push_back(FlagDef{name, value, help, p.first, p.second});
     };
+    // A Legion spelling: listed apart in -lg:help.
+    auto legion = [&](const char* name, const char* value, const char* help, auto p) {
+      add(name, value, help, p);
+      t.back().legion = true;
+    };
     add("-ll:cpu", "N", "CPU worker threads (pinned with hwloc)",
         i32(&Config::cpus, 1, 1024, "-ll:cpu"));
     add("-ll:util", "N", "utility threads: the first runs the analysis, others run fills/copies",
@@ -134,10 +139,10 @@ const std::vector<FlagDef>& flag_table() {
         std::make_pair(
             [](const Config& c) { return std::string(c.auto_tracing ? "tracing on" : "off"); },
             [](Config& c, const std::string&) { c.auto_tracing = false; }));
-    add("-lg:enable_automatic_tracing", nullptr, "accepted for the Apophenia artifact (on anyway)",
-        std::make_pair([](const Config&) { return std::string("-"); },
-                       [](Config& c, const std::string&) { c.auto_tracing = true; }));
-    t.back().legion = true;
+    legion("-lg:enable_automatic_tracing", nullptr,
+           "accepted for the Apophenia artifact (on anyway)",
+           std::make_pair([](const Config&) { return std::string("-"); },
+                          [](Config& c, const std::string&) { c.auto_tracing = true; }));
     add("-lg:auto_trace:min_trace_length", "N", "shortest automatic trace",
         i32(&Config::at_min_length, 1, 1 << 20, "-lg:auto_trace:min_trace_length"));
     add("-lg:auto_trace:max_trace_length", "N", "longest automatic trace (longer repeats are cut)",
@@ -190,27 +195,21 @@ const std::vector<FlagDef>& flag_table() {
         "with -lg:prof: record the dependences between points and copies (flow arrows; "
         "reprise-prof follows them for the critical path)",
         sw(&Config::prof_deps));
-    add("-lg:spy", "DIR",
-        "write each shard's graph of points, copies and their dependences (spy_<shard>.dot) "
-        "and every recorded template (DOT and text) into DIR, like Legion Spy; for small "
-        "programs",
-        std::make_pair(
-            [](const Config& c) { return c.spy_dir.empty() ? std::string("(off)") : c.spy_dir; },
-            [](Config& c, const std::string& v) { c.spy_dir = v; }));
-    t.back().legion = true;
-    add("-lg:prof_logfile", "FILE", "Legion's spelling of the -lg:prof file",
-        std::make_pair([](const Config& c) { return c.prof_file; },
-                       [](Config& c, const std::string& v) { c.prof_file = v; }));
-    t.back().legion = true;
+    legion("-lg:spy", "DIR",
+           "write each shard's graph of points, copies and their dependences (spy_<shard>.dot) "
+           "and every recorded template (DOT and text) into DIR, like Legion Spy; for small "
+           "programs",
+           std::make_pair(
+               [](const Config& c) { return c.spy_dir.empty() ? std::string("(off)") : c.spy_dir; },
+               [](Config& c, const std::string& v) { c.spy_dir = v; }));
+    legion("-lg:prof_logfile", "FILE", "Legion's spelling of the -lg:prof file",
+           std::make_pair([](const Config& c) { return c.prof_file; },
+                          [](Config& c, const std::string& v) { c.prof_file = v; }));
     add("-logfile", "FILE", "write log lines to FILE instead of stderr (`%`: the shard number)",
         std::make_pair(
             [](const Config& c) { return c.log_file.empty() ? std::string("stderr") : c.log_file; },
             [](Config& c, const std::string& v) { c.log_file = v; }));
     // Legion's spellings (a Legion command line runs unchanged).
-    auto legion = [&](const char* name, const char* value, const char* help, auto p) {
-      add(name, value, help, p);
-      t.back().legion = true;
-    };
     auto notice = [](const char* text) {
       return std::make_pair([](const Config&) { return std::string("-"); },
                             [text](Config& c, const std::string&) { c.notices.push_back(text); });
@@ -241,22 +240,21 @@ const std::vector<FlagDef>& flag_table() {
                           }));
     legion("-ll:ncpu", "N", "CPU workers per NUMA memory: -ll:cpu becomes N times -ll:numa",
            i32(&Config::ncpu, 1, 1024, "-ll:ncpu"));
-    add("-lg:auto_trace:repeats_algorithm", "quick_matching_of_substrings|suffix_tree_walk",
-        "repeat finder; both run the paper's suffix-array algorithm (quick matching) here",
-        std::make_pair([](const Config&) { return std::string("quick_matching_of_substrings"); },
-                       [](Config& c, const std::string& v) {
-                         if (v == "suffix_tree_walk")
-                           c.notices.push_back(
-                               "-lg:auto_trace:repeats_algorithm suffix_tree_walk: Reprise "
-                               "finds repeats by quick matching of substrings (the paper's "
-                               "suffix-array algorithm)");
-                         else if (v != "quick_matching_of_substrings")
-                           throw Error(
-                               fmt::format("flag -lg:auto_trace:repeats_algorithm: '{}' is not "
-                                           "quick_matching_of_substrings or suffix_tree_walk",
-                                           v));
-                       }));
-    t.back().legion = true;
+    legion("-lg:auto_trace:repeats_algorithm", "quick_matching_of_substrings|suffix_tree_walk",
+           "repeat finder; both run the paper's suffix-array algorithm (quick matching) here",
+           std::make_pair([](const Config&) { return std::string("quick_matching_of_substrings"); },
+                          [](Config& c, const std::string& v) {
+                            if (v == "suffix_tree_walk")
+                              c.notices.push_back(
+                                  "-lg:auto_trace:repeats_algorithm suffix_tree_walk: Reprise "
+                                  "finds repeats by quick matching of substrings (the paper's "
+                                  "suffix-array algorithm)");
+                            else if (v != "quick_matching_of_substrings")
+                              throw Error(
+                                  fmt::format("flag -lg:auto_trace:repeats_algorithm: '{}' is not "
+                                              "quick_matching_of_substrings or suffix_tree_walk",
+                                              v));
+                          }));
     return t;
   }();
   return table;

@@ -16,10 +16,9 @@ using detail::OpRef;
 using detail::ReqInfo;
 using detail::Runtime;
 
-// An op's name for error messages, formatted only when one is reported (a launch that
-// succeeds builds no string).
 // Names an op in launch-time errors as Op::describe does once it is issued: "op #12 (index
-// task 'step')" (seq: the number it would get, the runtime's next), or just its kind.
+// task 'step')" (seq: the number it would get, the runtime's next), or just its kind;
+// formatted only when an error is reported (a launch that succeeds builds no string).
 struct OpLabel {
   static constexpr std::uint64_t kNoSeq = ~std::uint64_t(0);
   OpLabel(const char* k, const detail::TaskInfo* t = nullptr, std::uint64_t s = kNoSeq)  // NOLINT

@@ -144,10 +144,9 @@ Event Executor::init_batch_point(PointTask& t, Op& op, std::uint32_t point, Proc
     init_point(t, op, point, proc, in_edges, coords, completion_event);
     return t.done;
   }
-  auto elsewhere = [&] { leave_elsewhere(t); };
   if (op.kind != OpKind::Copy || !op.generated) {
     if (proc.shard != rt_.shard()) {
-      elsewhere();
+      leave_elsewhere(t);
       return remote_point(op, point, proc.shard);
     }
     init_point(t, op, point, proc, in_edges, coords, true);
@@ -158,10 +157,10 @@ Event Executor::init_batch_point(PointTask& t, Op& op, std::uint32_t point, Proc
   const std::uint32_t me = rt_.shard();
   const std::uint32_t from = im.shard_of(op.point_instances[0]->memory());
   const std::uint32_t to = im.shard_of(op.point_instances[1]->memory());
-  count_shard_bytes(op, from, to);
+  rt_.count_shard_bytes(bytes_between_shards(op, im));
   if (from != me && to != me) {
     // Nothing here waits for it: it reads and writes other shards' memories only.
-    elsewhere();
+    leave_elsewhere(t);
     return kNoEvent;
   }
   proc.shard = me;
@@ -191,8 +190,10 @@ std::uint64_t Executor::copy_bytes(const Op& copy) {
   return bytes;
 }
 
-void Executor::count_shard_bytes(const Op& copy, std::uint32_t from, std::uint32_t to) {
-  if (from != to) rt_.count_shard_bytes(copy_bytes(copy));
+std::uint64_t Executor::bytes_between_shards(const Op& copy, const InstanceManager& im) {
+  const std::uint32_t from = im.shard_of(copy.point_instances[0]->memory());
+  const std::uint32_t to = im.shard_of(copy.point_instances[1]->memory());
+  return from == to ? 0 : copy_bytes(copy);
 }
 
 void Executor::release(PointTask* t) {

@@ -62,10 +62,15 @@ void set_log_output(std::uint32_t shard, const std::string& file) {
   if (g_file) std::fclose(g_file);
   g_file = nullptr;
   if (file.empty()) return;
-  std::string path;
-  for (char ch : file) path += ch == '%' ? std::to_string(shard) : std::string(1, ch);
+  const std::string path = shard_file(file, shard);
   g_file = std::fopen(path.c_str(), "w");
   if (!g_file) throw Error(fmt::format("-logfile: cannot open '{}' for writing", path));
+}
+
+std::string shard_file(const std::string& pattern, std::uint32_t shard) {
+  std::string path;
+  for (char ch : pattern) path += ch == '%' ? std::to_string(shard) : std::string(1, ch);
+  return path;
 }
 
 void set_log_thread_name(std::string name) {

@@ -53,9 +53,10 @@ std::string escaped(const std::string& s) {
 }  // namespace
 
 Profiler::Profiler(std::string file, std::uint32_t shard)
-    : shard_(shard), start_ns_(now_ns()), id_(g_next_id.fetch_add(1)) {
-  for (char c : file) path_ += c == '%' ? std::to_string(shard) : std::string(1, c);
-}
+    : path_(shard_file(file, shard)),
+      shard_(shard),
+      start_ns_(now_ns()),
+      id_(g_next_id.fetch_add(1)) {}
 
 Profiler::~Profiler() {
   try {
@@ -135,8 +136,7 @@ void Profiler::write_flows(fmt::memory_buffer& out) {
   std::unordered_map<Node, Where, decltype(hash)> where(64, hash);
   for (std::size_t tid = 0; tid < buffers_.size(); ++tid)
     for (const Record& r : buffers_[tid]->records)
-      if (r.kind <= Kind::Receive)
-        where[Node{r.seq, r.index, r.copy}] = Where{tid, r.begin_ns, r.end_ns};
+      if (is_work(r)) where[node_of(r)] = Where{tid, r.begin_ns, r.end_ns};
   std::uint64_t id = 0;
   for (const auto& [a, b] : edges()) {
     auto pa = where.find(a), pb = where.find(b);
@@ -181,7 +181,7 @@ void Profiler::write_spy() {
   std::map<std::uint64_t, std::vector<const Record*>> by_op;
   for (const auto& b : buffers_)
     for (const Record& r : b->records)
-      if (r.kind <= Kind::Receive) by_op[r.seq].push_back(&r);
+      if (is_work(r)) by_op[r.seq].push_back(&r);
   std::set<std::string> present;
   for (const auto& [seq, records] : by_op) {
     const Record& first = *records.front();
@@ -189,7 +189,7 @@ void Profiler::write_spy() {
                    first.task ? " " : "", first.task ? first.task : "",
                    first.replayed ? " (replayed)" : "");
     for (const Record* r : records) {
-      const Node n{r->seq, r->index, r->copy};
+      const Node n = node_of(*r);
       present.insert(name(n));
       if (r->kind == Kind::Task)
         fmt::format_to(put, "    {} [label=\"{} {}\"];\n", name(n), first.task ? first.task : "?",

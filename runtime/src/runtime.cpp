@@ -147,7 +147,6 @@ void Runtime::run(const std::function<void(Context&)>& top_level) {
   Runtime* expected = nullptr;
   if (!g_current.compare_exchange_strong(expected, this))
     throw Error("reprise::start: a runtime is already running in this process");
-  set_log_thread_name("app");
   executor_.start();
   if (network_) {
     network_->start();

@@ -27,11 +27,6 @@ class RectIndex {
     by_lo_.erase({r.lo[0], id});
     widths_.erase(widths_.find(r.hi[0] - r.lo[0]));
   }
-  bool empty() const { return by_lo_.empty(); }
-  void clear() {
-    by_lo_.clear();
-    widths_.clear();
-  }
   // Calls fn(id) for every id whose rectangle may meet q (a superset: callers test overlap).
   template <class Fn>
   void candidates(const Domain& q, Fn&& fn) const {

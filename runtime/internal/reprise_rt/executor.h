@@ -15,6 +15,7 @@
 
 namespace reprise::detail {
 
+class InstanceManager;
 class Profiler;
 class Runtime;
 
@@ -60,8 +61,10 @@ class Executor final : public GraphSink {
   // A batch slot for work that never runs here: never released, and counting it down from
   // its predecessors in the batch is harmless.
   static void leave_elsewhere(PointTask& t);
-  // The bytes a copy moves (for the statistic of bytes between shards).
+  // The bytes a copy moves, and of those the ones that cross between shards (0 for a copy
+  // within one shard): the statistic of bytes between shards, which every shard counts.
   static std::uint64_t copy_bytes(const Op& copy);
+  static std::uint64_t bytes_between_shards(const Op& copy, const InstanceManager& im);
 
   std::uint32_t num_cpus() const { return std::uint32_t(cpu_queues_.size()); }
 
@@ -84,8 +87,6 @@ class Executor final : public GraphSink {
   void run_task_body(PointTask& t);
   void run_fill(PointTask& t);
   void run_copy(PointTask& t);
-  // Control replication: counts the bytes a copy between shards moves (every shard counts).
-  void count_shard_bytes(const Op& copy, std::uint32_t from, std::uint32_t to);
   ReadyQueue& queue_of(const Processor& p);
 
   Runtime& rt_;

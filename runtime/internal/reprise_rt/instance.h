@@ -38,7 +38,7 @@ struct ReductionField {
 class Instance {
  public:
   // remote: a memory of another shard; the instance only names it (no storage here).
-  // numa_node >= 0: the data is bound to that NUMA node (see reprise_rt/numa.h).
+  // numa_node >= 0: the data is bound to that NUMA node (see reprise_rt/topology.h).
   Instance(std::uint32_t tree, std::uint32_t memory, const Domain& bounds, const FieldSpaceInfo& fs,
            bool remote = false, int numa_node = -1);
   // A reduction instance: slot `slot` of (tree, memory, bounds); one reducing point at a time.

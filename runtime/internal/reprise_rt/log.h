@@ -35,6 +35,8 @@ void set_log_level(LogCategory c, LogLevel level);
 // `%` in the name becomes the shard number). Throws reprise::Error if the file cannot be
 // opened.
 void set_log_output(std::uint32_t shard, const std::string& file);
+// A file name per shard: `%` in pattern becomes the shard number (-logfile, -lg:prof).
+std::string shard_file(const std::string& pattern, std::uint32_t shard);
 void log_write(LogLevel level, LogCategory c, std::string_view msg);
 // How log lines name the calling thread (app, util, cpu0, mpi, ...; otherwise t<number>).
 void set_log_thread_name(std::string name);

@@ -9,7 +9,6 @@
 // Disabled (no -lg:prof), the runtime holds no profiler and every hook is one branch.
 #include <fmt/format.h>
 
-#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -24,6 +23,7 @@
 namespace reprise::detail {
 
 struct Op;
+std::uint64_t now_ns();  // (declared with the op queue, defined in queues.cpp)
 
 class Profiler {
  public:
@@ -44,11 +44,9 @@ class Profiler {
   Profiler(const Profiler&) = delete;
   Profiler& operator=(const Profiler&) = delete;
 
-  static std::uint64_t now_ns() {
-    return std::uint64_t(std::chrono::duration_cast<std::chrono::nanoseconds>(
-                             std::chrono::steady_clock::now().time_since_epoch())
-                             .count());
-  }
+  // The runtime's steady clock (reprise_rt/op_queue.h), which the utility loop's busy time
+  // uses too.
+  static std::uint64_t now_ns() { return detail::now_ns(); }
   // An interval of work of op `op` (a point of it, or a copy it made) on the calling thread.
   void record(Kind kind, const Op& op, std::uint32_t point_index, const DomainPoint& point,
               std::uint64_t begin_ns, std::uint64_t end_ns, std::uint64_t bytes = 0);
@@ -108,6 +106,9 @@ class Profiler {
     friend bool operator==(const Node&, const Node&) = default;
   };
   static Node node_of(const Op& op, std::uint32_t point);
+  static Node node_of(const Record& r) { return Node{r.seq, r.index, r.copy}; }
+  // A point, fill or copy (half): a node of the dependence graph.
+  static bool is_work(const Record& r) { return r.kind <= Kind::Receive; }
   static std::uint64_t key(Event e) { return std::uint64_t(e.id) << 32 | e.gen; }
   void write_flows(fmt::memory_buffer& out);
   void write_json();
