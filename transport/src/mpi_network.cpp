@@ -26,9 +26,16 @@ using detail::Channel;
 
 class MpiNetwork final : public detail::Network {
  public:
-  MpiNetwork(int rank, int size) : rank_(std::uint32_t(rank)), size_(std::uint32_t(size)) {}
+  // Each network (one per run of the runtime) talks on a communicator of its own: a rank that
+  // has finished a run and started the next may send before another rank's progress thread
+  // of the previous run has passed its final barrier, and that thread, still receiving,
+  // would otherwise take the new run's message for its own and drop it.
+  MpiNetwork(int rank, int size) : rank_(std::uint32_t(rank)), size_(std::uint32_t(size)) {
+    MPI_Comm_dup(MPI_COMM_WORLD, &comm_);
+  }
   ~MpiNetwork() override {
     if (thread_.joinable()) stop();
+    free_comm();
   }
   std::uint32_t rank() const override { return rank_; }
   std::uint32_t size() const override { return size_; }
@@ -47,10 +54,10 @@ class MpiNetwork final : public detail::Network {
                          std::vector<std::uint64_t>& maxs) override {
     run_collective([&](std::vector<MPI_Request>& reqs) {
       reqs.resize(2);
-      MPI_Iallreduce(MPI_IN_PLACE, mins.data(), int(mins.size()), MPI_UINT64_T, MPI_MIN,
-                     MPI_COMM_WORLD, &reqs[0]);
-      MPI_Iallreduce(MPI_IN_PLACE, maxs.data(), int(maxs.size()), MPI_UINT64_T, MPI_MAX,
-                     MPI_COMM_WORLD, &reqs[1]);
+      MPI_Iallreduce(MPI_IN_PLACE, mins.data(), int(mins.size()), MPI_UINT64_T, MPI_MIN, comm_,
+                     &reqs[0]);
+      MPI_Iallreduce(MPI_IN_PLACE, maxs.data(), int(maxs.size()), MPI_UINT64_T, MPI_MAX, comm_,
+                     &reqs[1]);
     });
   }
 
@@ -59,7 +66,7 @@ class MpiNetwork final : public detail::Network {
     run_collective([&](std::vector<MPI_Request>& reqs) {
       reqs.resize(1);
       MPI_Iallgather(mine.data(), int(mine.size()), MPI_UINT64_T, all.data(), int(mine.size()),
-                     MPI_UINT64_T, MPI_COMM_WORLD, &reqs[0]);
+                     MPI_UINT64_T, comm_, &reqs[0]);
     });
     return all;
   }
@@ -78,9 +85,14 @@ class MpiNetwork final : public detail::Network {
     }
     wake_.notify_one();
     if (thread_.joinable()) thread_.join();
+    free_comm();
   }
 
  private:
+  // On the calling thread, once the progress thread has ended (MPI_THREAD_SERIALIZED).
+  void free_comm() {
+    if (comm_ != MPI_COMM_NULL) MPI_Comm_free(&comm_);
+  }
   struct Outgoing {
     std::uint32_t to;
     int tag;
@@ -142,7 +154,7 @@ class MpiNetwork final : public detail::Network {
       InFlight& f = in_flight_.back();
       sent_.fetch_add(1, std::memory_order_relaxed);
       MPI_Isend(f.bytes.data(), int(f.bytes.size()), MPI_BYTE, int(k >> 32), int(k & 0xffffffff),
-                MPI_COMM_WORLD, &f.req);
+                comm_, &f.req);
       busy = true;
     }
     for (auto it = in_flight_.begin(); it != in_flight_.end();) {
@@ -173,13 +185,12 @@ class MpiNetwork final : public detail::Network {
     }
     int flag = 0;
     MPI_Status st;
-    MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &flag, &st);
+    MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, comm_, &flag, &st);
     if (flag) {
       int count = 0;
       MPI_Get_count(&st, MPI_BYTE, &count);
       std::vector<std::byte> bytes(static_cast<std::size_t>(count));
-      MPI_Recv(bytes.data(), count, MPI_BYTE, st.MPI_SOURCE, st.MPI_TAG, MPI_COMM_WORLD,
-               MPI_STATUS_IGNORE);
+      MPI_Recv(bytes.data(), count, MPI_BYTE, st.MPI_SOURCE, st.MPI_TAG, comm_, MPI_STATUS_IGNORE);
       const std::size_t ch = std::size_t(st.MPI_TAG);
       if (ch < handlers_.size() && handlers_[ch]) deliver(handlers_[ch], st.MPI_SOURCE, bytes);
       busy = true;
@@ -217,7 +228,7 @@ class MpiNetwork final : public detail::Network {
       }
       if (stopping && in_flight_.empty() && pending_collectives_.empty()) {
         // Everything of ours is delivered; leave once every rank is here too.
-        if (barrier == MPI_REQUEST_NULL) MPI_Ibarrier(MPI_COMM_WORLD, &barrier);
+        if (barrier == MPI_REQUEST_NULL) MPI_Ibarrier(comm_, &barrier);
         int flag = 0;
         MPI_Test(&barrier, &flag, MPI_STATUS_IGNORE);
         if (flag) return;
@@ -229,6 +240,7 @@ class MpiNetwork final : public detail::Network {
   }
 
   const std::uint32_t rank_, size_;
+  MPI_Comm comm_ = MPI_COMM_NULL;
   std::array<Handler, 7> handlers_;  // by Channel
   std::thread thread_;
   std::atomic<std::uint64_t> sent_{0};  // MPI sends posted (messages_sent)
