@@ -151,7 +151,7 @@ void Analysis::analyse_points(const OpRef& ref) {
 
   pre_.reset(points);
   logical_.dependences(op, pre_);
-  for (const Future& f : op.futures)
+  for (const Future& f : op.futures())
     if (Event e = pending_event(f); e.exists()) pre_.add_all(e);
   if (fence_event_.exists()) {
     if (rt_.events().has_triggered(fence_event_))
@@ -221,16 +221,15 @@ void take_group(std::vector<Need>& needs, std::size_t i, Same&& same, PoolVector
 }
 
 // A generated copy of `fields` of tree over rect, from src to dst.
-OpRef make_copy(Op& for_op, std::uint32_t tree, std::uint32_t root_region,
-                const PoolVector<int>& fields, FieldMask mask, const Domain& rect, Instance* src,
-                Instance* dst) {
+OpRef make_copy(Op& for_op, std::uint32_t index, bool fold, std::uint32_t tree,
+                std::uint32_t root_region, const PoolVector<int>& fields, FieldMask mask,
+                const Domain& rect, Instance* src, Instance* dst) {
   OpRef c = make_op();
   c->kind = OpKind::Copy;
-  c->generated = true;
+  c->make_generated_copy(index, fold, for_op.local_completion ? &for_op : nullptr);
   c->counted = false;
   c->seq = for_op.seq;
   c->in_trace = for_op.in_trace;
-  if (for_op.local_completion) c->set_parent(for_op);
   c->domain = Domain(Rect<1>({0}, {0}));
   ReqInfo q;
   q.tree = tree;
@@ -283,8 +282,8 @@ void Analysis::launch_with_copies(Op& op, std::uint32_t p) {
             if (n.src_ready.exists()) copy_pre_.push_back(n.src_ready);
           });
       Instance* src = instance_for(q.tree, first.src_mem);
-      OpRef c = make_copy(op, q.tree, root_region, fields, mask, first.rect, src, dst);
-      c->copy_index = copies_made_++;
+      OpRef c = make_copy(op, copies_made_++, false, q.tree, root_region, fields, mask, first.rect,
+                          src, dst);
       order_copy(*c, mask);
       Event done = graph().copy(c, copy_proc, copy_pre_, p);
       note_copy(*c, mask, done);
@@ -386,9 +385,8 @@ void Analysis::fold_pending(Op& op, std::uint32_t p, std::size_t r, Processor co
     for (Instance* red : physical_.pending_list(first.list)) {
       copy_pre_.assign(point_pre_.begin(), point_pre_.end());
       if (last.exists()) copy_pre_.push_back(last);
-      OpRef c = make_copy(op, q.tree, root_region, fields, mask, first.rect, red, dst);
-      c->fold = true;
-      c->copy_index = copies_made_++;
+      OpRef c = make_copy(op, copies_made_++, true, q.tree, root_region, fields, mask, first.rect,
+                          red, dst);
       order_copy(*c, mask);
       last = graph().copy(c, copy_proc, copy_pre_, p);
       note_copy(*c, mask, last);
@@ -406,12 +404,12 @@ struct PendingReduce {
 void finish_reduce(void* ctx, std::uint64_t) {
   PoolPtr<PendingReduce> pr(static_cast<PendingReduce*>(ctx));
   Op& op = *pr->op;
-  const auto& map = *op.reduce_source.state();
+  const auto& map = *op.future_reduce().source.state();
   if (!map.error) {
     try {
       TaskResult acc = map.values[0];
       for (std::size_t i = 1; i < map.values.size(); ++i)
-        fold_value(acc, map.values[i], map.kind, op.reduce_op);
+        fold_value(acc, map.values[i], map.kind, op.future_reduce().op);
       op.future->value = acc;
     } catch (...) {
       op.error = std::current_exception();
@@ -426,7 +424,7 @@ void finish_reduce(void* ctx, std::uint64_t) {
 
 void Analysis::reduce_futures(const OpRef& op) {
   remember_done(op->done);
-  const auto& map = *op->reduce_source.state();
+  const auto& map = *op->future_reduce().source.state();
   auto pr = make_pooled<PendingReduce>(PendingReduce{&rt_, op});
   PendingReduce* raw = pr.release();
   if (map.ready.load(std::memory_order_acquire) ||
@@ -471,7 +469,7 @@ void Analysis::fence(const OpRef& op) {
 }
 
 void Analysis::destroy_region(const OpRef& op) {
-  std::uint32_t tree = op->destroy_tree;
+  std::uint32_t tree = op->destroyed_tree();
   std::vector<Event> users;
   logical_.users_of(tree, users);
   if (fence_event_.exists()) users.push_back(fence_event_);

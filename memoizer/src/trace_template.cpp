@@ -6,6 +6,7 @@
 #include <span>
 
 #include "reprise_analysis/logical.h"
+#include "reprise_rt/assert.h"
 #include "reprise_rt/instance.h"
 
 namespace reprise::detail {
@@ -60,27 +61,38 @@ void reduce_transitively(TraceTemplate& t, const std::vector<bool>& here) {
   t.edges_after_reduction = t.pre_slots.size();
 }
 
-void propagate_copies(TraceTemplate& t) {
+void dissolve_merges(TraceTemplate& t) {
   t.instrs_recorded = t.instrs.size();
-  constexpr std::uint32_t kNothing = ~0u;
-  std::vector<std::uint32_t> now(t.num_slots, kNothing);  // old slot -> new slot (or nothing)
-  now[0] = 0;
+  constexpr std::uint32_t kMerge = ~0u;
+  // Old slot -> new slot; a merge's slot -> kMerge, its inputs (new slots) in `merged` and
+  // whether it implied the entry fence in `merged_fence`.
+  std::vector<std::uint32_t> now(t.num_slots, 0);
+  std::vector<std::vector<std::uint32_t>> merged(t.num_slots);
+  std::vector<bool> merged_fence(t.num_slots, false);
   std::vector<Instruction> kept;
   std::vector<std::uint32_t> pool, pre;
   std::uint32_t next = 1;
+  const auto add = [&](std::uint32_t s) {
+    if (std::find(pre.begin(), pre.end(), s) == pre.end()) pre.push_back(s);
+  };
   for (Instruction in : t.instrs) {
     pre.clear();
     bool fence = in.uses_fence;
     for (std::uint32_t i = 0; i < in.pre_count; ++i) {
-      const std::uint32_t s = now[t.pre_slots[in.pre_begin + i]];
-      if (s == kNothing) continue;
-      if (s == 0)
+      const std::uint32_t old = t.pre_slots[in.pre_begin + i];
+      if (old == 0) {
         fence = true;
-      else if (std::find(pre.begin(), pre.end(), s) == pre.end())
-        pre.push_back(s);
+      } else if (now[old] == kMerge) {
+        fence = fence || merged_fence[old];
+        for (std::uint32_t s : merged[old]) add(s);
+      } else {
+        add(now[old]);
+      }
     }
-    if (in.kind == Instruction::Kind::Merge && pre.size() + (fence ? 1 : 0) <= 1) {
-      now[in.out] = fence ? 0 : pre.empty() ? kNothing : pre[0];
+    if (in.kind == Instruction::Kind::Merge) {
+      now[in.out] = kMerge;
+      merged[in.out] = pre;
+      merged_fence[in.out] = fence;
       continue;
     }
     in.uses_fence = fence;
@@ -130,18 +142,14 @@ void compute_elision_links(TraceTemplate& t, const std::vector<OpRef>& recorded,
       c->point_done[p] = Event{id_base + k + 1, p + 1};
     return c;
   };
-  auto is_point_op = [](const Op& o) {
-    return o.kind == OpKind::Task || o.kind == OpKind::IndexTask || o.kind == OpKind::Fill ||
-           o.kind == OpKind::Copy;
-  };
   LogicalAnalysis la(forest, events, /*prune_completed=*/false);
   for (std::uint32_t k = 0; k < n; ++k)
-    if (is_point_op(*recorded[k])) la.record(copy_of(k, 0));
+    if (recorded[k]->launches_points()) la.record(copy_of(k, 0));
   std::vector<std::vector<std::uint32_t>> instr_of = op_instructions(t, n);
   std::vector<std::vector<Link>> per_instr(t.instrs.size());
   PointPreconditions pre;
   for (std::uint32_t k = 0; k < n; ++k) {
-    if (!is_point_op(*recorded[k])) continue;
+    if (!recorded[k]->launches_points()) continue;
     OpRef next = copy_of(k, n);
     pre.reset(next->num_points());
     la.dependences(*next, pre);
@@ -261,17 +269,15 @@ void compute_conditions(TraceTemplate& t, const std::vector<OpRef>& recorded) {
 
 void build_successors(TraceTemplate& t, const std::vector<OpRef>& recorded) {
   const std::size_t n = t.instrs.size();
-  t.batch_replay = true;
   for (std::size_t i = 0; i < n; ++i)
-    // Slot s is defined by instruction s - 1 (slot 0 is the fence); merges need events.
-    if (t.instrs[i].kind == Instruction::Kind::Merge || t.instrs[i].out != i + 1)
-      t.batch_replay = false;
-  if (!t.batch_replay) return;
+    REPRISE_ASSERT(t.instrs[i].kind != Instruction::Kind::Merge && t.instrs[i].out == i + 1,
+                   "once merges are dissolved, slot s is defined by instruction s - 1 (slot 0 "
+                   "is the fence)");
   t.instr_points.assign(n, DomainPoint());
   for (std::size_t i = 0; i < n; ++i)
     if (t.instrs[i].kind == Instruction::Kind::Op)
       t.instr_points[i] = recorded[t.instrs[i].op]->domain.delinearize(coord_t(t.instrs[i].point));
-  auto s = std::make_shared<SuccessorLists>();
+  auto s = std::make_shared<BatchEdges>();
   s->count.assign(n, 0);
   for (const Instruction& in : t.instrs)
     for (std::uint32_t k = 0; k < in.pre_count; ++k) ++s->count[t.pre_slots[in.pre_begin + k] - 1];
@@ -289,7 +295,7 @@ void build_successors(TraceTemplate& t, const std::vector<OpRef>& recorded) {
 
 void build_cross_links(TraceTemplate& t) {
   t.cross.reset();
-  if (!t.batch_replay || t.links.empty()) return;
+  if (t.links.empty()) return;
   const std::uint32_t n = std::uint32_t(t.instrs.size());
   const std::vector<std::vector<std::uint32_t>> of_op = op_instructions(t, t.ops.size());
   std::vector<std::uint32_t> of_copy(t.copies.size(), ~0u);
@@ -300,7 +306,7 @@ void build_cross_links(TraceTemplate& t) {
     if (l.op >= of_op.size() || l.point >= of_op[l.op].size()) return ~0u;
     return of_op[l.op][l.point];
   };
-  auto c = std::make_shared<CrossLinks>();
+  auto c = std::make_shared<ElisionLinks>();
   c->count.assign(n, 0);
   for (const Link& l : t.links) {
     const std::uint32_t j = source(l);

@@ -155,6 +155,15 @@ void check_interference(const detail::RegionForest& forest, const OpLabel& op, c
     }
 }
 
+// check_interference, once per launch shape in a run (see LaunchShapes).
+void check_interference_once(Runtime& rt, const OpLabel& op, const Domain& launch,
+                             const detail::PoolVector<ReqInfo>& reqs) {
+  detail::LaunchShapes& passed = rt.interference_free_shapes();
+  if (passed.contains(launch, reqs)) return;
+  check_interference(rt.forest(), op, launch, reqs);  // throws if the requirements interfere
+  passed.add(launch, reqs);
+}
+
 ReqInfo resolve_region_req(const detail::RegionForest& forest, const OpLabel& op, int index,
                            const RegionRequirement& r, const Domain& launch) {
   try {
@@ -417,7 +426,8 @@ Future Context::execute(const TaskLauncher& l) {
   op->task = l.task();
   op->task_info = &t;
   op->domain = Domain(Rect<1>({0}, {0}));
-  op->args.assign(l.args().data(), l.args().data() + l.args().size());
+  op->payload = detail::TaskPayload{};
+  op->task_payload().args.assign(l.args().data(), l.args().data() + l.args().size());
   op->reqs.reserve(l.requirements().size());
   for (std::size_t i = 0; i < l.requirements().size(); ++i) {
     const auto& r = l.requirements()[i];
@@ -426,10 +436,9 @@ Future Context::execute(const TaskLauncher& l) {
           fmt::format("{}: requirement {} names a partition; single tasks use regions", name, i));
     op->reqs.push_back(resolve_region_req(rtm.forest(), name, int(i), r, op->domain));
   }
-  if (needs_interference_check(op->reqs))
-    check_interference(rtm.forest(), name, op->domain, op->reqs);
+  if (needs_interference_check(op->reqs)) check_interference_once(rtm, name, op->domain, op->reqs);
   check_futures(name, l.futures());
-  op->futures.assign(l.futures().begin(), l.futures().end());
+  op->task_payload().futures.assign(l.futures().begin(), l.futures().end());
   op->future = std::make_shared<detail::FutureState>();
   const TaskVariant* v = t.variant(ProcessorKind::CPU);
   op->future->kind = v ? v->result_kind : t.variants.front().result_kind;
@@ -450,7 +459,8 @@ FutureMap Context::execute(const IndexLauncher& l) {
   op->task = l.task();
   op->task_info = &t;
   op->domain = dom;
-  op->args.assign(l.args().data(), l.args().data() + l.args().size());
+  op->payload = detail::TaskPayload{};
+  op->task_payload().args.assign(l.args().data(), l.args().data() + l.args().size());
   op->reqs.reserve(l.requirements().size());
   for (std::size_t i = 0; i < l.requirements().size(); ++i) {
     const auto& r = l.requirements()[i];
@@ -458,9 +468,9 @@ FutureMap Context::execute(const IndexLauncher& l) {
                            ? resolve_partition_req(rtm.forest(), name, int(i), r, dom)
                            : resolve_region_req(rtm.forest(), name, int(i), r, dom));
   }
-  if (needs_interference_check(op->reqs)) check_interference(rtm.forest(), name, dom, op->reqs);
+  if (needs_interference_check(op->reqs)) check_interference_once(rtm, name, dom, op->reqs);
   check_futures(name, l.futures());
-  op->futures.assign(l.futures().begin(), l.futures().end());
+  op->task_payload().futures.assign(l.futures().begin(), l.futures().end());
   op->future_map = std::make_shared<detail::FutureMapState>();
   op->future_map->domain = dom;
   const TaskVariant* v = t.variant(ProcessorKind::CPU);
@@ -489,7 +499,8 @@ void Context::fill(const FillLauncher& l) {
       throw Error(fmt::format("{}: the value has {} bytes but field {} has {}", name,
                               l.value.size(), fs.fields[std::size_t(fi)].id,
                               fs.fields[std::size_t(fi)].size));
-  op->fill_value.assign(l.value.begin(), l.value.end());
+  op->payload = detail::FillPayload{};
+  op->fill().value.assign(l.value.begin(), l.value.end());
   rtm.issue(std::move(op));
 }
 
@@ -543,8 +554,7 @@ Future Context::reduce(const FutureMap& fm, ReductionOp redop) {
   OpRef op = detail::make_op();
   op->kind = OpKind::FutureReduce;
   op->domain = Domain(Rect<1>({0}, {0}));
-  op->reduce_source = fm;
-  op->reduce_op = redop;
+  op->payload = detail::FutureReducePayload{fm, redop};
   op->future = std::make_shared<detail::FutureState>();
   op->future->kind = k;
   Future f(op->future);
@@ -578,7 +588,7 @@ void Context::destroy(Region r) {
   OpRef op = detail::make_op();
   op->kind = OpKind::DestroyRegion;
   op->domain = Domain(Rect<1>({0}, {0}));
-  op->destroy_tree = r.tree();
+  op->payload = detail::DestroyPayload{r.tree()};
   rtm.issue(std::move(op));
 }
 

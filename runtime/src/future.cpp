@@ -58,7 +58,7 @@ void Future::wait() const {
   if (rt && !rt->on_app_thread()) {
     bool own = false;
     if (const detail::Op* op = detail::t_running_task)
-      for (const Future& f : op->futures) own = own || f.state_ == state_;
+      for (const Future& f : op->futures()) own = own || f.state_ == state_;
     if (!own) throw_wait_in_task("Future::wait");
   }
   wait_event(state_->ready_event, state_->ready);

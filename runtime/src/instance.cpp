@@ -3,8 +3,22 @@
 #include <fmt/core.h>
 
 #include "reprise/error.h"
+#include "reprise_rt/op.h"
 
 namespace reprise::detail {
+
+std::uint64_t copy_bytes(const Op& copy) {
+  std::uint64_t bytes = 0;
+  for (int fi : copy.reqs[0].field_indices)
+    bytes += copy.point_instances[0]->field_size(fi) * std::uint64_t(copy.point_rects[0].volume());
+  return bytes;
+}
+
+std::uint64_t InstanceManager::bytes_between_shards(const Op& copy) const {
+  const std::uint32_t from = shard_of(copy.point_instances[0]->memory());
+  const std::uint32_t to = shard_of(copy.point_instances[1]->memory());
+  return from == to ? 0 : copy_bytes(copy);
+}
 
 Instance::Instance(std::uint32_t tree, std::uint32_t memory, const Domain& bounds,
                    const FieldSpaceInfo& fs, bool remote, int numa_node)

@@ -19,8 +19,8 @@ std::uint64_t op_token(const Op& op) {
     h.mix(r.mask);
     for (FieldID f : r.fields) h.mix(f);  // the order names accessor positions
   }
-  h.mix(op.futures.size());
-  if (op.kind == OpKind::FutureReduce) h.mix(std::uint64_t(op.reduce_op));
+  h.mix(op.futures().size());
+  if (op.kind == OpKind::FutureReduce) h.mix(std::uint64_t(op.future_reduce().op));
   return h.h;
 }
 

@@ -93,7 +93,8 @@ void Profiler::record(Kind kind, const Op& op, std::uint32_t point_index, const 
 }
 
 Profiler::Node Profiler::node_of(const Op& op, std::uint32_t point) {
-  if (op.kind == OpKind::Copy && op.generated) return Node{op.seq, op.copy_index, true};
+  if (op.kind == OpKind::Copy && op.generated())
+    return Node{op.seq, op.generated_copy()->index, true};
   return Node{op.seq, point, false};
 }
 

@@ -173,7 +173,7 @@ void Runtime::run(const std::function<void(Context&)>& top_level) {
         // Close the trace so that its buffered ops are released and the drain completes.
         OpRef end = make_op();
         end->kind = OpKind::EndTrace;
-        end->trace = open_trace_;
+        end->payload = detail::TracePayload{open_trace_};
         end->domain = Domain(Rect<1>({0}, {0}));
         end->seq = next_seq_++;
         end->done = events_.create();
@@ -484,7 +484,7 @@ OpRef make_flush(Event awaited) {
   OpRef f = make_op();
   f->kind = OpKind::Flush;
   f->counted = false;
-  f->awaited = awaited;
+  f->payload = FlushPayload{awaited};
   f->domain = Domain(Rect<1>({0}, {0}));
   return f;
 }
@@ -514,7 +514,7 @@ void Runtime::begin_trace(TraceID id) {
   if (!config_.no_tracing) {
     OpRef op = make_op();
     op->kind = OpKind::BeginTrace;
-    op->trace = id;
+    op->payload = TracePayload{id};
     op->domain = Domain(Rect<1>({0}, {0}));
     issue(std::move(op));
   }
@@ -530,7 +530,7 @@ void Runtime::end_trace(TraceID id) {
   if (config_.no_tracing) return;
   OpRef op = make_op();
   op->kind = OpKind::EndTrace;
-  op->trace = id;
+  op->payload = TracePayload{id};
   op->domain = Domain(Rect<1>({0}, {0}));
   issue(std::move(op));  // issued even after a failure, which is reported now
   rethrow_if_failed();

@@ -120,7 +120,7 @@ Event ShardExchange::remote(Op& op, std::uint32_t index, std::uint32_t owner) {
   Event e = rt_.events().create();
   REPRISE_LOG_DEBUG(LogCategory::CtrlRepl, "proxy for op #{} index {:x} on shard {}", op.seq, index,
                     owner);
-  if (!op.generated && index < op.point_done.size()) op.point_done[index] = e;
+  if (!op.generated() && index < op.point_done.size()) op.point_done[index] = e;
   const std::uint64_t k = key(op.seq, index);
   DoneMsg early;
   bool have_early = false, abandoned = false;
@@ -347,7 +347,7 @@ void ShardExchange::apply(Proxy& p, const DoneMsg& m) {
                   : fmt::format("{} failed on shard {}: {}", op.describe(), m.from, m.error)));
     if (!op.error_set.exchange(true)) op.error = e;
     rt_.record_error(e);
-  } else if (m.has_value && !op.generated) {
+  } else if (m.has_value && !op.generated()) {
     if (op.future)
       op.future->value = m.value;
     else if (op.future_map && p.index < op.future_map->values.size())
@@ -355,11 +355,11 @@ void ShardExchange::apply(Proxy& p, const DoneMsg& m) {
   }
   rt_.events().trigger(p.event);
   // (An op that completes locally counted its remote points when they were launched.)
-  if (!op.generated && !op.local_completion) rt_.executor().count_off(op);
+  if (!op.generated() && !op.local_completion) rt_.executor().count_off(op);
 }
 
 void ShardExchange::finished(const Op& op, std::uint32_t point, const std::exception_ptr& failure) {
-  if (op.local_completion || op.generated) return;  // told when asked (answer())
+  if (op.local_completion || op.generated()) return;  // told when asked (answer())
   // After a failure here every completion carries it: the receiver records it before it
   // completes anything this Done completes (the Abort travels on another channel).
   const std::exception_ptr error = failure || !rt_.failed() ? failure : rt_.first_error();
@@ -367,9 +367,9 @@ void ShardExchange::finished(const Op& op, std::uint32_t point, const std::excep
   std::vector<std::byte> b;
   put(b, op.seq);
   put(b, index_of(op, point));
-  put(b, op.generated ? std::uint64_t(0) : shape_of(op));
+  put(b, op.generated() ? std::uint64_t(0) : shape_of(op));
   const TaskResult* value = nullptr;
-  if (!op.generated) {
+  if (!op.generated()) {
     if (op.future)
       value = &op.future->value;
     else if (op.future_map && point < op.future_map->values.size())
@@ -423,7 +423,7 @@ void ShardExchange::send_data(const Op& copy, std::uint32_t to) {
   put(b, copy.seq);
   put(b, index_of(copy, 0));
   for (int fi : copy.reqs[0].field_indices) {
-    if (copy.fold) {
+    if (copy.folds()) {
       // A reduction instance: its element type and operator travel with it (the receiver
       // folds), and a field its reducer did not touch travels as nothing.
       const ReductionField& rf = src.reduction_field(fi);
@@ -487,7 +487,7 @@ void ShardExchange::unpack(const Op& copy) {
   std::size_t at = sizeof(std::uint64_t) + sizeof(std::uint32_t);
   for (int fi : copy.reqs[1].field_indices) {
     ReductionField rf;
-    if (copy.fold) {
+    if (copy.folds()) {
       rf.touched = get<std::uint8_t>(b, at) != 0;
       rf.type = ScalarType(get<std::uint8_t>(b, at));
       rf.op = ReductionOp(get<std::uint8_t>(b, at));
@@ -500,7 +500,7 @@ void ShardExchange::unpack(const Op& copy) {
         throw Error(fmt::format("control replication: copy {:x}'s data is too short ({} bytes)",
                                 index_of(copy, 0), b.size()));
       std::byte* to = base + dst.offset_of(row, size);
-      if (copy.fold)
+      if (copy.folds())
         fold_elements(rf.type, rf.op, to, b.data() + at, n / size);
       else
         std::memcpy(to, b.data() + at, n);

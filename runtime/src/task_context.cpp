@@ -110,16 +110,17 @@ const char* TaskContext::task_name() const {
 }
 
 std::span<const std::byte> TaskContext::arg_bytes() const {
-  return t_.op->args;
+  return t_.op->task_payload().args;
 }
 
 void TaskContext::arg_size_mismatch(std::size_t asked) const {
   throw Error(fmt::format("{}, point {}: task arguments have {} bytes, asked for {}",
-                          t_.op->describe(), t_.point.str(), t_.op->args.size(), asked));
+                          t_.op->describe(), t_.point.str(), t_.op->task_payload().args.size(),
+                          asked));
 }
 
 const Future& TaskContext::future_handle(int i) const {
-  const auto& fs = t_.op->futures;
+  const auto fs = t_.op->futures();
   if (i < 0 || std::size_t(i) >= fs.size())
     throw Error(fmt::format("{}, point {}: future {} does not exist (the task has {})",
                             t_.op->describe(), t_.point.str(), i, fs.size()));

@@ -321,9 +321,10 @@ TEST(Tracing, SeveralMemoriesReplayTheRecordedCopies) {
   }
 }
 
-TEST(Tracing, CopyPropagationDropsMergesThatForwardOneEvent) {
+TEST(Tracing, MergesAreDissolvedIntoTheirUsers) {
   // s1 := op(fence); s2 := merge(s1); s3 := merge(); s4 := op(s2, s3); s5 := merge(s1, s4);
-  // s6 := op(s5). After propagation: op(fence); op(s1); merge(s1, s2); op(s3).
+  // s6 := op(s5); s7 := merge(fence, s4); s8 := copy(s7, s6).
+  // Dissolved: op(fence); op(s1); op(s1, s2); copy(fence; s2, s3).
   TraceTemplate t;
   auto add = [&](Instruction::Kind k, std::vector<std::uint32_t> pre, bool fence) {
     Instruction in;
@@ -342,8 +343,10 @@ TEST(Tracing, CopyPropagationDropsMergesThatForwardOneEvent) {
   add(K::Op, {2, 3}, false);
   add(K::Merge, {1, 4}, false);
   add(K::Op, {5}, false);
-  detail::propagate_copies(t);
-  EXPECT_EQ(t.instrs_recorded, 6u);
+  add(K::Merge, {0, 4}, false);
+  add(K::Copy, {7, 6}, false);
+  detail::dissolve_merges(t);
+  EXPECT_EQ(t.instrs_recorded, 8u);
   ASSERT_EQ(t.instrs.size(), 4u);
   EXPECT_EQ(t.num_slots, 5u);
   auto pre = [&](std::size_t i) {
@@ -351,10 +354,14 @@ TEST(Tracing, CopyPropagationDropsMergesThatForwardOneEvent) {
     return std::vector<std::uint32_t>(t.pre_slots.begin() + in.pre_begin,
                                       t.pre_slots.begin() + in.pre_begin + in.pre_count);
   };
+  for (const Instruction& in : t.instrs) EXPECT_NE(in.kind, K::Merge);
+  EXPECT_TRUE(t.instrs[0].uses_fence);
   EXPECT_EQ(pre(1), (std::vector<std::uint32_t>{1}));
-  EXPECT_EQ(t.instrs[2].kind, K::Merge);
+  EXPECT_FALSE(t.instrs[1].uses_fence);
   EXPECT_EQ(pre(2), (std::vector<std::uint32_t>{1, 2}));
-  EXPECT_EQ(pre(3), (std::vector<std::uint32_t>{3}));
+  EXPECT_EQ(t.instrs[3].kind, K::Copy);
+  EXPECT_EQ(pre(3), (std::vector<std::uint32_t>{2, 3}));
+  EXPECT_TRUE(t.instrs[3].uses_fence) << "a merge with the fence among its inputs implies it";
   for (std::size_t i = 0; i < t.instrs.size(); ++i) EXPECT_EQ(t.instrs[i].out, i + 1);
 }
 

@@ -90,7 +90,7 @@ void AutoTraceStage::submit(const OpRef& op) {
   if (op->kind == OpKind::Flush) {
     // Only a wait on an op still held (or on everything) has to release what is held. Such a
     // wait is announced on every shard: an op still held cannot have completed anywhere.
-    if (holds(op->awaited)) tracer_.barrier();
+    if (holds(op->awaited())) tracer_.barrier();
     next_->submit(op);
     return;
   }
@@ -113,7 +113,7 @@ OpRef AutoTraceStage::take(std::uint64_t index) {
 OpRef AutoTraceStage::marker(OpKind kind, std::uint32_t id) {
   OpRef m = make_op();
   m->kind = kind;
-  m->trace = id;
+  m->payload = detail::TracePayload{id};
   m->counted = false;
   m->domain = Domain(Rect<1>({0}, {0}));
   return m;

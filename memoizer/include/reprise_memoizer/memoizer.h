@@ -43,13 +43,11 @@ class Memoizer final : public OpSink {
   void replay_batch(TraceTemplate& t, Event fence, bool elide);
   // Control replication: t's plan for this shard (made at its first replay).
   const ShardPlan& shard_plan(TraceTemplate& t);
-  void replay_with_events(const TraceTemplate& t, Event fence, bool elide);
   // Appends to scratch_ what instruction `in` waits for from outside the replay.
   void gather_external(const TraceTemplate& t, const Instruction& in, Event fence, bool elide);
   void apply_summary();
   // Applies the physical effects of the last replay run (once per run of back-to-back replays).
   void apply_physical();
-  void export_dot(const TraceTemplate& t, std::size_t ordinal);
 
   Runtime& rt_;
   std::unique_ptr<Analysis> analysis_;
@@ -82,7 +80,7 @@ class Memoizer final : public OpSink {
 
   std::vector<Event> scratch_;
   // The last batch replay's block, kept (one reference) for the next batch to link to.
-  SuccessorBlock* prev_block_ = nullptr;
+  ReplayBatch* prev_block_ = nullptr;
   void drop_prev_block();
 };
 

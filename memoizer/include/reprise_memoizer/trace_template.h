@@ -12,8 +12,8 @@
 #include "reprise_analysis/physical.h"
 #include "reprise_rt/forest.h"
 #include "reprise_rt/op.h"
-#include "reprise_rt/point_task.h"
 #include "reprise_rt/pool.h"
+#include "reprise_rt/replay_batch.h"
 
 namespace reprise::detail {
 
@@ -107,15 +107,15 @@ struct TraceTemplate {
   bool idempotent = false;  // postconditions imply the preconditions
   std::vector<std::pair<std::uint32_t, FieldMask>> touched;  // per tree, for the summary op
   std::uint64_t points = 0;                                  // task/fill/copy points per replay
-  // Batch replay (no merge instructions): instruction i waits for its pre_count predecessors,
-  // counted down by their completion, and counts down its successors (SuccessorLists).
-  bool batch_replay = false;
-  std::shared_ptr<const SuccessorLists> successors;
-  std::shared_ptr<const CrossLinks> cross;  // batch replays: the links, reversed
-  std::vector<DomainPoint> instr_points;    // batch replays: each op instruction's point
-  std::unique_ptr<ShardPlan> shard_plan;    // control replication: made at the first replay
+  // Replays launch the instructions as one batch: instruction i (slot i + 1) waits for its
+  // pre_count predecessors, counted down by their completion (merges included: they run
+  // nothing), and counts down its successors (BatchEdges).
+  std::shared_ptr<const BatchEdges> successors;
+  std::shared_ptr<const ElisionLinks> cross;  // the links, reversed
+  std::vector<DomainPoint> instr_points;      // each op instruction's point
+  std::unique_ptr<ShardPlan> shard_plan;      // control replication: made at the first replay
   std::size_t edges_recorded = 0, edges_after_reduction = 0;
-  std::size_t instrs_recorded = 0;  // before copy propagation
+  std::size_t instrs_recorded = 0;  // before merges were dissolved
   std::uint64_t last_used = 0;      // for least-recently-used eviction
 };
 
@@ -123,9 +123,12 @@ struct TraceTemplate {
 // instruction i runs on this shard (empty: all do). Under control replication each shard's
 // entry fence covers only its own work, so only a predecessor that runs here implies it.
 void reduce_transitively(TraceTemplate& t, const std::vector<bool>& here = {});
-// Copy propagation: a merge of at most one event is that event (or nothing); its uses are
-// rewritten to it and the merge is dropped. Slots are renumbered densely.
-void propagate_copies(TraceTemplate& t);
+// Dissolves every merge: its uses wait for its inputs (and the entry fence, if it implied
+// it) instead, so that replays launch the instructions as one batch of counters with no
+// event in between. Slots are renumbered densely: instruction i defines slot i + 1. (The
+// analysis emits merges only where ops cannot be traced, so a recorded trace rarely has any;
+// a merge of m inputs with u uses becomes m * u edges.)
+void dissolve_merges(TraceTemplate& t);
 // Computes the fence-elision links by analysing the trace's ops as if they followed one more
 // copy of themselves. A generated copy takes the links of the point it serves; and since the
 // logical analysis does not see copies, every access to an instance also waits for the

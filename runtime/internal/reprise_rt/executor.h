@@ -9,17 +9,18 @@
 #include <thread>
 #include <vector>
 
+#include "reprise_rt/batch_sink.h"
 #include "reprise_rt/graph.h"
 #include "reprise_rt/point_task.h"
 #include "reprise_rt/ready_queue.h"
+#include "reprise_rt/replay_batch.h"
 
 namespace reprise::detail {
 
-class InstanceManager;
 class Profiler;
 class Runtime;
 
-class Executor final : public GraphSink {
+class Executor final : public GraphSink, public BatchSink {
  public:
   explicit Executor(Runtime& rt);
   ~Executor() override;
@@ -30,41 +31,21 @@ class Executor final : public GraphSink {
   Event copy(const OpRef& copy, Processor proc, std::span<const Event> pre,
              std::uint32_t for_point) override;
   Event merge(std::span<const Event> events) override;
-
-  // Batch launch (replays): create every point first, holding `in_edges` + 1 counts; add event
-  // waits; wire successors through a SuccessorBlock; then release each point. The storage
-  // is the batch's (SuccessorBlock::tasks). coords: the point's coordinates if known (else
-  // computed); without a completion event the point is known only to its batch's counters
-  // and its op's completion count.
-  void init_point(PointTask& t, Op& op, std::uint32_t point, Processor proc, std::int32_t in_edges,
-                  const DomainPoint* coords, bool completion_event);
-  // init_point for a launch that may span shards (control replication; single launches use
-  // it too). A point or copy that runs on another shard leaves t `elsewhere` (never
-  // launched); a copy between shards becomes its send or receive half. Returns the event
-  // that stands for its completion on this shard: t's own, the proxy its owner's Done
-  // triggers, or none (another shard's point of an op that completes locally, a copy between
-  // two other shards: nothing here waits for them).
-  Event init_batch_point(PointTask& t, Op& op, std::uint32_t point, Processor proc,
-                         std::int32_t in_edges, const DomainPoint* coords, bool completion_event);
-  void wait_for(PointTask* t, std::span<const Event> pre);
-  // One of t's counted preconditions is e (an event, not a counter of its batch).
-  void count_down_when(Event e, PointTask* t);
-  void release(PointTask* t);
-  // Fence elision between two batches of one template: `next`'s points already count one
-  // pending edge per link; counts down those whose point in `prev` has completed, and leaves
-  // the others to their completion.
-  void link_batches(SuccessorBlock& prev, SuccessorBlock& next);
   Event fence(std::span<const Event> before) override;
+
+  // BatchSink: replays launch their points as batches (reprise_rt/batch_sink.h).
+  void init_point(PointTask& t, Op& op, std::uint32_t point, Processor proc, std::int32_t in_edges,
+                  const DomainPoint* coords, bool completion_event) override;
+  Event init_sharded_point(PointTask& t, Op& op, std::uint32_t point, Processor proc,
+                           std::int32_t in_edges, const DomainPoint* coords) override;
+  void leave_elsewhere(PointTask& t) override;
+  void wait_for(PointTask* t, std::span<const Event> pre) override;
+  void count_down_when(Event e, PointTask* t) override;
+  void release(PointTask* t) override;
+  void link_batches(ReplayBatch& prev, ReplayBatch& next) override;
   // One of op's points (or, under control replication, a send half of one of its copies, or
   // another shard's point) is done here: the last completes the op.
-  void count_off(Op& op, std::uint32_t points = 1);
-  // A batch slot for work that never runs here: never released, and counting it down from
-  // its predecessors in the batch is harmless.
-  static void leave_elsewhere(PointTask& t);
-  // The bytes a copy moves, and of those the ones that cross between shards (0 for a copy
-  // within one shard): the statistic of bytes between shards, which every shard counts.
-  static std::uint64_t copy_bytes(const Op& copy);
-  static std::uint64_t bytes_between_shards(const Op& copy, const InstanceManager& im);
+  void count_off(Op& op, std::uint32_t points = 1) override;
 
   std::uint32_t num_cpus() const { return std::uint32_t(cpu_queues_.size()); }
 
@@ -82,8 +63,11 @@ class Executor final : public GraphSink {
   // Completion: proxies, the point's event, its batch's successors, its op.
   void finish_point(PointTask* t, std::exception_ptr point_error);
   void profile_point(Profiler& prof, const PointTask& t, std::uint64_t begin_ns);
-  void cross_done(SuccessorBlock& b, std::uint32_t j);
-  void count_down_cross(const SuccessorBlock& b, std::uint32_t j, const SuccessorBlock& next);
+  // A point of a batch is done: counts down its successors there (and the next batch's,
+  // through elision links), and retires the batch after its last point.
+  void finish_in_batch(ReplayBatch* batch, std::uint32_t index);
+  void cross_done(ReplayBatch& b, std::uint32_t j);
+  void count_down_cross(const ReplayBatch& b, std::uint32_t j, const ReplayBatch& next);
   void run_task_body(PointTask& t);
   void run_fill(PointTask& t);
   void run_copy(PointTask& t);

@@ -101,6 +101,10 @@ void fold_elements(ScalarType type, ReductionOp op, std::byte* dst, const std::b
 void fold_instance(const Instance& src, Instance& dst, const Domain& rect,
                    std::span<const int> fields);
 
+class Op;
+// The bytes a generated copy moves (its fields over its rectangle).
+std::uint64_t copy_bytes(const Op& copy);
+
 // Owns memories and instances. Instances are created by the utility thread and released by
 // whichever thread completes a region's destruction, hence the (rarely taken) lock.
 class InstanceManager {
@@ -113,6 +117,9 @@ class InstanceManager {
   std::uint32_t num_memories() const { return std::uint32_t(memories_.size()); }
   std::uint32_t shard_of(std::uint32_t memory) const { return memory / per_shard_; }
   bool is_local(std::uint32_t memory) const { return shard_of(memory) == shard_; }
+  // Of the bytes a generated copy moves, those that cross between shards (0 within one
+  // shard): the statistic of bytes between shards, which every shard counts.
+  std::uint64_t bytes_between_shards(const Op& copy) const;
   // The NUMA node a memory's data is bound to: with several system memories per shard on a
   // machine with several NUMA nodes, memory i of a shard binds to node i (modulo the nodes);
   // -1 (unbound) otherwise.

@@ -5,7 +5,9 @@
 #include <cstdint>
 #include <exception>
 #include <memory>
+#include <span>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include "reprise/future.h"
@@ -51,41 +53,95 @@ struct ReqInfo {
   }
 };
 
+// What only some kinds of op carry, kept inside the op (no allocation of its own).
+struct TaskPayload {  // Task, IndexTask
+  PoolVector<std::byte> args;
+  PoolVector<Future> futures;
+};
+struct FillPayload {  // Fill
+  PoolVector<std::byte> value;
+};
+struct FutureReducePayload {  // FutureReduce
+  FutureMap source;
+  ReductionOp op = ReductionOp::None;
+};
+struct DestroyPayload {  // DestroyRegion
+  std::uint32_t tree = kInvalidId;
+};
+struct TracePayload {  // BeginTrace, EndTrace: pipeline messages
+  TraceID id = 0;
+};
+struct FlushPayload {  // Flush: a pipeline message
+  Event awaited;
+};
+class Op;
+// A copy the physical analysis generated: no program op stands behind it, so its points
+// complete without completing the op; it may be launched again by every replay.
+struct GeneratedCopy {
+  std::uint32_t index = 0;  // the k-th copy made for op `seq`
+  bool fold = false;        // folds a reduction instance (the source) into its destination
+  // The program op it was made for (one reference held). Control replication counts a
+  // copy's send half towards that op's completion on the sending shard.
+  Op* parent = nullptr;
+};
+using OpPayload = std::variant<std::monostate, TaskPayload, FillPayload, FutureReducePayload,
+                               DestroyPayload, TracePayload, FlushPayload, GeneratedCopy>;
+
+// An op: what every kind has (kind, number, launch domain, requirements, completion), one
+// payload for what only its kind has, and what the analysis and the executor attach to it.
+// Program ops and the pipeline's own messages (BeginTrace, EndTrace, Flush, Summary) travel
+// as ops through one queue, so that they stay in program order.
 class Op {
  public:
   OpKind kind = OpKind::Task;
   std::uint64_t seq = 0;  // position in the program's op stream
-  TaskID task = 0;
+  TaskID task = 0;        // tasks (0 for other kinds)
   const TaskInfo* task_info = nullptr;
   Domain domain;  // launch domain; a one-point domain for everything but index tasks
-  PoolVector<std::byte> args;
   PoolVector<ReqInfo> reqs;
-  PoolVector<Future> futures;
-  PoolVector<std::byte> fill_value;
-  FutureMap reduce_source;
-  ReductionOp reduce_op = ReductionOp::None;
-  std::uint32_t destroy_tree = kInvalidId;
+  OpPayload payload;
   std::uint64_t token = 0;  // op_token(*this) once computed (token_of), else 0
-  TraceID trace = 0;        // BeginTrace / EndTrace
   // Set by the memoizer for the ops of a trace it records or replays (for the profiler).
   TraceID in_trace = 0;
   bool replayed = false;
-  Event awaited;        // Flush
   bool counted = true;  // false for ops the runtime makes itself (not in -lg:window)
-  // A copy the physical analysis generated: no program op stands behind it, so its points
-  // complete without completing the op; it may be launched again by every replay.
-  bool generated = false;
-  std::uint32_t copy_index = 0;  // generated copies: k-th copy made for op `seq`
-  // A generated copy that folds a reduction instance (the source) into its destination.
-  bool fold = false;
-  // A generated copy: the program op it was made for (one reference held). Control
-  // replication counts a copy's send half towards that op's completion on the sending shard.
-  Op* parent = nullptr;
   // Control replication: the op completes on a shard once the points (and send halves) that
   // run there have; other shards hear of a point only when they ask (its value is not needed
   // everywhere: a void index task, a fill, a copy). Otherwise every point is announced to
   // every shard, with its value.
   bool local_completion = false;
+
+  // The payload of the op's kind (the kind must have it).
+  TaskPayload& task_payload() { return std::get<TaskPayload>(payload); }
+  const TaskPayload& task_payload() const { return std::get<TaskPayload>(payload); }
+  FillPayload& fill() { return std::get<FillPayload>(payload); }
+  const FillPayload& fill() const { return std::get<FillPayload>(payload); }
+  FutureReducePayload& future_reduce() { return std::get<FutureReducePayload>(payload); }
+  const FutureReducePayload& future_reduce() const {
+    return std::get<FutureReducePayload>(payload);
+  }
+  std::uint32_t destroyed_tree() const { return std::get<DestroyPayload>(payload).tree; }
+  TraceID trace_id() const { return std::get<TracePayload>(payload).id; }
+  Event awaited() const { return std::get<FlushPayload>(payload).awaited; }
+  // Futures the op waits for (tasks only; none for other kinds).
+  std::span<const Future> futures() const {
+    const auto* t = std::get_if<TaskPayload>(&payload);
+    return t ? std::span<const Future>(t->futures.data(), t->futures.size())
+             : std::span<const Future>();
+  }
+  // A generated copy's details (null for program ops).
+  const GeneratedCopy* generated_copy() const { return std::get_if<GeneratedCopy>(&payload); }
+  GeneratedCopy* generated_copy() { return std::get_if<GeneratedCopy>(&payload); }
+  bool generated() const { return std::holds_alternative<GeneratedCopy>(payload); }
+  // A generated copy that folds a reduction instance into its destination.
+  bool folds() const {
+    const auto* g = generated_copy();
+    return g && g->fold;
+  }
+  Op* parent() const {
+    const auto* g = generated_copy();
+    return g ? g->parent : nullptr;
+  }
 
   std::shared_ptr<FutureState> future;         // single tasks, reductions, fences
   std::shared_ptr<FutureMapState> future_map;  // index tasks
@@ -100,6 +156,12 @@ class Op {
   std::atomic<std::int64_t> remaining{0};  // points not yet complete
 
   std::size_t num_points() const { return std::size_t(domain.volume()); }
+  // Whether the op launches points (tasks, fills, copies), as opposed to fences, trace
+  // brackets and the pipeline's own messages.
+  bool launches_points() const {
+    return kind == OpKind::Task || kind == OpKind::IndexTask || kind == OpKind::Fill ||
+           kind == OpKind::Copy;
+  }
   const Domain& rect(std::size_t point, std::size_t req) const {
     return point_rects[point * reqs.size() + req];
   }
@@ -109,11 +171,13 @@ class Op {
   Op(const Op&) = delete;
   Op& operator=(const Op&) = delete;
   ~Op() {
-    if (parent) parent->release();
+    if (Op* p = parent()) p->release();
   }
-  void set_parent(Op& p) {
-    p.add_ref();
-    parent = &p;
+  // Makes the op the `index`-th copy generated for an op; parent: that op, when the copy's
+  // send half counts towards its completion (one reference held), else null.
+  void make_generated_copy(std::uint32_t index, bool fold, Op* parent) {
+    if (parent) parent->add_ref();
+    payload = GeneratedCopy{index, fold, parent};
   }
 
   void add_ref() { refs_.fetch_add(1, std::memory_order_relaxed); }

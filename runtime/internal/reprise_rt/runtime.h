@@ -21,6 +21,7 @@
 #include "reprise_rt/graph.h"
 #include "reprise_rt/history_ring.h"
 #include "reprise_rt/instance.h"
+#include "reprise_rt/launch_shapes.h"
 #include "reprise_rt/network.h"
 #include "reprise_rt/op.h"
 #include "reprise_rt/op_queue.h"
@@ -118,6 +119,10 @@ class Runtime {
   InstanceManager& instances() { return instances_; }
   Executor& executor() { return executor_; }
   GraphSink& graph() { return *graph_; }
+  // Application thread: launch shapes already found free of interference (Context::execute).
+  LaunchShapes& interference_free_shapes() { return interference_free_shapes_; }
+  // Where replays launch their batches (the executor).
+  BatchSink& batches() { return executor_; }
   OpSink& pipeline() { return *pipeline_; }
   Mapper& mapper() { return *mapper_; }
   // Control replication: the network to the other shards (none in a single process).
@@ -194,6 +199,7 @@ class Runtime {
   std::vector<std::uint64_t> creation_words_;  // and what each creation call made
   bool creations_differ_ = false;
   std::uint64_t checked_ops_ = 0;
+  LaunchShapes interference_free_shapes_;
   EventTable events_;
   RegionForest forest_;
   InstanceManager instances_;

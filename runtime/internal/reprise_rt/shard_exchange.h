@@ -40,7 +40,7 @@ class ShardExchange {
   static constexpr std::uint32_t kCopyBit = 0x80000000u;
   // The index that names point `point` of op, or a generated copy, in messages.
   static std::uint32_t index_of(const Op& op, std::uint32_t point) {
-    return op.generated ? kCopyBit | op.copy_index : point;
+    return op.generated() ? kCopyBit | op.generated_copy()->index : point;
   }
 
   // Whether op completes on each shard with its own work (Op::local_completion): its points

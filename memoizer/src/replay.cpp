@@ -1,0 +1,371 @@
+// Replaying a template: the memoizer hands a matching trace's ops to the executor as one
+// batch of counters (BatchSink), with the per-shard plan under control replication, then
+// shows the analysis what the replays did (their physical effects, and a summary op for the
+// logical analysis).
+#include <algorithm>
+
+#include "reprise_memoizer/memoizer.h"
+#include "reprise_rt/log.h"
+#include "reprise_rt/op_token.h"
+#include "reprise_rt/profiler.h"
+
+namespace reprise::detail {
+
+void Memoizer::apply_physical() {
+  if (!physical_pending_) return;
+  const TraceTemplate& t = *physical_pending_;
+  physical_pending_ = nullptr;
+  PhysicalState& state = analysis_->physical();
+  for (std::size_t k = 0; k < t.effects.size(); ++k) {
+    PhysicalEffect e = t.effects[k];
+    if (t.effect_copy[k] >= 0) e.ready = copy_done_[std::size_t(t.effect_copy[k])];
+    state.apply(e);
+  }
+}
+
+void Memoizer::replay(TraceTemplate& t, bool elide) {
+  Event fence;
+  if (elide) {
+    fence = prev_fence_;
+  } else {
+    apply_summary();
+    fence = analysis_->full_fence();
+  }
+  Profiler* prof = rt_.profiler();
+  const std::uint64_t prof_t0 = prof ? Profiler::now_ns() : 0;
+  // Replayed ops take the recorded analysis results; non-point ops go through the analysis.
+  for (std::uint32_t k = 0; k < buffer_.size(); ++k) {
+    Op& o = *buffer_[k];
+    o.replayed = true;
+    o.in_trace = t.id;
+    if (!o.launches_points()) {
+      analysis_->submit(buffer_[k]);  // future reductions: nothing to replay
+      continue;
+    }
+    o.point_rects = t.ops[k].rects;
+    o.point_instances = t.ops[k].instances;
+    o.point_done.assign(o.num_points(), kNoEvent);
+    if (o.num_points() == 0) rt_.op_completed(o);
+  }
+  copy_done_.assign(t.copies.size(), kNoEvent);
+  // Control replication: the executor stands in for other shards' points and splits copies
+  // between shards into send/receive halves.
+  replay_batch(t, fence, elide);
+  if (ShardExchange* x = rt_.exchange())
+    for (const OpRef& o : buffer_)
+      if (o->local_completion) x->launched(o);
+  physical_pending_ = t.effects.empty() ? nullptr : &t;
+  handed_ = buffer_.size();
+  rt_.count_points(t.points);
+  rt_.count_replay(t.points);
+  if (rt_.config().coverage_log)
+    for (const OpRef& o : buffer_)
+      if (o->launches_points()) rt_.note_points(o->seq, o->num_points(), true);
+
+  // What the logical analysis must learn once the replay run ends.
+  summary_pending_ = true;
+  for (const auto& [tree, mask] : t.touched) {
+    auto it = std::find_if(summary_touched_.begin(), summary_touched_.end(),
+                           [&](const auto& e) { return e.first == tree; });
+    if (it == summary_touched_.end())
+      summary_touched_.emplace_back(tree, mask);
+    else
+      it->second |= mask;
+  }
+  if (summary_done_.size() > 256) {
+    std::erase_if(summary_done_, [&](Event e) { return rt_.events().has_triggered(e); });
+    // Still long (replays run ahead of their points): one merge stands for them all, so the
+    // list is not scanned again at every replay.
+    if (summary_done_.size() > 128) {
+      const Event all = rt_.graph().merge(summary_done_);
+      summary_done_.assign(1, all);
+    }
+  }
+  for (const OpRef& o : buffer_) {
+    summary_done_.push_back(o->done);
+    summary_seq_ = o->seq;
+  }
+  // Control replication: an op completes here with its local work only (one with no point
+  // here at once), so the summary also covers what the replay was ordered after.
+  if (rt_.num_shards() > 1 && fence.exists()) summary_done_.push_back(fence);
+  prev_ops_ = buffer_;
+  prev_copy_done_ = copy_done_;
+  prev_fence_ = fence;
+  last_replayed_ = &t;
+  if (prof) prof->record_replay(t.id, buffer_.size(), prof_t0, Profiler::now_ns());
+}
+
+void Memoizer::gather_external(const TraceTemplate& t, const Instruction& in, Event fence,
+                               bool elide) {
+  if (in.uses_fence) scratch_.push_back(fence);
+  if (elide) {
+    for (std::uint32_t i = 0; i < in.link_count; ++i) {
+      const Link& l = t.links[in.link_begin + i];
+      scratch_.push_back(l.from_copy ? prev_copy_done_[l.op]
+                                     : prev_ops_[l.op]->point_done[l.point]);
+    }
+  }
+  if (in.kind == Instruction::Kind::Op)
+    // Futures change from one iteration to the next: wait for this iteration's.
+    for (const Future& f : buffer_[in.op]->futures())
+      if (Event e = pending_event(f); e.exists()) scratch_.push_back(e);
+}
+
+namespace {
+// A fresh copy of a recorded generated copy, numbered as made for op `seq`.
+OpRef renumbered(const OpRef& proto, Op& for_op) {
+  OpRef c = make_op();
+  const Op& p = *proto;
+  c->kind = p.kind;
+  const GeneratedCopy& g = *p.generated_copy();
+  c->make_generated_copy(g.index, g.fold, for_op.local_completion ? &for_op : nullptr);
+  c->counted = false;
+  c->seq = for_op.seq;
+  c->replayed = for_op.replayed;
+  c->in_trace = for_op.in_trace;
+  c->domain = p.domain;
+  c->reqs = p.reqs;
+  c->point_rects = p.point_rects;
+  c->point_instances = p.point_instances;
+  c->point_done.assign(1, kNoEvent);
+  return c;
+}
+}  // namespace
+
+const ShardPlan& Memoizer::shard_plan(TraceTemplate& t) {
+  if (t.shard_plan) return *t.shard_plan;
+  auto plan = std::make_unique<ShardPlan>();
+  const std::size_t n = t.instrs.size();
+  const std::vector<bool> here = runs_here(t);
+  const BatchEdges& succ = *t.successors;
+  const auto is_copy = [&](std::size_t i) { return t.instrs[i].kind == Instruction::Kind::Copy; };
+  // A copy that does not run here moves data between two other shards: nothing here waits for
+  // it. Another shard's point needs a proxy when something here waits for it.
+  std::vector<bool> needed(n, false), counted(n, false);
+  plan->unseen_preds.assign(n, 0);
+  for (std::size_t i = 0; i < n; ++i)
+    for (std::uint32_t k = 0; k < succ.count[i]; ++k) {
+      const std::uint32_t s = succ.targets[succ.begin[i] + k];
+      if (here[i]) counted[s] = true;
+      if (!here[s] || here[i]) continue;
+      if (is_copy(i))
+        ++plan->unseen_preds[s];
+      else
+        needed[i] = true;
+    }
+  // The next replay's elision links of instructions that run here name points of this one.
+  std::unordered_map<std::uint64_t, std::uint32_t> by_point;
+  for (std::uint32_t i = 0; i < n; ++i)
+    if (t.instrs[i].kind == Instruction::Kind::Op)
+      by_point.emplace(std::uint64_t(t.instrs[i].op) << 32 | t.instrs[i].point, i);
+  for (std::size_t i = 0; i < n; ++i) {
+    if (!here[i]) continue;
+    const Instruction& in = t.instrs[i];
+    for (std::uint32_t k = 0; k < in.link_count; ++k) {
+      const Link& l = t.links[in.link_begin + k];
+      if (l.from_copy) continue;  // a copy either has a half here or no event at all
+      auto it = by_point.find(std::uint64_t(l.op) << 32 | l.point);
+      if (it != by_point.end()) needed[it->second] = true;
+    }
+  }
+  std::vector<std::uint32_t> skipped_points(t.ops.size(), 0);
+  for (std::uint32_t i = 0; i < n; ++i) {
+    const Instruction& in = t.instrs[i];
+    // Values of value-returning ops go to every shard: their proxies receive them.
+    if (!here[i] && !is_copy(i) && !buffer_[in.op]->local_completion) needed[i] = true;
+    if (here[i] || needed[i]) {
+      plan->active.push_back(i);
+      (here[i] ? plan->local : plan->proxied).push_back(i);
+      continue;
+    }
+    plan->skipped.push_back(i);
+    if (counted[i]) plan->skipped_counted.push_back(i);
+    if (is_copy(i)) {
+      plan->unseen_copy_bytes += rt_.instances().bytes_between_shards(*t.copies[in.op].copy);
+    } else {
+      ++skipped_points[in.op];
+    }
+  }
+  for (std::uint32_t op = 0; op < skipped_points.size(); ++op)
+    if (skipped_points[op]) plan->count_offs.emplace_back(op, skipped_points[op]);
+  t.shard_plan = std::move(plan);
+  return *t.shard_plan;
+}
+
+void Memoizer::replay_batch(TraceTemplate& t, Event fence, bool elide) {
+  const std::size_t n = t.instrs.size();
+  if (n == 0) return;
+  BatchSink& exec = rt_.batches();
+  // Control replication: every point has a completion event (other shards' points are
+  // proxies), and back-to-back replays link through events, not reversed links. Only what
+  // the shard's plan names is initialised.
+  const bool sharded = rt_.num_shards() > 1;
+  const ShardPlan* plan = sharded ? &shard_plan(t) : nullptr;
+  const ElisionLinks* links = sharded ? nullptr : t.cross.get();
+  // Fence elision after a batch of the same template: its points count down this batch's
+  // links themselves (no events, no waiter lists).
+  const bool cross = elide && links && prev_block_ && prev_block_->cross == t.cross;
+  if (elide && links && !cross) {
+    // (Not expected: the previous replay of t was a batch.) Its points have no completion
+    // events to link to: wait for everything instead.
+    elide = false;
+    apply_summary();
+    fence = analysis_->full_fence();
+  }
+  // Every point is created before any is released, so a point's successors already count
+  // its edge when it completes. The block is freed by the batch's last point, or by this
+  // memoizer, which keeps it for the next batch to link to (whichever lets go last).
+  ReplayBatch* block = t.successors->take_spare();
+  const bool fresh = block == nullptr;
+  if (block) {
+    // A finished batch of this template: its points ran and gave up their ops (the executor
+    // initialises each point afresh); only the batch's own marks are reset here.
+    block->next.store(nullptr, std::memory_order_relaxed);
+    if (block->state)
+      for (std::size_t i = 0; i < n; ++i) block->state[i].store(0, std::memory_order_relaxed);
+  } else {
+    block = make_pooled<ReplayBatch>().release();
+    block->tasks = std::make_unique<PointTask[]>(n);
+  }
+  if (plan)
+    for (std::uint32_t i : fresh ? plan->skipped : plan->skipped_counted)
+      exec.leave_elsewhere(block->tasks[i]);
+  block->successors = t.successors;
+  if (links) {
+    block->cross = t.cross;
+    if (!block->state) block->state = std::make_unique<std::atomic<std::uint8_t>[]>(n);
+  }
+  // Futures change from one iteration to the next: an op's points wait for this iteration's.
+  const auto waits_on_futures = [&](std::uint32_t op) {
+    for (const Future& f : buffer_[op]->futures())
+      if (pending_event(f).exists()) return true;
+    return false;
+  };
+  // Back to back, the entry fence is usually long past: one check for the whole batch.
+  const bool fence_pending = fence.exists() && !rt_.events().has_triggered(fence);
+  std::int32_t here = 0;  // points that run on this shard
+  std::uint32_t futures_op = ~0u;
+  bool futures_pending = false;
+  const auto init = [&](std::size_t i) {
+    const Instruction& in = t.instrs[i];
+    const bool copy = in.kind == Instruction::Kind::Copy;
+    const std::int32_t edges = std::int32_t(in.pre_count + (cross ? in.link_count : 0)) -
+                               (plan ? plan->unseen_preds[i] : 0);
+    // A replayed task point needs no completion event when every later wait on it is a
+    // counter: in-trace edges and (with reversed links) the next replay's elision links.
+    // Copies keep theirs (the physical effects name them).
+    PointTask& task = block->tasks[i];
+    task.batch = block;
+    task.batch_index = std::uint32_t(i);
+    Event done;
+    if (sharded) {
+      // Shards name a copy by its op's number: this replay's, not the recording's.
+      const OpRef op = copy ? renumbered(t.copies[in.op].copy, *buffer_[t.copies[in.op].for_op])
+                            : buffer_[in.op];
+      done = exec.init_sharded_point(task, *op, copy ? 0 : in.point, in.proc, edges,
+                                     copy ? nullptr : &t.instr_points[i]);
+    } else if (copy) {
+      exec.init_point(task, *t.copies[in.op].copy, 0, in.proc, edges, nullptr, true);
+      done = task.done;
+    } else {
+      exec.init_point(task, *buffer_[in.op], in.point, in.proc, edges, &t.instr_points[i],
+                      links == nullptr);
+    }
+    if (copy) copy_done_[in.op] = done;
+    if (task.elsewhere) return;
+    ++here;
+    // Waits on events (the entry fence, links to a replay that was not a batch, futures). The
+    // point's hold keeps it from running before it is released below.
+    if (!copy && in.op != futures_op) {
+      futures_op = in.op;
+      futures_pending = waits_on_futures(in.op);
+    }
+    if ((in.uses_fence && fence_pending) || (elide && !cross && in.link_count > 0) ||
+        (!copy && futures_pending)) {
+      scratch_.clear();
+      gather_external(t, in, fence, elide && !cross);
+      exec.wait_for(&task, scratch_);
+    }
+  };
+  if (plan) {
+    for (std::uint32_t i : plan->active) init(i);
+    // Other shards' points nothing here waits for: done with here at once.
+    for (const auto& [op, points] : plan->count_offs) exec.count_off(*buffer_[op], points);
+    rt_.count_shard_bytes(plan->unseen_copy_bytes);
+    rt_.count_replay_instructions(n, plan->active.size());
+  } else {
+    for (std::size_t i = 0; i < n; ++i) init(i);
+    rt_.count_replay_instructions(n, n);
+  }
+  block->unfinished.store(here + 1, std::memory_order_relaxed);
+  if (plan) {
+    const BatchEdges& succ = *t.successors;
+    for (std::uint32_t i : plan->proxied) {
+      // Its successors here wait for its proxy (which the launch recorded as the point's
+      // completion) instead of its count-down.
+      const Instruction& in = t.instrs[i];
+      const Event proxy = buffer_[in.op]->point_done[in.point];
+      for (std::uint32_t k = 0; k < succ.count[i]; ++k) {
+        PointTask& s = block->tasks[succ.targets[succ.begin[i] + k]];
+        if (!s.elsewhere) exec.count_down_when(proxy, &s);
+      }
+    }
+  }
+  if (Profiler* prof = rt_.profiler(); prof && prof->deps()) {
+    // In-batch edges are counters, not events: tell the profiler about them.
+    const BatchEdges& succ = *t.successors;
+    for (std::size_t i = 0; i < n; ++i) {
+      const PointTask& a = block->tasks[i];
+      if (a.elsewhere) continue;
+      for (std::uint32_t k = 0; k < succ.count[i]; ++k) {
+        const PointTask& b = block->tasks[succ.targets[succ.begin[i] + k]];
+        if (!b.elsewhere) prof->follows(*a.op, a.point_index, *b.op, b.point_index);
+      }
+    }
+  }
+  if (cross) exec.link_batches(*prev_block_, *block);
+  drop_prev_block();
+  prev_block_ = block;
+  if (plan) {
+    for (std::uint32_t i : plan->local)
+      if (!block->tasks[i].elsewhere) exec.release(&block->tasks[i]);
+  } else {
+    for (std::size_t i = 0; i < n; ++i)
+      if (!block->tasks[i].elsewhere) exec.release(&block->tasks[i]);
+  }
+}
+
+void Memoizer::drop_prev_block() {
+  if (!prev_block_) return;
+  if (prev_block_->unfinished.fetch_sub(1, std::memory_order_acq_rel) == 1)
+    retire_batch(prev_block_);
+  prev_block_ = nullptr;
+}
+
+void Memoizer::apply_summary() {
+  apply_physical();
+  if (!summary_pending_) return;
+  summary_pending_ = false;
+  // One op that read-writes every field the replays touched, completing when they all have:
+  // later ops order behind the replays exactly where they touch the same data.
+  OpRef s = make_op();
+  s->kind = OpKind::Summary;
+  s->seq = summary_seq_;
+  s->domain = Domain(Rect<1>({0}, {0}));
+  for (const auto& [tree, mask] : summary_touched_) {
+    ReqInfo q;
+    q.tree = tree;
+    q.region = analysis_->forest().tree(tree).root;
+    q.privilege = Privilege::ReadWrite;
+    q.mask = mask;
+    s->reqs.push_back(std::move(q));
+  }
+  Event all = rt_.graph().merge(summary_done_);
+  s->done = all;
+  s->point_done.assign(1, all);
+  analysis_->submit(s);
+  summary_touched_.clear();
+  summary_done_.clear();
+}
+
+}  // namespace reprise::detail

@@ -1,0 +1,83 @@
+// What a point does when it runs: a task body (with its TaskContext), a fill, or a copy
+// between instances (a fold for reduction instances; a send or receive half between shards).
+#include <fmt/core.h>
+
+#include <cstring>
+
+#include "reprise/task_context.h"
+#include "reprise_rt/executor.h"
+#include "reprise_rt/future_state.h"
+#include "reprise_rt/runtime.h"
+#include "reprise_rt/shard_exchange.h"
+
+namespace reprise::detail {
+
+void Executor::run_task_body(PointTask& t) {
+  Op& op = *t.op;
+  const std::size_t nreq = op.reqs.size();
+  for (std::size_t r = 0; r < nreq; ++r)
+    if (op.reqs[r].privilege == Privilege::Reduce) {
+      // A reduction instance holds nothing of this task yet (whatever an earlier reducer left
+      // there was folded or discarded); reducer<T, N>() initialises what the task uses.
+      Instance* inst = op.point_instances[t.point_index * nreq + r];
+      for (int fi : op.reqs[r].field_indices) inst->reset_reduction(fi);
+    }
+  TaskContext tc(t);
+  TaskResult result;
+  struct Running {  // the task may read its own argument futures (Future::wait checks)
+    explicit Running(const Op* o) : prev(t_running_task) { t_running_task = o; }
+    ~Running() { t_running_task = prev; }
+    const Op* prev;
+  } running(&op);
+  t.variant->entry(t.variant->fn, tc, result);
+  if (op.future) {
+    op.future->value = result;
+  } else if (op.future_map) {
+    op.future_map->values[t.point_index] = result;
+  }
+}
+
+void Executor::run_fill(PointTask& t) {
+  Op& op = *t.op;
+  const ReqInfo& req = op.reqs[0];
+  Instance* inst = op.point_instances[0];
+  const Domain& rect = op.rect(0, 0);
+  if (rect.empty()) return;  // an empty subregion: nothing to fill
+  const std::size_t size = op.fill().value.size();
+  for (int fi : req.field_indices) {
+    std::byte* base = inst->field_data(fi);
+    Instance::for_each_row(rect, size, [&](const DomainPoint& row, std::size_t bytes) {
+      std::byte* p = base + inst->offset_of(row, size);
+      for (std::size_t k = 0; k < bytes; k += size)
+        std::memcpy(p + k, op.fill().value.data(), size);
+    });
+  }
+}
+
+void Executor::run_copy(PointTask& t) {
+  Op& op = *t.op;
+  if (op.generated()) rt_.count_copy();
+  const ReqInfo& src = op.reqs[0];
+  const ReqInfo& dst = op.reqs[1];
+  Instance* si = op.point_instances[0];
+  Instance* di = op.point_instances[1];
+  const Domain& rect = op.rect(0, 0);
+  if (rect.empty()) return;  // an empty source: nothing to copy
+  if (!rt_.instances().is_local(si->memory()) || !rt_.instances().is_local(di->memory()))
+    throw Error(fmt::format("internal: {} copies between memories {} and {}, not both on shard {}",
+                            op.describe(), si->memory(), di->memory(), rt_.shard()));
+  if (op.folds()) {
+    fold_instance(*si, *di, rect, src.field_indices);
+    return;
+  }
+  for (std::size_t f = 0; f < src.field_indices.size(); ++f) {
+    const std::size_t size = si->field_size(src.field_indices[f]);
+    const std::byte* sb = si->field_data(src.field_indices[f]);
+    std::byte* db = di->field_data(dst.field_indices[f]);
+    Instance::for_each_row(rect, size, [&](const DomainPoint& row, std::size_t bytes) {
+      std::memmove(db + di->offset_of(row, size), sb + si->offset_of(row, size), bytes);
+    });
+  }
+}
+
+}  // namespace reprise::detail
