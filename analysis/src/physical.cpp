@@ -3,6 +3,8 @@
 #include <bit>
 #include <span>
 
+#include "reprise_rt/hasher.h"
+
 namespace reprise::detail {
 
 void subtract(const Domain& rect, const Domain& hole, std::vector<Domain>& out) {
@@ -231,10 +233,9 @@ void PhysicalState::mark_reduced(std::uint32_t tree) {
 std::uint32_t PhysicalState::append(std::uint32_t list, Instance* add) {
   std::vector<Instance*> l = lists_[list];
   l.push_back(add);
-  std::uint64_t h = 0x9e3779b97f4a7c15ull;
-  for (Instance* i : l)
-    h = (h ^ std::uint64_t(reinterpret_cast<std::uintptr_t>(i))) * 0xbf58476d1ce4e5b9ull;
-  auto& ids = list_index_[h];
+  Hasher h;
+  for (Instance* i : l) h.mix(std::uint64_t(reinterpret_cast<std::uintptr_t>(i)));
+  auto& ids = list_index_[h.h];
   for (std::uint32_t id : ids)
     if (lists_[id] == l) return id;
   ids.push_back(std::uint32_t(lists_.size()));
@@ -261,14 +262,13 @@ std::uint64_t PhysicalState::pending_signature(std::uint32_t tree) const {
   for (std::size_t fi = 0; fi < fields.size(); ++fi)
     for (const Piece& p : fields[fi].slots) {
       if (!p.pending) continue;
-      std::uint64_t x = (fi + 1) * 0x9e3779b97f4a7c15ull;
-      for (int d = 0; d < p.rect.dim; ++d)
-        x = (x ^ std::uint64_t(p.rect.lo[d]) ^ (std::uint64_t(p.rect.hi[d]) << 32)) *
-            0xbf58476d1ce4e5b9ull;
+      Hasher x;
+      x.mix(fi);
+      x.mix(p.rect);
       for (const Instance* i : lists_[p.pending])
-        x = (x ^ std::uint64_t(reinterpret_cast<std::uintptr_t>(i))) * 0x94d049bb133111ebull;
+        x.mix(std::uint64_t(reinterpret_cast<std::uintptr_t>(i)));
       // Summed, so that the order of the slots (which depends on history) does not matter.
-      h += (x ^ (x >> 31)) * 0xbf58476d1ce4e5b9ull + 1;
+      h += x.h;
     }
   return h;
 }

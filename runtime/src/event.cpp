@@ -2,6 +2,7 @@
 
 #include <semaphore>
 
+#include "reprise_rt/assert.h"
 #include "reprise_rt/pool.h"
 
 namespace reprise::detail {
@@ -65,6 +66,8 @@ void EventTable::trigger(Event e) {
   if (e.id == 0) return;
   Slot& s = slot(e.id);
   s.lock.lock();
+  REPRISE_ASSERT(s.triggered_gen.load(std::memory_order_relaxed) < e.gen,
+                 "an event triggers once, and after every earlier generation of its slot");
   s.triggered_gen.store(e.gen, std::memory_order_release);
   s.lock.unlock();
   // No waiter can be added any more (add_waiter sees the trigger under the lock), and the

@@ -70,7 +70,9 @@ ReadyQueue& Executor::queue_of(const Processor& p) {
 
 void Executor::precondition_done(void* ctx, std::uint64_t) {
   auto* t = static_cast<PointTask*>(ctx);
-  if (t->pending.fetch_sub(1, std::memory_order_acq_rel) == 1) t->exec->enqueue(t);
+  const std::int32_t pending = t->pending.fetch_sub(1, std::memory_order_acq_rel);
+  REPRISE_ASSERT(pending > 0, "a point is counted down at most once per precondition");
+  if (pending == 1) t->exec->enqueue(t);
 }
 
 Event Executor::op(Op& op, std::uint32_t point, Processor proc, std::span<const Event> pre) {

@@ -129,7 +129,9 @@ Event Executor::init_sharded_point(PointTask& t, Op& op, std::uint32_t point, Pr
 }
 
 void Executor::release(PointTask* t) {
-  if (t->pending.fetch_sub(1, std::memory_order_acq_rel) == 1) enqueue(t);
+  const std::int32_t pending = t->pending.fetch_sub(1, std::memory_order_acq_rel);
+  REPRISE_ASSERT(pending > 0, "a point is counted down at most once per precondition");
+  if (pending == 1) enqueue(t);
 }
 
 void Executor::count_down_cross(const ReplayBatch& b, std::uint32_t j, const ReplayBatch& next) {

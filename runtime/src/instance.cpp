@@ -3,6 +3,8 @@
 #include <fmt/core.h>
 
 #include "reprise/error.h"
+#include "reprise_rt/assert.h"
+#include "reprise_rt/hasher.h"
 #include "reprise_rt/op.h"
 
 namespace reprise::detail {
@@ -106,12 +108,11 @@ void InstanceManager::reserve(std::uint32_t memory, std::size_t want, const Doma
 namespace {
 std::uint64_t reduction_key(std::uint32_t tree, std::uint32_t memory, const Domain& rect,
                             std::uint32_t slot) {
-  std::uint64_t h = (std::uint64_t(tree) << 32 | memory) * 0x9e3779b97f4a7c15ull + slot;
-  for (int i = 0; i < rect.dim; ++i) {
-    h = (h ^ std::uint64_t(rect.lo[i])) * 0xbf58476d1ce4e5b9ull;
-    h = (h ^ std::uint64_t(rect.hi[i])) * 0x94d049bb133111ebull;
-  }
-  return h;
+  Hasher h;
+  h.mix(std::uint64_t(tree) << 32 | memory);
+  h.mix(slot);
+  h.mix(rect);
+  return h.h;
 }
 }  // namespace
 
@@ -179,7 +180,11 @@ void InstanceManager::release_tree(std::uint32_t tree) {
   std::lock_guard<std::mutex> g(mutex_);
   auto release = [&](std::unique_ptr<Instance>& inst) {
     if (!inst) return;
-    if (is_local(inst->memory())) memories_[inst->memory()].used -= inst->bytes();
+    if (is_local(inst->memory())) {
+      Memory& m = memories_[inst->memory()];
+      REPRISE_ASSERT(m.used >= inst->bytes(), "a memory's use counts each live instance once");
+      m.used -= inst->bytes();
+    }
     inst.reset();
   };
   if (tree < by_tree_.size())

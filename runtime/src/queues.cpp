@@ -1,6 +1,7 @@
 #include <chrono>
 #include <thread>
 
+#include "reprise_rt/assert.h"
 #include "reprise_rt/op_queue.h"
 #include "reprise_rt/ready_queue.h"
 #include "reprise_rt/spin_lock.h"
@@ -78,6 +79,7 @@ OpQueue::~OpQueue() {
 void OpQueue::push(OpRef op) {
   std::uint64_t t = tail_.load(std::memory_order_relaxed);
   while (t - head_.load(std::memory_order_acquire) > mask_) std::this_thread::yield();
+  REPRISE_ASSERT(ring_[t & mask_] == nullptr, "the ring never holds more ops than its capacity");
   ring_[t & mask_] = op.detach();  // the ring owns the reference now
   tail_.store(t + 1, std::memory_order_seq_cst);
   if (sleeping_.load(std::memory_order_seq_cst)) {
@@ -89,6 +91,7 @@ void OpQueue::push(OpRef op) {
 bool OpQueue::try_pop(OpRef& out) {
   std::uint64_t h = head_.load(std::memory_order_relaxed);
   if (h == tail_.load(std::memory_order_acquire)) return false;
+  REPRISE_ASSERT(ring_[h & mask_] != nullptr, "a pushed op is popped once");
   out = OpRef(ring_[h & mask_]);
   ring_[h & mask_] = nullptr;
   head_.store(h + 1, std::memory_order_release);

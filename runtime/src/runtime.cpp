@@ -238,7 +238,7 @@ void Runtime::exit_while_running() {
   if (rt->exchange_) {
     // Tell the other shards (they end with this error), give the message time to leave, then
     // end the job: nothing may wait for this process any more.
-    rt->exchange_->broadcast_abort(std::make_exception_ptr(Error(what)));
+    rt->exchange_->broadcast_abort(std::make_exception_ptr(Error(what)), /*ending_job=*/true);
     std::this_thread::sleep_for(std::chrono::milliseconds(500));
     rt->network_->abort_job(1);
   }

@@ -3,11 +3,13 @@
 #include <fmt/core.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
 
 #include "reprise/error.h"
 #include "reprise_rt/exception_text.h"
 #include "reprise_rt/executor.h"
+#include "reprise_rt/hasher.h"
 #include "reprise_rt/instance.h"
 #include "reprise_rt/log.h"
 #include "reprise_rt/pool.h"
@@ -36,11 +38,6 @@ T get(const std::vector<std::byte>& b, std::size_t& at) {
   return v;
 }
 
-std::uint64_t mix(std::uint64_t h, std::uint64_t v) {
-  h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
-  return h * 0xbf58476d1ce4e5b9ull;
-}
-
 }  // namespace
 
 ShardExchange::ShardExchange(Runtime& rt, Network& net)
@@ -53,10 +50,19 @@ ShardExchange::ShardExchange(Runtime& rt, Network& net)
   listen(Channel::Data,
          [this](std::uint32_t from, std::vector<std::byte>&& b) { on_data(from, std::move(b)); });
   listen(Channel::Abort, [this](std::uint32_t from, std::vector<std::byte>&& b) {
-    std::string text(reinterpret_cast<const char*>(b.data()), b.size());
+    std::size_t at = 0;
+    const bool ending_job = get<std::uint8_t>(b, at) != 0;
+    std::string text(reinterpret_cast<const char*>(b.data() + at), b.size() - at);
     {
       std::lock_guard<std::mutex> g(mutex_);
       abort_sent_ = true;  // no need to tell the others again
+    }
+    if (ending_job) {
+      // The sender ends the whole job in a moment (MPI_Abort): say now why this shard stops,
+      // while it still can.
+      std::fprintf(stderr, "reprise: error: shard %u: shard %u ends the job: %s\n", net_.rank(),
+                   from, text.c_str());
+      std::fflush(stderr);
     }
     rt_.record_error(std::make_exception_ptr(Error(fmt::format("shard {}: {}", from, text))));
   });
@@ -97,11 +103,14 @@ const char* ShardExchange::channel_name(Channel c) {
 }
 
 std::uint64_t ShardExchange::shape_of(const Op& op) {
-  std::uint64_t h = mix(std::uint64_t(op.kind), op.task);
-  h = mix(h, std::uint64_t(op.domain.volume()));
-  for (const ReqInfo& q : op.reqs)
-    h = mix(mix(h, q.tree), std::uint64_t(q.privilege) << 32 | q.mask);
-  return h;
+  Hasher h;
+  h.mix(std::uint64_t(op.kind) << 32 | op.task);
+  h.mix(std::uint64_t(op.domain.volume()));
+  for (const ReqInfo& q : op.reqs) {
+    h.mix(q.tree);
+    h.mix(std::uint64_t(q.privilege) << 32 | q.mask);
+  }
+  return h.h;
 }
 
 bool ShardExchange::completes_locally(const Op& op) {
@@ -542,13 +551,14 @@ void ShardExchange::log_held_entries() {
                    early_requests_.size());
 }
 
-void ShardExchange::broadcast_abort(const std::exception_ptr& e) {
+void ShardExchange::broadcast_abort(const std::exception_ptr& e, bool ending_job) {
   {
     std::lock_guard<std::mutex> g(mutex_);
-    if (abort_sent_) return;
+    if (abort_sent_ && !ending_job) return;
     abort_sent_ = true;
   }
   std::vector<std::byte> b;
+  put(b, std::uint8_t(ending_job ? 1 : 0));
   put_text(b, exception_text(e));
   for (std::uint32_t s = 0; s < net_.size(); ++s)
     if (s != net_.rank()) send(s, Channel::Abort, b);

@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "reprise/error.h"
+#include "reprise_rt/hasher.h"
 #include "reprise_rt/log.h"
 #include "reprise_rt/runtime.h"
 
@@ -17,7 +18,9 @@ StreamCheck::StreamCheck(Runtime& rt, Network& net) : rt_(rt), net_(net) {
 }
 
 void StreamCheck::issued(std::uint64_t word) {
-  hash_ = (hash_ ^ word) * 0x100000001b3ull + 1;
+  Hasher h{hash_};
+  h.mix(word);
+  hash_ = h.h;
   prefix_.push_back(hash_);
   const std::uint64_t n = prefix_.size();
   if (n > peer_total_.load(std::memory_order_acquire))

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <vector>
 
+#include "reprise_rt/hasher.h"
+
 namespace reprise {
 
 std::string_view to_string(Privilege p) {
@@ -146,16 +148,15 @@ bool Projection::operator==(const Projection& o) const {
 }
 
 std::uint64_t Projection::hash() const {
-  std::uint64_t h = 1469598103934665603ull ^ std::uint64_t(kind_);
-  auto mix = [&h](std::uint64_t v) { h = (h ^ v) * 1099511628211ull; };
-  if (kind_ == Kind::Identity) return h;
-  mix(std::uint64_t(dim_out_));
-  mix(std::uint64_t(dim_in_));
+  detail::Hasher h;
+  h.mix(std::uint64_t(kind_));
+  if (kind_ == Kind::Identity) return h.h;
+  h.mix(std::uint64_t(dim_out_) << 32 | std::uint64_t(dim_in_));
   for (int i = 0; i < kMaxDim; ++i) {
-    mix(std::uint64_t(offset_.x[i]));
-    for (int j = 0; j < kMaxDim; ++j) mix(std::uint64_t(m_[i][j]));
+    h.mix(std::uint64_t(offset_.x[i]));
+    for (int j = 0; j < kMaxDim; ++j) h.mix(std::uint64_t(m_[i][j]));
   }
-  return h;
+  return h.h;
 }
 
 }  // namespace reprise

@@ -1,7 +1,8 @@
 #pragma once
 // The runtime's one hash mixer: a 64-bit running hash of words and rectangles (splitmix64's
-// finaliser per word: cheap and well distributed). Op tokens and the control-replication
-// checks of what shards create use it.
+// finaliser per word: cheap and well distributed). Op tokens, launch shapes, the
+// control-replication checks (op shapes, op streams, what shards create), reduction-instance
+// keys and the physical state's lists use it.
 #include <cstdint>
 
 #include "reprise/geometry.h"

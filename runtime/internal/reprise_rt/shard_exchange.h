@@ -67,8 +67,10 @@ class ShardExchange {
   void unpack(const Op& copy);
   // After an error: nothing may wait for another shard any more (no hang on the way out).
   void abandon();
-  // Sends an Abort with the error's text to every other shard (once).
-  void broadcast_abort(const std::exception_ptr& e);
+  // Sends an Abort with the error's text to every other shard (once). ending_job: this
+  // process ends the whole job right after (exit() while running); the others print their
+  // own line on receipt, before they are stopped.
+  void broadcast_abort(const std::exception_ptr& e, bool ending_job = false);
 
   // Logs (info level) the entries still held: proxies, early completions, receives, data.
   void log_held_entries();
