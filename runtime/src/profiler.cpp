@@ -52,11 +52,14 @@ std::string escaped(const std::string& s) {
 }
 }  // namespace
 
-Profiler::Profiler(std::string file, std::uint32_t shard)
-    : path_(shard_file(file, shard)),
+Profiler::Profiler(std::string file, std::uint32_t shard,
+                   std::vector<std::shared_ptr<Observer>> observers)
+    : path_(file.empty() ? std::string() : shard_file(file, shard)),
       shard_(shard),
       start_ns_(now_ns()),
-      id_(g_next_id.fetch_add(1)) {}
+      id_(g_next_id.fetch_add(1)),
+      observers_(std::move(observers)),
+      keep_records_(!path_.empty()) {}
 
 Profiler::~Profiler() {
   try {
@@ -90,6 +93,29 @@ void Profiler::record(Kind kind, const Op& op, std::uint32_t point_index, const 
   const Node n = node_of(op, point_index);
   r.index = n.index;
   r.copy = n.copy;
+  done(r);
+}
+
+void Profiler::notify(const Record& r) const {
+  Activity a;
+  a.kind = ActivityKind(r.kind);  // (the same order)
+  a.shard = shard_;
+  a.begin_ns = r.begin_ns;
+  a.end_ns = r.end_ns;
+  a.trace = r.trace;
+  if (r.kind == Kind::Message) {
+    a.incoming = r.replayed;
+    a.channel = r.task ? r.task : "";
+    a.peer = r.index;
+    a.bytes = r.bytes;
+  } else {
+    a.op = r.seq;
+    a.task = r.task ? r.task : "";
+    a.point = r.point;
+    a.replayed = r.replayed;
+    a.bytes = r.bytes;
+  }
+  for (const auto& o : observers_) o->on_activity(a);
 }
 
 Profiler::Node Profiler::node_of(const Op& op, std::uint32_t point) {
@@ -228,8 +254,8 @@ void Profiler::resolve(std::uint64_t event, std::vector<Node>& out, int depth) c
 }
 
 Profiler::Record& Profiler::push(Kind kind, std::uint64_t begin_ns, std::uint64_t end_ns) {
-  std::vector<Record>& records = buffer().records;
-  Record& r = records.emplace_back();
+  thread_local Record scratch;  // observers only: nothing is kept
+  Record& r = keep_records_ ? buffer().records.emplace_back() : (scratch = Record{});
   r.kind = kind;
   r.begin_ns = begin_ns;
   r.end_ns = end_ns;
@@ -242,6 +268,7 @@ void Profiler::record_analysis(const Op& op, std::uint64_t begin_ns, std::uint64
   r.seq = op.seq;
   r.trace = op.in_trace;
   if (op.task_info) r.task = op.task_info->name.c_str();
+  done(r);
 }
 
 void Profiler::record_replay(std::uint32_t trace, std::uint64_t ops, std::uint64_t begin_ns,
@@ -249,6 +276,7 @@ void Profiler::record_replay(std::uint32_t trace, std::uint64_t ops, std::uint64
   Record& r = push(Kind::Replay, begin_ns, end_ns);
   r.trace = trace;
   r.bytes = ops;
+  done(r);
 }
 
 void Profiler::record_recording(std::uint32_t trace, std::uint64_t ops, std::uint64_t begin_ns,
@@ -256,6 +284,7 @@ void Profiler::record_recording(std::uint32_t trace, std::uint64_t ops, std::uin
   Record& r = push(Kind::Record, begin_ns, end_ns);
   r.trace = trace;
   r.bytes = ops;
+  done(r);
 }
 
 void Profiler::record_message(bool incoming, const char* channel, std::uint32_t peer,
@@ -265,10 +294,11 @@ void Profiler::record_message(bool incoming, const char* channel, std::uint32_t 
   r.task = channel;
   r.index = peer;
   r.bytes = bytes;
+  done(r);
 }
 
 void Profiler::record_wait(std::uint64_t begin_ns, std::uint64_t end_ns) {
-  push(Kind::Wait, begin_ns, end_ns);
+  done(push(Kind::Wait, begin_ns, end_ns));
 }
 
 void Profiler::write() {

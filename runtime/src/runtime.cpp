@@ -58,8 +58,9 @@ Runtime::Runtime(Config config, std::unique_ptr<Mapper> mapper, Network* network
     set_log_level(*log_category(category), LogLevel(level));
   set_log_output(shard(), config_.log_file);
   set_log_thread_name("app");  // (the runtime is made on the application's thread)
-  if (!config_.prof_file.empty() || !config_.spy_dir.empty()) {
-    profiler_ = std::make_unique<Profiler>(config_.prof_file, shard());
+  if (auto observers = observers_snapshot();
+      !config_.prof_file.empty() || !config_.spy_dir.empty() || !observers.empty()) {
+    profiler_ = std::make_unique<Profiler>(config_.prof_file, shard(), std::move(observers));
     profiler_->set_deps(config_.prof_deps || !config_.spy_dir.empty());
     profiler_->set_spy_dir(config_.spy_dir);
   }

@@ -13,6 +13,7 @@
 #include "reprise/geometry.h"
 #include "reprise/launcher.h"
 #include "reprise/mapper.h"
+#include "reprise/observer.h"
 #include "reprise/registry.h"
 #include "reprise/task_context.h"
 #include "reprise/types.h"

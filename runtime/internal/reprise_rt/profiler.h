@@ -6,7 +6,11 @@
 // one file per shard (`%` in the name becomes the shard number), which ui.perfetto.dev and
 // chrome://tracing open: one process per shard, one track per thread.
 //
-// Disabled (no -lg:prof), the runtime holds no profiler and every hook is one branch.
+// The same intervals go to the user's observers (reprise/observer.h) as they happen; with
+// observers but no file, records are not kept.
+//
+// Disabled (no -lg:prof, no observer), the runtime holds no profiler and every hook is one
+// branch.
 #include <fmt/format.h>
 
 #include <cstdint>
@@ -18,12 +22,16 @@
 #include <vector>
 
 #include "reprise/geometry.h"
+#include "reprise/observer.h"
 #include "reprise_rt/event.h"
 
 namespace reprise::detail {
 
 struct Op;
 std::uint64_t now_ns();  // (declared with the op queue, defined in queues.cpp)
+
+// The observers registered with reprise::Observers (each runtime takes them when it starts).
+std::vector<std::shared_ptr<Observer>> observers_snapshot();
 
 class Profiler {
  public:
@@ -39,7 +47,9 @@ class Profiler {
     Record,
     Message
   };
-  Profiler(std::string file, std::uint32_t shard);
+  // file: the -lg:prof file (empty: none); observers: told of each interval as it ends.
+  Profiler(std::string file, std::uint32_t shard,
+           std::vector<std::shared_ptr<Observer>> observers = {});
   ~Profiler();
   Profiler(const Profiler&) = delete;
   Profiler& operator=(const Profiler&) = delete;
@@ -69,10 +79,16 @@ class Profiler {
   // which reprise-prof follows for the critical path. (Edges between back-to-back replays of
   // one template, which count each other down without events, are not recorded.)
   bool deps() const { return deps_; }
-  void set_deps(bool on) { deps_ = on; }
+  void set_deps(bool on) {
+    deps_ = on;
+    keep_records_ = keep_records_ || on;
+  }
   // -lg:spy DIR: also write DIR/spy_<shard>.dot, the graph of this shard's points and copies
   // (grouped by op) and their dependences.
-  void set_spy_dir(std::string dir) { spy_dir_ = std::move(dir); }
+  void set_spy_dir(std::string dir) {
+    spy_dir_ = std::move(dir);
+    keep_records_ = keep_records_ || !spy_dir_.empty();
+  }
   void produced(Event e, const Op& op, std::uint32_t point);
   void merged(Event result, std::span<const Event> inputs);
   void waits(const Op& op, std::uint32_t point, Event e);
@@ -122,8 +138,14 @@ class Profiler {
     std::vector<Record> records;
   };
   Buffer& buffer();
-  // A new record of the calling thread's buffer.
+  // A new record of the calling thread's buffer (a scratch record when none are kept).
   Record& push(Kind kind, std::uint64_t begin_ns, std::uint64_t end_ns);
+  // A record is complete: the observers hear of it.
+  void done(const Record& r) {
+    if (!observers_.empty()) [[unlikely]]
+      notify(r);
+  }
+  void notify(const Record& r) const;
 
   std::string path_;
   std::uint32_t shard_;
@@ -132,6 +154,8 @@ class Profiler {
   std::mutex mutex_;  // registration of thread buffers
   std::vector<std::unique_ptr<Buffer>> buffers_;
   bool written_ = false;
+  std::vector<std::shared_ptr<Observer>> observers_;
+  bool keep_records_ = true;  // for the file, -lg:spy or -lg:prof:deps
   bool deps_ = false;
   std::string spy_dir_;
   std::mutex deps_mutex_;
