@@ -165,7 +165,7 @@ std::vector<bool> Memoizer::runs_here(const TraceTemplate& t) const {
 
 void Memoizer::record(TraceID id) {
   Profiler* prof = rt_.profiler();
-  const std::uint64_t prof_t0 = prof ? Profiler::now_ns() : 0;
+  const std::uint64_t prof_t0 = prof ? Profiler::stamp() : 0;
   apply_summary();
   drop_prev_block();
   recurrent_ = false;
@@ -247,7 +247,7 @@ void Memoizer::record(TraceID id) {
     }
   }
   ++templates_made_;
-  if (prof) prof->record_recording(id, buffer_.size(), prof_t0, Profiler::now_ns());
+  if (prof) prof->record_recording(id, buffer_.size(), prof_t0, Profiler::stamp());
   rt_.count_template();
   auto& list = templates_[id];
   list.push_front(std::move(t));

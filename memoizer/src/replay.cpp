@@ -32,7 +32,7 @@ void Memoizer::replay(TraceTemplate& t, bool elide) {
     fence = analysis_->full_fence();
   }
   Profiler* prof = rt_.profiler();
-  const std::uint64_t prof_t0 = prof ? Profiler::now_ns() : 0;
+  const std::uint64_t prof_t0 = prof ? Profiler::stamp() : 0;
   // Replayed ops take the recorded analysis results; non-point ops go through the analysis.
   for (std::uint32_t k = 0; k < buffer_.size(); ++k) {
     Op& o = *buffer_[k];
@@ -92,7 +92,7 @@ void Memoizer::replay(TraceTemplate& t, bool elide) {
   prev_copy_done_ = copy_done_;
   prev_fence_ = fence;
   last_replayed_ = &t;
-  if (prof) prof->record_replay(t.id, buffer_.size(), prof_t0, Profiler::now_ns());
+  if (prof) prof->record_replay(t.id, buffer_.size(), prof_t0, Profiler::stamp());
 }
 
 void Memoizer::gather_external(const TraceTemplate& t, const Instruction& in, Event fence,
@@ -322,6 +322,24 @@ void Memoizer::replay_batch(TraceTemplate& t, Event fence, bool elide) {
         if (!b.elsewhere) prof->follows(*a.op, a.point_index, *b.op, b.point_index);
       }
     }
+    // Back to back, this batch's points count down on the previous replay's (elision links,
+    // not events): those edges too. (Under control replication they are events, which the
+    // profiler sees as waits.)
+    if (cross)
+      for (std::size_t i = 0; i < n; ++i) {
+        const Instruction& in = t.instrs[i];
+        const PointTask& b = block->tasks[i];
+        for (std::uint32_t k = 0; k < in.link_count; ++k) {
+          const Link& l = t.links[in.link_begin + k];
+          if (l.from_copy) {
+            const TemplateCopy& c = t.copies[l.op];
+            prof->follows_copy(prev_ops_[c.for_op]->seq, c.copy->generated_copy()->index, *b.op,
+                               b.point_index);
+          } else {
+            prof->follows(*prev_ops_[l.op], l.point, *b.op, b.point_index);
+          }
+        }
+      }
   }
   if (cross) exec.link_batches(*prev_block_, *block);
   drop_prev_block();

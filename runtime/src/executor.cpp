@@ -129,7 +129,7 @@ void Executor::worker_loop(ReadyQueue& q, int pin_core, std::string name) {
 void Executor::run_point(PointTask* t) {
   // (Profiling takes another path, so that the usual one stays as short as it was.)
   if (Profiler* prof = rt_.profiler()) [[unlikely]] {
-    const std::uint64_t t0 = Profiler::now_ns();
+    const std::uint64_t t0 = Profiler::stamp();
     std::exception_ptr point_error = execute_point(*t);
     profile_point(*prof, *t, t0);
     return finish_point(t, std::move(point_error));
@@ -206,7 +206,7 @@ void Executor::profile_point(Profiler& prof, const PointTask& t, std::uint64_t t
                           : Profiler::Kind::Copy;
     bytes = copy_bytes(op);
   }
-  prof.record(kind, op, t.point_index, t.point, t0, Profiler::now_ns(), bytes);
+  prof.record(kind, op, t.point_index, t.point, t0, Profiler::stamp(), bytes);
 }
 
 }  // namespace reprise::detail

@@ -27,8 +27,10 @@ void Executor::init_point(PointTask& t, Op& op, std::uint32_t point, Processor p
   }
   t.done = completion_event ? rt_.events().create() : kNoEvent;
   op.point_done[point] = t.done;
-  if (Profiler* prof = rt_.profiler(); prof && prof->deps()) [[unlikely]]
+  if (Profiler* prof = rt_.profiler(); prof && prof->deps()) [[unlikely]] {
     prof->produced(t.done, op, point);
+    if (!op.generated()) prof->part_of_op(op, point);
+  }
   t.pending.store(1 + in_edges, std::memory_order_relaxed);
 }
 

@@ -52,14 +52,49 @@ std::string escaped(const std::string& s) {
 }
 }  // namespace
 
+namespace {
+// Whether the kernel keeps time with the time-stamp counter (then it is invariant and the
+// same on every core, and stamps may be read from it).
+bool kernel_clock_is_tsc() {
+#if defined(__x86_64__)
+  std::FILE* f =
+      std::fopen("/sys/devices/system/clocksource/clocksource0/current_clocksource", "r");
+  if (!f) return false;
+  char name[32] = {};
+  const bool tsc = std::fgets(name, sizeof name, f) && std::string(name).rfind("tsc", 0) == 0;
+  std::fclose(f);
+  return tsc;
+#else
+  return false;
+#endif
+}
+}  // namespace
+
+const bool Profiler::kTsc = kernel_clock_is_tsc();
+
 Profiler::Profiler(std::string file, std::uint32_t shard,
                    std::vector<std::shared_ptr<Observer>> observers)
     : path_(file.empty() ? std::string() : shard_file(file, shard)),
       shard_(shard),
-      start_ns_(now_ns()),
       id_(g_next_id.fetch_add(1)),
       observers_(std::move(observers)),
-      keep_records_(!path_.empty()) {}
+      keep_records_(!path_.empty()),
+      start_stamp_(stamp()),
+      start_ns_(now_ns()) {
+  if (kTsc) {
+    // A first rate, from 200 µs (observers convert with it as records are made; the file is
+    // converted with the rate over the whole run).
+    while (now_ns() < start_ns_ + 200'000) {
+    }
+    ns_per_stamp_ = measure_rate();
+  }
+}
+
+double Profiler::measure_rate() const {
+  if (!kTsc) return 1.0;
+  const std::uint64_t s = stamp(), ns = now_ns();
+  return s > start_stamp_ ? double(ns - start_ns_) / double(s - start_stamp_) : ns_per_stamp_;
+}
 
 Profiler::~Profiler() {
   try {
@@ -82,8 +117,8 @@ Profiler::Buffer& Profiler::buffer() {
 }
 
 void Profiler::record(Kind kind, const Op& op, std::uint32_t point_index, const DomainPoint& point,
-                      std::uint64_t begin_ns, std::uint64_t end_ns, std::uint64_t bytes) {
-  Record& r = push(kind, begin_ns, end_ns);
+                      std::uint64_t begin, std::uint64_t end, std::uint64_t bytes) {
+  Record& r = push(kind, begin, end);
   r.replayed = op.replayed;
   r.trace = op.in_trace;
   r.seq = op.seq;
@@ -100,8 +135,8 @@ void Profiler::notify(const Record& r) const {
   Activity a;
   a.kind = ActivityKind(r.kind);  // (the same order)
   a.shard = shard_;
-  a.begin_ns = r.begin_ns;
-  a.end_ns = r.end_ns;
+  a.begin_ns = to_ns(r.begin);
+  a.end_ns = to_ns(r.end);
   a.trace = r.trace;
   if (r.kind == Kind::Message) {
     a.incoming = r.replayed;
@@ -130,6 +165,12 @@ void Profiler::produced(Event e, const Op& op, std::uint32_t point) {
   producers_[key(e)] = node_of(op, point);
 }
 
+void Profiler::part_of_op(const Op& op, std::uint32_t point) {
+  if (!op.done.exists()) return;
+  std::lock_guard<std::mutex> g(deps_mutex_);
+  op_points_[key(op.done)].push_back(node_of(op, point));
+}
+
 void Profiler::merged(Event result, std::span<const Event> inputs) {
   if (!result.exists()) return;
   std::vector<std::uint64_t> keys;
@@ -151,11 +192,17 @@ void Profiler::follows(const Op& before, std::uint32_t before_point, const Op& a
   follows_.emplace_back(node_of(before, before_point), node_of(after, after_point));
 }
 
+void Profiler::follows_copy(std::uint64_t seq, std::uint32_t copy, const Op& after,
+                            std::uint32_t after_point) {
+  std::lock_guard<std::mutex> g(deps_mutex_);
+  follows_.emplace_back(Node{seq, copy, true}, node_of(after, after_point));
+}
+
 void Profiler::write_flows(fmt::memory_buffer& out) {
   std::lock_guard<std::mutex> g(deps_mutex_);
   struct Where {
     std::size_t tid;
-    std::uint64_t begin_ns, end_ns;
+    std::uint64_t begin, end;
   };
   const auto hash = [](const Node& n) {
     return std::hash<std::uint64_t>()(n.seq * 0x9e3779b97f4a7c15ull + n.index * 2 + n.copy);
@@ -163,15 +210,15 @@ void Profiler::write_flows(fmt::memory_buffer& out) {
   std::unordered_map<Node, Where, decltype(hash)> where(64, hash);
   for (std::size_t tid = 0; tid < buffers_.size(); ++tid)
     for (const Record& r : buffers_[tid]->records)
-      if (is_work(r)) where[node_of(r)] = Where{tid, r.begin_ns, r.end_ns};
+      if (is_work(r)) where[node_of(r)] = Where{tid, r.begin, r.end};
   std::uint64_t id = 0;
   for (const auto& [a, b] : edges()) {
     auto pa = where.find(a), pb = where.find(b);
     if (pa == where.end() || pb == where.end() || a == b) continue;  // (ran on another shard)
     ++id;
-    const std::uint64_t ts =
-        pa->second.end_ns - start_ns_ - (pa->second.end_ns > pa->second.begin_ns);
-    const std::uint64_t tf = pb->second.begin_ns - start_ns_;
+    const std::uint64_t a_end = file_ns(pa->second.end);
+    const std::uint64_t ts = a_end - (a_end > file_ns(pa->second.begin));
+    const std::uint64_t tf = file_ns(pb->second.begin);
     fmt::format_to(fmt::appender(out),
                    ",\n{{\"name\":\"dep\",\"cat\":\"dep\",\"ph\":\"s\",\"id\":{},\"pid\":{},"
                    "\"tid\":{},\"ts\":{}.{:03}}}"
@@ -248,22 +295,26 @@ void Profiler::resolve(std::uint64_t event, std::vector<Node>& out, int depth) c
     out.push_back(p->second);
     return;
   }
+  if (auto o = op_points_.find(event); o != op_points_.end()) {
+    out.insert(out.end(), o->second.begin(), o->second.end());
+    return;
+  }
   if (depth > 16) return;  // (merges of merges: deep chains add nothing to a picture)
   if (auto m = merges_.find(event); m != merges_.end())
     for (std::uint64_t in : m->second) resolve(in, out, depth + 1);
 }
 
-Profiler::Record& Profiler::push(Kind kind, std::uint64_t begin_ns, std::uint64_t end_ns) {
+Profiler::Record& Profiler::push(Kind kind, std::uint64_t begin, std::uint64_t end) {
   thread_local Record scratch;  // observers only: nothing is kept
   Record& r = keep_records_ ? buffer().records.emplace_back() : (scratch = Record{});
   r.kind = kind;
-  r.begin_ns = begin_ns;
-  r.end_ns = end_ns;
+  r.begin = begin;
+  r.end = end;
   return r;
 }
 
-void Profiler::record_analysis(const Op& op, std::uint64_t begin_ns, std::uint64_t end_ns) {
-  Record& r = push(Kind::Analysis, begin_ns, end_ns);
+void Profiler::record_analysis(const Op& op, std::uint64_t begin, std::uint64_t end) {
+  Record& r = push(Kind::Analysis, begin, end);
   r.op_kind = std::uint8_t(op.kind);
   r.seq = op.seq;
   r.trace = op.in_trace;
@@ -271,25 +322,25 @@ void Profiler::record_analysis(const Op& op, std::uint64_t begin_ns, std::uint64
   done(r);
 }
 
-void Profiler::record_replay(std::uint32_t trace, std::uint64_t ops, std::uint64_t begin_ns,
-                             std::uint64_t end_ns) {
-  Record& r = push(Kind::Replay, begin_ns, end_ns);
+void Profiler::record_replay(std::uint32_t trace, std::uint64_t ops, std::uint64_t begin,
+                             std::uint64_t end) {
+  Record& r = push(Kind::Replay, begin, end);
   r.trace = trace;
   r.bytes = ops;
   done(r);
 }
 
-void Profiler::record_recording(std::uint32_t trace, std::uint64_t ops, std::uint64_t begin_ns,
-                                std::uint64_t end_ns) {
-  Record& r = push(Kind::Record, begin_ns, end_ns);
+void Profiler::record_recording(std::uint32_t trace, std::uint64_t ops, std::uint64_t begin,
+                                std::uint64_t end) {
+  Record& r = push(Kind::Record, begin, end);
   r.trace = trace;
   r.bytes = ops;
   done(r);
 }
 
 void Profiler::record_message(bool incoming, const char* channel, std::uint32_t peer,
-                              std::uint64_t bytes, std::uint64_t begin_ns, std::uint64_t end_ns) {
-  Record& r = push(Kind::Message, begin_ns, end_ns);
+                              std::uint64_t bytes, std::uint64_t begin, std::uint64_t end) {
+  Record& r = push(Kind::Message, begin, end);
   r.replayed = incoming;  // (for messages: received rather than sent)
   r.task = channel;
   r.index = peer;
@@ -297,14 +348,15 @@ void Profiler::record_message(bool incoming, const char* channel, std::uint32_t 
   done(r);
 }
 
-void Profiler::record_wait(std::uint64_t begin_ns, std::uint64_t end_ns) {
-  done(push(Kind::Wait, begin_ns, end_ns));
+void Profiler::record_wait(std::uint64_t begin, std::uint64_t end) {
+  done(push(Kind::Wait, begin, end));
 }
 
 void Profiler::write() {
   std::lock_guard<std::mutex> g(mutex_);
   if (written_) return;
   written_ = true;
+  file_ns_per_stamp_ = measure_rate();  // the rate over the whole run
   if (!path_.empty()) write_json();
   if (!spy_dir_.empty()) write_spy();
 }
@@ -373,7 +425,7 @@ void Profiler::write_json() {
           break;
       }
       // (Microseconds with three decimals, from integers: formatting doubles costs more.)
-      const std::uint64_t ts = r.begin_ns - start_ns_, dur = r.end_ns - r.begin_ns;
+      const std::uint64_t ts = file_ns(r.begin), dur = file_ns(r.end) - ts;
       fmt::format_to(put,
                      "\",\"cat\":\"{}\",\"ph\":\"X\",\"ts\":{}.{:03},\"dur\":{}.{:03},\"pid\":{},"
                      "\"tid\":{},\"args\":{{",

@@ -475,9 +475,9 @@ void Runtime::wait(Event e) {
                     "end_trace, so waiting on one cannot finish (wait after end_trace)",
                     open_trace_));
   if (std::this_thread::get_id() == app_thread_) flush_pipeline(e);
-  const std::uint64_t t0 = profiler_ ? Profiler::now_ns() : 0;
+  const std::uint64_t t0 = profiler_ ? Profiler::stamp() : 0;
   events_.wait(e);
-  if (profiler_) profiler_->record_wait(t0, Profiler::now_ns());
+  if (profiler_) profiler_->record_wait(t0, Profiler::stamp());
 }
 
 namespace {
@@ -558,16 +558,15 @@ void Runtime::utility_loop() {
       op_completed(*op);  // the program has failed: complete the op without running it
       continue;
     }
-    const std::uint64_t t0 = now_ns();
+    const std::uint64_t t0 = now_ns(), s0 = profiler_ ? Profiler::stamp() : 0;
     try {
       pipeline_->submit(op);
     } catch (...) {
       record_error(std::current_exception());
       op_completed(*op);
     }
-    const std::uint64_t t1 = now_ns();
-    analysis_busy_ns_.fetch_add(t1 - t0, std::memory_order_relaxed);
-    if (profiler_) profiler_->record_analysis(*op, t0, t1);
+    if (profiler_) profiler_->record_analysis(*op, s0, Profiler::stamp());
+    analysis_busy_ns_.fetch_add(now_ns() - t0, std::memory_order_relaxed);
   }
   pipeline_->finish();
 }

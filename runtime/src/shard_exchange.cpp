@@ -73,15 +73,15 @@ void ShardExchange::listen(Channel c, Network::Handler handler) {
           [this, c, handler = std::move(handler)](std::uint32_t from, std::vector<std::byte>&& b) {
             Profiler* prof = rt_.profiler();
             if (!prof) return handler(from, std::move(b));
-            const std::uint64_t t0 = Profiler::now_ns(), bytes = b.size();
+            const std::uint64_t t0 = Profiler::stamp(), bytes = b.size();
             handler(from, std::move(b));
-            prof->record_message(true, channel_name(c), from, bytes, t0, Profiler::now_ns());
+            prof->record_message(true, channel_name(c), from, bytes, t0, Profiler::stamp());
           });
 }
 
 void ShardExchange::send(std::uint32_t to, Channel c, std::vector<std::byte> bytes) {
   if (Profiler* prof = rt_.profiler()) {
-    const std::uint64_t t = Profiler::now_ns();
+    const std::uint64_t t = Profiler::stamp();
     prof->record_message(false, channel_name(c), to, bytes.size(), t, t);
   }
   net_.send(to, c, std::move(bytes));

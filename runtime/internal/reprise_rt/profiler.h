@@ -12,6 +12,9 @@
 // Disabled (no -lg:prof, no observer), the runtime holds no profiler and every hook is one
 // branch.
 #include <fmt/format.h>
+#if defined(__x86_64__)
+#include <x86intrin.h>
+#endif
 
 #include <cstdint>
 #include <memory>
@@ -54,31 +57,46 @@ class Profiler {
   Profiler(const Profiler&) = delete;
   Profiler& operator=(const Profiler&) = delete;
 
-  // The runtime's steady clock (reprise_rt/op_queue.h), which the utility loop's busy time
-  // uses too.
-  static std::uint64_t now_ns() { return detail::now_ns(); }
+  // A time stamp for a record: the CPU's time-stamp counter where the kernel keeps time with
+  // it (x86-64 with the "tsc" clock source: ~10 ns a read against ~24 ns for steady_clock on
+  // the development box), else the runtime's steady clock in ns. Records hold stamps; they
+  // become ns on the runtime's clock (to_ns) with a rate measured from the profiler's start.
+  static std::uint64_t stamp() {
+#if defined(__x86_64__)
+    if (kTsc) return __rdtsc();
+#endif
+    return detail::now_ns();
+  }
+  // A stamp on the runtime's steady clock (ns).
+  std::uint64_t to_ns(std::uint64_t stamp) const {
+    return start_ns_ + std::uint64_t(double(stamp - start_stamp_) * ns_per_stamp_);
+  }
   // An interval of work of op `op` (a point of it, or a copy it made) on the calling thread.
+  // (Every record's begin and end are stamps: stamp().)
   void record(Kind kind, const Op& op, std::uint32_t point_index, const DomainPoint& point,
-              std::uint64_t begin_ns, std::uint64_t end_ns, std::uint64_t bytes = 0);
+              std::uint64_t begin, std::uint64_t end, std::uint64_t bytes = 0);
   // An interval of the runtime's own: the analysis of op `op` (seq, kind and task kept; the
   // name is made when the file is written), a replay of trace `trace` (count: its ops), a
   // wait.
-  void record_analysis(const Op& op, std::uint64_t begin_ns, std::uint64_t end_ns);
-  void record_replay(std::uint32_t trace, std::uint64_t ops, std::uint64_t begin_ns,
-                     std::uint64_t end_ns);
-  void record_wait(std::uint64_t begin_ns, std::uint64_t end_ns);
+  void record_analysis(const Op& op, std::uint64_t begin, std::uint64_t end);
+  void record_replay(std::uint32_t trace, std::uint64_t ops, std::uint64_t begin,
+                     std::uint64_t end);
+  void record_wait(std::uint64_t begin, std::uint64_t end);
   // A message between shards: sent (an instant on the sending thread) or received (its
   // handling on the MPI progress thread); channel: a static name.
   void record_message(bool incoming, const char* channel, std::uint32_t peer, std::uint64_t bytes,
-                      std::uint64_t begin_ns, std::uint64_t end_ns);
+                      std::uint64_t begin, std::uint64_t end);
   // The analysis of a trace's ops while its template is recorded.
-  void record_recording(std::uint32_t trace, std::uint64_t ops, std::uint64_t begin_ns,
-                        std::uint64_t end_ns);
+  void record_recording(std::uint32_t trace, std::uint64_t ops, std::uint64_t begin,
+                        std::uint64_t end);
   // Dependences (-lg:prof:deps): which point or copy an event stands for, which events a
   // merge stands for, and who waits for what. Written as flow arrows between the intervals,
-  // which reprise-prof follows for the critical path. (Edges between back-to-back replays of
-  // one template, which count each other down without events, are not recorded.)
-  bool deps() const { return deps_; }
+  // which reprise-prof follows for the critical path. Edges that are counters, not events
+  // (inside a replay, and between back-to-back replays of one template), are told with
+  // follows().
+  bool deps() const {
+    return deps_;
+  }
   void set_deps(bool on) {
     deps_ = on;
     keep_records_ = keep_records_ || on;
@@ -90,15 +108,23 @@ class Profiler {
     keep_records_ = keep_records_ || !spy_dir_.empty();
   }
   void produced(Event e, const Op& op, std::uint32_t point);
+  // Point `point` of op is one of those its completion event (op.done) stands for (a fence
+  // merges ops' completions).
+  void part_of_op(const Op& op, std::uint32_t point);
   void merged(Event result, std::span<const Event> inputs);
   void waits(const Op& op, std::uint32_t point, Event e);
   void follows(const Op& before, std::uint32_t before_point, const Op& after,
                std::uint32_t after_point);
+  // The same after copy number `copy` made for op #seq (a copy of an earlier replay).
+  void follows_copy(std::uint64_t seq, std::uint32_t copy, const Op& after,
+                    std::uint32_t after_point);
 
   // Writes the file (also done by the destructor if not done yet). Throws reprise::Error if it
   // cannot be written.
   void write();
-  std::string path() const { return path_; }
+  std::string path() const {
+    return path_;
+  }
 
  private:
   // Plain data: recording one costs a few stores (names are the registry's, made into text
@@ -108,7 +134,7 @@ class Profiler {
     std::uint8_t op_kind = 0;
     bool replayed = false;
     std::uint32_t trace = 0;
-    std::uint64_t begin_ns = 0, end_ns = 0, seq = 0, bytes = 0;
+    std::uint64_t begin = 0, end = 0, seq = 0, bytes = 0;
     const char* task = nullptr;  // the task's registered name
     DomainPoint point;
     std::uint32_t index = 0;  // the point's index in its launch, or the copy's number
@@ -122,10 +148,16 @@ class Profiler {
     friend bool operator==(const Node&, const Node&) = default;
   };
   static Node node_of(const Op& op, std::uint32_t point);
-  static Node node_of(const Record& r) { return Node{r.seq, r.index, r.copy}; }
+  static Node node_of(const Record& r) {
+    return Node{r.seq, r.index, r.copy};
+  }
   // A point, fill or copy (half): a node of the dependence graph.
-  static bool is_work(const Record& r) { return r.kind <= Kind::Receive; }
-  static std::uint64_t key(Event e) { return std::uint64_t(e.id) << 32 | e.gen; }
+  static bool is_work(const Record& r) {
+    return r.kind <= Kind::Receive;
+  }
+  static std::uint64_t key(Event e) {
+    return std::uint64_t(e.id) << 32 | e.gen;
+  }
   void write_flows(fmt::memory_buffer& out);
   void write_json();
   void write_spy();
@@ -139,7 +171,7 @@ class Profiler {
   };
   Buffer& buffer();
   // A new record of the calling thread's buffer (a scratch record when none are kept).
-  Record& push(Kind kind, std::uint64_t begin_ns, std::uint64_t end_ns);
+  Record& push(Kind kind, std::uint64_t begin, std::uint64_t end);
   // A record is complete: the observers hear of it.
   void done(const Record& r) {
     if (!observers_.empty()) [[unlikely]]
@@ -149,17 +181,27 @@ class Profiler {
 
   std::string path_;
   std::uint32_t shard_;
-  std::uint64_t start_ns_;
   std::uint64_t id_;  // tells this profiler's thread buffers from an earlier run's
   std::mutex mutex_;  // registration of thread buffers
   std::vector<std::unique_ptr<Buffer>> buffers_;
   bool written_ = false;
   std::vector<std::shared_ptr<Observer>> observers_;
   bool keep_records_ = true;  // for the file, -lg:spy or -lg:prof:deps
+  static const bool kTsc;     // stamps are time-stamp counter readings
+  std::uint64_t start_stamp_, start_ns_;
+  double ns_per_stamp_ = 1.0;       // measured at start (observers convert with it)
+  double file_ns_per_stamp_ = 1.0;  // measured over the whole run when the file is written
+  // ns per stamp from the start to now.
+  double measure_rate() const;
+  // A stamp as ns since the start, at the whole run's rate (for the file).
+  std::uint64_t file_ns(std::uint64_t stamp) const {
+    return std::uint64_t(double(stamp - start_stamp_) * file_ns_per_stamp_);
+  }
   bool deps_ = false;
   std::string spy_dir_;
   std::mutex deps_mutex_;
-  std::unordered_map<std::uint64_t, Node> producers_;  // by event
+  std::unordered_map<std::uint64_t, Node> producers_;               // by event
+  std::unordered_map<std::uint64_t, std::vector<Node>> op_points_;  // by op completion event
   std::unordered_map<std::uint64_t, std::vector<std::uint64_t>> merges_;
   std::vector<std::pair<std::uint64_t, Node>> waits_;  // (event, waiter)
   std::vector<std::pair<Node, Node>> follows_;
