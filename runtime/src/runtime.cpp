@@ -195,7 +195,15 @@ void Runtime::run(const std::function<void(Context&)>& top_level) {
   queue_.stop();
   utility_.join();
   if (network_) {
-    // Every shard comes here, whatever happened: compare the programs, then stop talking.
+    // Every shard comes here, whatever happened: agree on the profiles' time origin (every
+    // shard takes part, profiling or not), compare the programs, then stop talking.
+    try {
+      std::vector<std::uint64_t> first{profiler_ ? profiler_->start_ns() : ~0ull}, unused{0};
+      network_->allreduce_min_max(first, unused);
+      if (profiler_) profiler_->set_origin(first[0]);
+    } catch (...) {
+      if (!app_error) app_error = std::current_exception();
+    }
     try {
       check_same_program(app_error || failed());
     } catch (...) {

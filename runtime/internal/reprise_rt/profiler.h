@@ -16,6 +16,7 @@
 #include <x86intrin.h>
 #endif
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -119,6 +120,16 @@ class Profiler {
   void follows_copy(std::uint64_t seq, std::uint32_t copy, const Op& after,
                     std::uint32_t after_point);
 
+  // When this profiler started, on the runtime's steady clock (ns).
+  std::uint64_t start_ns() const {
+    return start_ns_;
+  }
+  // The file's time origin (default: this profiler's start). Shards of one job set the
+  // earliest start of them all, so that their timelines line up (exactly on one node, where
+  // they share the clock).
+  void set_origin(std::uint64_t ns) {
+    origin_ns_ = std::min(ns, start_ns_);
+  }
   // Writes the file (also done by the destructor if not done yet). Throws reprise::Error if it
   // cannot be written.
   void write();
@@ -193,9 +204,11 @@ class Profiler {
   double file_ns_per_stamp_ = 1.0;  // measured over the whole run when the file is written
   // ns per stamp from the start to now.
   double measure_rate() const;
-  // A stamp as ns since the start, at the whole run's rate (for the file).
+  std::uint64_t origin_ns_ = ~0ull;  // set_origin (~0: the start)
+  // A stamp as ns since the file's origin, at the whole run's rate (for the file).
   std::uint64_t file_ns(std::uint64_t stamp) const {
-    return std::uint64_t(double(stamp - start_stamp_) * file_ns_per_stamp_);
+    const std::uint64_t origin = std::min(origin_ns_, start_ns_);
+    return start_ns_ - origin + std::uint64_t(double(stamp - start_stamp_) * file_ns_per_stamp_);
   }
   bool deps_ = false;
   std::string spy_dir_;
