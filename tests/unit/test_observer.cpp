@@ -5,6 +5,7 @@
 
 #include <map>
 #include <mutex>
+#include <string>
 #include <vector>
 
 using namespace reprise;
@@ -29,9 +30,11 @@ double obs_sum(TaskContext& tc) {
 struct Recorder : Observer {
   std::mutex m;
   std::vector<Activity> seen;
+  std::vector<std::string> tasks;  // seen[i].task, copied (valid during the call only)
   void on_activity(const Activity& a) override {
     std::lock_guard<std::mutex> g(m);
     seen.push_back(a);
+    tasks.emplace_back(a.task);
   }
   std::size_t count(ActivityKind k) {
     std::lock_guard<std::mutex> g(m);
@@ -76,14 +79,15 @@ TEST(Observer, HearsEveryPointAnalysisReplayAndWait) {
 
   std::map<coord_t, int> per_point;
   int replayed = 0, sums = 0;
-  for (const Activity& a : rec->seen) {
+  for (std::size_t i = 0; i < rec->seen.size(); ++i) {
+    const Activity& a = rec->seen[i];
     EXPECT_LE(a.begin_ns, a.end_ns) << to_string(a.kind);
     if (a.kind != ActivityKind::Task) continue;
-    if (std::string(a.task) == "obs_sum") {
+    if (rec->tasks[i] == "obs_sum") {
       ++sums;
       continue;
     }
-    EXPECT_EQ(std::string(a.task), "obs_step");
+    EXPECT_EQ(rec->tasks[i], "obs_step");
     EXPECT_EQ(a.trace, 3u);
     EXPECT_GT(a.op, 0u);
     ++per_point[a.point[0]];

@@ -16,7 +16,9 @@
 //   reprise::Observers::add(count);  // for the runtimes started from now on
 //
 // on_activity runs on the runtime's threads (workers, the utility thread, the MPI progress
-// thread, the application thread): keep it short and thread-safe. With no observer and no
+// thread, the application thread): keep it short and thread-safe. The text `task` and
+// `channel` point to is valid during the call only (a task's name lives with the runtime that
+// ran it): copy what you keep. With no observer and no
 // -lg:prof, each place that would record costs one branch.
 #include <cstdint>
 #include <memory>
