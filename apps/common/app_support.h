@@ -88,10 +88,12 @@ struct TimedWindow {
 template <typename Body>
 TimedWindow timed(Context& ctx, Body&& body) {
   ctx.fence().wait();
+  ctx.start_profiling_range();  // (reprise-prof --range window: the same counts)
   const auto before = ctx.trace_stats();
   const auto t0 = std::chrono::steady_clock::now();
   body();
   ctx.fence().wait();
+  ctx.stop_profiling_range("window");
   TimedWindow w;
   w.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   const auto after = ctx.trace_stats();

@@ -599,6 +599,19 @@ void Context::destroy(const Partition& p) {
   rtm.forest().partition(p.node()).destroyed = true;  // metadata only: nothing to free
 }
 
+void Context::start_profiling_range() {
+  Runtime& rtm = rt("start_profiling_range");
+  rtm.profiling_ranges().push_back(rtm.profiler() ? detail::Profiler::stamp() : 0);
+}
+void Context::stop_profiling_range(const std::string& name) {
+  Runtime& rtm = rt("stop_profiling_range");
+  auto& open = rtm.profiling_ranges();
+  if (open.empty())
+    throw Error(fmt::format("stop_profiling_range(\"{}\"): no range was started", name));
+  if (detail::Profiler* prof = rtm.profiler())
+    prof->record_range(name, open.back(), detail::Profiler::stamp());
+  open.pop_back();
+}
 void Context::begin_trace(TraceID id) {
   rt("begin_trace").begin_trace(id);
 }

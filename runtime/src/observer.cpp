@@ -58,21 +58,21 @@ const char* to_string(ActivityKind k) {
       return "recording";
     case ActivityKind::Message:
       return "message";
+    case ActivityKind::Range:
+      return "range";
   }
   return "?";
 }
 
 // The profiler's kinds convert to these by number.
 using PK = detail::Profiler::Kind;
-static_assert(int(ActivityKind::Task) == int(PK::Task) &&
-              int(ActivityKind::Fill) == int(PK::Fill) &&
-              int(ActivityKind::Copy) == int(PK::Copy) &&
-              int(ActivityKind::Send) == int(PK::Send) &&
-              int(ActivityKind::Receive) == int(PK::Receive) &&
-              int(ActivityKind::Analysis) == int(PK::Analysis) &&
-              int(ActivityKind::Replay) == int(PK::Replay) &&
-              int(ActivityKind::Wait) == int(PK::Wait) &&
-              int(ActivityKind::Recording) == int(PK::Record) &&
-              int(ActivityKind::Message) == int(PK::Message));
+static_assert(
+    int(ActivityKind::Task) == int(PK::Task) && int(ActivityKind::Fill) == int(PK::Fill) &&
+    int(ActivityKind::Copy) == int(PK::Copy) && int(ActivityKind::Send) == int(PK::Send) &&
+    int(ActivityKind::Receive) == int(PK::Receive) &&
+    int(ActivityKind::Analysis) == int(PK::Analysis) &&
+    int(ActivityKind::Replay) == int(PK::Replay) && int(ActivityKind::Wait) == int(PK::Wait) &&
+    int(ActivityKind::Recording) == int(PK::Record) &&
+    int(ActivityKind::Message) == int(PK::Message) && int(ActivityKind::Range) == int(PK::Range));
 
 }  // namespace reprise

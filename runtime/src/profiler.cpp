@@ -25,8 +25,8 @@ struct ThreadSlot {
 thread_local ThreadSlot t_slot;
 
 const char* category(Profiler::Kind k) {
-  static const char* names[] = {"task",     "fill",   "copy", "send",   "receive",
-                                "analysis", "replay", "wait", "record", "message"};
+  static const char* names[] = {"task",   "fill", "copy",   "send",    "receive", "analysis",
+                                "replay", "wait", "record", "message", "range"};
   return names[int(k)];
 }
 
@@ -145,7 +145,7 @@ void Profiler::notify(const Record& r) const {
     a.bytes = r.bytes;
   } else {
     a.op = r.seq;
-    a.task = r.task ? r.task : "";
+    a.task = r.task ? r.task : "";  // (ranges: the name)
     a.point = r.point;
     a.replayed = r.replayed;
     a.bytes = r.bytes;
@@ -348,6 +348,17 @@ void Profiler::record_message(bool incoming, const char* channel, std::uint32_t 
   done(r);
 }
 
+void Profiler::record_range(const std::string& name, std::uint64_t begin, std::uint64_t end) {
+  const char* text;
+  {
+    std::lock_guard<std::mutex> g(mutex_);
+    text = range_names_.emplace_back(name).c_str();
+  }
+  Record& r = push(Kind::Range, begin, end);
+  r.task = text;
+  done(r);
+}
+
 void Profiler::record_wait(std::uint64_t begin, std::uint64_t end) {
   done(push(Kind::Wait, begin, end));
 }
@@ -420,6 +431,9 @@ void Profiler::write_json() {
         case Kind::Wait:
           fmt::format_to(put, "wait");
           break;
+        case Kind::Range:
+          append_escaped(out, r.task);
+          break;
         default:  // fills, copies and copy halves
           fmt::format_to(put, "{} (op #{})", category(r.kind), r.seq);
           break;
@@ -444,6 +458,7 @@ void Profiler::write_json() {
           fmt::format_to(put, "\"trace\":{},\"ops\":{}", r.trace, r.bytes);
           break;
         case Kind::Wait:
+        case Kind::Range:
           break;
         case Kind::Message:
           fmt::format_to(put, "\"channel\":\"{}\",\"peer\":{},\"bytes\":{},\"received\":{}", r.task,

@@ -109,3 +109,32 @@ TEST(Observer, HearsEveryPointAnalysisReplayAndWait) {
   EXPECT_EQ(traced_loop({"-ll:cpu", "1"}), 64.0 * kIters);
   EXPECT_EQ(rec->seen.size(), before);
 }
+
+TEST(Observer, NamedRangesNestAndAStopWithoutAStartIsAnError) {
+  auto rec = std::make_shared<Recorder>();
+  Observers::add(rec);
+  reprise::run({"-ll:cpu", "1"}, [](Context& ctx) {
+    ctx.start_profiling_range();
+    ctx.start_profiling_range();
+    ctx.fence().wait();
+    ctx.stop_profiling_range("inner");
+    ctx.stop_profiling_range("outer");
+    EXPECT_THROW(ctx.stop_profiling_range("none"), Error);
+  });
+  Observers::clear();
+  std::vector<std::string> ranges;
+  std::uint64_t inner_end = 0, outer_end = 0;
+  for (std::size_t i = 0; i < rec->seen.size(); ++i)
+    if (rec->seen[i].kind == ActivityKind::Range) {
+      ranges.push_back(rec->tasks[i]);
+      (rec->tasks[i] == "inner" ? inner_end : outer_end) = rec->seen[i].end_ns;
+    }
+  EXPECT_EQ(ranges, (std::vector<std::string>{"inner", "outer"}));
+  EXPECT_LE(inner_end, outer_end);
+  // Without a profiler (no observer, no -lg:prof) nothing is recorded, the check stays.
+  reprise::run({"-ll:cpu", "1"}, [](Context& ctx) {
+    ctx.start_profiling_range();
+    ctx.stop_profiling_range("unrecorded");
+    EXPECT_THROW(ctx.stop_profiling_range("none"), Error);
+  });
+}

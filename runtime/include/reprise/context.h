@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <functional>
 #include <initializer_list>
+#include <string>
 #include <vector>
 
 #include "reprise/future.h"
@@ -56,6 +57,14 @@ class Context {
   // Ops after the fence start only once every op before it has completed. The returned
   // future is ready when that has happened.
   Future fence();
+
+  // A named range of the program in the profile (-lg:prof; observers see it as a Range):
+  // from start_profiling_range() to stop_profiling_range(name), on the application thread;
+  // ranges nest. `reprise-prof --range NAME` sums up only what started inside it (bracket it
+  // with fences to count exactly the ops issued in between). Without a profiler nothing is
+  // recorded; a stop without a start is an Error either way.
+  void start_profiling_range();
+  void stop_profiling_range(const std::string& name);
 
   // Manual traces: the ops between begin_trace(id) and end_trace(id) are analysed once,
   // recorded, and replayed without analysis when the same sequence comes again. Traces do not

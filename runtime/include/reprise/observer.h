@@ -38,6 +38,7 @@ enum class ActivityKind : std::uint8_t {
   Wait,       // the application thread waiting (a future, a fence, the end of the program)
   Recording,  // the analysis of a trace's ops while its template is recorded (bytes: ops)
   Message,    // a message between shards: sent (an instant) or handled on arrival
+  Range,      // a range the program named (Context::stop_profiling_range; task: its name)
 };
 const char* to_string(ActivityKind k);
 

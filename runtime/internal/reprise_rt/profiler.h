@@ -18,6 +18,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <mutex>
 #include <span>
@@ -49,7 +50,8 @@ class Profiler {
     Replay,
     Wait,
     Record,
-    Message
+    Message,
+    Range
   };
   // file: the -lg:prof file (empty: none); observers: told of each interval as it ends.
   Profiler(std::string file, std::uint32_t shard,
@@ -83,6 +85,8 @@ class Profiler {
   void record_replay(std::uint32_t trace, std::uint64_t ops, std::uint64_t begin,
                      std::uint64_t end);
   void record_wait(std::uint64_t begin, std::uint64_t end);
+  // A range the program named (Context::stop_profiling_range).
+  void record_range(const std::string& name, std::uint64_t begin, std::uint64_t end);
   // A message between shards: sent (an instant on the sending thread) or received (its
   // handling on the MPI progress thread); channel: a static name.
   void record_message(bool incoming, const char* channel, std::uint32_t peer, std::uint64_t bytes,
@@ -218,6 +222,7 @@ class Profiler {
   std::unordered_map<std::uint64_t, std::vector<std::uint64_t>> merges_;
   std::vector<std::pair<std::uint64_t, Node>> waits_;  // (event, waiter)
   std::vector<std::pair<Node, Node>> follows_;
+  std::deque<std::string> range_names_;  // (records point into it; guarded by mutex_)
 };
 
 }  // namespace reprise::detail

@@ -156,6 +156,8 @@ class Runtime {
 
   // --- application thread: manual trace bracketing ---
   void begin_trace(TraceID id);
+  // Application thread: the starts of the profiling ranges open now (innermost last).
+  std::vector<std::uint64_t>& profiling_ranges() { return profiling_ranges_; }
   void end_trace(TraceID id);
   // Control replication: the application created something of this kind and shape (every
   // shard must create the same; compared with the op streams).
@@ -200,6 +202,7 @@ class Runtime {
   bool creations_differ_ = false;
   std::uint64_t checked_ops_ = 0;
   LaunchShapes interference_free_shapes_;
+  std::vector<std::uint64_t> profiling_ranges_;
   EventTable events_;
   RegionForest forest_;
   InstanceManager instances_;
