@@ -115,6 +115,10 @@ const std::vector<FlagDef>& flag_table() {
         sw(&Config::inorder));
     add("-lg:window", "N", "ops in flight before the application thread waits",
         i32(&Config::window, 2, 1 << 24, "-lg:window"));
+    add("-lg:stall_report", "S",
+        "control replication: when a shard has issued no op for S seconds, log what it still "
+        "waits for from other shards (0: off)",
+        i32(&Config::stall_report_s, 0, 1 << 20, "-lg:stall_report"));
     add("-lg:trace:dot", "dir", "write each recorded trace template as a DOT graph into dir",
         std::make_pair(
             [](const Config& c) {

@@ -229,6 +229,14 @@ void Runtime::run(const std::function<void(Context&)>& top_level) {
   rethrow_if_failed();
 }
 
+void Runtime::report_stall(int seconds, std::uint64_t ops_issued) {
+  log_write(LogLevel::Warning, LogCategory::CtrlRepl,
+            fmt::format("no op issued for {} s (after {} ops; {} in flight{}): {}", seconds,
+                        ops_issued, outstanding_.load(std::memory_order_relaxed),
+                        app_waiting_.load(std::memory_order_relaxed) ? ", the program waits" : "",
+                        exchange_ ? exchange_->describe_held() : std::string("no exchange")));
+}
+
 void Runtime::top_level_failed(std::exception_ptr e) {
   // One process: the drain completes every op. Under control replication the other shards
   // may be waiting for this one: they stop with its error.

@@ -542,6 +542,43 @@ void ShardExchange::abandon() {
   for (PointTask* t : recvs) rt_.executor().release(t);
 }
 
+namespace {
+// How a message names a point or a generated copy, for people.
+std::string describe_index(std::uint32_t index) {
+  return index & ShardExchange::kCopyBit ? fmt::format("copy {}", index & ~ShardExchange::kCopyBit)
+                                         : fmt::format("point {}", index);
+}
+}  // namespace
+
+std::string ShardExchange::describe_held() {
+  std::lock_guard<std::mutex> g(mutex_);
+  std::string out;
+  // The oldest few keys (op number, index) of a table, by op number.
+  const auto oldest = [&](const char* what, std::vector<std::uint64_t> keys, auto&& extra) {
+    if (keys.empty()) return;
+    std::sort(keys.begin(), keys.end());
+    out += fmt::format("; {} {}:", keys.size(), what);
+    for (std::size_t i = 0; i < std::min<std::size_t>(keys.size(), 4); ++i)
+      out += fmt::format(" op #{} {}{}", keys[i] >> 32, describe_index(std::uint32_t(keys[i])),
+                         extra(keys[i]));
+    if (keys.size() > 4) out += " ...";
+  };
+  const auto none = [](std::uint64_t) { return std::string(); };
+  std::vector<std::uint64_t> k;
+  for (const auto& [key, p] : proxies_) k.push_back(key);
+  oldest("completions awaited from other shards", k, none);
+  k.clear();
+  for (const auto& [key, t] : recvs_) k.push_back(key);
+  oldest("copies waiting for their data", k, none);
+  k.clear();
+  for (const auto& [key, from] : early_requests_) k.push_back(key);
+  oldest("requests for ops not launched here yet", k, [&](std::uint64_t key) {
+    return fmt::format(" (from shard {})", early_requests_.at(key).front());
+  });
+  if (out.empty()) return "nothing held for other shards";
+  return out.substr(2);
+}
+
 void ShardExchange::log_held_entries() {
   std::lock_guard<std::mutex> g(mutex_);
   REPRISE_LOG_INFO(LogCategory::CtrlRepl,

@@ -38,7 +38,10 @@ void StreamCheck::finished() {
 
 void StreamCheck::start() {
   watchdog_ = std::thread([this] {
-    std::uint64_t last = ~0ull, probed = ~0ull;
+    set_log_thread_name("watchdog");
+    std::uint64_t last = ~0ull, probed = ~0ull, reported = ~0ull;
+    int stalled_ticks = 0;  // half seconds without a new op
+    const int report_ticks = 2 * rt_.config().stall_report_s;
     std::unique_lock<std::mutex> lock(mutex_);
     while (!wake_.wait_for(lock, std::chrono::milliseconds(500), [&] { return stopping_; })) {
       const std::uint64_t n = prefix_.size();
@@ -47,6 +50,13 @@ void StreamCheck::start() {
         for (std::uint32_t s = 0; s < net_.size(); ++s)
           if (s != net_.rank()) send(s, Kind::Probe, n, *h);
         probed = n;
+      }
+      stalled_ticks = n == last ? stalled_ticks + 1 : 0;
+      if (report_ticks > 0 && stalled_ticks >= report_ticks && n != reported) {
+        reported = n;  // once per stall
+        lock.unlock();
+        rt_.report_stall(stalled_ticks / 2, n);
+        lock.lock();
       }
       last = n;
     }

@@ -114,6 +114,14 @@ foreach(case "diverge|-|different programs" "throw|-|boom" "diverge_quiet|-|diff
   message(STATUS "${mode} ${flag}: both ranks stopped with the error")
 endforeach()
 
+# A stalled shard says what it waits for (-lg:stall_report 1): the last tile's task sleeps
+# 2.5 s before the checksum, which the other shard waits for.
+run_np(2 out rc ${PROGRAM} slow -ll:cpu 1 -lg:stall_report 1)
+if(NOT rc EQUAL 0 OR NOT out MATCHES "watchdog [0-9.]+ warning ctrlrepl. no op issued for 1 s [(]after [0-9]+ ops; [0-9]+ in flight[^)]*[)]: [^\n]*op #[0-9]+")
+  message(FATAL_ERROR "slow with -lg:stall_report 1: expected a stall report naming an op (exit ${rc}):\n${out}")
+endif()
+message(STATUS "slow: the stalled shard reported what it waits for")
+
 # Automatic tracing decides alike on every shard (Apophenia §5.1): rank 1's analyses are made
 # slow, so only rank 1 waits for them; the shards agree on raising the ingestion delay, and
 # take the same results in at the same ops, so both logs record the same decisions (which

@@ -9,17 +9,21 @@
 //   ctrlrepl_program neighbours  the halo loop over two tiles per shard: prints, per shard,
 //                             how many other shards it heard from (its two neighbours at most:
 //                             completions are not broadcast) and the completions it asked for
+//   ctrlrepl_program slow     the last tile's task takes 2.5 s before the checksum: with
+//                             -lg:stall_report 1 the other shards report what they wait for
 #include <reprise/reprise.h>
 
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <string>
+#include <thread>
 
 using namespace reprise;
 
 namespace {
 
-enum : TaskID { T_STEP = 9700, T_THROW, T_SUM };
+enum : TaskID { T_STEP = 9700, T_THROW, T_SUM, T_SLOW };
 enum : FieldID { FV = 0 };
 
 void step(TaskContext& tc) {  // v[p] = mix of the halo around p
@@ -37,6 +41,12 @@ void thrower(TaskContext& tc) {
   if (tc.point()[0] == tc.launch_domain().hi[0])
     throw Error("boom: task 'thrower' failed on its last point");
 }
+void slow(TaskContext& tc) {  // v += 1 on its tile; the last tile takes 2.5 s
+  auto v = tc.accessor<std::int64_t, 1>(0, FV);
+  for (auto p : Rect<1>(tc.domain(0))) v[p] += 1;
+  if (tc.point()[0] == tc.launch_domain().hi[0])
+    std::this_thread::sleep_for(std::chrono::milliseconds(2500));
+}
 std::uint64_t sum(TaskContext& tc) {
   auto v = tc.accessor<const std::int64_t, 1>(0, FV);
   std::uint64_t h = 0;
@@ -51,6 +61,7 @@ int main(int argc, char** argv) {
   TaskRegistry::add(T_STEP, "step", {cpu(step)});
   TaskRegistry::add(T_THROW, "thrower", {cpu(thrower)});
   TaskRegistry::add(T_SUM, "sum", {cpu(sum)});
+  TaskRegistry::add(T_SLOW, "slow", {cpu(slow)});
   return start(argc, argv, [&](Context& ctx) {
     auto is = ctx.create_index_space(Rect<1>({0}, {99}));
     auto fs = ctx.create_field_space({{FV, 8}});
@@ -97,6 +108,11 @@ int main(int argc, char** argv) {
           (unsigned long long)st.replays, (unsigned long long)st.replay_instructions,
           (unsigned long long)st.replay_instructions_here);
       return;  // (the checksum below is a single task whose value every shard hears of)
+    }
+    if (mode == "slow") {
+      IndexLauncher l(T_SLOW, tiles);
+      l.add(pa, Projection::identity(), Privilege::ReadWrite, {FV});
+      ctx.execute(l);
     }
     TaskLauncher s(T_SUM);
     s.add(a, Privilege::ReadOnly, {FV});

@@ -31,6 +31,7 @@ struct Config {
   int max_templates = 8;       // -lg:trace:max_templates
   bool coverage_log = false;   // -lg:coverage_log
   bool safe_ctrlrepl = false;  // -lg:safe_ctrlrepl
+  int stall_report_s = 0;      // -lg:stall_report S: what a stalled shard waits for (0: off)
   // Automatic tracing (Apophenia); the defaults are documented in docs/tracing.md.
   bool auto_tracing = true;                  // -lg:no_auto_tracing turns it off
   int at_min_length = 5;                     // -lg:auto_trace:min_trace_length

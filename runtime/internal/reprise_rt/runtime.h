@@ -106,6 +106,9 @@ class Runtime {
   // --- any thread ---
   void op_completed(Op& op);  // every point (if any) is done
   void record_error(std::exception_ptr e);
+  // Control replication (-lg:stall_report): this shard has issued no op for `seconds`: logs
+  // (warning) what it is waiting for.
+  void report_stall(int seconds, std::uint64_t ops_issued);
   bool failed() const { return failed_.load(std::memory_order_acquire); }
   void rethrow_if_failed();
   // The first error recorded (null before any).

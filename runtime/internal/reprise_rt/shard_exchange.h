@@ -21,6 +21,7 @@
 #include <exception>
 #include <map>
 #include <mutex>
+#include <string>
 #include <unordered_map>
 #include <vector>
 
@@ -74,6 +75,9 @@ class ShardExchange {
 
   // Logs (info level) the entries still held: proxies, early completions, receives, data.
   void log_held_entries();
+  // What this shard still waits for from the others, and what they asked of it, for a
+  // report: each table's size and its oldest entries (op number, point or copy index, shard).
+  std::string describe_held();
 
   // Notification counters: the shards this one has heard from (Done or Request), and the
   // requests it sent.
