@@ -246,6 +246,7 @@ void Memoizer::replay_batch(TraceTemplate& t, Event fence, bool elide) {
   std::int32_t here = 0;  // points that run on this shard
   std::uint32_t futures_op = ~0u;
   bool futures_pending = false;
+  Profiler* const deps_prof = rt_.profiler() && rt_.profiler()->deps() ? rt_.profiler() : nullptr;
   const auto init = [&](std::size_t i) {
     const Instruction& in = t.instrs[i];
     const bool copy = in.kind == Instruction::Kind::Copy;
@@ -285,6 +286,9 @@ void Memoizer::replay_batch(TraceTemplate& t, Event fence, bool elide) {
       scratch_.clear();
       gather_external(t, in, fence, elide && !cross);
       exec.wait_for(&task, scratch_);
+    } else if (deps_prof && in.uses_fence && fence.exists()) {
+      // Long past, yet what the fence stands for came first: the profile keeps the edge.
+      deps_prof->waits(*task.op, task.point_index, fence);
     }
   };
   if (plan) {

@@ -2,6 +2,7 @@
 
 #include <fmt/core.h>
 
+#include <algorithm>
 #include <cstring>
 
 #include "reprise/task_context.h"
@@ -70,9 +71,7 @@ ReadyQueue& Executor::queue_of(const Processor& p) {
 
 void Executor::precondition_done(void* ctx, std::uint64_t) {
   auto* t = static_cast<PointTask*>(ctx);
-  const std::int32_t pending = t->pending.fetch_sub(1, std::memory_order_acq_rel);
-  REPRISE_ASSERT(pending > 0, "a point is counted down at most once per precondition");
-  if (pending == 1) t->exec->enqueue(t);
+  t->exec->release(t);
 }
 
 Event Executor::op(Op& op, std::uint32_t point, Processor proc, std::span<const Event> pre) {
@@ -98,9 +97,25 @@ Event Executor::launch(Op& op, std::uint32_t point, Processor proc, std::span<co
 Event Executor::merge(std::span<const Event> events) {
   if (ShardExchange* x = rt_.exchange())
     for (Event e : events) x->need(e);
-  const Event merged = rt_.events().merge(events);
-  if (Profiler* prof = rt_.profiler(); prof && prof->deps()) [[unlikely]]
+  Event merged = rt_.events().merge(events);
+  if (Profiler* prof = rt_.profiler(); prof && prof->deps()) [[unlikely]] {
+    // A merge of fewer than two pending events is none of its own (nothing, or its one
+    // pending input), which would drop the others from the profile's graph (an entry fence
+    // made after the work before it has finished, say): here it gets one.
+    if (!events.empty() &&
+        (!merged.exists() || std::find(events.begin(), events.end(), merged) != events.end())) {
+      EventTable& table = rt_.events();
+      const Event own = table.create();
+      const auto trigger = [](void* t, std::uint64_t e) {
+        static_cast<EventTable*>(t)->trigger(Event{std::uint32_t(e >> 32), std::uint32_t(e)});
+      };
+      const std::uint64_t packed = std::uint64_t(own.id) << 32 | own.gen;
+      if (!merged.exists() || !table.add_waiter(merged, trigger, &table, packed))
+        table.trigger(own);
+      merged = own;
+    }
     prof->merged(merged, events);
+  }
   return merged;
 }
 

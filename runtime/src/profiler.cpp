@@ -54,7 +54,7 @@ std::string escaped(const std::string& s) {
 
 namespace {
 // Whether the kernel keeps time with the time-stamp counter (then it is invariant and the
-// same on every core, and stamps may be read from it).
+// same on every core, and stamps may be read from it). Asked once, when profiling starts.
 bool kernel_clock_is_tsc() {
 #if defined(__x86_64__)
   std::FILE* f =
@@ -70,18 +70,18 @@ bool kernel_clock_is_tsc() {
 }
 }  // namespace
 
-const bool Profiler::kTsc = kernel_clock_is_tsc();
-
 Profiler::Profiler(std::string file, std::uint32_t shard,
                    std::vector<std::shared_ptr<Observer>> observers)
     : path_(file.empty() ? std::string() : shard_file(file, shard)),
       shard_(shard),
       id_(g_next_id.fetch_add(1)),
       observers_(std::move(observers)),
-      keep_records_(!path_.empty()),
-      start_stamp_(stamp()),
-      start_ns_(now_ns()) {
-  if (kTsc) {
+      keep_records_(!path_.empty()) {
+  static const bool tsc = kernel_clock_is_tsc();
+  tsc_ = tsc;
+  start_stamp_ = stamp();
+  start_ns_ = origin_ns_ = now_ns();
+  if (tsc_) {
     // A first rate, from 200 µs (observers convert with it as records are made; the file is
     // converted with the rate over the whole run).
     while (now_ns() < start_ns_ + 200'000) {
@@ -91,7 +91,7 @@ Profiler::Profiler(std::string file, std::uint32_t shard,
 }
 
 double Profiler::measure_rate() const {
-  if (!kTsc) return 1.0;
+  if (!tsc_) return 1.0;
   const std::uint64_t s = stamp(), ns = now_ns();
   return s > start_stamp_ ? double(ns - start_ns_) / double(s - start_stamp_) : ns_per_stamp_;
 }

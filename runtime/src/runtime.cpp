@@ -211,7 +211,9 @@ void Runtime::run(const std::function<void(Context&)>& top_level) {
       // wrong size, say): the difference itself is the error to report.
       if (!app_error || creations_differ_) app_error = std::current_exception();
     }
-    exchange_->log_held_entries();
+    if (log_level(LogCategory::CtrlRepl) <= LogLevel::Info)
+      log_write(LogLevel::Info, LogCategory::CtrlRepl,
+                "at the end the exchange holds: " + exchange_->describe_held());
     stream_check_->stop();
     network_->stop();
   }

@@ -575,17 +575,16 @@ std::string ShardExchange::describe_held() {
   oldest("requests for ops not launched here yet", k, [&](std::uint64_t key) {
     return fmt::format(" (from shard {})", early_requests_.at(key).front());
   });
+  k.clear();
+  for (const auto& [key, m] : early_done_) k.push_back(key);
+  oldest("completions heard of before their op was launched here", k, none);
+  k.clear();
+  for (const auto& [key, bytes] : data_) k.push_back(key);
+  oldest("copies' data not unpacked yet", k, none);
+  if (!lazy_.empty())
+    out += fmt::format("; {} proxies of other shards' points nobody here waited for", lazy_.size());
   if (out.empty()) return "nothing held for other shards";
   return out.substr(2);
-}
-
-void ShardExchange::log_held_entries() {
-  std::lock_guard<std::mutex> g(mutex_);
-  REPRISE_LOG_INFO(LogCategory::CtrlRepl,
-                   "exchange holds {} proxies ({} not asked for), {} early completions, {} "
-                   "receives, {} data, {} early requests",
-                   proxies_.size(), lazy_.size(), early_done_.size(), recvs_.size(), data_.size(),
-                   early_requests_.size());
 }
 
 void ShardExchange::broadcast_abort(const std::exception_ptr& e, bool ending_job) {

@@ -107,9 +107,9 @@ struct TraceTemplate {
   bool idempotent = false;  // postconditions imply the preconditions
   std::vector<std::pair<std::uint32_t, FieldMask>> touched;  // per tree, for the summary op
   std::uint64_t points = 0;                                  // task/fill/copy points per replay
-  // Replays launch the instructions as one batch: instruction i (slot i + 1) waits for its
-  // pre_count predecessors, counted down by their completion (merges included: they run
-  // nothing), and counts down its successors (BatchEdges).
+  // Replays launch the instructions as one batch (merges were dissolved: every instruction
+  // runs): instruction i (slot i + 1) waits for its pre_count predecessors, counted down by
+  // their completion, and counts down its successors (BatchEdges).
   std::shared_ptr<const BatchEdges> successors;
   std::shared_ptr<const ElisionLinks> cross;  // the links, reversed
   std::vector<DomainPoint> instr_points;      // each op instruction's point

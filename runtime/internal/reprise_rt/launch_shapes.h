@@ -73,11 +73,7 @@ class LaunchShapes {
     template <typename S>
     std::size_t operator()(const S& s) const {
       Hasher h;
-      h.mix(std::uint64_t(s.domain.dim));
-      for (int d = 0; d < kMaxDim; ++d) {
-        h.mix(std::uint64_t(s.domain.lo[std::size_t(d)]));
-        h.mix(std::uint64_t(s.domain.hi[std::size_t(d)]));
-      }
+      h.mix(s.domain);
       for (const auto& r : s.reqs) {
         h.mix(std::uint64_t(r.tree) << 32 | r.region);
         h.mix(std::uint64_t(r.partition) << 16 | std::uint64_t(r.privilege) << 8 |

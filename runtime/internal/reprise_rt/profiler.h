@@ -66,7 +66,7 @@ class Profiler {
   // become ns on the runtime's clock (to_ns) with a rate measured from the profiler's start.
   static std::uint64_t stamp() {
 #if defined(__x86_64__)
-    if (kTsc) return __rdtsc();
+    if (tsc_) return __rdtsc();
 #endif
     return detail::now_ns();
   }
@@ -202,17 +202,19 @@ class Profiler {
   bool written_ = false;
   std::vector<std::shared_ptr<Observer>> observers_;
   bool keep_records_ = true;  // for the file, -lg:spy or -lg:prof:deps
-  static const bool kTsc;     // stamps are time-stamp counter readings
-  std::uint64_t start_stamp_, start_ns_;
+  // Stamps are time-stamp counter readings (set by the constructor, before any stamp of this
+  // profiler; the same value every time).
+  static inline bool tsc_ = false;
+  std::uint64_t start_stamp_ = 0, start_ns_ = 0;
   double ns_per_stamp_ = 1.0;       // measured at start (observers convert with it)
   double file_ns_per_stamp_ = 1.0;  // measured over the whole run when the file is written
   // ns per stamp from the start to now.
   double measure_rate() const;
-  std::uint64_t origin_ns_ = ~0ull;  // set_origin (~0: the start)
+  std::uint64_t origin_ns_ = 0;  // the file's time origin (set_origin), at most start_ns_
   // A stamp as ns since the file's origin, at the whole run's rate (for the file).
   std::uint64_t file_ns(std::uint64_t stamp) const {
-    const std::uint64_t origin = std::min(origin_ns_, start_ns_);
-    return start_ns_ - origin + std::uint64_t(double(stamp - start_stamp_) * file_ns_per_stamp_);
+    return start_ns_ - origin_ns_ +
+           std::uint64_t(double(stamp - start_stamp_) * file_ns_per_stamp_);
   }
   bool deps_ = false;
   std::string spy_dir_;

@@ -73,10 +73,9 @@ class ShardExchange {
   // own line on receipt, before they are stopped.
   void broadcast_abort(const std::exception_ptr& e, bool ending_job = false);
 
-  // Logs (info level) the entries still held: proxies, early completions, receives, data.
-  void log_held_entries();
-  // What this shard still waits for from the others, and what they asked of it, for a
-  // report: each table's size and its oldest entries (op number, point or copy index, shard).
+  // What this shard still waits for from the others and holds for them (stall reports, the
+  // end-of-run log): each table's size and its oldest entries (op number, point or copy
+  // index, shard).
   std::string describe_held();
 
   // Notification counters: the shards this one has heard from (Done or Request), and the
