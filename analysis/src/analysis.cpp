@@ -469,6 +469,13 @@ void Analysis::fence(const OpRef& op) {
 }
 
 void Analysis::destroy_region(const OpRef& op) {
+  if (const std::uint64_t partition = op->destroyed_partition()) {
+    // Only the partition's nodes go: every op that reads them was issued, and is analysed,
+    // before this one (earlier users keep their own rectangles).
+    logical_.forget_partition(partition);
+    rt_.op_completed(*op);
+    return;
+  }
   std::uint32_t tree = op->destroyed_tree();
   std::vector<Event> users;
   logical_.users_of(tree, users);

@@ -79,7 +79,9 @@ void LogicalAnalysis::add_pair(const Op& op, std::uint32_t r, const LogicalUser&
   const Op& prev = *u.op;
   const ReqInfo& a = op.reqs[r];
   const ReqInfo& b = prev.reqs[u.req];
-  if (a.partition != kInvalidId && a.partition == b.partition &&
+  // (Users are compared by uid: another user's partition may have been destroyed, and its
+  // slot reused; only the current op's nodes are read from the forest.)
+  if (a.partition != kInvalidId && b.partition != kInvalidId && a.uid == b.uid &&
       forest_.partition(a.partition).disjoint &&
       a.projection.kind() == Projection::Kind::Identity &&
       b.projection.kind() == Projection::Kind::Identity) {
@@ -99,11 +101,10 @@ void LogicalAnalysis::add_pair(const Op& op, std::uint32_t r, const LogicalUser&
   }
   const std::size_t points = op.num_points(), prev_points = prev.num_points();
   const std::size_t nreq = op.reqs.size(), prev_nreq = prev.reqs.size();
-  if (b.partition != kInvalidId && b.projection.kind() == Projection::Kind::Identity &&
-      prev.domain == forest_.partition(b.partition).colors) {
+  if (b.whole_partition) {
     // prev's point q used piece q of its partition: ask the partition's index which pieces
     // each point meets (in color order, like the scan below).
-    const RectIndex& index = piece_index(b.partition);
+    const RectIndex& index = piece_index(prev, u.req);
     for (std::size_t p = 0; p < points; ++p) {
       const Domain& rp = op.point_rects[p * nreq + r];
       if (!rp.overlaps(b.bbox)) continue;
@@ -124,14 +125,16 @@ void LogicalAnalysis::add_pair(const Op& op, std::uint32_t r, const LogicalUser&
   }
 }
 
-const RectIndex& LogicalAnalysis::piece_index(std::uint32_t partition) const {
-  auto [it, fresh] = piece_index_.try_emplace(partition);
+const RectIndex& LogicalAnalysis::piece_index(const Op& prev, std::uint32_t req) const {
+  const ReqInfo& b = prev.reqs[req];
+  auto [it, fresh] = piece_index_.try_emplace(b.uid, PieceIndex{b.tree, RectIndex()});
   if (fresh) {
-    const std::vector<Domain>& pieces = forest_.partition(partition).pieces;
-    for (std::uint32_t c = 0; c < pieces.size(); ++c)
-      if (!pieces[c].empty()) it->second.insert(pieces[c], c);
+    const std::size_t points = prev.num_points(), nreq = prev.reqs.size();
+    for (std::uint32_t c = 0; c < points; ++c)
+      if (const Domain& piece = prev.point_rects[c * nreq + req]; !piece.empty())
+        it->second.index.insert(piece, c);
   }
-  return it->second;
+  return it->second.index;
 }
 
 void LogicalAnalysis::dependences(const Op& op, PointPreconditions& pre) const {
@@ -154,8 +157,8 @@ bool LogicalAnalysis::covers(const Op& op, std::uint32_t r, const LogicalUser& u
   if (a.partition == kInvalidId) return a.bbox.contains(b.bbox);
   const PartitionNode& part = forest_.partition(a.partition);
   if (a.projection.kind() != Projection::Kind::Identity) return false;
-  if (b.partition == a.partition && b.projection.kind() == Projection::Kind::Identity &&
-      op.domain.contains(prev.domain))
+  if (b.partition != kInvalidId && b.uid == a.uid &&
+      b.projection.kind() == Projection::Kind::Identity && op.domain.contains(prev.domain))
     return true;
   // The launch writes every piece of a complete partition: the whole parent.
   if (part.complete && op.domain == part.colors)
@@ -194,6 +197,7 @@ void LogicalAnalysis::users_of(std::uint32_t tree, std::vector<Event>& out) cons
 
 void LogicalAnalysis::forget_tree(std::uint32_t tree) {
   if (tree < trees_.size()) trees_[tree].clear();
+  std::erase_if(piece_index_, [&](const auto& entry) { return entry.second.tree == tree; });
 }
 
 void LogicalAnalysis::clear() {

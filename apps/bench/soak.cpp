@@ -6,6 +6,10 @@
 //
 //   soak -ops 100000000 -every 10000000        (also under mpirun -np 2)
 //
+// With -churn K, every K-th iteration also creates a region of its own (and its index space
+// and field space), partitions it, launches on it and destroys the partition and the region:
+// the runtime's tables must not grow with the number of regions ever made.
+//
 // Lines: "soak: shard S ops N rss_mib M elapsed_s T"; the last is "RESULT ops=N rss_first_mib=A
 // rss_last_mib=B growth_mib=C" with A taken after the first report.
 #include <reprise/reprise.h>
@@ -43,7 +47,8 @@ double rss_mib() {
 }
 
 [[noreturn]] void usage(const char* msg) {
-  std::fprintf(stderr, "soak: %s\nusage: soak [-ops N] [-every N] [runtime flags]\n", msg);
+  std::fprintf(stderr, "soak: %s\nusage: soak [-ops N] [-every N] [-churn K] [runtime flags]\n",
+               msg);
   std::exit(2);
 }
 
@@ -52,7 +57,7 @@ double rss_mib() {
 int main(int argc, char** argv) {
   TaskRegistry::add(T_STEP, "step", {cpu(step)});
   TaskRegistry::add(T_READ, "read", {cpu(read_piece)});
-  std::uint64_t total = 10'000'000, every = 1'000'000;
+  std::uint64_t total = 10'000'000, every = 1'000'000, churn = 0;
   const auto args = app_args(argc, argv);
   for (std::size_t i = 1; i < args.size(); ++i) {
     auto value = [&] {
@@ -63,6 +68,8 @@ int main(int argc, char** argv) {
       total = value();
     else if (args[i] == "-every")
       every = value();
+    else if (args[i] == "-churn")
+      churn = value();
     else if (args[i] == "-h" || args[i] == "--help")
       usage("help");
     else
@@ -90,6 +97,20 @@ int main(int argc, char** argv) {
       if (it % 64 == 63) {
         ctx.fill(p[Point<1>(coord_t(it % 4))], FX, std::int64_t(it));
         ++ops;
+      }
+      if (churn && it % churn == 0) {
+        // A short-lived region of a size that changes: created, used, destroyed.
+        Region tmp =
+            ctx.create_region(ctx.create_index_space(Rect<1>({0}, {coord_t(64 + it % 32)})),
+                              ctx.create_field_space({{FX, sizeof(std::int64_t)}}));
+        Partition tp = ctx.partition_equal(tmp, colors);
+        ctx.fill(tmp, FX, std::int64_t(1));
+        IndexLauncher u(T_STEP, colors);
+        u.add(tp, Projection::identity(), Privilege::ReadWrite, {FX});
+        ctx.execute(u);
+        ctx.destroy(tp);
+        ctx.destroy(tmp);
+        ops += 4;
       }
       if (it % 1000 == 999) f.wait();
       if (ops >= next_report) {

@@ -175,6 +175,7 @@ ReqInfo resolve_region_req(const detail::RegionForest& forest, const OpLabel& op
   ReqInfo q;
   q.tree = r.region.tree();
   q.region = r.region.node();
+  q.uid = r.region.uid();
   q.privilege = r.privilege;
   q.redop = r.redop;
   resolve_fields(forest, op, index, r.fields, q);
@@ -198,8 +199,10 @@ ReqInfo resolve_partition_req(const detail::RegionForest& forest, const OpLabel&
   ReqInfo q;
   q.tree = r.partition.tree();
   q.partition = r.partition.node();
+  q.uid = r.partition.uid();
   q.region = part.parent_region;
   q.projection = r.projection;
+  q.whole_partition = r.projection.kind() == Projection::Kind::Identity && launch == part.colors;
   q.privilege = r.privilege;
   q.redop = r.redop;
   resolve_fields(forest, op, index, r.fields, q);
@@ -578,25 +581,35 @@ void Context::destroy(Region r) {
   Runtime& rtm = rt("destroy");
   rtm.check_not_in_trace("destroy");
   rtm.forest().check_region(r, "destroy");
-  auto& tree = rtm.forest().tree(r.tree());
-  if (tree.root != r.node())
+  if (rtm.forest().tree(r.tree()).root != r.node())
     throw Error(
         fmt::format("destroy: region {} is a subregion; only a root region can be "
                     "destroyed (destroy its partition instead)",
                     r.bounds().str()));
-  tree.destroyed = true;
   OpRef op = detail::make_op();
   op->kind = OpKind::DestroyRegion;
   op->domain = Domain(Rect<1>({0}, {0}));
-  op->payload = detail::DestroyPayload{r.tree()};
+  op->payload = detail::DestroyPayload{r.tree(), 0};
+  OpRef keep = op;
   rtm.issue(std::move(op));
+  // The tree's slots are reused once the destruction has completed: every op issued on it
+  // has completed, and the analysis has forgotten it.
+  rtm.forest().retire_tree(r.tree(), keep->done);
 }
 
 void Context::destroy(const Partition& p) {
   Runtime& rtm = rt("destroy");
   rtm.check_not_in_trace("destroy");
   rtm.forest().check_partition(p, "destroy");
-  rtm.forest().partition(p.node()).destroyed = true;  // metadata only: nothing to free
+  // Nothing to free but the nodes: the op completes once the analysis has passed it (ops
+  // issued earlier may still read the partition until they are analysed).
+  OpRef op = detail::make_op();
+  op->kind = OpKind::DestroyRegion;
+  op->domain = Domain(Rect<1>({0}, {0}));
+  op->payload = detail::DestroyPayload{p.tree(), p.uid()};
+  OpRef keep = op;
+  rtm.issue(std::move(op));
+  rtm.forest().retire_partition(p.node(), keep->done);
 }
 
 void Context::start_profiling_range() {

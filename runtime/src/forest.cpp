@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <numeric>
+#include <utility>
 
 #include "reprise/error.h"
 
@@ -69,7 +70,8 @@ IndexSpace RegionForest::create_index_space(const Domain& bounds) {
   if (bounds.dim < 1 || bounds.dim > kMaxDim)
     throw Error(fmt::format("create_index_space: dimension {} given; it must be 1..3", bounds.dim));
   IndexSpace is;
-  is.id = std::uint32_t(index_spaces_.push_back(bounds, "the table of index spaces"));
+  is.id = next_index_space_++;
+  if (is.id == kInvalidId) next_index_space_ = is.id = 0;  // ids only tell handles apart
   is.domain = bounds;
   return is;
 }
@@ -79,52 +81,71 @@ FieldSpace RegionForest::create_field_space(const std::vector<FieldDef>& fields)
   if (fields.size() > kMaxFields)
     throw Error(fmt::format("create_field_space: {} fields given, at most {} are supported",
                             fields.size(), kMaxFields));
+  std::vector<std::pair<FieldID, std::size_t>> key;
   for (std::size_t i = 0; i < fields.size(); ++i) {
     if (fields[i].size == 0)
       throw Error(fmt::format("create_field_space: field {} has size 0", fields[i].id));
     for (std::size_t j = 0; j < i; ++j)
       if (fields[j].id == fields[i].id)
         throw Error(fmt::format("create_field_space: field id {} given twice", fields[i].id));
+    key.emplace_back(fields[i].id, fields[i].size);
   }
-  FieldSpace fs;
-  fs.id =
-      std::uint32_t(field_spaces_.push_back(FieldSpaceInfo{fields}, "the table of field spaces"));
-  return fs;
+  auto [it, fresh] = field_space_ids_.try_emplace(std::move(key), 0);
+  if (fresh)
+    it->second =
+        std::uint32_t(field_spaces_.push_back(FieldSpaceInfo{fields}, "the table of field spaces"));
+  return FieldSpace{it->second};
+}
+
+template <class T>
+std::uint32_t RegionForest::place(StableVector<T>& table, SlotRecycler& recycler, T value,
+                                  const char* what) {
+  if (auto slot = recycler.take([&](Event e) {
+        if (e.exists() && wait_) wait_(e);
+      })) {
+    table[*slot] = std::move(value);
+    return *slot;
+  }
+  return std::uint32_t(table.push_back(std::move(value), what));
 }
 
 Region RegionForest::create_region(const IndexSpace& is, FieldSpace fs) {
-  if (!is.valid() || is.id >= index_spaces_.size())
+  if (!is.valid() || is.domain.dim < 1 || is.domain.dim > kMaxDim)
     throw Error("create_region: invalid index space");
   if (!fs.valid() || fs.id >= field_spaces_.size())
     throw Error("create_region: invalid field space");
-  std::uint32_t tree = std::uint32_t(trees_.size());
+  const std::uint32_t tree = place(trees_, free_trees_, TreeInfo{}, "the table of region trees");
   RegionNode root;
   root.tree = tree;
-  root.bounds = index_spaces_[is.id];
-  std::uint32_t node = std::uint32_t(regions_.push_back(root, "the table of regions"));
-  TreeInfo t;
-  t.root = node;
-  t.field_space = fs.id;
-  trees_.push_back(std::move(t), "the table of region trees");
-  return Region(tree, node, root.bounds, fs);
+  root.bounds = is.domain;
+  root.uid = next_uid_++;
+  const std::uint64_t uid = root.uid;
+  const std::uint32_t node =
+      place(regions_, free_regions_, std::move(root), "the table of regions");
+  trees_[tree] = TreeInfo{node, fs.id};
+  return Region(tree, node, uid, is.domain, fs);
 }
 
 Partition RegionForest::create_partition(Region parent, const Domain& colors,
                                          std::vector<Domain> pieces) {
-  const RegionNode& pr = regions_[parent.node()];
+  const Domain parent_bounds = regions_[parent.node()].bounds;
   for (auto& p : pieces) {
-    if (p.dim != pr.bounds.dim)
-      throw Error(fmt::format("partition of {}: piece {} has the wrong dimension", pr.bounds.str(),
-                              p.str()));
-    p = p & pr.bounds;
+    if (p.dim != parent_bounds.dim)
+      throw Error(fmt::format("partition of {}: piece {} has the wrong dimension",
+                              parent_bounds.str(), p.str()));
+    p = p & parent_bounds;
   }
   PartitionNode pn;
   pn.tree = parent.tree();
   pn.parent_region = parent.node();
   pn.colors = colors;
   pn.disjoint = pieces_disjoint(pieces);
-  pn.complete = pieces_cover(pr.bounds, pieces, pn.disjoint);
-  std::uint32_t node = std::uint32_t(partitions_.size());
+  pn.complete = pieces_cover(parent_bounds, pieces, pn.disjoint);
+  pn.uid = next_uid_++;
+  const bool disjoint = pn.disjoint, complete = pn.complete;
+  const std::uint64_t uid = pn.uid;
+  const std::uint32_t node =
+      place(partitions_, free_partitions_, PartitionNode{}, "the table of partitions");
   pn.children.reserve(pieces.size());
   for (std::size_t c = 0; c < pieces.size(); ++c) {
     RegionNode child;
@@ -132,22 +153,55 @@ Partition RegionForest::create_partition(Region parent, const Domain& colors,
     child.parent_partition = node;
     child.bounds = pieces[c];
     child.color = colors.delinearize(coord_t(c));
-    pn.children.push_back(std::uint32_t(regions_.push_back(child, "the table of regions")));
+    child.uid = next_uid_++;
+    pn.children.push_back(place(regions_, free_regions_, std::move(child), "the table of regions"));
   }
   pn.pieces = std::move(pieces);
-  bool disjoint = pn.disjoint, complete = pn.complete;
-  partitions_.push_back(std::move(pn), "the table of partitions");
-  return Partition(parent.tree(), node, colors, disjoint, complete);
+  partitions_[node] = std::move(pn);
+  regions_[parent.node()].partitions.push_back(node);
+  return Partition(parent.tree(), node, uid, colors, disjoint, complete);
+}
+
+void RegionForest::retire_region(std::uint32_t node, Event released, bool with_partition) {
+  RegionNode& rn = regions_[node];
+  for (std::uint32_t below : rn.partitions) retire_below(below, released, with_partition);
+  rn.partitions.clear();
+  rn.retired_uid = std::exchange(rn.uid, 0);
+  rn.retired_with_partition = with_partition;
+  free_regions_.retire(node, released);
+}
+
+void RegionForest::retire_below(std::uint32_t node, Event released, bool with_partition) {
+  PartitionNode& pn = partitions_[node];
+  pn.retired_uid = std::exchange(pn.uid, 0);
+  pn.retired_with_region = !with_partition;
+  for (std::uint32_t child : pn.children) retire_region(child, released, with_partition);
+  free_partitions_.retire(node, released);
+}
+
+void RegionForest::retire_tree(std::uint32_t tree, Event released) {
+  retire_region(trees_[tree].root, released, false);
+  free_trees_.retire(tree, released);
+}
+
+void RegionForest::retire_partition(std::uint32_t node, Event released) {
+  auto& siblings = regions_[partitions_[node].parent_region].partitions;
+  std::erase(siblings, node);
+  retire_below(node, released, true);
+}
+
+RegionForest::Slots RegionForest::slots() const {
+  return Slots{trees_.size(), regions_.size(), partitions_.size(), field_spaces_.size()};
 }
 
 Region RegionForest::region_handle(std::uint32_t node) const {
   const RegionNode& r = regions_[node];
-  return Region(r.tree, node, r.bounds, FieldSpace{trees_[r.tree].field_space});
+  return Region(r.tree, node, r.uid, r.bounds, FieldSpace{trees_[r.tree].field_space});
 }
 
 Partition RegionForest::partition_handle(std::uint32_t node) const {
   const PartitionNode& p = partitions_[node];
-  return Partition(p.tree, node, p.colors, p.disjoint, p.complete);
+  return Partition(p.tree, node, p.uid, p.colors, p.disjoint, p.complete);
 }
 
 std::string RegionForest::field_list(std::uint32_t field_space) const {
@@ -158,28 +212,32 @@ std::string RegionForest::field_list(std::uint32_t field_space) const {
 }
 
 void RegionForest::check_region(const Region& r, const char* op) const {
-  if (!r.valid() || r.node() >= regions_.size() || regions_[r.node()].tree != r.tree())
+  if (!r.valid() || r.node() >= regions_.size() || r.uid() == 0 || r.uid() >= next_uid_)
     throw Error(fmt::format("{}: invalid region handle", op));
-  if (trees_[r.tree()].destroyed)
-    throw Error(fmt::format("{}: region {} with fields {} was destroyed", op, r.bounds().str(),
-                            field_list(trees_[r.tree()].field_space)));
-  std::uint32_t part = regions_[r.node()].parent_partition;
-  while (part != kInvalidId) {
-    if (partitions_[part].destroyed)
-      throw Error(
-          fmt::format("{}: subregion {} belongs to a destroyed partition", op, r.bounds().str()));
-    part = regions_[partitions_[part].parent_region].parent_partition;
-  }
+  const RegionNode& n = regions_[r.node()];
+  if (n.uid == r.uid()) return;
+  if (n.retired_uid == r.uid() && n.retired_with_partition)
+    throw Error(
+        fmt::format("{}: subregion {} belongs to a destroyed partition", op, r.bounds().str()));
+  throw Error(fmt::format("{}: region {} with fields {} was destroyed", op, r.bounds().str(),
+                          field_list(r.field_space().id)));
 }
 
 void RegionForest::check_partition(const Partition& p, const char* op) const {
-  if (!p.valid() || p.node() >= partitions_.size() || partitions_[p.node()].tree != p.tree())
+  if (!p.valid() || p.node() >= partitions_.size() || p.uid() == 0 || p.uid() >= next_uid_)
     throw Error(fmt::format("{}: invalid partition handle", op));
-  if (partitions_[p.node()].destroyed)
-    throw Error(fmt::format("{}: the partition of region {} into colors {} was destroyed", op,
-                            regions_[partitions_[p.node()].parent_region].bounds.str(),
-                            partitions_[p.node()].colors.str()));
-  check_region(region_handle(partitions_[p.node()].parent_region), op);
+  const PartitionNode& n = partitions_[p.node()];
+  if (n.uid == p.uid()) return;
+  if (n.retired_uid == p.uid() && n.retired_with_region) {
+    // Its slot still holds it: name the region that was destroyed, as its users know it.
+    const RegionNode& parent = regions_[n.parent_region];
+    const std::uint64_t parent_uid = parent.uid ? parent.uid : parent.retired_uid;
+    check_region(Region(n.tree, n.parent_region, parent_uid, parent.bounds,
+                        FieldSpace{trees_[n.tree].field_space}),
+                 op);
+  }
+  throw Error(
+      fmt::format("{}: the partition into colors {} was destroyed", op, p.color_space().str()));
 }
 
 }  // namespace reprise::detail

@@ -21,7 +21,7 @@ const char* to_string(OpKind k) {
     case OpKind::Fence:
       return "fence";
     case OpKind::DestroyRegion:
-      return "region destruction";
+      return "destruction";
     case OpKind::BeginTrace:
       return "begin trace";
     case OpKind::EndTrace:

@@ -11,9 +11,7 @@ std::uint64_t op_token(const Op& op) {
   h.mix(op.domain);
   h.mix(op.reqs.size());
   for (const ReqInfo& r : op.reqs) {
-    h.mix(r.tree);
-    h.mix(r.region);
-    h.mix(r.partition);
+    h.mix(r.uid);  // (a node's slot may be reused after destruction, its uid never)
     h.mix(r.projection.hash());
     h.mix(std::uint64_t(r.privilege) << 8 | std::uint64_t(r.redop));
     h.mix(r.mask);

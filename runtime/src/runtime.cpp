@@ -53,6 +53,7 @@ Runtime::Runtime(Config config, std::unique_ptr<Mapper> mapper, Network* network
       instances_(std::size_t(config_.csize_mib) << 20, config_.numa, shard(), num_shards()),
       executor_(*this),
       queue_(std::size_t(config_.window) + 2) {
+  forest_.set_waiter([this](Event e) { wait(e); });
   set_log_level(LogLevel(config_.log_level));
   for (const auto& [category, level] : config_.log_category_levels)
     set_log_level(*log_category(category), LogLevel(level));

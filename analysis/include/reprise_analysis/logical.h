@@ -50,6 +50,8 @@ class LogicalAnalysis {
   // Every user of a tree (for destruction).
   void users_of(std::uint32_t tree, std::vector<Event>& out) const;
   void forget_tree(std::uint32_t tree);
+  // The partition (by uid) was destroyed: its piece index is no longer worth keeping.
+  void forget_partition(std::uint64_t uid) { piece_index_.erase(uid); }
   // After a fence every earlier user has completed before anything later may start.
   void clear();
   // While a trace is recorded every in-trace dependence must be seen, finished or not.
@@ -64,16 +66,23 @@ class LogicalAnalysis {
   void add_pair(const Op& op, std::uint32_t r, const LogicalUser& u, PointPreconditions& pre) const;
   bool covers(const Op& op, std::uint32_t r, const LogicalUser& u) const;
   void drop_completed(std::vector<LogicalUser>& users) const;
-  // The pieces of a partition by color, indexed once (partitions never change and their ids
-  // are never reused), so a point finds the pieces its rectangle meets without a scan.
-  const RectIndex& piece_index(std::uint32_t partition) const;
+  // The pieces of the partition that requirement `req` of `prev` names over its whole color
+  // space (point c used piece c), indexed once per partition (by uid: a partition never
+  // changes, and its uid is never reused) so that a point finds the pieces its rectangle meets
+  // without a scan. Built from prev's rectangles, not the forest: prev may have outlived its
+  // partition, whose slot then names another.
+  const RectIndex& piece_index(const Op& prev, std::uint32_t req) const;
 
   const RegionForest& forest_;
   EventTable& events_;
   bool prune_completed_;
   bool keep_summaries_ = false;
   std::vector<std::vector<LogicalUser>> trees_;
-  mutable std::unordered_map<std::uint32_t, RectIndex> piece_index_;
+  struct PieceIndex {
+    std::uint32_t tree;
+    RectIndex index;
+  };
+  mutable std::unordered_map<std::uint64_t, PieceIndex> piece_index_;
   mutable std::vector<std::uint32_t> colors_;
 };
 

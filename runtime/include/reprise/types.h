@@ -15,7 +15,8 @@ using TraceID = std::uint32_t;
 
 inline constexpr std::uint32_t kInvalidId = 0xffffffffu;
 
-// Index space: a dense rectangle of points.
+// Index space: a dense rectangle of points. A value (the runtime keeps no table of them):
+// there is nothing to destroy.
 struct IndexSpace {
   std::uint32_t id = kInvalidId;
   Domain domain;  // cached bounds
@@ -24,7 +25,9 @@ struct IndexSpace {
   friend bool operator==(const IndexSpace& a, const IndexSpace& b) { return a.id == b.id; }
 };
 
-// Field space: a set of typed fields (id, size in bytes); at most 64 fields.
+// Field space: a set of typed fields (id, size in bytes); at most 64 fields. The runtime
+// keeps one per distinct list of fields (creating the same list again gives the same field
+// space), so a program that creates them in a loop does not grow: nothing to destroy.
 struct FieldSpace {
   std::uint32_t id = kInvalidId;
   bool valid() const { return id != kInvalidId; }
@@ -42,19 +45,22 @@ class Partition;
 class Region {
  public:
   Region() = default;
-  Region(std::uint32_t tree, std::uint32_t node, const Domain& bounds, FieldSpace fs)
-      : tree_(tree), node_(node), bounds_(bounds), fs_(fs) {}
+  // (Made by the runtime: node slots are reused after destruction, and uid tells a handle of
+  // a destroyed region from one of the region that took its slot.)
+  Region(std::uint32_t tree, std::uint32_t node, std::uint64_t uid, const Domain& bounds,
+         FieldSpace fs)
+      : tree_(tree), node_(node), uid_(uid), bounds_(bounds), fs_(fs) {}
   std::uint32_t tree() const { return tree_; }
   std::uint32_t node() const { return node_; }
+  std::uint64_t uid() const { return uid_; }
   const Domain& bounds() const { return bounds_; }
   FieldSpace field_space() const { return fs_; }
   bool valid() const { return node_ != kInvalidId; }
-  friend bool operator==(const Region& a, const Region& b) {
-    return a.tree_ == b.tree_ && a.node_ == b.node_;
-  }
+  friend bool operator==(const Region& a, const Region& b) { return a.uid_ == b.uid_; }
 
  private:
   std::uint32_t tree_ = kInvalidId, node_ = kInvalidId;
+  std::uint64_t uid_ = 0;
   Domain bounds_;
   FieldSpace fs_;
 };
@@ -63,11 +69,17 @@ class Region {
 class Partition {
  public:
   Partition() = default;
-  Partition(std::uint32_t tree, std::uint32_t node, const Domain& colors, bool disjoint,
-            bool complete)
-      : tree_(tree), node_(node), colors_(colors), disjoint_(disjoint), complete_(complete) {}
+  Partition(std::uint32_t tree, std::uint32_t node, std::uint64_t uid, const Domain& colors,
+            bool disjoint, bool complete)
+      : tree_(tree),
+        node_(node),
+        uid_(uid),
+        colors_(colors),
+        disjoint_(disjoint),
+        complete_(complete) {}
   std::uint32_t tree() const { return tree_; }
   std::uint32_t node() const { return node_; }
+  std::uint64_t uid() const { return uid_; }
   const Domain& color_space() const { return colors_; }
   bool disjoint() const { return disjoint_; }
   bool complete() const { return complete_; }
@@ -76,12 +88,11 @@ class Partition {
   Domain rect(const DomainPoint& c) const;
   Region operator[](const DomainPoint& c) const;
   Region parent() const;
-  friend bool operator==(const Partition& a, const Partition& b) {
-    return a.tree_ == b.tree_ && a.node_ == b.node_;
-  }
+  friend bool operator==(const Partition& a, const Partition& b) { return a.uid_ == b.uid_; }
 
  private:
   std::uint32_t tree_ = kInvalidId, node_ = kInvalidId;
+  std::uint64_t uid_ = 0;
   Domain colors_;
   bool disjoint_ = false, complete_ = false;
 };

@@ -1,12 +1,18 @@
 #pragma once
-// The region forest: index spaces, field spaces, region trees and partitions. Written by the
-// application thread (creation is immediate), read by the utility thread and the workers;
-// entries never move, and an entry is published to other threads by the op queue.
+// The region forest: field spaces, region trees and partitions. Written by the application
+// thread (creation is immediate), read by the utility thread; entries never move, and an entry
+// is published to other threads by the op queue. The slots of destroyed trees, regions and
+// partitions are reused (SlotRecycler) once the utility thread can no longer read them; a
+// handle carries its node's uid, so a handle of a destroyed node never names its successor.
 #include <cstdint>
+#include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
 #include "reprise/types.h"
+#include "reprise_rt/event.h"
+#include "reprise_rt/slot_recycler.h"
 #include "reprise_rt/stable_vector.h"
 
 namespace reprise::detail {
@@ -28,6 +34,12 @@ struct RegionNode {
   std::uint32_t parent_partition = kInvalidId;  // kInvalidId for a root
   Domain bounds;
   DomainPoint color;
+  // Application thread only: the handle's uid while the node lives (0 once retired), the
+  // partitions made of it that still live, and why it was retired (for error messages).
+  std::uint64_t uid = 0;
+  std::vector<std::uint32_t> partitions;
+  std::uint64_t retired_uid = 0;
+  bool retired_with_partition = false;
 };
 
 struct PartitionNode {
@@ -38,27 +50,39 @@ struct PartitionNode {
   std::vector<std::uint32_t> children;  // region node per color
   bool disjoint = false;
   bool complete = false;
-  bool destroyed = false;  // read and written by the application thread only
+  std::uint64_t uid = 0;  // application thread only; 0 once retired
+  // Application thread only: the uid it had until retired, and when its region went with it.
+  std::uint64_t retired_uid = 0;
+  bool retired_with_region = false;
 };
 
 struct TreeInfo {
   std::uint32_t root = kInvalidId;
   std::uint32_t field_space = kInvalidId;
-  bool destroyed = false;  // read and written by the application thread only
 };
 
 class RegionForest {
  public:
+  // How the application thread waits for a retired slot's event before reusing it.
+  void set_waiter(std::function<void(Event)> wait) { wait_ = std::move(wait); }
+
   IndexSpace create_index_space(const Domain& bounds);
   FieldSpace create_field_space(const std::vector<FieldDef>& fields);
   Region create_region(const IndexSpace& is, FieldSpace fs);
   Partition create_partition(Region parent, const Domain& colors, std::vector<Domain> pieces);
+  // Destruction (application thread): handles of the tree or partition and of everything
+  // below it are invalid at once; the slots are reused once `released` has triggered.
+  void retire_tree(std::uint32_t tree, Event released);
+  void retire_partition(std::uint32_t node, Event released);
+  // Slots in the tables (live or waiting for reuse): bounded by what lives at once.
+  struct Slots {
+    std::size_t trees, regions, partitions, field_spaces;
+  };
+  Slots slots() const;
 
   const FieldSpaceInfo& field_space(std::uint32_t id) const { return field_spaces_[id]; }
   const RegionNode& region(std::uint32_t node) const { return regions_[node]; }
   const PartitionNode& partition(std::uint32_t node) const { return partitions_[node]; }
-  PartitionNode& partition(std::uint32_t node) { return partitions_[node]; }
-  TreeInfo& tree(std::uint32_t id) { return trees_[id]; }
   const TreeInfo& tree(std::uint32_t id) const { return trees_[id]; }
   std::size_t num_trees() const { return trees_.size(); }
   Region region_handle(std::uint32_t node) const;
@@ -71,11 +95,21 @@ class RegionForest {
   void check_partition(const Partition& p, const char* op) const;
 
  private:
-  StableVector<Domain> index_spaces_;
+  template <class T>
+  std::uint32_t place(StableVector<T>& table, SlotRecycler& recycler, T value, const char* what);
+  // Retire a region or partition node and everything below it.
+  void retire_region(std::uint32_t node, Event released, bool with_partition);
+  void retire_below(std::uint32_t node, Event released, bool with_partition);
+
+  std::function<void(Event)> wait_;
+  std::uint64_t next_uid_ = 1;
+  std::uint32_t next_index_space_ = 0;
   StableVector<FieldSpaceInfo> field_spaces_;
+  std::map<std::vector<std::pair<FieldID, std::size_t>>, std::uint32_t> field_space_ids_;
   StableVector<RegionNode> regions_;
   StableVector<PartitionNode> partitions_;
   StableVector<TreeInfo> trees_;
+  SlotRecycler free_regions_, free_partitions_, free_trees_;
 };
 
 }  // namespace reprise::detail

@@ -1,11 +1,12 @@
 #pragma once
 // The launch shapes whose requirements were checked for interference and passed (the
 // application thread's check in Context::execute is O(requirements² × points²)). The verdict
-// depends only on the launch domain and, per requirement, on (tree, region, partition,
-// projection, privilege, redop, mask); region-tree nodes are never reused or changed while a
-// runtime runs, so a shape that passed passes again. Keys are compared in full (a hash
-// collision only costs a comparison), and only shapes that passed are kept: one that
-// interferes is checked, and fails, every time. One per runtime; application thread only.
+// depends only on the launch domain and, per requirement, on (node uid, projection,
+// privilege, redop, mask); a node never changes, and its uid is never given to another node
+// (slots are reused after destruction, uids are not), so a shape that passed passes again. Keys are
+// compared in full (a hash collision only costs a comparison), and only shapes that passed are
+// kept: one that interferes is checked, and fails, every time. One per runtime; application thread
+// only.
 #include <cstddef>
 #include <cstdint>
 #include <unordered_set>
@@ -30,15 +31,14 @@ class LaunchShapes {
     s.domain = domain;
     s.reqs.reserve(reqs.size());
     for (const ReqInfo& r : reqs)
-      s.reqs.push_back(
-          Req{r.tree, r.region, r.partition, r.projection, r.privilege, r.redop, r.mask});
+      s.reqs.push_back(Req{r.uid, r.projection, r.privilege, r.redop, r.mask});
     shapes_.insert(std::move(s));
   }
   static constexpr std::size_t kMaxShapes = 4096;
 
  private:
   struct Req {
-    std::uint32_t tree, region, partition;
+    std::uint64_t uid;
     Projection projection;
     Privilege privilege;
     ReductionOp redop;
@@ -55,8 +55,7 @@ class LaunchShapes {
   };
   template <typename R>
   static bool same_req(const R& a, const Req& b) {
-    return a.tree == b.tree && a.region == b.region && a.partition == b.partition &&
-           a.privilege == b.privilege && a.redop == b.redop && a.mask == b.mask &&
+    return a.uid == b.uid && a.privilege == b.privilege && a.redop == b.redop && a.mask == b.mask &&
            a.projection == b.projection;
   }
   template <typename S>
@@ -75,9 +74,8 @@ class LaunchShapes {
       Hasher h;
       h.mix(s.domain);
       for (const auto& r : s.reqs) {
-        h.mix(std::uint64_t(r.tree) << 32 | r.region);
-        h.mix(std::uint64_t(r.partition) << 16 | std::uint64_t(r.privilege) << 8 |
-              std::uint64_t(r.redop));
+        h.mix(r.uid);
+        h.mix(std::uint64_t(r.privilege) << 8 | std::uint64_t(r.redop));
         h.mix(r.mask);
         h.mix(r.projection.hash());
       }

@@ -41,6 +41,11 @@ struct ReqInfo {
   std::uint32_t tree = kInvalidId;
   std::uint32_t region = kInvalidId;     // region node (the partition's parent for partitions)
   std::uint32_t partition = kInvalidId;  // partition node, or kInvalidId
+  // The uid of the node named (the partition, else the region): slots are reused after
+  // destruction, uids never (tokens, caches and comparisons of requirements use it).
+  std::uint64_t uid = 0;
+  // A partition named by identity over its whole color space: point c uses piece c.
+  bool whole_partition = false;
   Projection projection = Projection::identity();
   Privilege privilege = Privilege::ReadOnly;
   ReductionOp redop = ReductionOp::None;
@@ -67,6 +72,7 @@ struct FutureReducePayload {  // FutureReduce
 };
 struct DestroyPayload {  // DestroyRegion
   std::uint32_t tree = kInvalidId;
+  std::uint64_t partition_uid = 0;  // not 0: only this partition (and what is below it) goes
 };
 struct TracePayload {  // BeginTrace, EndTrace: pipeline messages
   TraceID id = 0;
@@ -121,6 +127,9 @@ class Op {
     return std::get<FutureReducePayload>(payload);
   }
   std::uint32_t destroyed_tree() const { return std::get<DestroyPayload>(payload).tree; }
+  std::uint64_t destroyed_partition() const {
+    return std::get<DestroyPayload>(payload).partition_uid;
+  }
   TraceID trace_id() const { return std::get<TracePayload>(payload).id; }
   Event awaited() const { return std::get<FlushPayload>(payload).awaited; }
   // Futures the op waits for (tasks only; none for other kinds).
