@@ -287,20 +287,23 @@ const char* to_string(Creation c) {
 }
 
 void Runtime::check_same_creations(std::uint64_t count, std::uint64_t min_count, bool ended_early) {
-  // Every shard's creation words up to the shortest list, and the one after.
-  const std::size_t n = std::size_t(min_count);
-  std::vector<std::uint64_t> mine(creation_words_.begin(),
-                                  creation_words_.begin() + std::ptrdiff_t(n));
-  mine.push_back(count > n ? creation_words_[n] : ~0ull);
+  // Every shard's last creation words up to the shortest list, and the one after (a word no
+  // longer kept is `forgotten`, and compares with nothing).
+  constexpr std::uint64_t kept = decltype(creation_words_)::kCapacity / 2;
+  constexpr std::uint64_t forgotten = ~0ull - 1;
+  const std::uint64_t n = min_count, lo = n > kept ? n - kept : 0;
+  std::vector<std::uint64_t> mine;
+  for (std::uint64_t i = lo; i < n; ++i) mine.push_back(creation_words_.at(i).value_or(forgotten));
+  mine.push_back(count > n ? creation_words_.at(n).value_or(forgotten) : ~0ull);
   const std::vector<std::uint64_t> all = network_->allgather(mine);
-  const std::size_t per = n + 1;
+  const std::size_t per = mine.size();
   auto call = [](std::uint64_t w) {
     return w == ~0ull ? std::string("nothing more") : std::string(to_string(Creation(w >> 56)));
   };
-  for (std::size_t i = 0; i <= n; ++i)
+  for (std::size_t j = 0; j < per; ++j)
     for (std::uint32_t s = 1; s < num_shards(); ++s) {
-      const std::uint64_t a = all[i], b = all[s * per + i];
-      if (a == b) continue;
+      const std::uint64_t a = all[j], b = all[s * per + j], i = lo + j;
+      if (a == b || a == forgotten || b == forgotten) continue;
       // After an error shards stop wherever it reached them: only a difference in what they
       // all created counts then.
       if (ended_early && (a == ~0ull || b == ~0ull)) continue;
@@ -314,13 +317,18 @@ void Runtime::check_same_creations(std::uint64_t count, std::uint64_t min_count,
               ? fmt::format("shard 0 and shard {} called {} with different arguments", s, call(a))
               : fmt::format("shard 0 called {}, shard {} called {}", call(a), s, call(b))));
     }
+  if (!ended_early) {  // (then every shard made as many calls: a shorter list differs above)
+    creations_differ_ = true;
+    throw Error(fmt::format(
+        "control replication: the shards created different data before creation call #{} (the "
+        "checks keep the last {} calls)",
+        lo, kept));
+  }
 }
 
 void Runtime::check_same_program(bool ended_early) {
   const std::uint64_t h = stream_check_->hash_of(op_words_.size()).value_or(0);
-  Hasher created;
-  for (std::uint64_t w : creation_words_) created.mix(w);
-  std::vector<std::uint64_t> mins{creation_words_.size(), created.h, op_words_.size(), h},
+  std::vector<std::uint64_t> mins{creation_words_.size(), creation_hash_.h, op_words_.size(), h},
       maxs = mins;
   network_->allreduce_min_max(mins, maxs);
   checked_ops_ = op_words_.size();

@@ -19,6 +19,7 @@
 #include "reprise_rt/executor.h"
 #include "reprise_rt/forest.h"
 #include "reprise_rt/graph.h"
+#include "reprise_rt/hasher.h"
 #include "reprise_rt/history_ring.h"
 #include "reprise_rt/instance.h"
 #include "reprise_rt/launch_shapes.h"
@@ -165,7 +166,10 @@ class Runtime {
   // Control replication: the application created something of this kind and shape (every
   // shard must create the same; compared with the op streams).
   void note_creation(Creation kind, std::uint64_t shape) {
-    if (network_) creation_words_.push_back(std::uint64_t(kind) << 56 | (shape >> 8));
+    if (!network_) return;
+    const std::uint64_t word = std::uint64_t(kind) << 56 | (shape >> 8);
+    creation_words_.push_back(word);
+    creation_hash_.mix(word);
   }
   // Throws if the application is inside a trace (for ops that cannot be traced).
   void check_not_in_trace(const char* what) const;
@@ -201,7 +205,10 @@ class Runtime {
   std::unique_ptr<StreamCheck> stream_check_;
   // Control replication: what each of the last ops was (to name the first that differs).
   HistoryRing<16> op_words_;
-  std::vector<std::uint64_t> creation_words_;  // and what each creation call made
+  // and what each of the last creation calls made, with a hash of them all (a program that
+  // creates and destroys regions in a loop keeps flat memory)
+  HistoryRing<16> creation_words_;
+  Hasher creation_hash_;
   bool creations_differ_ = false;
   std::uint64_t checked_ops_ = 0;
   LaunchShapes interference_free_shapes_;
