@@ -282,6 +282,10 @@ void Analysis::launch_with_copies(Op& op, std::uint32_t p) {
             if (n.src_ready.exists()) copy_pre_.push_back(n.src_ready);
           });
       Instance* src = instance_for(q.tree, first.src_mem);
+      if (between_other_shards(*src, *dst, fields, first.rect)) {
+        for (int fi : fields) physical_.copied(q.tree, root, fi, first.rect, dst->memory(), {});
+        continue;
+      }
       OpRef c = make_copy(op, copies_made_++, false, q.tree, root_region, fields, mask, first.rect,
                           src, dst);
       order_copy(*c, mask);
@@ -351,6 +355,22 @@ void local_ends(const InstanceManager& im, const Op& copy, Fn&& fn) {
 }
 }  // namespace
 
+bool Analysis::between_other_shards(const Instance& src, const Instance& dst,
+                                    const PoolVector<int>& fields, const Domain& rect) {
+  // Untraced only: a template records every copy (each shard replays its own part of it).
+  if (!local_uses_ || graph_) return false;
+  const InstanceManager& im = rt_.instances();
+  const std::uint32_t from = im.shard_of(src.memory()), to = im.shard_of(dst.memory());
+  if (from == rt_.shard() || to == rt_.shard()) return false;
+  if (from != to) {  // counted on every shard, like the copies that are made
+    std::uint64_t bytes = 0;
+    for (int fi : fields) bytes += src.field_size(fi) * std::uint64_t(rect.volume());
+    rt_.count_shard_bytes(bytes);
+  }
+  ++copies_made_;  // the copies after it keep their numbers (their messages match by them)
+  return true;
+}
+
 void Analysis::order_copy(const Op& copy, FieldMask mask) {
   if (!local_uses_) return;
   local_ends(rt_.instances(), copy, [&](const Instance* inst, bool writes) {
@@ -383,6 +403,10 @@ void Analysis::fold_pending(Op& op, std::uint32_t p, std::size_t r, Processor co
     // Each fold waits for the data it folds into (copies and earlier folds, in point_pre_).
     Event last;
     for (Instance* red : physical_.pending_list(first.list)) {
+      if (between_other_shards(*red, *dst, fields, first.rect)) {
+        last = kNoEvent;  // (what the executor gave such a fold: the next waits for nothing)
+        continue;
+      }
       copy_pre_.assign(point_pre_.begin(), point_pre_.end());
       if (last.exists()) copy_pre_.push_back(last);
       OpRef c = make_copy(op, copies_made_++, true, q.tree, root_region, fields, mask, first.rect,

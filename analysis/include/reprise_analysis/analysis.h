@@ -50,6 +50,10 @@ class Analysis final : public OpSink {
   // Folds the pending reductions a read of requirement r found (folds_) into its instance.
   void fold_pending(Op& op, std::uint32_t p, std::size_t r, Processor copy_proc);
   void reduce_futures(const OpRef& op);
+  // Control replication, untraced: a copy between two other shards' memories is not made at
+  // all (nothing here would run or wait for it); it keeps its number and its bytes count.
+  bool between_other_shards(const Instance& src, const Instance& dst, const PoolVector<int>& fields,
+                            const Domain& rect);
   // Control replication: orders a generated copy after the earlier accesses to its instances
   // that run here (adds to copy_pre_), and records it once launched (done).
   void order_copy(const Op& copy, FieldMask mask);
