@@ -5,57 +5,20 @@
 #include <map>
 #include <random>
 
+#include "autotrace_log.h"
 #include "reprise_tracing/auto_tracer.h"
 
 using namespace reprise::tracing;
+using autotrace_test::Log;
+using autotrace_test::run;
+using autotrace_test::sync_options;
 
 namespace {
-
-// Records every decision and checks that each op is reported once, in order.
-struct Log final : AutoTraceSink {
-  std::vector<int> state;                  // per op: 0 untraced, 1 recorded trace, 2 replayed trace
-  std::vector<std::uint64_t> reported_at;  // ops pushed when the op was reported
-  std::map<std::uint32_t, int> issues;
-  std::uint64_t pushed = 0;
-  int current = 0;
-  void report(std::uint64_t op, int s) {
-    ASSERT_EQ(op, state.size()) << "ops must be reported once, in order";
-    state.push_back(s);
-    reported_at.push_back(pushed);
-  }
-  void forward_untraced(std::uint64_t op) override { report(op, 0); }
-  void begin_trace(std::uint32_t id, std::uint64_t, std::size_t) override {
-    current = issues[id]++ ? 2 : 1;
-  }
-  void forward_traced(std::uint64_t op) override { report(op, current); }
-  void end_trace(std::uint32_t) override {}
-  double replayed_fraction(std::size_t from, std::size_t to) const {
-    std::size_t n = 0;
-    for (std::size_t i = from; i < to; ++i) n += state[i] == 2;
-    return double(n) / double(to - from);
-  }
-};
-
-AutoTraceOptions sync_options() {
-  AutoTraceOptions o;
-  o.synchronous = true;
-  return o;
-}
 
 std::size_t first_replay(const Log& log) {
   for (std::size_t i = 0; i < log.state.size(); ++i)
     if (log.state[i] == 2) return i;
   return log.state.size();
-}
-
-void run(AutoTracer& t, Log& log, const std::vector<std::uint64_t>& tokens) {
-  for (std::uint64_t tok : tokens) {
-    ++log.pushed;
-    if (tok == 0)
-      t.barrier();
-    else
-      t.push(tok);
-  }
 }
 
 }  // namespace

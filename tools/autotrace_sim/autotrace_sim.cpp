@@ -3,7 +3,10 @@
 // whitespace-separated tokens, one per op; `!` stands for an untraceable op — and prints one
 // line per op, `<index> <T|U> [trace id]`, then
 //   RESULT coverage=<fraction of ops in replayed traces> traces=<n> first_replay=<op index>
+//          wasted=<ops recorded in traces never replayed> steady_at=<op index>
 // A trace's first issue is recorded; later issues of the same trace id are replays.
+// steady_at is the first op from which on at least 99% of the ops up to the last replayed one
+// are replayed (-1: none).
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
@@ -39,6 +42,12 @@ class Recorder final : public AutoTraceSink {
     lines[stream_of[op]] = Line{true, replaying, current};
   }
   void end_trace(std::uint32_t) override {}
+  void candidate_found(std::uint32_t id, std::size_t length, std::uint64_t at_op) override {
+    if (verbose)
+      std::fprintf(stderr, "candidate %u length %zu at_op %llu\n", id - AutoTracer::kFirstTraceId,
+                   length, (unsigned long long)at_op);
+  }
+  bool verbose = false;
 };
 
 [[noreturn]] void usage(const std::string& msg) {
@@ -92,6 +101,7 @@ int main(int argc, char** argv) {
     }
   }
   Recorder rec;
+  rec.verbose = std::getenv("REPRISE_SIM_VERBOSE") != nullptr;
   {
     AutoTracer tracer(opt, rec);
     std::unordered_map<std::string, std::uint64_t> ids;
@@ -122,8 +132,22 @@ int main(int argc, char** argv) {
       if (first_replay < 0) first_replay = (long long)i;
     }
   }
-  std::printf("RESULT coverage=%.4f traces=%u first_replay=%lld\n",
+  // Recorded ops of traces issued once only.
+  std::size_t wasted = 0;
+  for (const Line& l : rec.lines)
+    if (l.traced && !l.replayed && rec.issued[l.trace] == 1) ++wasted;
+  // Scanning back from the last replayed op (the ops after it are the program's tail): the
+  // earliest start of a stretch replayed at >= 99%.
+  long long steady_at = -1;
+  std::size_t last = rec.lines.size();
+  while (last > 0 && !rec.lines[last - 1].replayed) --last;
+  std::size_t suffix_replayed = 0;
+  for (std::size_t i = last; i-- > 0;) {
+    suffix_replayed += rec.lines[i].replayed ? 1 : 0;
+    if (double(suffix_replayed) >= 0.99 * double(last - i)) steady_at = (long long)i;
+  }
+  std::printf("RESULT coverage=%.4f traces=%u first_replay=%lld wasted=%zu steady_at=%lld\n",
               rec.lines.empty() ? 0.0 : double(replayed) / double(rec.lines.size()), traces,
-              first_replay);
+              first_replay, wasted, steady_at);
   return 0;
 }

@@ -60,6 +60,11 @@ AutoTraceStage::~AutoTraceStage() {
     // The same on every shard of a run: the delay is agreed; the waits are this shard's.
     std::fprintf(log_, "# ingest_delay %zu agreement_waits %llu\n", tracer_.ingest_delay(),
                  (unsigned long long)(agreement_ ? agreement_->waits() : 0));
+    // Recorded in vain (so far): traces issued once; replays of held ops at barriers; loops
+    // dropped for the outer loop they are nested in.
+    std::fprintf(log_, "# recorded_not_replayed %llu held_replays %llu inner_loops_demoted %llu\n",
+                 (unsigned long long)tracer_.recorded_not_replayed(),
+                 (unsigned long long)s.held_replays, (unsigned long long)s.inner_loops_demoted);
     std::fclose(log_);
   }
 }

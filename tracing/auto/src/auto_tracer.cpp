@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <thread>
 
 #include "reprise_tracing/repeats.h"
@@ -43,15 +44,28 @@ struct AutoTracer::Background {
 
 namespace {
 std::vector<std::vector<std::uint64_t>> find_candidates(const std::vector<std::uint64_t>& slice,
-                                                        std::size_t min_length) {
+                                                        std::size_t min_length,
+                                                        std::size_t max_length) {
   RepeatOptions ro;
   ro.min_length = std::max<std::size_t>(1, min_length);
   ro.min_repeats = 2;
   std::vector<std::vector<std::uint64_t>> out;
   for (const RepeatGroup& g : find_repeats(slice, ro)) {
     const Occurrence& o = g.occurrences.front();
-    out.emplace_back(slice.begin() + std::ptrdiff_t(o.start),
-                     slice.begin() + std::ptrdiff_t(o.end));
+    std::vector<std::uint64_t> found(slice.begin() + std::ptrdiff_t(o.start),
+                                     slice.begin() + std::ptrdiff_t(o.end));
+    // Occurrences back to back are iterations of a loop whose body is the repeat: handed on
+    // as that many periods, so that the loop is recognised as one (AutoTracer::insert).
+    std::size_t run = 1, longest = 1;
+    for (std::size_t i = 1; i < g.occurrences.size(); ++i) {
+      run = g.occurrences[i].start == g.occurrences[i - 1].end ? run + 1 : 1;
+      longest = std::max(longest, run);
+    }
+    if (longest >= 2 && found.size() <= max_length) {
+      std::vector<std::uint64_t> body = found;
+      for (std::size_t k = 1; k < longest; ++k) found.insert(found.end(), body.begin(), body.end());
+    }
+    out.push_back(std::move(found));
   }
   return out;
 }
@@ -59,6 +73,48 @@ std::vector<std::vector<std::uint64_t>> find_candidates(const std::vector<std::u
 std::string key_of(const std::vector<std::uint64_t>& tokens) {
   return std::string(reinterpret_cast<const char*>(tokens.data()),
                      tokens.size() * sizeof(std::uint64_t));
+}
+}  // namespace
+
+namespace {
+// A found repeat that is a loop (at least two periods): its body in the phase it was found in
+// (after a barrier, the phase the loop starts in), the body's canonical rotation (the
+// lexicographically smallest: one name for every phase of the loop, the same on every
+// shard), and how many whole periods a candidate of it holds: as many as were seen, at most
+// the maximum length, at least the minimum (one when the body is longer than the maximum).
+struct Cycle {
+  std::vector<std::uint64_t> body, canonical;
+  std::size_t periods = 0;
+};
+std::optional<Cycle> as_cycle(const std::vector<std::uint64_t>& found, std::size_t min_length,
+                              std::size_t max_length) {
+  const std::size_t n = found.size();
+  // The smallest period, from the prefix function (KMP): found[i] == found[i + p] for all i.
+  std::vector<std::size_t> border(n, 0);
+  for (std::size_t i = 1; i < n; ++i) {
+    std::size_t k = border[i - 1];
+    while (k > 0 && found[i] != found[k]) k = border[k - 1];
+    if (found[i] == found[k]) ++k;
+    border[i] = k;
+  }
+  const std::size_t p = n - border[n - 1];
+  if (2 * p > n) return std::nullopt;
+  Cycle c;
+  c.periods = std::max<std::size_t>(1, std::min(n / p, max_length / p));
+  while (c.periods * p < min_length) ++c.periods;
+  std::size_t best = 0;
+  for (std::size_t r = 1; r < p; ++r)
+    for (std::size_t i = 0; i < p; ++i) {
+      const std::uint64_t x = found[(r + i) % p], y = found[(best + i) % p];
+      if (x != y) {
+        if (x < y) best = r;
+        break;
+      }
+    }
+  c.body.assign(found.begin(), found.begin() + std::ptrdiff_t(p));
+  c.canonical.resize(p);
+  for (std::size_t i = 0; i < p; ++i) c.canonical[i] = found[(best + i) % p];
+  return c;
 }
 }  // namespace
 
@@ -78,6 +134,13 @@ AutoTracer::AutoTracer(const AutoTraceOptions& options, AutoTraceSink& sink,
 
 AutoTracer::~AutoTracer() = default;
 
+std::uint64_t AutoTracer::recorded_not_replayed() const {
+  std::uint64_t n = 0;
+  for (const Candidate& c : candidates_)
+    if (c.replays == 1) n += c.tokens.size();
+  return n;
+}
+
 void AutoTracer::finish_background() {
   if (background_) background_->help();
 }
@@ -86,6 +149,8 @@ void AutoTracer::push(std::uint64_t token) {
   const std::uint64_t op = next_op_++;
   ++stats_.ops;
   history_.push_back(token);
+  pending_tokens_.push_back(token);
+  ++since_barrier_;
   maybe_analyse();
   ingest_due();
   advance(token, op);
@@ -98,11 +163,13 @@ void AutoTracer::barrier() {
   ready_.clear();
   // A unique break in the history, so no repeat spans the barrier.
   history_.push_back(0xB000000000000000ull ^ next_op_);
+  since_barrier_ = 0;
   maybe_analyse();
 }
 
 void AutoTracer::flush() {
   saturated_ = false;
+  replay_held();
   forward_until(next_op_);
   pointers_.clear();
   ready_.clear();
@@ -120,7 +187,14 @@ void AutoTracer::maybe_analyse() {
     history_.clear();
     return;
   }
-  if (opt_.algorithm != IdentifierAlgorithm::MultiScale || n % opt_.multi_scale_factor != 0) return;
+  if (opt_.algorithm != IdentifierAlgorithm::MultiScale) return;
+  // A new phase (the program's start, or after a barrier) is looked at early, over its own
+  // ops only: a loop that starts there is found within a few iterations.
+  const std::size_t early = opt_.multi_scale_factor / 2;
+  if (since_barrier_ == early && early >= 2 * opt_.min_trace_length && n >= early &&
+      n % opt_.multi_scale_factor)
+    launch(std::vector<std::uint64_t>(history_.end() - std::ptrdiff_t(early), history_.end()));
+  if (n % opt_.multi_scale_factor != 0) return;
   // The ruler function: after k units, analyse the last lowbit(k) units.
   std::size_t k = n / opt_.multi_scale_factor;
   std::size_t len = (k & (~k + 1)) * opt_.multi_scale_factor;
@@ -133,18 +207,19 @@ void AutoTracer::launch(std::vector<std::uint64_t> slice) {
   job.ingest_at = next_op_ + delay_;
   auto promise = std::make_shared<std::promise<std::vector<std::vector<std::uint64_t>>>>();
   job.result = promise->get_future();
-  const std::size_t min_len = opt_.min_trace_length;
+  const std::size_t min_len = opt_.min_trace_length, max_len = opt_.max_trace_length;
   if (opt_.synchronous) {
-    promise->set_value(find_candidates(slice, min_len));
+    promise->set_value(find_candidates(slice, min_len, max_len));
   } else {
-    background_->run([promise, s = std::move(slice), min_len, slow = opt_.analysis_delay_us] {
-      try {
-        if (slow) std::this_thread::sleep_for(std::chrono::microseconds(slow));
-        promise->set_value(find_candidates(s, min_len));
-      } catch (...) {
-        promise->set_exception(std::current_exception());
-      }
-    });
+    background_->run(
+        [promise, s = std::move(slice), min_len, max_len, slow = opt_.analysis_delay_us] {
+          try {
+            if (slow) std::this_thread::sleep_for(std::chrono::microseconds(slow));
+            promise->set_value(find_candidates(s, min_len, max_len));
+          } catch (...) {
+            promise->set_exception(std::current_exception());
+          }
+        });
   }
   jobs_.push_back(std::move(job));
 }
@@ -183,38 +258,172 @@ void AutoTracer::raise_delay() {
   delay_ = std::min<std::size_t>(delay_ * 2, 1 << 16);
 }
 
-void AutoTracer::insert(const std::vector<std::uint64_t>& tokens) {
-  if (tokens.size() < opt_.min_trace_length) return;
+void AutoTracer::insert(const std::vector<std::uint64_t>& found) {
+  if (found.size() < opt_.min_trace_length) return;
+  std::optional<Cycle> cycle = as_cycle(found, opt_.min_trace_length, opt_.max_trace_length);
+  if (!cycle) {
+    add_pieces(found);
+    return;
+  }
+  // Every phase and multiple of a loop's body is one loop, known by its canonical rotation.
+  // A loop seen twice in a row shows which shorter loops are nested in it.
+  std::string key = key_of(cycle->canonical);
+  demote_inner_loops(found, &key);
+  const std::size_t p = cycle->body.size();
+  if (p > opt_.max_trace_length) {
+    // A body longer than a trace: its pieces, cut from the canonical rotation so that every
+    // analysis that finds this loop, in whatever phase, cuts it alike (pieces already known
+    // are not added again).
+    add_pieces(cycle->canonical);
+    return;
+  }
+  auto [it, fresh] = cycles_.try_emplace(key, 0u);
+  std::vector<std::uint64_t> tokens;
+  tokens.reserve(cycle->periods * p);
+  for (std::size_t k = 0; k < cycle->periods; ++k)
+    tokens.insert(tokens.end(), cycle->body.begin(), cycle->body.end());
+  if (!fresh) {
+    Candidate& known = candidates_[it->second];
+    // A candidate of this loop with as many periods exists: nothing new to trace.
+    if (known.tokens.size() >= tokens.size() ||
+        (known.longer.size() >= tokens.size() && known.replays > 0))
+      return;
+    if (known.replays > 0) {
+      // Recorded already: the longer one would only record the same loop again, unless the
+      // loop's runs do not fit the shorter one (a replay of it that does not follow the
+      // previous one directly: see issue()). Kept until then.
+      known.longer = std::move(tokens);
+      return;
+    }
+    // Not recorded yet: the longer one takes its place.
+    demote(it->second);
+  }
+  std::optional<Candidate> shorter;
+  if (!fresh) shorter = candidates_[it->second];  // (add_loop grows candidates_)
+  add_loop(key, std::move(tokens), p, shorter ? &*shorter : nullptr);
+}
+
+void AutoTracer::add_loop(const std::string& key, std::vector<std::uint64_t> tokens,
+                          std::size_t period, const Candidate* shorter) {
+  // The longer one inherits the shorter one's sightings, and its bonus once that one has
+  // replayed: it is the same loop, and should win the score as soon as it can be traced.
+  const double inherited = shorter ? shorter->visits : 0.0;
+  const bool replayed = shorter && (shorter->replays > 0 || shorter->replayed_loop);
+  const std::string tokens_key = key_of(tokens);
+  if (!add_candidate(std::move(tokens), period)) {
+    // The same tokens are a candidate already (found as a plain repeat): it stands for the
+    // loop from now on; or they are too short to trace, and the loop has no candidate.
+    auto known = known_.find(tokens_key);
+    if (known == known_.end()) {
+      if (!shorter) cycles_.erase(key);
+      return;
+    }
+    cycles_[key] = known->second;
+    candidates_[known->second].cycle = key;
+    candidates_[known->second].period = period;
+    return;
+  }
+  cycles_[key] = std::uint32_t(candidates_.size() - 1);
+  Candidate& added = candidates_.back();
+  added.cycle = key;
+  if (added.visits < inherited) added.visits = inherited;
+  added.replayed_loop = replayed;
+}
+
+void AutoTracer::add_pieces(const std::vector<std::uint64_t>& tokens) {
   // Longer than the maximum: cut into pieces of the maximum length; a tail shorter than the
   // minimum joins the last piece (dropping it would leave those ops untraced every time).
   for (std::size_t at = 0; at < tokens.size();) {
     std::size_t len = std::min(opt_.max_trace_length, tokens.size() - at);
     if (tokens.size() - at - len < opt_.min_trace_length) len = tokens.size() - at;
     if (len < opt_.min_trace_length) break;
-    std::vector<std::uint64_t> piece(tokens.begin() + std::ptrdiff_t(at),
-                                     tokens.begin() + std::ptrdiff_t(at + len));
+    add_candidate(std::vector<std::uint64_t>(tokens.begin() + std::ptrdiff_t(at),
+                                             tokens.begin() + std::ptrdiff_t(at + len)),
+                  0);
     at += len;
-    std::string key = key_of(piece);
-    if (known_.count(key)) continue;
-    std::uint32_t node = 0;
-    for (std::uint64_t t : piece) {
-      std::uint32_t next = trie_[node].child(t);
-      if (next == Node::kNone) {
-        trie_.emplace_back();
-        next = std::uint32_t(trie_.size() - 1);
-        trie_[node].add_child(t, next);
+  }
+}
+
+void AutoTracer::demote_inner_loops(const std::vector<std::uint64_t>& found,
+                                    const std::string* cycle_of_found) {
+  for (std::size_t k = 0; k < loops_.size();) {
+    const std::uint32_t ci = loops_[k];
+    Candidate& c = candidates_[ci];
+    const std::size_t p = c.period;
+    // The same loop (found again, in any phase or multiple) is no reason.
+    const bool same = cycle_of_found && *cycle_of_found == c.cycle;
+    bool inside = false;
+    if (!same && found.size() >= 2 * p + 1)
+      for (std::size_t at = 0; at + 2 * p <= found.size() && !inside; ++at) {
+        bool twice = true;
+        for (std::size_t i = 0; i < 2 * p && twice; ++i) twice = found[at + i] == c.tokens[i % p];
+        inside = twice;
       }
-      node = next;
+    if (!inside) {
+      ++k;
+      continue;
     }
-    Candidate c;
-    c.tokens = std::move(piece);
-    c.trace_id = kFirstTraceId + std::uint32_t(candidates_.size());
-    c.inserted_at = next_op_;
-    trie_[node].candidate = std::int32_t(candidates_.size());
-    known_.emplace(std::move(key), std::uint32_t(candidates_.size()));
-    sink_.candidate_found(c.trace_id, c.tokens.size(), next_op_);
-    candidates_.push_back(std::move(c));
-    ++stats_.candidates;
+    // (demote() takes it out of loops_: k now names the next one.)
+    // An inner loop of a longer repeating structure: its traces would cut that structure at
+    // places that change from one outer iteration to the next; the outer pieces tile it.
+    demote(ci);
+    ++stats_.inner_loops_demoted;
+  }
+}
+
+void AutoTracer::demote(std::uint32_t ci) {
+  std::uint32_t node = 0;
+  for (std::uint64_t t : candidates_[ci].tokens) {
+    node = trie_[node].child(t);
+    std::erase(trie_[node].eligible, ci);
+  }
+  trie_[node].candidate = -1;
+  std::erase_if(ready_, [&](const Match& m) { return m.candidate == ci; });
+  std::erase(loops_, ci);
+}
+
+bool AutoTracer::add_candidate(std::vector<std::uint64_t> piece, std::size_t period) {
+  if (piece.size() < opt_.min_trace_length) return false;
+  std::string key = key_of(piece);
+  if (known_.count(key)) return false;
+  std::uint32_t node = 0;
+  for (std::uint64_t t : piece) {
+    std::uint32_t next = trie_[node].child(t);
+    if (next == Node::kNone) {
+      trie_.emplace_back();
+      next = std::uint32_t(trie_.size() - 1);
+      trie_[node].add_child(t, next);
+    }
+    node = next;
+  }
+  Candidate c;
+  c.tokens = std::move(piece);
+  c.trace_id = kFirstTraceId + std::uint32_t(candidates_.size());
+  c.inserted_at = next_op_;
+  trie_[node].candidate = std::int32_t(candidates_.size());
+  known_.emplace(std::move(key), std::uint32_t(candidates_.size()));
+  sink_.candidate_found(c.trace_id, c.tokens.size(), next_op_);
+  candidates_.push_back(std::move(c));
+  ++stats_.candidates;
+  // A loop (the analysis saw its body at least twice in a row, then again) is as good as
+  // sighted already: it may be traced from its next occurrence on.
+  if (period) {
+    Candidate& added = candidates_.back();
+    added.period = period;
+    loops_.push_back(std::uint32_t(candidates_.size() - 1));
+    added.sightings = opt_.visit_threshold;
+    added.visits = double(opt_.visit_threshold);
+    mark_eligible(std::uint32_t(candidates_.size() - 1));
+  }
+  return true;
+}
+
+void AutoTracer::mark_eligible(std::uint32_t ci) {
+  // Pointers along its path now hold their ops back.
+  std::uint32_t node = 0;
+  for (std::uint64_t t : candidates_[ci].tokens) {
+    node = trie_[node].child(t);
+    trie_[node].eligible.push_back(ci);
   }
 }
 
@@ -224,7 +433,7 @@ double AutoTracer::score(const Candidate& c, std::uint64_t now) const {
   const double visits = c.visits * std::pow(0.99, since);
   // "Slightly" more for a trace already replayed (paper §4.3): enough to break near-ties,
   // small enough that a clearly longer candidate still takes over.
-  const double bonus = c.replays > 0 ? 1.25 : 1.0;
+  const double bonus = c.replays > 0 || c.replayed_loop ? 1.25 : 1.0;
   return std::min(visits, 10.0) * len * bonus;
 }
 
@@ -279,14 +488,7 @@ void AutoTracer::complete(const Pointer& p, std::uint64_t op) {
         double(p.start - std::min(p.start, c.last_visit_end)) / double(c.tokens.size());
     c.visits = c.visits * std::pow(0.99, since) + 1.0;
     c.last_visit_end = end;
-    if (++c.sightings == opt_.visit_threshold) {
-      // Mark the path: pointers along it now hold their ops back.
-      std::uint32_t node = 0;
-      for (std::uint64_t t : c.tokens) {
-        node = trie_[node].child(t);
-        trie_[node].eligible.push_back(ci);
-      }
-    }
+    if (++c.sightings == opt_.visit_threshold) mark_eligible(ci);
   }
   // A match can be issued only if all of its ops are still held.
   if (c.sightings >= opt_.visit_threshold && p.start >= pending_from_)
@@ -296,7 +498,66 @@ void AutoTracer::complete(const Pointer& p, std::uint64_t op) {
 void AutoTracer::forward_until(std::uint64_t op) {
   if (pending_from_ < op) saturated_ = false;  // the run of traces is broken
   // (Advance first: if the analysis of an op throws, that op is not forwarded again.)
-  while (pending_from_ < op) sink_.forward_untraced(pending_from_++);
+  while (pending_from_ < op) {
+    pending_tokens_.pop_front();
+    sink_.forward_untraced(pending_from_++);
+  }
+}
+
+void AutoTracer::issue(std::uint32_t ci, std::uint64_t start, std::uint64_t end) {
+  forward_until(start);
+  if (Candidate& was = candidates_[ci];
+      was.replays > 0 && was.last_issue_end != start && !was.longer.empty()) {
+    // The loop's runs do not fit this candidate: its longer version, found meanwhile, may.
+    // (Traced from its next occurrence on: this issue goes ahead.)
+    std::vector<std::uint64_t> longer = std::move(was.longer);
+    was.longer.clear();
+    const std::string key = was.cycle;
+    const std::size_t period = was.period;
+    const Candidate shorter_copy = was;  // (add_loop grows candidates_)
+    add_loop(key, std::move(longer), period, &shorter_copy);
+  }
+  Candidate& c = candidates_[ci];
+  c.last_issue_end = end;
+  // The trace's ops leave the pending window before they are handed on (if their analysis
+  // throws, they are not handed on again).
+  pending_tokens_.erase(pending_tokens_.begin(),
+                        pending_tokens_.begin() + std::ptrdiff_t(end - pending_from_));
+  pending_from_ = end;
+  ++c.replays;
+  ++stats_.traces_issued;
+  stats_.ops_traced += end - start;
+  sink_.begin_trace(c.trace_id, start, std::size_t(end - start));
+  for (std::uint64_t i = start; i < end; ++i) sink_.forward_traced(i);
+  sink_.end_trace(c.trace_id);
+  last_issued_ = ci;
+}
+
+void AutoTracer::replay_held() {
+  // Only candidates already replaying: a recording here could not be replayed before the
+  // barrier, and might never be.
+  for (std::uint64_t at = pending_from_; at < next_op_;) {
+    std::uint64_t best_end = at;
+    std::uint32_t best = 0;
+    std::uint32_t node = 0;
+    for (std::uint64_t i = at; i < next_op_; ++i) {
+      node = trie_[node].child(pending_tokens_[std::size_t(i - pending_from_)]);
+      if (node == Node::kNone) break;
+      const std::int32_t ci = trie_[node].candidate;
+      if (ci >= 0 && candidates_[std::size_t(ci)].replays > 0 &&
+          candidates_[std::size_t(ci)].sightings >= opt_.visit_threshold) {
+        best = std::uint32_t(ci);
+        best_end = i + 1;
+      }
+    }
+    if (best_end == at) {
+      ++at;
+      continue;
+    }
+    issue(best, at, best_end);
+    ++stats_.held_replays;
+    at = best_end;
+  }
 }
 
 void AutoTracer::issue_ready() {
@@ -333,18 +594,7 @@ void AutoTracer::issue_ready() {
     }
     if (blocked) break;
     const bool back_to_back = m.start == pending_from_ && m.candidate == last_issued_;
-    forward_until(m.start);
-    Candidate& c = candidates_[m.candidate];
-    // The trace's ops leave the pending window before they are handed on (if their analysis
-    // throws, they are not handed on again).
-    pending_from_ = m.end;
-    ++c.replays;
-    ++stats_.traces_issued;
-    stats_.ops_traced += m.end - m.start;
-    sink_.begin_trace(c.trace_id, m.start, std::size_t(m.end - m.start));
-    for (std::uint64_t i = m.start; i < m.end; ++i) sink_.forward_traced(i);
-    sink_.end_trace(c.trace_id);
-    last_issued_ = m.candidate;
+    issue(m.candidate, m.start, m.end);
     // A maximal trace repeating back to back is a steady state nothing can improve on: stop
     // mining and watching for other candidates until the run breaks (an op goes untraced).
     saturated_ = back_to_back && len >= opt_.max_trace_length;

@@ -67,6 +67,8 @@ struct AutoTraceStats {
   std::uint64_t candidates = 0;
   std::uint64_t traces_issued = 0;
   std::uint64_t ops_traced = 0;
+  std::uint64_t held_replays = 0;  // traces issued for held ops at a barrier or the end
+  std::uint64_t inner_loops_demoted = 0;
 };
 
 class AutoTracer {
@@ -90,6 +92,8 @@ class AutoTracer {
   void finish_background();
 
   const AutoTraceStats& stats() const { return stats_; }
+  // Ops recorded in traces issued only once so far (recordings not replayed, yet or ever).
+  std::uint64_t recorded_not_replayed() const;
   std::uint64_t ops_seen() const { return next_op_; }
   // Ops between an analysis's start and the op that takes its result in (agreed by shards).
   std::size_t ingest_delay() const { return delay_; }
@@ -108,6 +112,14 @@ class AutoTracer {
     double visits = 0;          // decayed count of sightings, for the score
     std::size_t sightings = 0;  // sightings since insertion, for the visit threshold
     std::uint64_t replays = 0;  // times issued as a trace
+    std::uint64_t last_issue_end = 0;
+    // A loop's longer version found after it was recorded, waiting for a reason to be used.
+    std::vector<std::uint64_t> longer;
+    std::size_t period = 0;  // a loop's: its body is tokens[0, period)
+    std::string cycle;       // and the key of the body's canonical rotation
+    // A loop whose shorter candidate of the same loop has replayed: it scores as replayed
+    // (the same loop; it should win over the shorter one as soon as it can be traced).
+    bool replayed_loop = false;
   };
   struct Node {
     // Most nodes have one child: kept inline, so stepping a pointer is one comparison.
@@ -151,6 +163,26 @@ class AutoTracer {
   void ingest_due();
   void raise_delay();
   void insert(const std::vector<std::uint64_t>& tokens);
+  void mark_eligible(std::uint32_t candidate);
+  // Takes a candidate out of the trie: it is never matched or issued again.
+  void demote(std::uint32_t candidate);
+  void add_pieces(const std::vector<std::uint64_t>& tokens);
+  void add_loop(const std::string& key, std::vector<std::uint64_t> tokens, std::size_t period,
+                const Candidate* shorter);
+  // period: a loop's (its tokens are whole periods of its cycle), else 0.
+  // False when it is known already, or too short.
+  bool add_candidate(std::vector<std::uint64_t> tokens, std::size_t period);
+  // A loop found (`found`, known as `cycle_of_found`) that contains a loop candidate's body
+  // twice in a row, and is not that loop itself, shows the candidate nested in it: the
+  // candidate goes (its traces would cut the outer loop at places that change from one
+  // outer iteration to the next).
+  void demote_inner_loops(const std::vector<std::uint64_t>& found,
+                          const std::string* cycle_of_found);
+  // Before ops are forwarded at a barrier or the end: issue, among the ops still held, every
+  // run that a candidate already replaying matches (longest first), instead of leaving it
+  // untraced.
+  void replay_held();
+  void issue(std::uint32_t candidate, std::uint64_t start, std::uint64_t end);
   void advance(std::uint64_t token, std::uint64_t op);
   void complete(const Pointer& p, std::uint64_t op);
   void issue_ready();
@@ -161,7 +193,9 @@ class AutoTracer {
   AutoTraceSink& sink_;
   AutoTraceStats stats_;
   std::uint64_t next_op_ = 0;
-  std::uint64_t pending_from_ = 0;  // first op not yet forwarded
+  std::uint64_t pending_from_ = 0;            // first op not yet forwarded
+  std::deque<std::uint64_t> pending_tokens_;  // tokens of ops pending_from_ … next_op_ - 1
+  std::size_t since_barrier_ = 0;             // ops pushed since the last barrier
   std::vector<std::uint64_t> history_;
   std::deque<Job> jobs_;
   std::uint64_t ingested_ = 0;             // analyses taken in so far
@@ -170,7 +204,9 @@ class AutoTracer {
   std::size_t delay_;
   std::vector<Node> trie_;
   std::vector<Candidate> candidates_;
-  std::unordered_map<std::string, std::uint32_t> known_;  // candidate token string -> index
+  std::unordered_map<std::string, std::uint32_t> known_;   // candidate token string -> index
+  std::unordered_map<std::string, std::uint32_t> cycles_;  // canonical cycle -> its candidate
+  std::vector<std::uint32_t> loops_;                       // loop candidates still in the trie
   std::vector<Pointer> pointers_;
   std::vector<Match> ready_;
   std::uint32_t last_issued_ = ~0u;  // candidate of the last trace issued
