@@ -1,0 +1,320 @@
+// reprise-taskbench: Task Bench (Slaughter et al., SC'20) on Reprise's public API, for
+// comparing runtimes by METG (tools/experiments/metg.py). Each graph lives in two regions
+// (timesteps alternate between them) of `width` rows, one row per task's output; a timestep is
+// an index launch over its points that writes its own rows and reads the rows of the tasks it
+// depends on, through one aliased partition per input interval. Every task checks that it got
+// exactly the outputs of the previous timestep's tasks it depends on.
+//
+//   reprise-taskbench -steps 1000 -width 2 -type stencil_1d -kernel compute_bound -iter 4096
+//                     [--trace none|manual|auto] [runtime flags]   (also under mpirun)
+#include <fmt/core.h>
+#include <reprise/reprise.h>
+
+#include <cstdio>
+#include <map>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "app_support.h"
+#include "graph.h"
+#include "kernels.h"
+
+using namespace reprise;
+using taskbench::Graph;
+
+namespace {
+
+enum : TaskID { T_POINT = 1 };
+enum : FieldID { FX = 0 };
+
+const char* kUsage =
+    "usage: reprise-taskbench [-steps N] [-width N] [-type PATTERN] [-kernel KERNEL] [-iter N]\n"
+    "         [-radix N] [-period N] [-fraction F] [-output BYTES] [-scratch BYTES]\n"
+    "         [-sample N] [-imbalance F] [-nodes N] [-v] [-and <another graph> ...]\n"
+    "         [--trace none|manual|auto] [runtime flags]\n"
+    "  PATTERN: trivial no_comm stencil_1d stencil_1d_periodic dom tree fft all_to_all\n"
+    "           nearest spread random_nearest\n"
+    "  KERNEL:  empty busy_wait memory_bound compute_bound load_imbalance\n";
+
+struct Options {
+  std::vector<Graph> graphs;
+  std::string trace = "none";
+  long nodes = 0;
+  bool verbose = false;
+};
+
+// Read-only once the top-level task starts: tasks look their graph up here (every rank of a
+// control-replicated run parses the same arguments).
+std::vector<Graph> g_graphs;
+
+[[noreturn]] void usage(const std::string& message) {
+  apps::exit_with_usage("reprise-taskbench", kUsage, message);
+}
+
+Options parse(const std::vector<std::string>& args) {
+  Options o;
+  Graph g;
+  apps::ArgReader r(args, usage);
+  auto finish = [&] {
+    if (g.period < 0)
+      g.period = (g.pattern == taskbench::Pattern::Spread ||
+                  g.pattern == taskbench::Pattern::RandomNearest)
+                     ? 3
+                     : 0;
+    g.index = int(o.graphs.size());
+    o.graphs.push_back(g);
+    g = Graph();
+  };
+  while (r.next()) {
+    const std::string f = r.flag();
+    if (f == "-steps")
+      g.steps = long(r.integer(1));
+    else if (f == "-width")
+      g.width = long(r.integer(1));
+    else if (f == "-type") {
+      if (!taskbench::pattern_named(r.value(), g.pattern)) usage("unknown -type");
+    } else if (f == "-kernel") {
+      if (!taskbench::kernel_named(r.value(), g.kernel.kind)) usage("unknown -kernel");
+    } else if (f == "-iter")
+      g.kernel.iterations = long(r.integer(0));
+    else if (f == "-radix")
+      g.radix = long(r.integer(0));
+    else if (f == "-period")
+      g.period = long(r.integer(0));
+    else if (f == "-fraction")
+      g.fraction_connected = r.positive_real();
+    else if (f == "-output")
+      g.output_bytes = long(r.integer(16));
+    else if (f == "-scratch")
+      g.scratch_bytes = long(r.integer(0));
+    else if (f == "-sample")
+      g.kernel.samples = int(r.integer(1));
+    else if (f == "-imbalance")
+      g.kernel.imbalance = r.positive_real();
+    else if (f == "-nodes")
+      o.nodes = long(r.integer(1));
+    else if (f == "-v")
+      o.verbose = true;  // (accepted for Task Bench's scripts; the configuration is always shown)
+    else if (f == "--trace") {
+      o.trace = r.value();
+      if (!apps::valid_trace_mode(o.trace)) usage("--trace must be none, manual or auto");
+    } else if (f == "-and")
+      finish();
+    else
+      usage("unknown argument " + f);
+  }
+  finish();
+  for (const Graph& x : o.graphs) {
+    const bool periodic =
+        x.pattern == taskbench::Pattern::Spread || x.pattern == taskbench::Pattern::RandomNearest;
+    if (periodic && x.period == 0)
+      usage(fmt::format("-type {} needs -period > 0", name_of(x.pattern)));
+    if (!periodic && x.period != 0)
+      usage(fmt::format("-type {} takes no -period", name_of(x.pattern)));
+    if (x.kernel.kind == taskbench::KernelKind::MemoryBound && x.scratch_bytes <= 0)
+      usage("-kernel memory_bound needs -scratch BYTES");
+  }
+  return o;
+}
+
+long words_of(const Graph& g) {
+  return (g.output_bytes + 7) / 8;
+}
+
+struct PointArgs {
+  int graph;
+  long t;
+  int inputs;  // requirements after the output
+};
+
+// One task: check the inputs, run the kernel, write (t, point) and a pattern into its row.
+void point_task(TaskContext& tc) {
+  const PointArgs a = tc.args<PointArgs>();
+  const Graph& g = g_graphs[std::size_t(a.graph)];
+  const long p = long(tc.point()[0]);
+  const auto expected = g.inputs(a.t, p);
+  auto fail = [&](const std::string& what) {
+    throw std::runtime_error(
+        fmt::format("graph {} timestep {} point {}: {}", a.graph, a.t, p, what));
+  };
+  for (int k = 0; k < a.inputs; ++k) {
+    const Domain d = tc.domain(1 + k);
+    if (std::size_t(k) >= expected.size()) {
+      if (!d.empty()) fail(fmt::format("input {} should be empty, got rows {}", k, d.str()));
+      continue;
+    }
+    const auto [first, last] = expected[std::size_t(k)];
+    if (d.empty() || d.lo[0] != first || d.hi[0] != last)
+      fail(fmt::format("input {} should be rows [{}..{}], got {}", k, first, last, d.str()));
+    auto in = tc.accessor<const std::int64_t, 2>(1 + k, FX);
+    for (long q = first; q <= last; ++q)
+      if (in[Point<2>{q, 0}] != a.t - 1 || in[Point<2>{q, 1}] != q)
+        fail(fmt::format("row {} holds the output of ({}, {}), not of ({}, {})", q,
+                         in[Point<2>{q, 0}], in[Point<2>{q, 1}], a.t - 1, q));
+  }
+  const double r =
+      taskbench::run_kernel(g.kernel, g.kernel_iterations(a.t, p), a.t, g.scratch_bytes);
+  auto out = tc.accessor<std::int64_t, 2>(0, FX);
+  out[Point<2>{p, 0}] = a.t;
+  out[Point<2>{p, 1}] = p;
+  for (long w = 2; w < words_of(g); ++w) out[Point<2>{p, w}] = a.t ^ p ^ (r > 0 ? 1 : 0);
+}
+
+// The regions and partitions of one graph.
+class GraphState {
+ public:
+  GraphState(Context& ctx, const Graph& g) : ctx_(ctx), g_(g) {
+    const long words = words_of(g);
+    auto fs = ctx.create_field_space({{FX, sizeof(std::int64_t)}});
+    const auto rows = ctx.create_index_space(Rect<2>({0, 0}, {g.width - 1, words - 1}));
+    colors_ = ctx.create_index_space(Rect<1>({0}, {g.width - 1}));
+    for (int b = 0; b < 2; ++b) {
+      region_[b] = ctx.create_region(rows, fs);
+      own_[b] = ctx.partition_by_rects(region_[b], colors_, [&](const DomainPoint& c) {
+        return Domain(Rect<2>({c[0], 0}, {c[0], words - 1}));
+      });
+    }
+    inputs_ = g.max_intervals();
+    // Every input partition up front: none may be made inside a trace (or the timed window).
+    for (long t = 1; t < g.steps; ++t)
+      for (long k = 0; k < inputs_; ++k) input_partition(t, k);
+  }
+
+  int inputs() const { return int(inputs_); }
+
+  // The launch of timestep t.
+  void launch(long t) {
+    const long first = g_.offset_at(t), n = g_.width_at(t);
+    if (n <= 0) return;
+    IndexLauncher l(T_POINT, ctx_.create_index_space(Rect<1>({first}, {first + n - 1})),
+                    TaskArgs{PointArgs{g_.index, t, t == 0 ? 0 : int(inputs_)}});
+    l.add(own_[t % 2], Projection::identity(), Privilege::WriteDiscard, {FX});
+    if (t > 0)
+      for (long k = 0; k < inputs_; ++k)
+        l.add(input_partition(t, k), Projection::identity(), Privilege::ReadOnly, {FX});
+    ctx_.execute(l);
+  }
+
+  // What makes timestep t's launch look different from another's (for manual trace ids).
+  std::vector<long> shape(long t) const {
+    return {t == 0,
+            t % 2,
+            g_.dependence_set_at(t),
+            g_.offset_at(t),
+            g_.width_at(t),
+            g_.offset_at(t - 1),
+            g_.width_at(t - 1)};
+  }
+
+ private:
+  // Input k of every point of timestep t: the k-th interval it reads of timestep t - 1.
+  Partition input_partition(long t, long k) {
+    const std::vector<long> key{t % 2, g_.dependence_set_at(t), k, g_.offset_at(t - 1),
+                                g_.width_at(t - 1)};
+    auto it = inputs_by_shape_.find(key);
+    if (it != inputs_by_shape_.end()) return it->second;
+    const long words = words_of(g_);
+    Partition p = ctx_.partition_by_rects(region_[(t - 1) % 2], colors_, [&](const DomainPoint& c) {
+      const auto in = g_.inputs(t, long(c[0]));
+      if (std::size_t(k) >= in.size()) return Domain(Rect<2>({0, 0}, {-1, -1}));
+      return Domain(Rect<2>({in[std::size_t(k)].first, 0}, {in[std::size_t(k)].second, words - 1}));
+    });
+    inputs_by_shape_.emplace(key, p);
+    return p;
+  }
+
+  Context& ctx_;
+  const Graph& g_;
+  IndexSpace colors_;
+  Region region_[2];
+  Partition own_[2];
+  long inputs_ = 0;
+  std::map<std::vector<long>, Partition> inputs_by_shape_;
+};
+
+void display(const Options& o) {
+  std::printf("Running Task Benchmark\n  Configuration:\n");
+  for (const Graph& g : o.graphs) {
+    std::printf("    Task Graph %d:\n", g.index + 1);
+    std::printf("      Time Steps: %ld\n      Max Width: %ld\n", g.steps, g.width);
+    std::printf("      Dependence Type: %s\n      Radix: %ld\n      Period: %ld\n",
+                name_of(g.pattern), g.radix, g.period);
+    std::printf("      Fraction Connected: %f\n", g.fraction_connected);
+    std::printf("      Kernel:\n        Type: %s\n        Iterations: %ld\n",
+                name_of(g.kernel.kind), g.kernel.iterations);
+    std::printf("        Samples: %d\n        Imbalance: %f\n", g.kernel.samples,
+                g.kernel.imbalance);
+    std::printf("      Output Bytes: %ld\n      Scratch Bytes: %ld\n", g.output_bytes,
+                g.scratch_bytes);
+  }
+}
+
+void report(const Options& o, double seconds) {
+  long long tasks = 0, deps = 0, flops = 0, bytes = 0;
+  for (const Graph& g : o.graphs)
+    for (long t = 0; t < g.steps; ++t)
+      for (long p = g.offset_at(t); p < g.offset_at(t) + g.width_at(t); ++p) {
+        ++tasks;
+        for (auto [a, b] : g.inputs(t, p)) deps += b - a + 1;
+        flops += g.flops_per_task(t, p);
+        bytes += g.bytes_per_task();
+      }
+  std::printf("Total Tasks %lld\nTotal Dependencies %lld\n", tasks, deps);
+  std::printf("  Unable to estimate local/nonlocal dependencies\n");
+  std::printf("Total FLOPs %lld\nTotal Bytes %lld\n", flops, bytes);
+  std::printf("Elapsed Time %e seconds\nFLOP/s %e\nB/s %e\n", seconds, double(flops) / seconds,
+              double(bytes) / seconds);
+  std::printf("Transfer (estimated):\n  Unable to estimate local/nonlocal transfer\n");
+}
+
+void top_level(Context& ctx, const Options& o) {
+  std::vector<GraphState> states;
+  states.reserve(o.graphs.size());
+  long steps = 0;
+  for (const Graph& g : o.graphs) {
+    states.emplace_back(ctx, g);
+    steps = std::max(steps, g.steps);
+  }
+  std::map<std::vector<long>, TraceID> trace_of;
+  const apps::TimedWindow w = apps::timed(ctx, [&] {
+    const bool manual = o.trace == "manual";
+    for (long t = 0; t < steps; ++t) {
+      // Timesteps whose launches look alike share a trace.
+      TraceID id = 0;
+      if (manual) {
+        std::vector<long> key;
+        for (std::size_t i = 0; i < states.size(); ++i)
+          if (t < o.graphs[i].steps) {
+            const auto s = states[i].shape(t);
+            key.insert(key.end(), s.begin(), s.end());
+          }
+        id = trace_of.emplace(std::move(key), TraceID(trace_of.size() + 1)).first->second;
+        ctx.begin_trace(id);
+      }
+      for (std::size_t i = 0; i < states.size(); ++i)
+        if (t < o.graphs[i].steps) states[i].launch(t);
+      if (manual) ctx.end_trace(id);
+    }
+  });
+  if (ctx.shard() != 0) return;
+  display(o);
+  report(o, w.seconds);
+  double tasks = 0;
+  for (const Graph& g : o.graphs)
+    for (long t = 0; t < g.steps; ++t) tasks += double(g.width_at(t));
+  apps::print_result("taskbench", o.trace, ctx, int(steps), w, tasks, 0, true,
+                     fmt::format("type={} width={} kernel={} iter={}", name_of(o.graphs[0].pattern),
+                                 o.graphs[0].width, name_of(o.graphs[0].kernel.kind),
+                                 o.graphs[0].kernel.iterations));
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const Options o = parse(app_args(argc, argv));
+  g_graphs = o.graphs;
+  TaskRegistry::add(T_POINT, "task_bench_point", {cpu(point_task)});
+  return start(
+      argc, argv, [&](Context& ctx) { top_level(ctx, o); }, apps::trace_mode_flags(o.trace));
+}

@@ -1,0 +1,146 @@
+#!/usr/bin/env python3
+"""METG(50%) of reprise-taskbench (and of Task Bench's MPI build) on this machine.
+
+Sweeps the kernel's iterations from large to small for one graph, runs every system at each
+size (interleaved, so that a change in the machine's load hits all of them alike), and
+computes per run
+  task granularity = elapsed time x cores / tasks        (Task Bench's definition)
+  efficiency       = FLOP/s / peak FLOP/s                (peak: the best run of any system)
+METG(50%) is the smallest granularity at which a system still reaches 50% efficiency,
+interpolated (in log granularity) towards the next smaller size.
+
+  tools/experiments/metg.py --bin build/bin/reprise-taskbench --cores 2 --type stencil_1d \\
+      [--mpi PATH/task-bench/mpi/nonblock] [--modes none,manual,auto] [--radix 3] \\
+      [--reps 3] [--plot docs/figures/metg.png] [--csv out.csv]
+
+Prints one line per system: `METG system=... type=... cores=... metg_us=...`. The plot
+(efficiency vs granularity) needs matplotlib: run with /usr/bin/python3 on Debian.
+"""
+import argparse
+import math
+import os
+import re
+import statistics
+import subprocess
+import sys
+
+MPI_ENV = {"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1"}
+
+
+def parse_run(text):
+    t = re.search(r"Elapsed Time ([0-9.eE+-]+) seconds", text)
+    f = re.search(r"FLOP/s ([0-9.eE+-]+)", text)
+    n = re.search(r"Total Tasks (\d+)", text)
+    if not (t and f and n):
+        raise RuntimeError("no Task Bench report in the output:\n" + text[-2000:])
+    return float(t.group(1)), float(f.group(1)), int(n.group(1))
+
+
+def graph_flags(a, iters, steps):
+    flags = ["-steps", str(steps), "-width", str(a.width or a.cores), "-type", a.type,
+             "-kernel", "compute_bound", "-iter", str(iters)]
+    if a.radix is not None:
+        flags += ["-radix", str(a.radix)]
+    return flags
+
+
+def command(system, a, iters, steps):
+    flags = graph_flags(a, iters, steps)
+    if system == "mpi":
+        return ["mpirun", "-np", str(a.cores), "--oversubscribe", a.mpi] + flags
+    return [a.bin] + flags + ["--trace", system, "-ll:cpu", str(a.cores)] + a.runtime_flags
+
+
+def run(system, a, iters, steps):
+    env = dict(os.environ, **MPI_ENV)
+    out = subprocess.run(command(system, a, iters, steps), capture_output=True, text=True,
+                         env=env, timeout=600)
+    if out.returncode != 0:
+        raise RuntimeError(f"{system} failed ({out.returncode}):\n{out.stdout[-1000:]}"
+                           f"{out.stderr[-1000:]}")
+    return parse_run(out.stdout)
+
+
+def metg(points, peak):
+    """points: [(granularity_us, flops)] sorted by decreasing granularity. The smallest
+    granularity still at 50% efficiency or more; interpolated (in log granularity) towards the
+    next smaller size, if that one is below 50% (a noisy dip at a larger size does not count)."""
+    eff = [(g, f / peak) for g, f in points]
+    ok = [i for i, (_, e) in enumerate(eff) if e >= 0.5]
+    if not ok:
+        return eff[0][0]  # never efficient: the largest size tried
+    i = ok[-1]
+    g0, e0 = eff[i]
+    if i + 1 == len(eff):
+        return g0  # still efficient at the smallest size tried
+    g1, e1 = eff[i + 1]
+    x = (e0 - 0.5) / (e0 - e1) if e0 != e1 else 0.0
+    return math.exp(math.log(g0) + x * (math.log(g1) - math.log(g0)))
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--bin", default="build/bin/reprise-taskbench")
+    p.add_argument("--mpi", help="Task Bench's MPI binary (e.g. mpi/nonblock), run alongside")
+    p.add_argument("--cores", type=int, default=2)
+    p.add_argument("--width", type=int, help="graph width (default: --cores)")
+    p.add_argument("--type", default="stencil_1d")
+    p.add_argument("--radix", type=int)
+    p.add_argument("--modes", default="none,manual,auto")
+    p.add_argument("--reps", type=int, default=3)
+    p.add_argument("--max-log2", type=int, default=16, help="largest iterations, as a power of 2")
+    p.add_argument("--min-log2", type=int, default=2)
+    p.add_argument("--runtime-flags", default="", help="extra flags for reprise-taskbench")
+    p.add_argument("--plot")
+    p.add_argument("--csv")
+    a = p.parse_args()
+    a.runtime_flags = a.runtime_flags.split()
+    systems = [m for m in a.modes.split(",") if m] + (["mpi"] if a.mpi else [])
+    results = {s: [] for s in systems}  # system -> [(iters, granularity_us, flops)]
+    for k in range(a.max_log2, a.min_log2 - 1, -1):
+        iters = 1 << k
+        # About 2^20 iterations of kernel per task-column: short runs at large sizes.
+        steps = max(50, min(1000, (1 << 22) // iters))
+        for s in systems:
+            runs = []
+            for _ in range(a.reps):
+                elapsed, flops, tasks = run(s, a, iters, steps)
+                runs.append((elapsed * a.cores / tasks * 1e6, flops))
+            g = statistics.median(r[0] for r in runs)
+            f = statistics.median(r[1] for r in runs)
+            results[s].append((iters, g, f))
+            print(f"RUN system={s} type={a.type} cores={a.cores} iter={iters} steps={steps} "
+                  f"granularity_us={g:.3f} flops={f:.4e}", flush=True)
+    peak = max(f for rs in results.values() for _, _, f in rs)
+    for s in systems:
+        pts = [(g, f) for _, g, f in results[s]]
+        print(f"METG system={s} type={a.type} cores={a.cores} metg_us={metg(pts, peak):.3f} "
+              f"peak_flops={max(f for _, f in pts):.4e}")
+    if a.csv:
+        with open(a.csv, "w") as out:
+            out.write("system,iter,granularity_us,flops,efficiency\n")
+            for s in systems:
+                for it, g, f in results[s]:
+                    out.write(f"{s},{it},{g},{f},{f / peak}\n")
+    if a.plot:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+        fig, ax = plt.subplots(figsize=(6, 4))
+        for s in systems:
+            ax.plot([g for _, g, _ in results[s]], [f / peak for _, _, f in results[s]],
+                    marker="o", label=s if s == "mpi" else f"reprise {s}")
+        ax.axhline(0.5, color="grey", linestyle=":")
+        ax.set_xscale("log")
+        ax.set_xlabel("task granularity (µs)")
+        ax.set_ylabel("efficiency")
+        ax.set_title(f"{a.type}, width {a.width or a.cores}, {a.cores} cores")
+        ax.legend()
+        fig.tight_layout()
+        fig.savefig(a.plot, dpi=120)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
