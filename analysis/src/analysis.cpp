@@ -54,11 +54,14 @@ void Analysis::submit(const OpRef& op) {
 }
 
 void Analysis::idle() {
-  std::erase_if(since_fence_, [&](Event e) { return rt_.events().has_triggered(e); });
+  const auto done = [&](Event e) { return rt_.events().has_triggered(e); };
+  std::erase_if(since_fence_, done);
+  std::erase_if(since_full_fence_, done);
 }
 
 void Analysis::remember_done(Event e) {
   since_fence_.push_back(e);
+  since_full_fence_.push_back(e);
   if (since_fence_.size() >= compact_at_) {
     idle();
     compact_at_ = std::max<std::size_t>(64, since_fence_.size() * 2);
@@ -75,10 +78,17 @@ Instance* Analysis::instance_for(std::uint32_t tree, std::uint32_t mem) {
 }
 
 Event Analysis::full_fence() {
-  idle();
-  std::vector<Event> all = since_fence_;
-  if (fence_event_.exists()) all.push_back(fence_event_);
-  return graph().fence(all);
+  // The previous full fence covers everything before it (and the last fence op everything
+  // before that): merging it with what came since keeps a replay's entry fence O(ops since
+  // the previous replay), not O(ops in flight) — a chain of short replays ran ahead of its
+  // tasks and merged the whole window at every replay.
+  std::erase_if(since_full_fence_, [&](Event e) { return rt_.events().has_triggered(e); });
+  const Event cover = have_full_fence_ ? last_full_fence_ : fence_event_;
+  if (cover.exists()) since_full_fence_.push_back(cover);
+  last_full_fence_ = graph().fence(since_full_fence_);
+  have_full_fence_ = true;
+  since_full_fence_.clear();
+  return last_full_fence_;
 }
 
 void Analysis::record_summary(const OpRef& summary) {
@@ -481,6 +491,9 @@ void Analysis::fence(const OpRef& op) {
   if (fence_event_.exists()) since_fence_.push_back(fence_event_);
   Event all = graph().fence(since_fence_);
   since_fence_.clear();
+  since_full_fence_.clear();  // the fence op covers everything now
+  have_full_fence_ = false;
+  last_full_fence_ = kNoEvent;
   compact_at_ = 64;
   // Everything before the fence completes before anything after it starts, so no earlier
   // user matters to later ops: they wait on the fence instead.

@@ -120,6 +120,12 @@ long Graph::dependence_set_at(long t) const {
 
 std::vector<Interval> Graph::dependencies(long dset, long p) const {
   std::vector<Interval> out;
+  dependencies(dset, p, out);
+  return out;
+}
+
+void Graph::dependencies(long dset, long p, std::vector<Interval>& out) const {
+  out.clear();
   auto single = [&](long q) { out.emplace_back(q, q); };
   switch (pattern) {
     case Pattern::Trivial:
@@ -182,19 +188,26 @@ std::vector<Interval> Graph::dependencies(long dset, long p) const {
       break;
     }
   }
-  return out;
 }
 
 std::vector<Interval> Graph::inputs(long t, long p) const {
   std::vector<Interval> out;
-  if (t == 0) return out;
+  inputs(t, p, out);
+  return out;
+}
+
+void Graph::inputs(long t, long p, std::vector<Interval>& out) const {
+  out.clear();
+  if (t == 0) return;
+  dependencies(dependence_set_at(t), p, out);
   const long first = offset_at(t - 1), last = first + width_at(t - 1) - 1;
-  for (auto [a, b] : dependencies(dependence_set_at(t), p)) {
+  std::size_t kept = 0;
+  for (auto [a, b] : out) {
     a = std::max(a, first);
     b = std::min(b, last);
-    if (a <= b) out.emplace_back(a, b);
+    if (a <= b) out[kept++] = Interval(a, b);
   }
-  return out;
+  out.resize(kept);
 }
 
 long Graph::max_intervals() const {

@@ -55,8 +55,10 @@ struct Graph {
   // Points of the previous timestep that (t, point) reads with dependence set dset, as
   // disjoint intervals in increasing order, before clamping to that timestep's points.
   std::vector<Interval> dependencies(long dset, long point) const;
+  void dependencies(long dset, long point, std::vector<Interval>& out) const;
   // The same, clamped to the points of timestep t - 1 (empty intervals dropped).
   std::vector<Interval> inputs(long t, long point) const;
+  void inputs(long t, long point, std::vector<Interval>& out) const;  // (reuses out)
   // The largest number of intervals any task reads (the requirements of a launch).
   long max_intervals() const;
 

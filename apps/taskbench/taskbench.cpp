@@ -12,6 +12,7 @@
 
 #include <cstdio>
 #include <map>
+#include <numeric>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -32,7 +33,7 @@ const char* kUsage =
     "usage: reprise-taskbench [-steps N] [-width N] [-type PATTERN] [-kernel KERNEL] [-iter N]\n"
     "         [-radix N] [-period N] [-fraction F] [-output BYTES] [-scratch BYTES]\n"
     "         [-sample N] [-imbalance F] [-nodes N] [-v] [-and <another graph> ...]\n"
-    "         [--trace none|manual|auto] [runtime flags]\n"
+    "         [--trace none|manual|auto] [-trace_block N] [runtime flags]\n"
     "  PATTERN: trivial no_comm stencil_1d stencil_1d_periodic dom tree fft all_to_all\n"
     "           nearest spread random_nearest\n"
     "  KERNEL:  empty busy_wait memory_bound compute_bound load_imbalance\n";
@@ -42,6 +43,7 @@ struct Options {
   std::string trace = "none";
   long nodes = 0;
   bool verbose = false;
+  long trace_block = 16;  // --trace manual: timesteps per trace, at least
 };
 
 // Read-only once the top-level task starts: tasks look their graph up here (every rank of a
@@ -94,6 +96,8 @@ Options parse(const std::vector<std::string>& args) {
       g.kernel.imbalance = r.positive_real();
     else if (f == "-nodes")
       o.nodes = long(r.integer(1));
+    else if (f == "-trace_block")
+      o.trace_block = long(r.integer(1));
     else if (f == "-v")
       o.verbose = true;  // (accepted for Task Bench's scripts; the configuration is always shown)
     else if (f == "--trace") {
@@ -133,7 +137,9 @@ void point_task(TaskContext& tc) {
   const PointArgs a = tc.args<PointArgs>();
   const Graph& g = g_graphs[std::size_t(a.graph)];
   const long p = long(tc.point()[0]);
-  const auto expected = g.inputs(a.t, p);
+  // (A buffer per worker thread: a task allocates nothing to check its inputs.)
+  thread_local std::vector<taskbench::Interval> expected;
+  g.inputs(a.t, p, expected);
   auto fail = [&](const std::string& what) {
     throw std::runtime_error(
         fmt::format("graph {} timestep {} point {}: {}", a.graph, a.t, p, what));
@@ -277,24 +283,31 @@ void top_level(Context& ctx, const Options& o) {
     steps = std::max(steps, g.steps);
   }
   std::map<std::vector<long>, TraceID> trace_of;
+  TraceID open = 0;
   const apps::TimedWindow w = apps::timed(ctx, [&] {
     const bool manual = o.trace == "manual";
+    // Manual traces hold a block of timesteps: a whole number of the graphs' cycles of launch
+    // shapes (parity, dependence sets), at least -trace_block timesteps, so that a replay's
+    // fixed cost is shared by many launches.
+    long block = 2;
+    for (const Graph& g : o.graphs) block = std::lcm(block, 2 * g.dependence_sets());
+    block *= std::max(1L, (o.trace_block + block - 1) / block);
     for (long t = 0; t < steps; ++t) {
-      // Timesteps whose launches look alike share a trace.
-      TraceID id = 0;
-      if (manual) {
+      if (manual && t % block == 0) {
+        // Blocks whose launches look alike share a trace.
         std::vector<long> key;
-        for (std::size_t i = 0; i < states.size(); ++i)
-          if (t < o.graphs[i].steps) {
-            const auto s = states[i].shape(t);
-            key.insert(key.end(), s.begin(), s.end());
-          }
-        id = trace_of.emplace(std::move(key), TraceID(trace_of.size() + 1)).first->second;
-        ctx.begin_trace(id);
+        for (long u = t; u < std::min(steps, t + block); ++u)
+          for (std::size_t i = 0; i < states.size(); ++i)
+            if (u < o.graphs[i].steps) {
+              const auto s = states[i].shape(u);
+              key.insert(key.end(), s.begin(), s.end());
+            }
+        open = trace_of.emplace(std::move(key), TraceID(trace_of.size() + 1)).first->second;
+        ctx.begin_trace(open);
       }
       for (std::size_t i = 0; i < states.size(); ++i)
         if (t < o.graphs[i].steps) states[i].launch(t);
-      if (manual) ctx.end_trace(id);
+      if (manual && (t % block == block - 1 || t == steps - 1)) ctx.end_trace(open);
     }
   });
   if (ctx.shard() != 0) return;

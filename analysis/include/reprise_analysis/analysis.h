@@ -76,6 +76,10 @@ class Analysis final : public OpSink {
   std::vector<FoldNeed> folds_;
   std::uint32_t copies_made_ = 0;   // for the op being analysed
   std::vector<Event> since_fence_;  // completion of every op since the last fence
+  // The last full_fence() and the completions since it (it covers everything before it).
+  std::vector<Event> since_full_fence_;
+  Event last_full_fence_;
+  bool have_full_fence_ = false;
   std::size_t compact_at_ = 64;
   Event fence_event_;  // the last fence's completion
 };
