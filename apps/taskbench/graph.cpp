@@ -6,30 +6,43 @@
 namespace taskbench {
 
 namespace {
+template <class E>
 struct Named {
   const char* name;
-  Pattern pattern;
+  E value;
 };
-constexpr Named kPatterns[] = {{"trivial", Pattern::Trivial},
-                               {"no_comm", Pattern::NoComm},
-                               {"stencil_1d", Pattern::Stencil1D},
-                               {"stencil_1d_periodic", Pattern::Stencil1DPeriodic},
-                               {"dom", Pattern::Dom},
-                               {"tree", Pattern::Tree},
-                               {"fft", Pattern::Fft},
-                               {"all_to_all", Pattern::AllToAll},
-                               {"nearest", Pattern::Nearest},
-                               {"spread", Pattern::Spread},
-                               {"random_nearest", Pattern::RandomNearest}};
-struct NamedKernel {
-  const char* name;
-  KernelKind kind;
-};
-constexpr NamedKernel kKernels[] = {{"empty", KernelKind::Empty},
-                                    {"busy_wait", KernelKind::BusyWait},
-                                    {"memory_bound", KernelKind::MemoryBound},
-                                    {"compute_bound", KernelKind::ComputeBound},
-                                    {"load_imbalance", KernelKind::LoadImbalance}};
+constexpr Named<Pattern> kPatterns[] = {{"trivial", Pattern::Trivial},
+                                        {"no_comm", Pattern::NoComm},
+                                        {"stencil_1d", Pattern::Stencil1D},
+                                        {"stencil_1d_periodic", Pattern::Stencil1DPeriodic},
+                                        {"dom", Pattern::Dom},
+                                        {"tree", Pattern::Tree},
+                                        {"fft", Pattern::Fft},
+                                        {"all_to_all", Pattern::AllToAll},
+                                        {"nearest", Pattern::Nearest},
+                                        {"spread", Pattern::Spread},
+                                        {"random_nearest", Pattern::RandomNearest}};
+constexpr Named<KernelKind> kKernels[] = {{"empty", KernelKind::Empty},
+                                          {"busy_wait", KernelKind::BusyWait},
+                                          {"memory_bound", KernelKind::MemoryBound},
+                                          {"compute_bound", KernelKind::ComputeBound},
+                                          {"load_imbalance", KernelKind::LoadImbalance}};
+
+template <class E, std::size_t N>
+const char* name_in(const Named<E> (&table)[N], E value) {
+  for (const Named<E>& n : table)
+    if (n.value == value) return n.name;
+  return "?";
+}
+template <class E, std::size_t N>
+bool value_in(const Named<E> (&table)[N], const std::string& name, E& out) {
+  for (const Named<E>& n : table)
+    if (name == n.name) {
+      out = n.value;
+      return true;
+    }
+  return false;
+}
 
 // fft: ceil(log2(width)) butterfly stages.
 long log2_ceil(long w) {
@@ -40,30 +53,16 @@ long log2_ceil(long w) {
 }  // namespace
 
 const char* name_of(Pattern p) {
-  for (const Named& n : kPatterns)
-    if (n.pattern == p) return n.name;
-  return "?";
+  return name_in(kPatterns, p);
 }
 const char* name_of(KernelKind k) {
-  for (const NamedKernel& n : kKernels)
-    if (n.kind == k) return n.name;
-  return "?";
+  return name_in(kKernels, k);
 }
 bool pattern_named(const std::string& name, Pattern& out) {
-  for (const Named& n : kPatterns)
-    if (name == n.name) {
-      out = n.pattern;
-      return true;
-    }
-  return false;
+  return value_in(kPatterns, name, out);
 }
 bool kernel_named(const std::string& name, KernelKind& out) {
-  for (const NamedKernel& n : kKernels)
-    if (name == n.name) {
-      out = n.kind;
-      return true;
-    }
-  return false;
+  return value_in(kKernels, name, out);
 }
 
 double uniform(std::initializer_list<long> key) {
@@ -116,12 +115,6 @@ long Graph::dependence_set_at(long t) const {
   // fft's first stage reads its neighbours at distance 2^(n-1)... in the order Task Bench uses.
   if (pattern == Pattern::Fft) return (t + n - 1) % n;
   return t % n;
-}
-
-std::vector<Interval> Graph::dependencies(long dset, long p) const {
-  std::vector<Interval> out;
-  dependencies(dset, p, out);
-  return out;
 }
 
 void Graph::dependencies(long dset, long p, std::vector<Interval>& out) const {

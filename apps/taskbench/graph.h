@@ -53,8 +53,8 @@ struct Graph {
   long dependence_sets() const;
   long dependence_set_at(long t) const;
   // Points of the previous timestep that (t, point) reads with dependence set dset, as
-  // disjoint intervals in increasing order, before clamping to that timestep's points.
-  std::vector<Interval> dependencies(long dset, long point) const;
+  // disjoint intervals in increasing order, before clamping to that timestep's points (into
+  // out, which is cleared first).
   void dependencies(long dset, long point, std::vector<Interval>& out) const;
   // The same, clamped to the points of timestep t - 1 (empty intervals dropped).
   std::vector<Interval> inputs(long t, long point) const;
