@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <reprise/reprise.h>
 
+#include <random>
 #include <string>
 #include <vector>
 
@@ -201,5 +202,53 @@ TEST(Reclaim, ATemplateNeverReplaysOnAReusedSlot) {
     ASSERT_TRUE(now.node() == old.node() && now.tree() == old.tree()) << "no slot was reused";
     EXPECT_EQ(traced_sum(ctx, now, 2), expected_sum(2, 0, 23));
     EXPECT_EQ(traced_sum(ctx, now, 2), expected_sum(2, 0, 23));
+  });
+}
+
+TEST(Reclaim, RegionsOfMixedLifetimesKeepTheirData) {
+  // A pool of live regions, one replaced every round while the others keep their contents
+  // across rounds (their users stay in the analysis while other slots are reused).
+  register_tasks();
+  reprise::run({"-ll:cpu", "2", "-ll:numa", "2"}, [](Context& ctx) {
+    std::mt19937 rng(7);  // the same on every shard
+    auto fs = ctx.create_field_space({{FX, sizeof(std::int64_t)}});
+    struct Live {
+      Region r;
+      coord_t n;
+      std::int64_t base;  // what init wrote: base + i
+    };
+    auto make = [&](std::int64_t base) {
+      const coord_t n = 20 + coord_t(rng() % 40);
+      Live l{ctx.create_region(ctx.create_index_space(Rect<1>({0}, {n - 1})), fs), n, base};
+      TaskLauncher set(T_INIT, TaskArgs{base});
+      set.add(l.r, Privilege::WriteDiscard, {FX});
+      ctx.execute(set);
+      return l;
+    };
+    std::vector<Live> pool;
+    for (int i = 0; i < 5; ++i) pool.push_back(make(1000 * i));
+    std::vector<Check> checks;
+    for (int round = 0; round < 400; ++round) {
+      // Read two live regions (one through partitions made and destroyed this round).
+      const Live& a = pool[rng() % pool.size()];
+      TaskLauncher get(T_SUM);
+      get.add(a.r, Privilege::ReadOnly, {FX});
+      checks.push_back(Check{ctx.execute(get), expected_sum(a.base, 0, a.n - 1)});
+      const Live& b = pool[rng() % pool.size()];
+      auto colors = ctx.create_index_space(Rect<1>({0}, {2}));
+      Partition p = ctx.partition_equal(b.r, colors);
+      IndexLauncher parts(T_SUM, colors);
+      parts.add(p, Projection::identity(), Privilege::ReadOnly, {FX});
+      checks.push_back(Check{ctx.reduce(ctx.execute(parts), ReductionOp::Sum),
+                             expected_sum(b.base, 0, b.n - 1)});
+      ctx.destroy(p);
+      // Replace one.
+      const std::size_t k = rng() % pool.size();
+      ctx.destroy(pool[k].r);
+      pool[k] = make(round * 7 + 3);
+    }
+    for (std::size_t i = 0; i < checks.size(); ++i)
+      ASSERT_EQ(checks[i].got.get<std::int64_t>(), checks[i].want) << "check " << i;
+    expect_bounded(ctx, 400);
   });
 }
