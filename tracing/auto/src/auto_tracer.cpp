@@ -315,7 +315,8 @@ void AutoTracer::add_loop(const std::string& key, std::vector<std::uint64_t> tok
     // loop from now on; or they are too short to trace, and the loop has no candidate.
     auto known = known_.find(tokens_key);
     if (known == known_.end()) {
-      if (!shorter) cycles_.erase(key);
+      // (A shorter one still traced keeps standing for the loop.)
+      if (!shorter || shorter->demoted) cycles_.erase(key);
       return;
     }
     cycles_[key] = known->second;
@@ -372,6 +373,7 @@ void AutoTracer::demote_inner_loops(const std::vector<std::uint64_t>& found,
 }
 
 void AutoTracer::demote(std::uint32_t ci) {
+  candidates_[ci].demoted = true;
   std::uint32_t node = 0;
   for (std::uint64_t t : candidates_[ci].tokens) {
     node = trie_[node].child(t);

@@ -120,6 +120,7 @@ class AutoTracer {
     // A loop whose shorter candidate of the same loop has replayed: it scores as replayed
     // (the same loop; it should win over the shorter one as soon as it can be traced).
     bool replayed_loop = false;
+    bool demoted = false;  // taken out of the trie (never matched or issued again)
   };
   struct Node {
     // Most nodes have one child: kept inline, so stepping a pointer is one comparison.
