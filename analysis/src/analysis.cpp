@@ -53,10 +53,13 @@ void Analysis::submit(const OpRef& op) {
   }
 }
 
+void Analysis::drop_triggered(std::vector<Event>& events) const {
+  std::erase_if(events, [&](Event e) { return rt_.events().has_triggered(e); });
+}
+
 void Analysis::idle() {
-  const auto done = [&](Event e) { return rt_.events().has_triggered(e); };
-  std::erase_if(since_fence_, done);
-  std::erase_if(since_full_fence_, done);
+  drop_triggered(since_fence_);
+  drop_triggered(since_full_fence_);
 }
 
 void Analysis::remember_done(Event e) {
@@ -82,11 +85,12 @@ Event Analysis::full_fence() {
   // before that): merging it with what came since keeps a replay's entry fence O(ops since
   // the previous replay), not O(ops in flight) — a chain of short replays ran ahead of its
   // tasks and merged the whole window at every replay.
-  std::erase_if(since_full_fence_, [&](Event e) { return rt_.events().has_triggered(e); });
-  const Event cover = have_full_fence_ ? last_full_fence_ : fence_event_;
+  // (A previous full fence that came out as no event had nothing pending, the last fence op
+  // included: covering with that op again is then harmless.)
+  drop_triggered(since_full_fence_);
+  const Event cover = last_full_fence_.exists() ? last_full_fence_ : fence_event_;
   if (cover.exists()) since_full_fence_.push_back(cover);
   last_full_fence_ = graph().fence(since_full_fence_);
-  have_full_fence_ = true;
   since_full_fence_.clear();
   return last_full_fence_;
 }
@@ -492,7 +496,6 @@ void Analysis::fence(const OpRef& op) {
   Event all = graph().fence(since_fence_);
   since_fence_.clear();
   since_full_fence_.clear();  // the fence op covers everything now
-  have_full_fence_ = false;
   last_full_fence_ = kNoEvent;
   compact_at_ = 64;
   // Everything before the fence completes before anything after it starts, so no earlier

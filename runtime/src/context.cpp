@@ -577,6 +577,19 @@ Future Context::fence() {
   return f;
 }
 
+namespace {
+// Issues the destruction op of a region tree or a partition; its completion event.
+detail::Event issue_destruction(Runtime& rtm, detail::DestroyPayload what) {
+  OpRef op = detail::make_op();
+  op->kind = OpKind::DestroyRegion;
+  op->domain = Domain(Rect<1>({0}, {0}));
+  op->payload = what;
+  OpRef keep = op;
+  rtm.issue(std::move(op));
+  return keep->done;
+}
+}  // namespace
+
 void Context::destroy(Region r) {
   Runtime& rtm = rt("destroy");
   rtm.check_not_in_trace("destroy");
@@ -586,15 +599,9 @@ void Context::destroy(Region r) {
         fmt::format("destroy: region {} is a subregion; only a root region can be "
                     "destroyed (destroy its partition instead)",
                     r.bounds().str()));
-  OpRef op = detail::make_op();
-  op->kind = OpKind::DestroyRegion;
-  op->domain = Domain(Rect<1>({0}, {0}));
-  op->payload = detail::DestroyPayload{r.tree(), 0};
-  OpRef keep = op;
-  rtm.issue(std::move(op));
   // The tree's slots are reused once the destruction has completed: every op issued on it
   // has completed, and the analysis has forgotten it.
-  rtm.forest().retire_tree(r.tree(), keep->done);
+  rtm.forest().retire_tree(r.tree(), issue_destruction(rtm, detail::DestroyPayload{r.tree(), 0}));
 }
 
 void Context::destroy(const Partition& p) {
@@ -603,13 +610,8 @@ void Context::destroy(const Partition& p) {
   rtm.forest().check_partition(p, "destroy");
   // Nothing to free but the nodes: the op completes once the analysis has passed it (ops
   // issued earlier may still read the partition until they are analysed).
-  OpRef op = detail::make_op();
-  op->kind = OpKind::DestroyRegion;
-  op->domain = Domain(Rect<1>({0}, {0}));
-  op->payload = detail::DestroyPayload{p.tree(), p.uid()};
-  OpRef keep = op;
-  rtm.issue(std::move(op));
-  rtm.forest().retire_partition(p.node(), keep->done);
+  rtm.forest().retire_partition(p.node(),
+                                issue_destruction(rtm, detail::DestroyPayload{p.tree(), p.uid()}));
 }
 
 void Context::start_profiling_range() {

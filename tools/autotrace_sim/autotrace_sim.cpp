@@ -102,6 +102,7 @@ int main(int argc, char** argv) {
   }
   Recorder rec;
   rec.verbose = std::getenv("REPRISE_SIM_VERBOSE") != nullptr;
+  std::uint64_t wasted = 0;  // recorded ops of traces issued once only
   {
     AutoTracer tracer(opt, rec);
     std::unordered_map<std::string, std::uint64_t> ids;
@@ -117,6 +118,7 @@ int main(int argc, char** argv) {
       tracer.push(it->second);
     }
     tracer.flush();
+    wasted = tracer.recorded_not_replayed();
   }
   std::size_t replayed = 0;
   long long first_replay = -1;
@@ -132,10 +134,6 @@ int main(int argc, char** argv) {
       if (first_replay < 0) first_replay = (long long)i;
     }
   }
-  // Recorded ops of traces issued once only.
-  std::size_t wasted = 0;
-  for (const Line& l : rec.lines)
-    if (l.traced && !l.replayed && rec.issued[l.trace] == 1) ++wasted;
   // Scanning back from the last replayed op (the ops after it are the program's tail): the
   // earliest start of a stretch replayed at >= 99%.
   long long steady_at = -1;
@@ -146,8 +144,8 @@ int main(int argc, char** argv) {
     suffix_replayed += rec.lines[i].replayed ? 1 : 0;
     if (double(suffix_replayed) >= 0.99 * double(last - i)) steady_at = (long long)i;
   }
-  std::printf("RESULT coverage=%.4f traces=%u first_replay=%lld wasted=%zu steady_at=%lld\n",
+  std::printf("RESULT coverage=%.4f traces=%u first_replay=%lld wasted=%llu steady_at=%lld\n",
               rec.lines.empty() ? 0.0 : double(replayed) / double(rec.lines.size()), traces,
-              first_replay, wasted, steady_at);
+              first_replay, (unsigned long long)wasted, steady_at);
   return 0;
 }

@@ -50,6 +50,7 @@ class Analysis final : public OpSink {
   // Folds the pending reductions a read of requirement r found (folds_) into its instance.
   void fold_pending(Op& op, std::uint32_t p, std::size_t r, Processor copy_proc);
   void reduce_futures(const OpRef& op);
+  void drop_triggered(std::vector<Event>& events) const;
   // Control replication, untraced: a copy between two other shards' memories is not made at
   // all (nothing here would run or wait for it); it keeps its number and its bytes count.
   bool between_other_shards(const Instance& src, const Instance& dst, const PoolVector<int>& fields,
@@ -79,7 +80,6 @@ class Analysis final : public OpSink {
   // The last full_fence() and the completions since it (it covers everything before it).
   std::vector<Event> since_full_fence_;
   Event last_full_fence_;
-  bool have_full_fence_ = false;
   std::size_t compact_at_ = 64;
   Event fence_event_;  // the last fence's completion
 };

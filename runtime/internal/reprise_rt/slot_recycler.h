@@ -29,8 +29,6 @@ class SlotRecycler {
     return r.slot;
   }
 
-  std::size_t retired() const { return retired_.size(); }
-
  private:
   struct Retired {
     std::uint32_t slot;

@@ -298,17 +298,18 @@ void AutoTracer::insert(const std::vector<std::uint64_t>& found) {
     // Not recorded yet: the longer one takes its place.
     demote(it->second);
   }
-  std::optional<Candidate> shorter;
-  if (!fresh) shorter = candidates_[it->second];  // (add_loop grows candidates_)
-  add_loop(key, std::move(tokens), p, shorter ? &*shorter : nullptr);
+  add_loop(key, std::move(tokens), p, fresh ? std::nullopt : std::optional(it->second));
 }
 
 void AutoTracer::add_loop(const std::string& key, std::vector<std::uint64_t> tokens,
-                          std::size_t period, const Candidate* shorter) {
+                          std::size_t period, std::optional<std::uint32_t> shorter) {
   // The longer one inherits the shorter one's sightings, and its bonus once that one has
   // replayed: it is the same loop, and should win the score as soon as it can be traced.
-  const double inherited = shorter ? shorter->visits : 0.0;
-  const bool replayed = shorter && (shorter->replays > 0 || shorter->replayed_loop);
+  // (Read before add_candidate, which may move candidates_.)
+  const Candidate* was = shorter ? &candidates_[*shorter] : nullptr;
+  const double inherited = was ? was->visits : 0.0;
+  const bool replayed = was && (was->replays > 0 || was->replayed_loop);
+  const bool still_traced = was && !was->demoted;
   const std::string tokens_key = key_of(tokens);
   if (!add_candidate(std::move(tokens), period)) {
     // The same tokens are a candidate already (found as a plain repeat): it stands for the
@@ -316,7 +317,7 @@ void AutoTracer::add_loop(const std::string& key, std::vector<std::uint64_t> tok
     auto known = known_.find(tokens_key);
     if (known == known_.end()) {
       // (A shorter one still traced keeps standing for the loop.)
-      if (!shorter || shorter->demoted) cycles_.erase(key);
+      if (!still_traced) cycles_.erase(key);
       return;
     }
     cycles_[key] = known->second;
@@ -514,10 +515,8 @@ void AutoTracer::issue(std::uint32_t ci, std::uint64_t start, std::uint64_t end)
     // (Traced from its next occurrence on: this issue goes ahead.)
     std::vector<std::uint64_t> longer = std::move(was.longer);
     was.longer.clear();
-    const std::string key = was.cycle;
-    const std::size_t period = was.period;
-    const Candidate shorter_copy = was;  // (add_loop grows candidates_)
-    add_loop(key, std::move(longer), period, &shorter_copy);
+    const std::string key = was.cycle;  // (add_loop may move candidates_)
+    add_loop(key, std::move(longer), was.period, ci);
   }
   Candidate& c = candidates_[ci];
   c.last_issue_end = end;

@@ -11,6 +11,7 @@
 #include <functional>
 #include <future>
 #include <memory>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -168,8 +169,9 @@ class AutoTracer {
   // Takes a candidate out of the trie: it is never matched or issued again.
   void demote(std::uint32_t candidate);
   void add_pieces(const std::vector<std::uint64_t>& tokens);
+  // A loop's candidate; `shorter`: the candidate of the same loop it takes over from.
   void add_loop(const std::string& key, std::vector<std::uint64_t> tokens, std::size_t period,
-                const Candidate* shorter);
+                std::optional<std::uint32_t> shorter);
   // period: a loop's (its tokens are whole periods of its cycle), else 0.
   // False when it is known already, or too short.
   bool add_candidate(std::vector<std::uint64_t> tokens, std::size_t period);
