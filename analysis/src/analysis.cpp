@@ -222,7 +222,7 @@ bool reads_data(Privilege p) {
 // Gathers into fields/mask the field of needs[i] and of every later need that `same` accepts
 // (one copy or fold carries them all), calls each(need) for them and marks them taken.
 template <class Need, class Same, class Each>
-void take_group(std::vector<Need>& needs, std::size_t i, Same&& same, PoolVector<int>& fields,
+void take_group(std::vector<Need>& needs, std::size_t i, Same&& same, FieldIndexList& fields,
                 FieldMask& mask, Each&& each) {
   for (std::size_t j = i; j < needs.size(); ++j) {
     Need& n = needs[j];
@@ -236,7 +236,7 @@ void take_group(std::vector<Need>& needs, std::size_t i, Same&& same, PoolVector
 
 // A generated copy of `fields` of tree over rect, from src to dst.
 OpRef make_copy(Op& for_op, std::uint32_t index, bool fold, std::uint32_t tree,
-                std::uint32_t root_region, const PoolVector<int>& fields, FieldMask mask,
+                std::uint32_t root_region, const FieldIndexList& fields, FieldMask mask,
                 const Domain& rect, Instance* src, Instance* dst) {
   OpRef c = make_op();
   c->kind = OpKind::Copy;
@@ -284,7 +284,7 @@ void Analysis::launch_with_copies(Op& op, std::uint32_t p) {
     // One copy per (rectangle, source memory) carries every field that needs it.
     for (std::size_t i = 0; i < needs_.size(); ++i) {
       if (needs_[i].field < 0) continue;  // taken by an earlier copy
-      PoolVector<int> fields;
+      FieldIndexList fields;
       FieldMask mask = 0;
       copy_pre_.assign(logical_pre.begin(), logical_pre.end());
       const CopyNeed first = needs_[i];
@@ -370,7 +370,7 @@ void local_ends(const InstanceManager& im, const Op& copy, Fn&& fn) {
 }  // namespace
 
 bool Analysis::between_other_shards(const Instance& src, const Instance& dst,
-                                    const PoolVector<int>& fields, const Domain& rect) {
+                                    const FieldIndexList& fields, const Domain& rect) {
   // Untraced only: a template records every copy (each shard replays its own part of it).
   if (!local_uses_ || graph_) return false;
   const InstanceManager& im = rt_.instances();
@@ -408,7 +408,7 @@ void Analysis::fold_pending(Op& op, std::uint32_t p, std::size_t r, Processor co
   const Domain& root = rt_.forest().region(root_region).bounds;
   for (std::size_t i = 0; i < folds_.size(); ++i) {
     if (folds_[i].field < 0) continue;  // folded with an earlier field
-    PoolVector<int> fields;
+    FieldIndexList fields;
     FieldMask mask = 0;
     const FoldNeed first = folds_[i];
     take_group(

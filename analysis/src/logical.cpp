@@ -74,6 +74,12 @@ void LogicalAnalysis::compute_rects(Op& op) const {
   }
 }
 
+namespace {
+// Up to this many points, comparing against every point of the earlier op costs less than a
+// piece-index query and a sort (the same pieces, found in the same color order).
+constexpr std::size_t kScanPoints = 16;
+}  // namespace
+
 void LogicalAnalysis::add_pair(const Op& op, std::uint32_t r, const LogicalUser& u,
                                PointPreconditions& pre) const {
   const Op& prev = *u.op;
@@ -101,7 +107,7 @@ void LogicalAnalysis::add_pair(const Op& op, std::uint32_t r, const LogicalUser&
   }
   const std::size_t points = op.num_points(), prev_points = prev.num_points();
   const std::size_t nreq = op.reqs.size(), prev_nreq = prev.reqs.size();
-  if (b.whole_partition) {
+  if (b.whole_partition && prev_points > kScanPoints) {
     // prev's point q used piece q of its partition: ask the partition's index which pieces
     // each point meets (in color order, like the scan below).
     const RectIndex& index = piece_index(prev, u.req);

@@ -189,23 +189,32 @@ class GraphState {
       std::vector<long> key{t % 2, g.dependence_set_at(t), g.offset_at(t - 1), g.width_at(t - 1)};
       auto [it, fresh] = shape_index.try_emplace(std::move(key), inputs_by_shape_.size());
       if (fresh) {
+        parity_of_shape_.push_back(std::size_t(t % 2));
         inputs_by_shape_.emplace_back();
         for (long k = 0; k < inputs_; ++k) inputs_by_shape_.back().push_back(make_input(t, k));
       }
       step_inputs_[std::size_t(t)] = it->second;
     }
+    // One launcher per shape, made before the timed window (as an MPI code sets up its
+    // buffers once): the first timestep's writes only; then per shape its parity's rows and
+    // its inputs.
+    launchers_.emplace_back(T_POINT, Domain(Rect<1>({0}, {0})));
+    launchers_.back().add(own_[0], Projection::identity(), Privilege::WriteDiscard, {FX});
+    for (std::size_t s = 0; s < inputs_by_shape_.size(); ++s) {
+      IndexLauncher& l = launchers_.emplace_back(T_POINT, Domain(Rect<1>({0}, {0})));
+      l.add(own_[parity_of_shape_[s]], Projection::identity(), Privilege::WriteDiscard, {FX});
+      for (const Partition& in : inputs_by_shape_[s])
+        l.add(in, Projection::identity(), Privilege::ReadOnly, {FX});
+    }
   }
 
-  // The launch of timestep t.
+  // The launch of timestep t: the launcher of its shape, with its domain and arguments.
   void launch(long t) {
     const long first = g_.offset_at(t), n = g_.width_at(t);
     if (n <= 0) return;
-    IndexLauncher l(T_POINT, ctx_.create_index_space(Rect<1>({first}, {first + n - 1})),
-                    TaskArgs{PointArgs{g_.index, t, t == 0 ? 0 : int(inputs_)}});
-    l.add(own_[t % 2], Projection::identity(), Privilege::WriteDiscard, {FX});
-    if (t > 0)
-      for (const Partition& in : inputs_by_shape_[step_inputs_[std::size_t(t)]])
-        l.add(in, Projection::identity(), Privilege::ReadOnly, {FX});
+    IndexLauncher& l = launchers_[t == 0 ? 0 : 1 + step_inputs_[std::size_t(t)]];
+    l.set_domain(Rect<1>({first}, {first + n - 1}));
+    l.set_args(TaskArgs{PointArgs{g_.index, t, t == 0 ? 0 : int(inputs_)}});
     ctx_.execute(l);
   }
 
@@ -239,6 +248,8 @@ class GraphState {
   long inputs_ = 0;
   std::vector<std::vector<Partition>> inputs_by_shape_;  // the input partitions of a shape
   std::vector<std::size_t> step_inputs_;                 // per timestep: its shape
+  std::vector<std::size_t> parity_of_shape_;             // the rows a shape writes
+  std::vector<IndexLauncher> launchers_;                 // 0: timestep 0; 1 + s: shape s
 };
 
 void display(const Options& o) {
@@ -314,27 +325,34 @@ void top_level(Context& ctx, const Options& o) {
     states.emplace_back(ctx, g);
     steps = std::max(steps, g.steps);
   }
-  std::map<std::vector<long>, TraceID> trace_of;
+  const bool manual = o.trace == "manual";
+  // Manual traces hold a block of timesteps: a whole number of the graphs' cycles of launch
+  // shapes (parity, dependence sets), at least -trace_block timesteps, so that a replay's
+  // fixed cost is shared by many launches. Blocks whose launches look alike share a trace;
+  // the ids are found before the timed window.
+  long block = 2;
+  for (const Graph& g : o.graphs) block = std::lcm(block, 2 * g.dependence_sets());
+  block *= std::max(1L, (o.trace_block + block - 1) / block);
+  std::vector<TraceID> block_trace;
+  if (manual) {
+    std::map<std::vector<long>, TraceID> trace_of;
+    for (long t = 0; t < steps; t += block) {
+      std::vector<long> key;
+      for (long u = t; u < std::min(steps, t + block); ++u)
+        for (std::size_t i = 0; i < states.size(); ++i)
+          if (u < o.graphs[i].steps) {
+            const auto s = states[i].shape(u);
+            key.insert(key.end(), s.begin(), s.end());
+          }
+      block_trace.push_back(
+          trace_of.emplace(std::move(key), TraceID(trace_of.size() + 1)).first->second);
+    }
+  }
   TraceID open = 0;
   const apps::TimedWindow w = apps::timed(ctx, [&] {
-    const bool manual = o.trace == "manual";
-    // Manual traces hold a block of timesteps: a whole number of the graphs' cycles of launch
-    // shapes (parity, dependence sets), at least -trace_block timesteps, so that a replay's
-    // fixed cost is shared by many launches.
-    long block = 2;
-    for (const Graph& g : o.graphs) block = std::lcm(block, 2 * g.dependence_sets());
-    block *= std::max(1L, (o.trace_block + block - 1) / block);
     for (long t = 0; t < steps; ++t) {
       if (manual && t % block == 0) {
-        // Blocks whose launches look alike share a trace.
-        std::vector<long> key;
-        for (long u = t; u < std::min(steps, t + block); ++u)
-          for (std::size_t i = 0; i < states.size(); ++i)
-            if (u < o.graphs[i].steps) {
-              const auto s = states[i].shape(u);
-              key.insert(key.end(), s.begin(), s.end());
-            }
-        open = trace_of.emplace(std::move(key), TraceID(trace_of.size() + 1)).first->second;
+        open = block_trace[std::size_t(t / block)];
         ctx.begin_trace(open);
       }
       for (std::size_t i = 0; i < states.size(); ++i)

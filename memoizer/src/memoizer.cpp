@@ -200,8 +200,8 @@ void Memoizer::record(TraceID id) {
     TemplateOp top;
     top.token = o.token;
     top.kind = o.kind;
-    top.rects = o.point_rects;
-    top.instances = o.point_instances;
+    top.rects.assign(o.point_rects.begin(), o.point_rects.end());
+    top.instances.assign(o.point_instances.begin(), o.point_instances.end());
     t->ops.push_back(std::move(top));
     if (o.launches_points()) t->points += o.num_points();
     names.push_back(o.task_info ? o.task_info->name : to_string(o.kind));

@@ -42,8 +42,8 @@ void Memoizer::replay(TraceTemplate& t, bool elide) {
       analysis_->submit(buffer_[k]);  // future reductions: nothing to replay
       continue;
     }
-    o.point_rects = t.ops[k].rects;
-    o.point_instances = t.ops[k].instances;
+    o.point_rects.assign(t.ops[k].rects.begin(), t.ops[k].rects.end());
+    o.point_instances.assign(t.ops[k].instances.begin(), t.ops[k].instances.end());
     o.point_done.assign(o.num_points(), kNoEvent);
     if (o.num_points() == 0) rt_.op_completed(o);
   }

@@ -109,6 +109,16 @@ const std::vector<FlagDef>& flag_table() {
             [](Config& c, const std::string& v) { c.pin = parse_int("-ll:pin", v, 0, 1) != 0; }));
     add("-ll:spin", "us", "how long an idle thread spins before it sleeps",
         i32(&Config::spin_us, 0, 100000, "-ll:spin"));
+    add("-ll:spin_yield", "auto|0|1",
+        "whether a spinning idle thread yields its core at every round (auto: when the "
+        "runtime's busy threads outnumber the cores)",
+        std::make_pair(
+            [](const Config& c) {
+              return c.spin_yield < 0 ? std::string("auto") : std::to_string(c.spin_yield);
+            },
+            [](Config& c, const std::string& v) {
+              c.spin_yield = v == "auto" ? -1 : int(parse_int("-ll:spin_yield", v, 0, 1));
+            }));
     add("-lg:bounds_checks", nullptr, "check every accessor use against its bounds",
         sw(&Config::bounds_checks));
     add("-lg:inorder", nullptr, "run each op to completion before the next is issued",

@@ -474,11 +474,15 @@ FutureMap Context::execute(const IndexLauncher& l) {
   if (needs_interference_check(op->reqs)) check_interference_once(rtm, name, dom, op->reqs);
   check_futures(name, l.futures());
   op->task_payload().futures.assign(l.futures().begin(), l.futures().end());
-  op->future_map = std::make_shared<detail::FutureMapState>();
+  // (Pooled: the map dies on whichever thread drops it last, often a worker.)
+  op->future_map =
+      std::allocate_shared<detail::FutureMapState>(detail::PoolAllocator<detail::FutureMapState>());
   op->future_map->domain = dom;
   const TaskVariant* v = t.variant(ProcessorKind::CPU);
   op->future_map->kind = v ? v->result_kind : t.variants.front().result_kind;
-  op->future_map->values.resize(std::size_t(std::max<coord_t>(dom.volume(), 0)));
+  // A void task's map holds no values (64 bytes a point, written by nobody).
+  if (op->future_map->kind != ValueKind::None)
+    op->future_map->values.resize(std::size_t(std::max<coord_t>(dom.volume(), 0)));
   FutureMap fm(op->future_map);
   rtm.issue(std::move(op));
   return fm;

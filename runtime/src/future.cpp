@@ -82,7 +82,11 @@ ValueKind Future::kind() const {
 
 void Future::copy_value(void* dst, std::size_t size, ValueKind want) const {
   wait();
-  const TaskResult& v = state_->map ? state_->map->values[state_->map_index] : state_->value;
+  static const TaskResult kNothing{};  // a void task's map holds no values
+  const TaskResult& v = !state_->map ? state_->value
+                        : state_->map_index < state_->map->values.size()
+                            ? state_->map->values[state_->map_index]
+                            : kNothing;
   ValueKind have = kind();
   if (v.size != size || (want != ValueKind::Bytes && have != want && have != ValueKind::Bytes))
     throw Error(fmt::format("Future::get: the future holds a {} of {} bytes, asked for a {} of {}",

@@ -35,6 +35,14 @@ Instance::Instance(std::uint32_t tree, std::uint32_t memory, const Domain& bound
       throw Error(fmt::format("an instance of region {} needs {} bytes: out of host memory",
                               bounds.str(), points * fs.fields[i].size));
     bytes_ += points * fs.fields[i].size;
+    FieldStorage& f = fields_[i];
+    coord_t stride = coord_t(f.size);
+    f.base = reinterpret_cast<std::uintptr_t>(f.data.get());
+    for (int d = bounds_.dim - 1; d >= 0; --d) {
+      f.strides[std::size_t(d)] = stride;
+      f.base -= std::uintptr_t(bounds_.lo[std::size_t(d)] * stride);
+      stride *= bounds_.extent(d);
+    }
   }
 }
 
@@ -60,15 +68,8 @@ bool Instance::begin_reduction(int fi, ScalarType type, ReductionOp op) {
 
 RawAccess Instance::access(int fi) const {
   RawAccess a;
-  std::size_t size = fields_[fi].size;
-  coord_t stride = coord_t(size);
-  std::uintptr_t base = reinterpret_cast<std::uintptr_t>(fields_[fi].data.get());
-  for (int d = bounds_.dim - 1; d >= 0; --d) {
-    a.strides[d] = stride;
-    base -= std::uintptr_t(bounds_.lo[d] * stride);
-    stride *= bounds_.extent(d);
-  }
-  a.base = base;
+  a.base = fields_[fi].base;
+  a.strides = fields_[fi].strides;
   return a;
 }
 

@@ -32,7 +32,7 @@ void Executor::run_task_body(PointTask& t) {
   t.variant->entry(t.variant->fn, tc, result);
   if (op.future) {
     op.future->value = result;
-  } else if (op.future_map) {
+  } else if (op.future_map && op.future_map->kind != ValueKind::None) {
     op.future_map->values[t.point_index] = result;
   }
 }

@@ -31,8 +31,8 @@ void ReadyQueue::push(PointTask* t) {
   if (wake) cv_.notify_one();
 }
 
-PointTask* ReadyQueue::pop_all(int spin_us) {
-  std::uint64_t until = 0;
+PointTask* ReadyQueue::pop_all(const SpinPolicy& spin) {
+  std::uint64_t start = 0;
   for (;;) {
     if (nonempty_.load(std::memory_order_acquire)) {
       std::lock_guard<std::mutex> g(mutex_);
@@ -41,9 +41,10 @@ PointTask* ReadyQueue::pop_all(int spin_us) {
       nonempty_.store(false, std::memory_order_relaxed);
       if (list) return list;
     }
-    if (until == 0) until = now_ns() + std::uint64_t(spin_us) * 1000;
-    if (now_ns() < until) {
-      for (int i = 0; i < 32; ++i) cpu_relax();
+    const std::uint64_t now = now_ns();
+    if (start == 0) start = now;
+    if (now - start < spin.spin_ns) {
+      spin.pause(now - start);
       continue;
     }
     std::unique_lock<std::mutex> g(mutex_);
@@ -52,7 +53,7 @@ PointTask* ReadyQueue::pop_all(int spin_us) {
     sleeping_ = true;
     cv_.wait(g, [&] { return head_ != nullptr || stopping_; });
     sleeping_ = false;
-    until = 0;
+    start = 0;
   }
 }
 

@@ -4,6 +4,7 @@
 #include <pthread.h>
 #include <time.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -14,6 +15,7 @@
 #include "reprise_rt/exception_text.h"
 #include "reprise_rt/hasher.h"
 #include "reprise_rt/log.h"
+#include "reprise_rt/topology.h"
 
 namespace reprise::detail {
 
@@ -46,6 +48,28 @@ std::uint64_t thread_cpu_ns(const std::thread& t) {
 }
 }  // namespace
 
+namespace {
+// The ranks that share this node under an MPI launcher (Open MPI and MPICH say so in the
+// environment), else 1.
+int local_ranks() {
+  for (const char* name : {"OMPI_COMM_WORLD_LOCAL_SIZE", "MPI_LOCALNRANKS"})
+    if (const char* v = std::getenv(name)) return std::max(1, std::atoi(v));
+  return 1;
+}
+
+SpinPolicy make_spin_policy(const Config& c, bool networked) {
+  SpinPolicy s;
+  s.spin_ns = std::uint64_t(c.spin_us) * 1000;
+  // Busy threads: the application's, the utility threads, the CPU workers, and under control
+  // replication the progress thread.
+  const int threads = 1 + c.utils + c.cpus + (networked ? 1 : 0);
+  s.yield = c.spin_yield >= 0
+                ? c.spin_yield == 1
+                : oversubscribed(threads, networked ? local_ranks() : 1, machine_cores());
+  return s;
+}
+}  // namespace
+
 Runtime::Runtime(Config config, std::unique_ptr<Mapper> mapper, Network* network)
     : config_(std::move(config)),
       mapper_(mapper ? std::move(mapper) : std::make_unique<DefaultMapper>()),
@@ -59,6 +83,7 @@ Runtime::Runtime(Config config, std::unique_ptr<Mapper> mapper, Network* network
     set_log_level(*log_category(category), LogLevel(level));
   set_log_output(shard(), config_.log_file);
   set_log_thread_name("app");  // (the runtime is made on the application's thread)
+  spin_ = make_spin_policy(config_, network_ != nullptr);
   if (auto observers = observers_snapshot();
       !config_.prof_file.empty() || !config_.spy_dir.empty() || !observers.empty()) {
     profiler_ = std::make_unique<Profiler>(config_.prof_file, shard(), std::move(observers));
@@ -566,7 +591,7 @@ void Runtime::end_trace(TraceID id) {
 
 void Runtime::utility_loop() {
   set_log_thread_name("util");
-  int spin = config_.spin_us;
+  const SpinPolicy spin = spin_policy();
   bool released = false;
   auto idle = [&] {
     pipeline_->idle();

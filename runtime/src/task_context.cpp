@@ -43,7 +43,8 @@ detail::RawAccess field_view(const detail::PointTask& t, int req, int fi, FieldI
   if (a.bounds.dim != dim)
     throw Error(fmt::format("{}, point {}: requirement {} is {}-d, the {} is {}-d",
                             t.op->describe(), t.point.str(), req, a.bounds.dim, what, dim));
-  a.check = detail::Runtime::current() && detail::Runtime::current()->config().bounds_checks;
+  const detail::Runtime* rt = detail::Runtime::current();
+  a.check = rt && rt->config().bounds_checks;
   a.site = detail::AccessSite{&t, req, fid};
   return a;
 }

@@ -53,7 +53,7 @@ class Analysis final : public OpSink {
   void drop_triggered(std::vector<Event>& events) const;
   // Control replication, untraced: a copy between two other shards' memories is not made at
   // all (nothing here would run or wait for it); it keeps its number and its bytes count.
-  bool between_other_shards(const Instance& src, const Instance& dst, const PoolVector<int>& fields,
+  bool between_other_shards(const Instance& src, const Instance& dst, const FieldIndexList& fields,
                             const Domain& rect);
   // Control replication: orders a generated copy after the earlier accesses to its instances
   // that run here (adds to copy_pre_), and records it once launched (done).

@@ -19,14 +19,19 @@ class TaskArgs {
   template <typename T, typename = std::enable_if_t<!std::is_same_v<std::decay_t<T>, TaskArgs>>>
   TaskArgs(const T& v) {  // NOLINT: implicit by design, as in TaskArgs{alpha}
     static_assert(std::is_trivially_copyable_v<T>, "task arguments must be trivially copyable");
-    bytes_.resize(sizeof(T));
-    std::memcpy(bytes_.data(), &v, sizeof(T));
+    size_ = sizeof(T);
+    if (sizeof(T) > kInline) heap_.resize(sizeof(T));
+    std::memcpy(sizeof(T) > kInline ? heap_.data() : inline_, &v, sizeof(T));
   }
-  const std::byte* data() const { return bytes_.data(); }
-  std::size_t size() const { return bytes_.size(); }
+  const std::byte* data() const { return size_ > kInline ? heap_.data() : inline_; }
+  std::size_t size() const { return size_; }
 
  private:
-  std::vector<std::byte> bytes_;
+  // Arguments are usually a few words: kept inside the launcher, no allocation per launch.
+  static constexpr std::size_t kInline = 64;
+  alignas(16) std::byte inline_[kInline]{};
+  std::size_t size_ = 0;
+  std::vector<std::byte> heap_;
 };
 
 // What a task declares about one region it uses.
@@ -48,6 +53,11 @@ class TaskLauncher {
   TaskLauncher& add_reduction(Region r, ReductionOp op, std::initializer_list<FieldID> fields);
   // The task waits for f and may read it with TaskContext::future<T>(i).
   TaskLauncher& add_future(Future f);
+  // A launcher may be kept and launched again with other arguments.
+  TaskLauncher& set_args(TaskArgs args) {
+    args_ = std::move(args);
+    return *this;
+  }
 
   TaskID task() const { return task_; }
   const TaskArgs& args() const { return args_; }
@@ -78,6 +88,16 @@ class IndexLauncher {
                                std::initializer_list<FieldID> fields);
   IndexLauncher& add_reduction(Region r, ReductionOp op, std::initializer_list<FieldID> fields);
   IndexLauncher& add_future(Future f);
+  // A launcher may be kept and launched again with other arguments or another domain of the
+  // same shape (Legion's habit of reusing launchers): nothing is rebuilt per launch.
+  IndexLauncher& set_args(TaskArgs args) {
+    args_ = std::move(args);
+    return *this;
+  }
+  IndexLauncher& set_domain(const Domain& d) {
+    domain_ = d;
+    return *this;
+  }
 
   TaskID task() const { return task_; }
   const Domain& domain() const { return domain_; }

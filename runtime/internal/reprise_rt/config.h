@@ -14,6 +14,7 @@ struct Config {
   std::int64_t csize_mib = 1024;  // -ll:csize (per system memory)
   bool pin = true;                // -ll:pin
   int spin_us = 50;               // -ll:spin
+  int spin_yield = -1;            // -ll:spin_yield 0|1 (-1: auto, when oversubscribed)
   bool bounds_checks = false;     // -lg:bounds_checks
   bool inorder = false;           // -lg:inorder
   int window = 1024;              // -lg:window

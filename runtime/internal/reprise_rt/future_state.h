@@ -8,6 +8,7 @@
 #include "reprise/future.h"
 #include "reprise/registry.h"
 #include "reprise_rt/event.h"
+#include "reprise_rt/pool.h"
 
 namespace reprise::detail {
 
@@ -33,7 +34,7 @@ struct FutureMapState {
   std::atomic<bool> ready{false};
   Domain domain;
   ValueKind kind = ValueKind::None;
-  std::vector<TaskResult> values;  // by row-major point index
+  PoolVector<TaskResult> values;  // by row-major point index (none for a void task)
   std::exception_ptr error;
 };
 

@@ -82,6 +82,9 @@ class Instance {
   struct FieldStorage {
     std::size_t size = 0;
     HostBytes data;
+    // What access() returns, computed once: every accessor of every task asks for it.
+    std::uintptr_t base = 0;  // the address of the point at the origin (may lie outside)
+    std::array<coord_t, kMaxDim> strides{};
   };
   std::uint32_t tree_, memory_;
   Domain bounds_;

@@ -15,6 +15,7 @@
 #include "reprise_rt/event.h"
 #include "reprise_rt/forest.h"
 #include "reprise_rt/future_state.h"
+#include "reprise_rt/inline_vector.h"
 #include "reprise_rt/pool.h"
 
 namespace reprise::detail {
@@ -37,6 +38,10 @@ enum class OpKind : std::uint8_t {
 };
 const char* to_string(OpKind k);
 
+// A requirement's fields: by id (as the launcher named them) and by position in the field space.
+using FieldIdList = InlineVector<FieldID, 4>;
+using FieldIndexList = InlineVector<int, 4>;
+
 struct ReqInfo {
   std::uint32_t tree = kInvalidId;
   std::uint32_t region = kInvalidId;     // region node (the partition's parent for partitions)
@@ -50,9 +55,9 @@ struct ReqInfo {
   Privilege privilege = Privilege::ReadOnly;
   ReductionOp redop = ReductionOp::None;
   FieldMask mask = 0;
-  PoolVector<FieldID> fields;     // as named by the launcher (accessor lookups)
-  PoolVector<int> field_indices;  // positions in the field space
-  Domain bbox;                    // bounding box of every point's rect
+  FieldIdList fields;            // as named by the launcher (accessor lookups)
+  FieldIndexList field_indices;  // positions in the field space
+  Domain bbox;                   // bounding box of every point's rect
   bool writes() const {
     return privilege == Privilege::ReadWrite || privilege == Privilege::WriteDiscard;
   }
@@ -60,7 +65,7 @@ struct ReqInfo {
 
 // What only some kinds of op carry, kept inside the op (no allocation of its own).
 struct TaskPayload {  // Task, IndexTask
-  PoolVector<std::byte> args;
+  InlineVector<std::byte, 64> args;
   PoolVector<Future> futures;
 };
 struct FillPayload {  // Fill
@@ -156,11 +161,11 @@ class Op {
   std::shared_ptr<FutureMapState> future_map;  // index tasks
 
   // Filled by the analysis: per point, per requirement rect and instance.
-  PoolVector<Domain> point_rects;         // [point * reqs.size() + r]
-  PoolVector<Instance*> point_instances;  // same indexing
-  PoolVector<Event> point_done;           // per point completion
-  Event done;                             // the whole op (created at issue)
-  std::exception_ptr error;               // the first point failure (see error_set)
+  InlineVector<Domain, 8> point_rects;         // [point * reqs.size() + r]
+  InlineVector<Instance*, 8> point_instances;  // same indexing
+  InlineVector<Event, 8> point_done;           // per point completion
+  Event done;                                  // the whole op (created at issue)
+  std::exception_ptr error;                    // the first point failure (see error_set)
   std::atomic<bool> error_set{false};
   std::atomic<std::int64_t> remaining{0};  // points not yet complete
 

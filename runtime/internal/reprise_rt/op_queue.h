@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "reprise_rt/op.h"
+#include "reprise_rt/spin_policy.h"
 
 namespace reprise::detail {
 
@@ -17,7 +18,7 @@ class OpQueue {
   // Consumer: the next op, or an empty ref once stop() was called and the ring is drained.
   // Calls on_idle() before it sleeps.
   template <typename Idle>
-  OpRef pop(int spin_us, Idle&& on_idle);
+  OpRef pop(const SpinPolicy& spin, Idle&& on_idle);
   void stop();
   // Wakes a sleeping consumer without an op (it runs its idle callback again).
   void wake();
@@ -37,18 +38,19 @@ class OpQueue {
 std::uint64_t now_ns();
 
 template <typename Idle>
-OpRef OpQueue::pop(int spin_us, Idle&& on_idle) {
+OpRef OpQueue::pop(const SpinPolicy& spin, Idle&& on_idle) {
   OpRef out;
   for (;;) {
     if (try_pop(out)) return out;
-    std::uint64_t until = now_ns() + std::uint64_t(spin_us) * 1000;
+    const std::uint64_t start = now_ns();
     bool idled = false;
-    while (now_ns() < until) {
+    for (std::uint64_t now = start; now - start < spin.spin_ns; now = now_ns()) {
       if (try_pop(out)) return out;
       if (!idled) {
         on_idle();
         idled = true;
       }
+      spin.pause(now - start);
     }
     if (!idled) on_idle();
     if (try_pop(out)) return out;

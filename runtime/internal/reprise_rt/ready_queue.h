@@ -6,6 +6,7 @@
 #include <mutex>
 
 #include "reprise_rt/point_task.h"
+#include "reprise_rt/spin_policy.h"
 
 namespace reprise::detail {
 
@@ -14,7 +15,7 @@ class ReadyQueue {
   void push(PointTask* t);
   // Takes every queued task (a list linked by `next`, in push order). Sleeps while empty;
   // returns nullptr once stop() was called and the queue is empty.
-  PointTask* pop_all(int spin_us);
+  PointTask* pop_all(const SpinPolicy& spin);
   void stop();
 
  private:

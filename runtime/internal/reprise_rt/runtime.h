@@ -118,6 +118,8 @@ class Runtime {
   void wait(Event e);
 
   const Config& config() const { return config_; }
+  // How idle workers and the utility thread spin before they sleep (-ll:spin, -ll:spin_yield).
+  const SpinPolicy& spin_policy() const { return spin_; }
   EventTable& events() { return events_; }
   RegionForest& forest() { return forest_; }
   InstanceManager& instances() { return instances_; }
@@ -198,6 +200,7 @@ class Runtime {
   void snapshot_registry();
 
   Config config_;
+  SpinPolicy spin_;
   std::unique_ptr<Mapper> mapper_;
   Network* network_ = nullptr;  // before instances_, which are per shard
   std::unique_ptr<ShardExchange> exchange_;

@@ -1,0 +1,38 @@
+#pragma once
+// How an idle thread (a CPU worker, the utility thread) waits for work before it sleeps.
+// Spinning keeps the next wake-up cheap (a sleeping thread costs tens of microseconds to wake),
+// but on a machine with more busy threads than cores a spinning thread holds the core that a
+// working one needs: there it yields the core at every round instead of pausing in place, so
+// a runnable thread on the same core runs at once and the spinner still sees new work within a
+// scheduler round.
+#include <cstdint>
+#include <thread>
+
+#include "reprise_rt/spin_lock.h"
+
+namespace reprise::detail {
+
+struct SpinPolicy {
+  std::uint64_t spin_ns = 50'000;  // -ll:spin
+  bool yield = false;              // -ll:spin_yield (auto: when oversubscribed)
+  // Even when yielding, the first microseconds of a wait pause in place: a hand-off from
+  // another worker usually comes within them, and a yield costs a system call.
+  std::uint64_t pause_ns = 3'000;
+
+  // elapsed_ns: how long this wait has spun so far.
+  void pause(std::uint64_t elapsed_ns) const {
+    if (yield && elapsed_ns >= pause_ns) {
+      std::this_thread::yield();
+    } else {
+      for (int i = 0; i < 32; ++i) cpu_relax();
+    }
+  }
+};
+
+// Whether `threads` busy threads per process, `local_ranks` processes on this node, exceed the
+// node's `cores` (0: unknown, taken as not oversubscribed).
+inline bool oversubscribed(int threads, int local_ranks, int cores) {
+  return cores > 0 && threads * local_ranks > cores;
+}
+
+}  // namespace reprise::detail

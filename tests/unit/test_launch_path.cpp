@@ -1,0 +1,159 @@
+// The launch path's small pieces: inline vectors inside ops, the spin policy, launchers kept
+// and launched again, void future maps, and the local hand-off of successors on a worker.
+#include <gtest/gtest.h>
+#include <reprise/reprise.h>
+
+#include <cstdint>
+#include <vector>
+
+#include "reprise_rt/inline_vector.h"
+#include "reprise_rt/spin_policy.h"
+
+using namespace reprise;
+using reprise::detail::InlineVector;
+
+namespace {
+enum : TaskID { T_ADD_ARG = 9300, T_VOID_POINT, T_CHAIN_STEP, T_SUM };
+enum : FieldID { FV = 0 };
+
+struct AddArgs {
+  std::int64_t add;
+  std::int64_t pad[12];  // larger than nothing, smaller than the inline buffer: stays inline
+};
+
+void add_arg(TaskContext& tc) {
+  auto acc = tc.accessor<std::int64_t, 1>(0, FV);
+  const AddArgs a = tc.args<AddArgs>();
+  for (auto p : Rect<1>(tc.domain(0))) acc[p] += a.add;
+}
+void void_point(TaskContext&) {}
+// One link of a chain: x[i] = 2 * x[i] + 1 over its piece.
+void chain_step(TaskContext& tc) {
+  auto acc = tc.accessor<std::int64_t, 1>(0, FV);
+  for (auto p : Rect<1>(tc.domain(0))) acc[p] = 2 * acc[p] + 1;
+}
+
+std::int64_t sum_task(TaskContext& tc) {
+  auto acc = tc.accessor<const std::int64_t, 1>(0, FV);
+  std::int64_t s = 0;
+  for (auto p : Rect<1>(tc.domain(0))) s += acc[p];
+  return s;
+}
+
+void register_all() {
+  TaskRegistry::add(T_SUM, "sum", {cpu(sum_task)});
+  TaskRegistry::add(T_ADD_ARG, "add_arg", {cpu(add_arg)});
+  TaskRegistry::add(T_VOID_POINT, "void_point", {cpu(void_point)});
+  TaskRegistry::add(T_CHAIN_STEP, "chain_step", {cpu(chain_step)});
+}
+
+std::int64_t sum_of(Context& ctx, Region r) {
+  TaskLauncher sum(T_SUM);
+  sum.add(r, Privilege::ReadOnly, {FV});
+  return ctx.execute(sum).get<std::int64_t>();
+}
+}  // namespace
+
+TEST(InlineVector, StaysInlineThenGrowsAndKeepsOrder) {
+  InlineVector<int, 4> v;
+  EXPECT_TRUE(v.empty());
+  for (int i = 0; i < 4; ++i) v.push_back(i);
+  EXPECT_EQ(v.capacity(), 4u);
+  for (int i = 4; i < 100; ++i) v.push_back(i);
+  ASSERT_EQ(v.size(), 100u);
+  for (int i = 0; i < 100; ++i) EXPECT_EQ(v[std::size_t(i)], i);
+  // Pushing an element of the vector itself while it grows.
+  InlineVector<int, 2> w{7, 8};
+  w.push_back(w[0]);
+  EXPECT_EQ(w, (InlineVector<int, 2>{7, 8, 7}));
+}
+
+TEST(InlineVector, CopiesMovesAndAssigns) {
+  InlineVector<std::int64_t, 3> small{1, 2}, big;
+  big.assign(10, 5);
+  InlineVector<std::int64_t, 3> a = small, b = big;
+  EXPECT_EQ(a, small);
+  EXPECT_EQ(b, big);
+  InlineVector<std::int64_t, 3> c = std::move(b);  // takes the heap block
+  EXPECT_EQ(c.size(), 10u);
+  EXPECT_TRUE(b.empty());
+  InlineVector<std::int64_t, 3> d = std::move(a);  // copies the inline elements
+  EXPECT_EQ(d, small);
+  d = c;
+  EXPECT_EQ(d, c);
+  c = std::move(d);
+  EXPECT_EQ(c.size(), 10u);
+  c.resize(2);
+  c.resize(4, 9);
+  EXPECT_EQ(c, (InlineVector<std::int64_t, 3>{5, 5, 9, 9}));
+  std::vector<std::int64_t> from{3, 4, 5, 6, 7};
+  c.assign(from.begin(), from.end());
+  EXPECT_EQ(c.size(), 5u);
+  EXPECT_EQ(c.back(), 7);
+}
+
+TEST(SpinPolicy, YieldsOnlyWhenThreadsOutnumberCores) {
+  using reprise::detail::oversubscribed;
+  EXPECT_FALSE(oversubscribed(4, 1, 4));
+  EXPECT_TRUE(oversubscribed(4, 1, 2));
+  EXPECT_TRUE(oversubscribed(3, 2, 4));    // two ranks on one node
+  EXPECT_FALSE(oversubscribed(64, 1, 0));  // unknown core count: never
+  reprise::detail::SpinPolicy s;
+  s.yield = true;
+  s.pause(0);               // pauses in place (first microseconds)
+  s.pause(s.pause_ns + 1);  // yields (must not block)
+}
+
+TEST(SpinPolicy, FlagParsesAndRunsEitherWay) {
+  register_all();
+  for (const char* v : {"0", "1", "auto"}) {
+    reprise::run({"-ll:cpu", "2", "-ll:spin_yield", v}, [](Context& ctx) {
+      Region r = ctx.create_region(ctx.create_index_space(Rect<1>({0}, {63})),
+                                   ctx.create_field_space({{FV, sizeof(std::int64_t)}}));
+      ctx.fill(FillLauncher::of(r, {FV}, std::int64_t(0)));
+      Partition p = ctx.partition_by_blocks(r, Point<1>{16});
+      for (int i = 0; i < 20; ++i) {
+        IndexLauncher l(T_CHAIN_STEP, p.color_space());
+        l.add(p, Projection::identity(), Privilege::ReadWrite, {FV});
+        ctx.execute(l);
+      }
+      EXPECT_EQ(sum_of(ctx, r), 64 * ((std::int64_t(1) << 20) - 1));
+    });
+  }
+  EXPECT_THROW(reprise::run({"-ll:spin_yield", "2"}, [](Context&) {}), Error);
+}
+
+TEST(LaunchPath, ALauncherKeptAndLaunchedAgainWithOtherArguments) {
+  register_all();
+  for (const char* trace : {"none", "manual"}) {
+    reprise::run({"-ll:cpu", "2", "-lg:no_auto_tracing"}, [&](Context& ctx) {
+      Region r = ctx.create_region(ctx.create_index_space(Rect<1>({0}, {99})),
+                                   ctx.create_field_space({{FV, sizeof(std::int64_t)}}));
+      ctx.fill(FillLauncher::of(r, {FV}, std::int64_t(0)));
+      Partition p = ctx.partition_by_blocks(r, Point<1>{25});
+      IndexLauncher l(T_ADD_ARG, p.color_space());
+      l.add(p, Projection::identity(), Privilege::ReadWrite, {FV});
+      std::int64_t expect = 0;
+      for (std::int64_t i = 1; i <= 30; ++i) {
+        if (std::string(trace) == "manual") ctx.begin_trace(TraceID(1 + i % 2));
+        // Alternate between all four pieces and the first two only.
+        l.set_domain(i % 2 ? Domain(Rect<1>({0}, {3})) : Domain(Rect<1>({0}, {1})));
+        l.set_args(TaskArgs{AddArgs{i, {}}});
+        ctx.execute(l);
+        if (std::string(trace) == "manual") ctx.end_trace(TraceID(1 + i % 2));
+        expect += i * (i % 2 ? 100 : 50);
+      }
+      EXPECT_EQ(sum_of(ctx, r), expect);
+    });
+  }
+}
+
+TEST(LaunchPath, VoidFutureMapsWaitAndRefuseValues) {
+  register_all();
+  reprise::run({"-ll:cpu", "2"}, [](Context& ctx) {
+    FutureMap fm = ctx.execute(IndexLauncher(T_VOID_POINT, Domain(Rect<1>({0}, {7}))));
+    fm.wait();
+    EXPECT_THROW(fm.get(Point<1>{3}).get<std::int64_t>(), Error);
+    EXPECT_THROW(ctx.reduce(fm, ReductionOp::Sum), Error);
+  });
+}
