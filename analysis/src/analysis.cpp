@@ -150,6 +150,13 @@ void Analysis::analyse_points(const OpRef& ref) {
                         "does not exist",
                         op.describe(), proc.kind == ProcessorKind::GPU ? "gpu" : "cpu", proc.index,
                         proc.shard, info.point.str()));
+      // A GPU runs GPU variants only (its framebuffer may not be host memory), a CPU CPU ones.
+      if (!t.variant(proc.kind))
+        throw Error(fmt::format(
+            "{}: the mapper chose {}{} of shard {} for point {}, but task "
+            "'{}' has no {} variant",
+            op.describe(), proc.kind == ProcessorKind::GPU ? "gpu" : "cpu", proc.index, proc.shard,
+            info.point.str(), t.name, proc.kind == ProcessorKind::GPU ? "GPU" : "CPU"));
       procs_[p] = proc;
       if (several_memories) choose_memories(op, p, &info);
     }

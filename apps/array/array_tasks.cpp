@@ -194,18 +194,129 @@ void read_task(TaskContext& tc) {
   each(tc, a.view, [&](double x) { *dest++ = x; });
 }
 
+// GPU variants (-ll:gpu) of the element-wise tasks: the same arithmetic per element as the
+// CPU loops above, as kernels on the GPU's stream. The folds that return a value (sum, max,
+// sum of squares, checksum, read) stay CPU tasks: their data comes back from the framebuffer
+// by a copy.
+template <int N>
+void set_gpu_n(TaskContext& tc) {
+  const double v = tc.args<SetArgs>().value;
+  auto out = tc.accessor<double, N>(0, kValue);
+  kernel::for_each(tc, Rect<N>(tc.domain(0)), [=](const Point<N>& p) { out[p] = v; });
+}
+void set_gpu(TaskContext& tc) {
+  tc.domain(0).dim == 1 ? set_gpu_n<1>(tc) : set_gpu_n<2>(tc);
+}
+
+template <int N>
+void random_gpu_n(TaskContext& tc) {
+  const auto a = tc.args<RandomArgs>();
+  auto out = tc.accessor<double, N>(0, kValue);
+  kernel::for_each(tc, Rect<N>(tc.domain(0)), [=](const Point<N>& p) {
+    const std::uint64_t k = N == 1 ? std::uint64_t(p[0]) : std::uint64_t(p[0] * a.cols + p[N - 1]);
+    out[p] = random_value(a.seed, k);
+  });
+}
+void random_gpu(TaskContext& tc) {
+  tc.domain(0).dim == 1 ? random_gpu_n<1>(tc) : random_gpu_n<2>(tc);
+}
+
+// f(out point, the same offset's point in a, in b) as one kernel over out's rectangle.
+template <int N, typename F>
+void lockstep_gpu(TaskContext& tc, const Rect<N>& out, const Rect<N>& a, const Rect<N>& b, F f) {
+  kernel::for_each(tc, out,
+                   [=](const Point<N>& po) { f(po, po - out.lo + a.lo, po - out.lo + b.lo); });
+}
+
+template <int N>
+void binary_gpu_n(TaskContext& tc) {
+  const Op op = tc.args<BinaryArgs>().op;
+  auto out = tc.accessor<double, N>(0, kValue);
+  auto a = tc.accessor<const double, N>(1, kValue);
+  auto b = tc.accessor<const double, N>(2, kValue);
+  lockstep_gpu<N>(tc, tc.domain(0), tc.domain(1), tc.domain(2),
+                  [=](auto po, auto pa, auto pb) { out[po] = apply(op, a[pa], b[pb]); });
+}
+void binary_gpu(TaskContext& tc) {
+  tc.domain(0).dim == 1 ? binary_gpu_n<1>(tc) : binary_gpu_n<2>(tc);
+}
+
+template <int N>
+void scalar_gpu_n(TaskContext& tc) {
+  const auto s = tc.args<ScalarArgs>();
+  auto out = tc.accessor<double, N>(0, kValue);
+  auto a = tc.accessor<const double, N>(1, kValue);
+  lockstep_gpu<N>(tc, tc.domain(0), tc.domain(1), tc.domain(1), [=](auto po, auto pa, auto) {
+    out[po] = s.scalar_left ? apply(s.op, s.s, a[pa]) : apply(s.op, a[pa], s.s);
+  });
+}
+void scalar_gpu(TaskContext& tc) {
+  tc.domain(0).dim == 1 ? scalar_gpu_n<1>(tc) : scalar_gpu_n<2>(tc);
+}
+
+template <int N>
+void copy_gpu_n(TaskContext& tc) {
+  auto out = tc.accessor<double, N>(0, kValue);
+  auto a = tc.accessor<const double, N>(1, kValue);
+  lockstep_gpu<N>(tc, tc.domain(0), tc.domain(1), tc.domain(1),
+                  [=](auto po, auto pa, auto) { out[po] = a[pa]; });
+}
+void copy_gpu(TaskContext& tc) {
+  tc.domain(0).dim == 1 ? copy_gpu_n<1>(tc) : copy_gpu_n<2>(tc);
+}
+
+// One thread per row of the tile; each sums its row in column order, as dot_task does.
+void dot_gpu(TaskContext& tc) {
+  const auto a = tc.args<DotArgs>();
+  auto out = tc.accessor<double, 1>(0, kValue);
+  auto m = tc.accessor<const double, 2>(1, kValue);
+  auto v = tc.accessor<const double, 1>(2, kValue);
+  const Rect<1> rows = tc.domain(0);
+  const Rect<2> mr = tc.domain(1);
+  const coord_t cols = mr.hi[1] - mr.lo[1] + 1;
+  kernel::for_each(tc, rows, [=](const Point<1>& r) {
+    const coord_t i = r[0] - rows.lo[0];
+    double s = 0;
+    for (coord_t j = 0; j < cols; ++j)
+      s += m[Point<2>{mr.lo[0] + i, mr.lo[1] + j}] * v[Point<1>(a.v_offset + j)];
+    out[r] = s;
+  });
+}
+
+void diag_gpu(TaskContext& tc) {
+  auto out = tc.accessor<double, 1>(0, kValue);
+  auto a = tc.accessor<const double, 2>(1, kValue);
+  const Rect<1> r = tc.domain(0);
+  const Rect<2> ar = tc.domain(1);
+  kernel::for_each(tc, r, [=](const Point<1>& p) {
+    const coord_t i = p[0] - r.lo[0];
+    out[p] = a[Point<2>{ar.lo[0] + i, ar.lo[1] + r.lo[0] + i}];
+  });
+}
+
+void diag_matrix_gpu(TaskContext& tc) {
+  auto out = tc.accessor<double, 2>(0, kValue);
+  auto v = tc.accessor<const double, 1>(1, kValue);
+  const Rect<2> r = tc.domain(0);
+  const Rect<1> vr = tc.domain(1);
+  kernel::for_each(tc, r, [=](const Point<2>& p) {
+    out[p] = p[0] == p[1] ? v[Point<1>(vr.lo[0] + (p[0] - r.lo[0]))] : 0.0;
+  });
+}
+
 }  // namespace
 
 void register_all() {
   if (TaskRegistry::contains(kSet)) return;
-  TaskRegistry::add(kSet, "array.set", {cpu(set_task)});
-  TaskRegistry::add(kRandom, "array.random", {cpu(random_task)});
-  TaskRegistry::add(kBinary, "array.binary", {cpu(binary_task)});
-  TaskRegistry::add(kScalar, "array.scalar", {cpu(scalar_task)});
-  TaskRegistry::add(kCopy, "array.copy", {cpu(copy_task)});
-  TaskRegistry::add(kDot, "array.dot", {cpu(dot_task)});
-  TaskRegistry::add(kDiag, "array.diag", {cpu(diag_task)});
-  TaskRegistry::add(kDiagMatrix, "array.diag_matrix", {cpu(diag_matrix_task)});
+  TaskRegistry::add(kSet, "array.set", {cpu(set_task), gpu(set_gpu)});
+  TaskRegistry::add(kRandom, "array.random", {cpu(random_task), gpu(random_gpu)});
+  TaskRegistry::add(kBinary, "array.binary", {cpu(binary_task), gpu(binary_gpu)});
+  TaskRegistry::add(kScalar, "array.scalar", {cpu(scalar_task), gpu(scalar_gpu)});
+  TaskRegistry::add(kCopy, "array.copy", {cpu(copy_task), gpu(copy_gpu)});
+  TaskRegistry::add(kDot, "array.dot", {cpu(dot_task), gpu(dot_gpu)});
+  TaskRegistry::add(kDiag, "array.diag", {cpu(diag_task), gpu(diag_gpu)});
+  TaskRegistry::add(kDiagMatrix, "array.diag_matrix",
+                    {cpu(diag_matrix_task), gpu(diag_matrix_gpu)});
   TaskRegistry::add(kSum, "array.sum", {cpu(sum_task)});
   TaskRegistry::add(kMax, "array.max", {cpu(max_task)});
   TaskRegistry::add(kSumSquares, "array.sum_squares", {cpu(sum_squares_task)});

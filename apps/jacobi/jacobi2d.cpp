@@ -64,6 +64,29 @@ void sweep_task(TaskContext& tc) {
     }
 }
 
+// GPU variants (-ll:gpu): the same arithmetic per point, as kernels (kernel::for_each).
+void init_gpu(TaskContext& tc) {
+  auto u = tc.accessor<double, 2>(0, FID_U);
+  auto v = tc.accessor<double, 2>(0, FID_V);
+  kernel::for_each(tc, Rect<2>(tc.domain(0)), [=] REPRISE_HOST_DEVICE(const Point<2>& p) {
+    u[p] = v[p] = p[0] == 0 ? 1.0 : 0.0;  // initial(): 1 on the top edge
+  });
+}
+
+void sweep_gpu(TaskContext& tc) {
+  const auto a = tc.args<SweepArgs>();
+  auto out = tc.accessor<double, 2>(0, a.to);
+  auto in = tc.accessor<const double, 2>(1, a.from);
+  const coord_t n = a.n;
+  kernel::for_each(tc, Rect<2>(tc.domain(0)), [=] REPRISE_HOST_DEVICE(const Point<2>& p) {
+    const coord_t i = p[0], j = p[1];
+    if (i == 0 || j == 0 || i == n - 1 || j == n - 1)
+      out[p] = in[p];
+    else
+      out[p] = 0.25 * (in[{i - 1, j}] + in[{i + 1, j}] + in[{i, j - 1}] + in[{i, j + 1}]);
+  });
+}
+
 std::uint64_t checksum_task(TaskContext& tc) {
   auto u = tc.accessor<const double, 2>(0, FID_U);
   std::uint64_t h = 1469598103934665603ull;
@@ -194,8 +217,8 @@ void top_level(Context& ctx, const Params& p) {
 
 int main(int argc, char** argv) {
   Params p = parse(app_args(argc, argv));
-  TaskRegistry::add(TID_INIT, "init", {cpu(init_task)});
-  TaskRegistry::add(TID_SWEEP, "sweep", {cpu(sweep_task)});
+  TaskRegistry::add(TID_INIT, "init", {cpu(init_task), gpu(init_gpu)});
+  TaskRegistry::add(TID_SWEEP, "sweep", {cpu(sweep_task), gpu(sweep_gpu)});
   TaskRegistry::add(TID_CHECKSUM, "checksum", {cpu(checksum_task)});
   return start(
       argc, argv, [&](Context& ctx) { top_level(ctx, p); }, apps::trace_mode_flags(p.trace));

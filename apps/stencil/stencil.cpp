@@ -84,6 +84,43 @@ void increment_task(TaskContext& tc) {
   }
 }
 
+// GPU variants (-ll:gpu): the same arithmetic per point as the CPU loops above, as kernels
+// on the GPU's stream (kernel::for_each), so the results are bit-identical.
+void init_gpu(TaskContext& tc) {
+  auto in = tc.accessor<double, 2>(0, FID_IN);
+  auto out = tc.accessor<double, 2>(0, FID_OUT);
+  kernel::for_each(tc, Rect<2>(tc.domain(0)), [=] REPRISE_HOST_DEVICE(const Point<2>& p) {
+    in[p] = kCoefX * double(p[0]) + kCoefY * double(p[1]);
+    out[p] = 0.0;
+  });
+}
+
+void stencil_gpu(TaskContext& tc) {
+  const auto a = tc.args<StencilArgs>();
+  auto out = tc.accessor<double, 2>(0, FID_OUT);
+  auto in = tc.accessor<const double, 2>(1, FID_IN);
+  const Rect<2> r = tc.domain(0);
+  const int R = a.radius;
+  const Rect<2> active(
+      {std::max<coord_t>(r.lo[0], R), std::max<coord_t>(r.lo[1], R)},
+      {std::min<coord_t>(r.hi[0], a.nx - 1 - R), std::min<coord_t>(r.hi[1], a.ny - 1 - R)});
+  kernel::for_each(tc, active, [=] REPRISE_HOST_DEVICE(const Point<2>& p) {
+    double s = 0.0;
+    for (int k = 1; k <= R; ++k) {
+      const double w = 1.0 / (2.0 * k * R);
+      s += w * (in[{p[0], p[1] + k}] - in[{p[0], p[1] - k}]);
+      s += w * (in[{p[0] + k, p[1]}] - in[{p[0] - k, p[1]}]);
+    }
+    out[p] += s;
+  });
+}
+
+void increment_gpu(TaskContext& tc) {
+  auto in = tc.accessor<double, 2>(0, FID_IN);
+  kernel::for_each(tc, Rect<2>(tc.domain(0)),
+                   [=] REPRISE_HOST_DEVICE(const Point<2>& p) { in[p] += 1.0; });
+}
+
 double norm_task(TaskContext& tc) {
   const auto a = tc.args<StencilArgs>();
   auto out = tc.accessor<const double, 2>(0, FID_OUT);
@@ -256,9 +293,9 @@ void top_level(Context& ctx, const Params& p) {
 
 int main(int argc, char** argv) {
   Params p = parse(app_args(argc, argv));
-  TaskRegistry::add(TID_INIT, "init", {cpu(init_task)});
-  TaskRegistry::add(TID_STENCIL, "stencil", {cpu(stencil_task)});
-  TaskRegistry::add(TID_INCREMENT, "increment", {cpu(increment_task)});
+  TaskRegistry::add(TID_INIT, "init", {cpu(init_task), gpu(init_gpu)});
+  TaskRegistry::add(TID_STENCIL, "stencil", {cpu(stencil_task), gpu(stencil_gpu)});
+  TaskRegistry::add(TID_INCREMENT, "increment", {cpu(increment_task), gpu(increment_gpu)});
   TaskRegistry::add(TID_NORM, "norm", {cpu(norm_task)});
   TaskRegistry::add(TID_CHECKSUM, "checksum", {cpu(checksum_task)});
   return start(

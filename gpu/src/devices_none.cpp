@@ -10,3 +10,11 @@ int device_count() {
 }
 
 }  // namespace reprise::cuda
+
+namespace reprise::devices {
+
+std::unique_ptr<detail::Device> make_cuda_device() {
+  return nullptr;
+}
+
+}  // namespace reprise::devices

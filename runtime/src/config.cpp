@@ -98,6 +98,25 @@ const std::vector<FlagDef>& flag_table() {
         "system memories (NUMA-like domains; virtual where the machine has fewer), the CPU "
         "workers divided among them in blocks",
         i32(&Config::numa, 1, 16, "-ll:numa"));
+    add("-ll:gpu", "N",
+        "GPU processors per shard, each with a framebuffer memory (several may share one "
+        "device; without a CUDA device they run on the host device backend)",
+        i32(&Config::gpus, 0, 64, "-ll:gpu"));
+    add("-ll:fsize", "MiB", "capacity of each GPU's framebuffer memory",
+        std::make_pair([](const Config& c) { return std::to_string(c.fsize_mib); },
+                       [](Config& c, const std::string& v) {
+                         c.fsize_mib = parse_int("-ll:fsize", v, 1, std::int64_t(1) << 30);
+                       }));
+    add("-ll:gpu_backend", "cuda|host|auto",
+        "what runs GPU processors: CUDA, the host device backend (no GPU needed), or auto "
+        "(CUDA when a device is visible, else host with a notice)",
+        std::make_pair([](const Config& c) { return c.gpu_backend; },
+                       [](Config& c, const std::string& v) {
+                         if (v != "cuda" && v != "host" && v != "auto")
+                           throw Error(fmt::format(
+                               "-ll:gpu_backend must be cuda, host or auto, not '{}'", v));
+                         c.gpu_backend = v;
+                       }));
     add("-ll:csize", "MiB", "capacity of each system memory for instances",
         std::make_pair([](const Config& c) { return std::to_string(c.csize_mib); },
                        [](Config& c, const std::string& v) {
@@ -239,7 +258,7 @@ const std::vector<FlagDef>& flag_table() {
            "accepted; templates are always reduced when recorded",
            notice("-lg:inline_transitive_reduction is accepted for compatibility: trace "
                   "templates are always transitively reduced when they are recorded"));
-    legion("-ll:zsize", "MiB", "accepted; there is no zero-copy memory yet (no GPU support)",
+    legion("-ll:zsize", "MiB", "accepted; there is no zero-copy memory yet",
            std::make_pair([](const Config&) { return std::string("-"); },
                           [](Config& c, const std::string& v) {
                             parse_int("-ll:zsize", v, 0, std::int64_t(1) << 30);

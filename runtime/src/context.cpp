@@ -652,7 +652,9 @@ Context::TraceStats Context::trace_stats() const {
                     s.peers_heard,
                     s.requests_sent,
                     s.replay_instructions,
-                    s.replay_instructions_here};
+                    s.replay_instructions_here,
+                    s.gpu_kernels,
+                    s.gpu_graph_launches};
 }
 
 std::uint32_t Context::num_cpus() const {

@@ -45,6 +45,9 @@ std::exception_ptr point_failure(const Runtime& rt, const PointTask& t, std::exc
 Executor::Executor(Runtime& rt) : rt_(rt) {
   for (int i = 0; i < rt.config().cpus; ++i) cpu_queues_.push_back(std::make_unique<ReadyQueue>());
   for (int i = 1; i < rt.config().utils; ++i) dma_queues_.push_back(std::make_unique<ReadyQueue>());
+  if (rt.device())
+    for (int i = 0; i < rt.config().gpus; ++i)
+      gpu_queues_.push_back(std::make_unique<ReadyQueue>());
 }
 
 Executor::~Executor() {
@@ -63,19 +66,33 @@ void Executor::start() {
   for (std::size_t i = 0; i < dma_queues_.size(); ++i)
     threads_.emplace_back(&Executor::worker_loop, this, std::ref(*dma_queues_[i]), -1,
                           fmt::format("util{}", i + 1));
+  // A GPU processor: a host thread that runs its variants' host code, and a stream on its
+  // device (virtual GPUs share the physical ones round-robin).
+  if (Device* device = rt_.device())
+    for (std::size_t i = 0; i < gpu_queues_.size(); ++i) {
+      gpu_streams_.push_back(device->create_stream(int(i) % device->devices()));
+      threads_.emplace_back(&Executor::worker_loop, this, std::ref(*gpu_queues_[i]), -1,
+                            fmt::format("gpu{}", i));
+    }
 }
 
 void Executor::stop() {
   for (auto& q : cpu_queues_) q->stop();
   for (auto& q : dma_queues_) q->stop();
+  for (auto& q : gpu_queues_) q->stop();
   for (auto& t : threads_)
     if (t.joinable()) t.join();
   threads_.clear();
+  // (Every point has completed: the streams hold nothing more.)
+  for (DeviceStream s : gpu_streams_) rt_.device()->destroy_stream(s);
+  gpu_streams_.clear();
 }
 
 ReadyQueue& Executor::queue_of(const Processor& p) {
   if (p.kind == ProcessorKind::Utility && !dma_queues_.empty())
     return *dma_queues_[p.index % dma_queues_.size()];
+  if (p.kind == ProcessorKind::GPU && !gpu_queues_.empty())
+    return *gpu_queues_[p.index % gpu_queues_.size()];
   return *cpu_queues_[p.index % cpu_queues_.size()];
 }
 
@@ -171,7 +188,33 @@ void Executor::worker_loop(ReadyQueue& q, int pin_core, std::string name) {
   tl_local_ready = nullptr;
 }
 
+namespace {
+struct PendingGpuPoint {
+  Executor* exec;
+  PointTask* task;
+  std::exception_ptr error;
+  std::uint64_t begin_ns;
+};
+}  // namespace
+
+void Executor::run_gpu_point(PointTask* t) {
+  const std::uint64_t t0 = rt_.profiler() ? Profiler::stamp() : 0;
+  std::exception_ptr error = execute_point(*t);
+  // Completion comes from the stream once it has run what the variant enqueued.
+  auto pending = make_pooled<PendingGpuPoint>(PendingGpuPoint{this, t, std::move(error), t0});
+  rt_.device()->callback(stream_of(t->proc), &Executor::gpu_point_done, pending.release());
+}
+
+void Executor::gpu_point_done(void* arg) {
+  PoolPtr<PendingGpuPoint> p(static_cast<PendingGpuPoint*>(arg));
+  Executor& x = *p->exec;
+  if (Profiler* prof = x.rt_.profiler()) x.profile_point(*prof, *p->task, p->begin_ns);
+  x.finish_point(p->task, std::move(p->error));
+}
+
 void Executor::run_point(PointTask* t) {
+  if (t->proc.kind == ProcessorKind::GPU && !gpu_streams_.empty()) [[unlikely]]
+    return run_gpu_point(t);
   // (Profiling takes another path, so that the usual one stays as short as it was.)
   if (Profiler* prof = rt_.profiler()) [[unlikely]] {
     const std::uint64_t t0 = Profiler::stamp();

@@ -4,6 +4,7 @@
 
 #include "reprise/error.h"
 #include "reprise_rt/assert.h"
+#include "reprise_rt/device.h"
 #include "reprise_rt/hasher.h"
 #include "reprise_rt/op.h"
 
@@ -23,21 +24,34 @@ std::uint64_t InstanceManager::bytes_between_shards(const Op& copy) const {
 }
 
 Instance::Instance(std::uint32_t tree, std::uint32_t memory, const Domain& bounds,
-                   const FieldSpaceInfo& fs, bool remote, int numa_node)
-    : tree_(tree), memory_(memory), bounds_(bounds) {
+                   const FieldSpaceInfo& fs, const Placement& where)
+    : tree_(tree),
+      memory_(memory),
+      bounds_(bounds),
+      device_(where.device),
+      device_index_(where.device_index),
+      host_visible_(!where.device || where.device->host_addressable()) {
   std::size_t points = std::size_t(bounds.volume());
   fields_.resize(fs.fields.size());
   for (std::size_t i = 0; i < fs.fields.size(); ++i) {
     fields_[i].size = fs.fields[i].size;
-    if (remote) continue;
-    fields_[i].data = host_allocate((points ? points : 1) * fs.fields[i].size, numa_node);
-    if (!fields_[i].data)
-      throw Error(fmt::format("an instance of region {} needs {} bytes: out of host memory",
-                              bounds.str(), points * fs.fields[i].size));
+    if (where.remote) continue;
+    const std::size_t want = (points ? points : 1) * fs.fields[i].size;
+    if (where.device) {
+      fields_[i].device = static_cast<std::byte*>(where.device->allocate(where.device_index, want));
+      if (!fields_[i].device)
+        throw Error(fmt::format("an instance of region {} needs {} bytes: out of device memory",
+                                bounds.str(), want));
+    } else {
+      fields_[i].data = host_allocate(want, where.numa_node);
+      if (!fields_[i].data)
+        throw Error(fmt::format("an instance of region {} needs {} bytes: out of host memory",
+                                bounds.str(), points * fs.fields[i].size));
+    }
     bytes_ += points * fs.fields[i].size;
     FieldStorage& f = fields_[i];
     coord_t stride = coord_t(f.size);
-    f.base = reinterpret_cast<std::uintptr_t>(f.data.get());
+    f.base = reinterpret_cast<std::uintptr_t>(field_data(int(i)));
     for (int d = bounds_.dim - 1; d >= 0; --d) {
       f.strides[std::size_t(d)] = stride;
       f.base -= std::uintptr_t(bounds_.lo[std::size_t(d)] * stride);
@@ -46,10 +60,15 @@ Instance::Instance(std::uint32_t tree, std::uint32_t memory, const Domain& bound
   }
 }
 
+Instance::~Instance() {
+  for (FieldStorage& f : fields_)
+    if (f.device) device_->release(device_index_, f.device);
+}
+
 std::unique_ptr<Instance> Instance::reduction(std::uint32_t tree, std::uint32_t memory,
                                               const Domain& bounds, const FieldSpaceInfo& fs,
-                                              std::uint32_t slot, bool remote, int numa_node) {
-  auto inst = std::make_unique<Instance>(tree, memory, bounds, fs, remote, numa_node);
+                                              std::uint32_t slot, const Placement& where) {
+  auto inst = std::make_unique<Instance>(tree, memory, bounds, fs, where);
   inst->reduction_ = true;
   inst->slot_ = slot;
   inst->reduction_fields_.resize(fs.fields.size());
@@ -61,6 +80,10 @@ bool Instance::begin_reduction(int fi, ScalarType type, ReductionOp op) {
   if (bounds_.empty()) return true;
   ReductionField& rf = reduction_fields_[std::size_t(fi)];
   if (rf.touched) return rf.type == type && rf.op == op;
+  if (!host_visible_)
+    throw Error(
+        "a reduction instance in a framebuffer cannot be initialised: reductions into "
+        "framebuffers on the CUDA backend are not supported yet (map them to system memory)");
   fill_identity(type, op, field_data(fi), std::size_t(bounds_.volume()));
   rf = ReductionField{true, type, op};
   return true;
@@ -78,22 +101,47 @@ std::size_t Instance::offset_of(const DomainPoint& p, std::size_t size) const {
 }
 
 InstanceManager::InstanceManager(std::size_t sysmem_bytes, int sysmems, std::uint32_t shard,
-                                 std::uint32_t shards)
-    : per_shard_(std::uint32_t(sysmems)), shard_(shard) {
-  for (std::uint32_t s = 0; s < shards; ++s)
+                                 std::uint32_t shards, int gpus, std::size_t fb_bytes)
+    : per_shard_(std::uint32_t(sysmems + gpus)), shard_(shard), sysmems_(std::uint32_t(sysmems)) {
+  for (std::uint32_t s = 0; s < shards; ++s) {
+    const std::string at = shards == 1 ? std::string() : fmt::format("@shard{}", s);
     for (int i = 0; i < sysmems; ++i) {
       Memory sys;
       sys.id = std::uint32_t(memories_.size());
-      sys.name = shards == 1 ? fmt::format("sysmem{}", i) : fmt::format("sysmem{}@shard{}", i, s);
+      sys.name = fmt::format("sysmem{}{}", i, at);
       sys.capacity = sysmem_bytes;
       memories_.push_back(sys);
     }
+    for (int g = 0; g < gpus; ++g) {
+      Memory fb;
+      fb.id = std::uint32_t(memories_.size());
+      fb.name = fmt::format("fbmem{}{}", g, at);
+      fb.capacity = fb_bytes;
+      fb.kind = MemoryKind::Framebuffer;
+      fb.gpu = std::uint32_t(g);
+      memories_.push_back(fb);
+    }
+  }
 }
 
 int InstanceManager::numa_node_of(std::uint32_t memory) const {
   const int nodes = numa_nodes();
-  if (per_shard_ < 2 || nodes < 2) return -1;
+  if (sysmems_ < 2 || nodes < 2 || memory % per_shard_ >= sysmems_) return -1;
   return int(memory % per_shard_) % nodes;
+}
+
+Placement InstanceManager::placement_of(std::uint32_t memory) const {
+  Placement p;
+  p.remote = !is_local(memory);
+  const Memory& m = memories_[memory];
+  if (m.kind == MemoryKind::Framebuffer && !p.remote) {
+    REPRISE_ASSERT(device_ != nullptr, "framebuffers exist only with a device backend");
+    p.device = device_;
+    p.device_index = device_ ? int(m.gpu) % device_->devices() : 0;
+  } else {
+    p.numa_node = numa_node_of(memory);
+  }
+  return p;
 }
 
 void InstanceManager::reserve(std::uint32_t memory, std::size_t want, const Domain& rect) {
@@ -101,8 +149,9 @@ void InstanceManager::reserve(std::uint32_t memory, std::size_t want, const Doma
   if (m.used + want > m.capacity)
     throw Error(fmt::format(
         "memory {} is full: capacity {} MiB, {} MiB in use, an instance of region {} needs "
-        "{:.1f} MiB (raise -ll:csize)",
-        m.name, m.capacity >> 20, m.used >> 20, rect.str(), double(want) / (1 << 20)));
+        "{:.1f} MiB (raise {})",
+        m.name, m.capacity >> 20, m.used >> 20, rect.str(), double(want) / (1 << 20),
+        m.kind == MemoryKind::Framebuffer ? "-ll:fsize" : "-ll:csize"));
   m.used += want;
 }
 
@@ -147,7 +196,7 @@ Instance* InstanceManager::reduction_instance(const RegionForest& forest, std::u
     reserve(memory, want, rect);
   }
   if (reductions_by_tree_.size() <= tree) reductions_by_tree_.resize(tree + 1);
-  auto inst = Instance::reduction(tree, memory, rect, fs, slot, remote, numa_node_of(memory));
+  auto inst = Instance::reduction(tree, memory, rect, fs, slot, placement_of(memory));
   Instance* raw = inst.get();
   reductions_by_tree_[tree].push_back(std::move(inst));
   reduction_index_.emplace(reduction_key(tree, memory, rect, slot), raw);
@@ -166,13 +215,9 @@ Instance* InstanceManager::tree_instance(const RegionForest& forest, std::uint32
     const FieldSpaceInfo& fs = forest.field_space(t.field_space);
     std::size_t want = 0;
     for (const auto& f : fs.fields) want += std::size_t(bounds.volume()) * f.size;
-    if (!is_local(memory)) {  // another shard's: a name for the analysis, no data here
-      per_mem[memory] = std::make_unique<Instance>(tree, memory, bounds, fs, /*remote=*/true);
-      return per_mem[memory].get();
-    }
-    reserve(memory, want, bounds);
-    per_mem[memory] =
-        std::make_unique<Instance>(tree, memory, bounds, fs, false, numa_node_of(memory));
+    // (Another shard's: a name for the analysis, no data here.)
+    if (is_local(memory)) reserve(memory, want, bounds);
+    per_mem[memory] = std::make_unique<Instance>(tree, memory, bounds, fs, placement_of(memory));
   }
   return per_mem[memory].get();
 }

@@ -70,11 +70,13 @@ SpinPolicy make_spin_policy(const Config& c, bool networked) {
 }
 }  // namespace
 
-Runtime::Runtime(Config config, std::unique_ptr<Mapper> mapper, Network* network)
+Runtime::Runtime(Config config, std::unique_ptr<Mapper> mapper, Network* network, Device* device)
     : config_(std::move(config)),
+      device_(config_.gpus > 0 ? device : nullptr),
       mapper_(mapper ? std::move(mapper) : std::make_unique<DefaultMapper>()),
       network_(network),
-      instances_(std::size_t(config_.csize_mib) << 20, config_.numa, shard(), num_shards()),
+      instances_(std::size_t(config_.csize_mib) << 20, config_.numa, shard(), num_shards(),
+                 device_ ? config_.gpus : 0, std::size_t(config_.fsize_mib) << 20),
       executor_(*this),
       queue_(std::size_t(config_.window) + 2) {
   forest_.set_waiter([this](Event e) { wait(e); });
@@ -84,6 +86,7 @@ Runtime::Runtime(Config config, std::unique_ptr<Mapper> mapper, Network* network
   set_log_output(shard(), config_.log_file);
   set_log_thread_name("app");  // (the runtime is made on the application's thread)
   spin_ = make_spin_policy(config_, network_ != nullptr);
+  instances_.set_device(device_);
   if (auto observers = observers_snapshot();
       !config_.prof_file.empty() || !config_.spy_dir.empty() || !observers.empty()) {
     profiler_ = std::make_unique<Profiler>(config_.prof_file, shard(), std::move(observers));
@@ -133,7 +136,8 @@ void Runtime::set_pipeline(std::unique_ptr<OpSink> first_stage, GraphSink* graph
 }
 
 MachineInfo Runtime::machine() const {
-  return MachineInfo{executor_.num_cpus(), 0, shard(), num_shards(), std::uint32_t(config_.numa)};
+  return MachineInfo{executor_.num_cpus(), executor_.num_gpus(), shard(), num_shards(),
+                     std::uint32_t(config_.numa)};
 }
 
 void Runtime::note_points(std::uint64_t seq, std::uint64_t points, bool replayed) {
@@ -157,6 +161,8 @@ RuntimeStats Runtime::stats() const {
   s.replay_instructions_here = replay_instructions_here_.load(std::memory_order_relaxed);
   s.mismatches = mismatches_.load(std::memory_order_relaxed);
   s.copies = copies_.load(std::memory_order_relaxed);
+  s.gpu_kernels = gpu_kernels_.load(std::memory_order_relaxed);
+  s.gpu_graph_launches = gpu_graph_launches_.load(std::memory_order_relaxed);
   s.shard_bytes = shard_bytes_.load(std::memory_order_relaxed);
   s.analysis_cpu_ns = thread_cpu_ns(utility_);
   s.analysis_busy_ns = analysis_busy_ns_.load(std::memory_order_relaxed);

@@ -2,6 +2,8 @@
 
 #include <fmt/core.h>
 
+#include "reprise_rt/device.h"
+#include "reprise_rt/executor.h"
 #include "reprise_rt/instance.h"
 #include "reprise_rt/point_task.h"
 #include "reprise_rt/runtime.h"
@@ -126,6 +128,34 @@ const Future& TaskContext::future_handle(int i) const {
     throw Error(fmt::format("{}, point {}: future {} does not exist (the task has {})",
                             t_.op->describe(), t_.point.str(), i, fs.size()));
   return fs[std::size_t(i)];
+}
+
+bool TaskContext::on_gpu() const {
+  return t_.exec->stream_of(t_.proc).valid();
+}
+
+bool TaskContext::gpu_is_cuda() const {
+  const detail::Runtime* rt = detail::Runtime::current();
+  return on_gpu() && rt && rt->device() && std::string_view(rt->device()->backend()) == "cuda";
+}
+
+void* TaskContext::stream() const {
+  return t_.exec->stream_of(t_.proc).handle;
+}
+
+void TaskContext::launch_kernel(std::function<void()> kernel) const {
+  const detail::DeviceStream s = t_.exec->stream_of(t_.proc);
+  detail::Runtime* rt = detail::Runtime::current();
+  if (!s.valid() || !rt || !rt->device()) {
+    kernel();  // a CPU variant: the loop runs here
+    return;
+  }
+  rt->device()->launch_host(s, std::move(kernel));
+  rt->count_gpu_kernel();
+}
+
+void TaskContext::count_kernel() const {
+  if (detail::Runtime* rt = detail::Runtime::current(); rt && on_gpu()) rt->count_gpu_kernel();
 }
 
 namespace detail {

@@ -19,9 +19,17 @@ namespace reprise {
 
 namespace {
 
-void run_parsed(const detail::Config& config, const TopLevelTask& top_level,
+void run_parsed(const detail::Config& parsed, const TopLevelTask& top_level,
                 std::unique_ptr<Mapper> mapper, detail::Network* network = nullptr) {
-  detail::Runtime rt(config, std::move(mapper), network);
+  detail::Config config = parsed;
+  // -ll:gpu: CUDA when a device is visible (or asked for), else the host device backend.
+  std::unique_ptr<detail::Device> device;
+  if (config.gpus > 0) {
+    std::string notice;
+    device = devices::make_device(config.gpu_backend, notice);
+    if (!notice.empty()) config.notices.push_back(std::move(notice));
+  }
+  detail::Runtime rt(config, std::move(mapper), network, device.get());
   std::unique_ptr<detail::OpSink> stages =
       std::make_unique<detail::Memoizer>(rt, std::make_unique<detail::Analysis>(rt));
   // -lg:inorder is the sequential oracle: nothing may be held back there.

@@ -47,11 +47,13 @@ class Accessor {
     check_ = raw.check;
 #endif
   }
-  T& operator[](const Point<N>& p) const {
+  REPRISE_HOST_DEVICE T& operator[](const Point<N>& p) const {
+#if !defined(__CUDA_ARCH__)  // (a kernel on a CUDA GPU cannot throw: no check there)
     if (check_ && !bounds_.contains(p)) detail::throw_out_of_bounds(site_, p, bounds_);
+#endif
     return *reinterpret_cast<T*>(address(p));
   }
-  T* ptr(const Point<N>& p) const {
+  REPRISE_HOST_DEVICE T* ptr(const Point<N>& p) const {
     return reinterpret_cast<T*>(address(p));
   }
   // Strides in elements, per dimension.
@@ -65,7 +67,7 @@ class Accessor {
   }
 
  private:
-  std::uintptr_t address(const Point<N>& p) const {
+  REPRISE_HOST_DEVICE std::uintptr_t address(const Point<N>& p) const {
     std::uintptr_t a = base_;
     for (int i = 0; i < N; ++i) a += std::uintptr_t(p[i] * strides_[i]);
     return a;

@@ -100,6 +100,9 @@ class Context {
     // shard's replays set up (its own, and the other shards' points it waits for).
     std::uint64_t replay_instructions = 0;
     std::uint64_t replay_instructions_here = 0;
+    // GPUs (-ll:gpu): kernels launched on GPU processors' streams, and captured graphs launched.
+    std::uint64_t gpu_kernels = 0;
+    std::uint64_t gpu_graph_launches = 0;
   };
   TraceStats trace_stats() const;
   // Ops issued so far (the next op's number), and with -lg:coverage_log the record of which

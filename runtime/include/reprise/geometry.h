@@ -10,6 +10,13 @@
 
 #include "reprise/error.h"
 
+// Marks what GPU kernels may call (kernel::for_each lambdas, accessors) when nvcc compiles it.
+#if defined(__CUDACC__)
+#define REPRISE_HOST_DEVICE __host__ __device__
+#else
+#define REPRISE_HOST_DEVICE
+#endif
+
 namespace reprise {
 
 inline constexpr int kMaxDim = 3;
@@ -31,8 +38,8 @@ struct Point {
   constexpr Point(coord_t v) {  // NOLINT: 1-d points convert from integers
     x[0] = v;
   }
-  constexpr coord_t& operator[](int i) { return x[i]; }
-  constexpr coord_t operator[](int i) const { return x[i]; }
+  REPRISE_HOST_DEVICE constexpr coord_t& operator[](int i) { return x[i]; }
+  REPRISE_HOST_DEVICE constexpr coord_t operator[](int i) const { return x[i]; }
   friend constexpr bool operator==(const Point&, const Point&) = default;
   friend constexpr Point operator+(Point a, const Point& b) {
     for (int i = 0; i < N; ++i) a.x[i] += b.x[i];
@@ -60,7 +67,7 @@ struct Rect {
     for (int i = 0; i < N; ++i) v *= std::max<coord_t>(0, hi[i] - lo[i] + 1);
     return v;
   }
-  constexpr bool contains(const Point<N>& p) const {
+  REPRISE_HOST_DEVICE constexpr bool contains(const Point<N>& p) const {
     for (int i = 0; i < N; ++i)
       if (p[i] < lo[i] || p[i] > hi[i]) return false;
     return true;

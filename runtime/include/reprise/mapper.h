@@ -19,21 +19,33 @@ struct MapperTaskInfo {
   bool has_gpu_variant;
 };
 
-// Memories are numbered: system memories (NUMA domains, -ll:numa) first.
+// Memories are numbered per shard: its system memories (NUMA domains, -ll:numa) first, then
+// one framebuffer per GPU (-ll:gpu).
 using MemoryID = std::uint32_t;
 
-// Per shard: num_cpus CPUs and num_sysmems system memories; memory ids are global, shard s
-// owning [s * num_sysmems, (s + 1) * num_sysmems).
+// Per shard: num_cpus CPUs, num_gpus GPUs, num_sysmems system memories and num_gpus
+// framebuffers; memory ids are global, shard s owning
+// [s * memories_per_shard(), (s + 1) * memories_per_shard()).
 struct MachineInfo {
   std::uint32_t num_cpus;  // per shard
   std::uint32_t num_gpus;  // per shard
   std::uint32_t shard;     // the shard asking (every shard maps every point identically)
   std::uint32_t num_shards;
   std::uint32_t num_sysmems = 1;  // per shard
-  std::uint32_t num_memories() const { return num_sysmems * num_shards; }
-  // The system memory of a CPU's NUMA domain: the CPUs are divided among them in blocks.
+  std::uint32_t memories_per_shard() const { return num_sysmems + num_gpus; }
+  std::uint32_t num_memories() const { return memories_per_shard() * num_shards; }
+  MemoryID first_memory(std::uint32_t s) const { return MemoryID(s) * memories_per_shard(); }
+  // GPU g's framebuffer on shard s.
+  MemoryID framebuffer(std::uint32_t s, std::uint32_t g) const {
+    return first_memory(s) + num_sysmems + g;
+  }
+  bool is_framebuffer(MemoryID m) const { return m % memories_per_shard() >= num_sysmems; }
+  // A GPU's framebuffer; the system memory of a CPU's NUMA domain (the CPUs are divided among
+  // them in blocks); a utility processor's first system memory.
   MemoryID closest_memory(const Processor& p) const {
-    const MemoryID base = MemoryID(p.shard) * num_sysmems;
+    const MemoryID base = first_memory(p.shard);
+    if (p.kind == ProcessorKind::GPU && num_gpus > 0)
+      return framebuffer(p.shard, p.index % num_gpus);
     if (p.kind != ProcessorKind::CPU || num_cpus == 0) return base;
     return base + MemoryID(std::uint64_t(p.index % num_cpus) * num_sysmems / num_cpus);
   }

@@ -11,6 +11,7 @@
 #include "reprise/error.h"
 #include "reprise/future.h"
 #include "reprise/geometry.h"
+#include "reprise/gpu.h"
 #include "reprise/launcher.h"
 #include "reprise/mapper.h"
 #include "reprise/observer.h"

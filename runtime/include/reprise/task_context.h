@@ -2,6 +2,7 @@
 // What a running task sees: its point, arguments, futures and region accessors.
 #include <cstddef>
 #include <cstring>
+#include <functional>
 #include <span>
 #include <type_traits>
 
@@ -57,6 +58,19 @@ class TaskContext {
     return future_handle(i).get<T>();
   }
   const Future& future_handle(int i) const;
+
+  // GPU variants (-ll:gpu, docs/gpu.md): whether this point runs on a GPU processor, whether
+  // that GPU is a CUDA device (else the host device backend), and the processor's stream (a
+  // cudaStream_t on CUDA; raw kernels may go there). Kernels are asynchronous: the point
+  // completes once its stream has run them.
+  bool on_gpu() const;
+  bool gpu_is_cuda() const;
+  void* stream() const;
+  // Enqueues a host function as the next kernel on this point's stream — how kernel::for_each
+  // runs on the host backend; on a CPU processor it runs at once.
+  void launch_kernel(std::function<void()> kernel) const;
+  // Counts a kernel the task launched on stream() itself (gpu_kernels on RESULT lines).
+  void count_kernel() const;
 
  private:
   detail::RawAccess raw(int req, FieldID fid, std::size_t elem_size, bool read_only, int dim) const;

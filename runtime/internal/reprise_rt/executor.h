@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "reprise_rt/batch_sink.h"
+#include "reprise_rt/device.h"
 #include "reprise_rt/graph.h"
 #include "reprise_rt/point_task.h"
 #include "reprise_rt/ready_queue.h"
@@ -48,6 +49,13 @@ class Executor final : public GraphSink, public BatchSink {
   void count_off(Op& op, std::uint32_t points = 1) override;
 
   std::uint32_t num_cpus() const { return std::uint32_t(cpu_queues_.size()); }
+  std::uint32_t num_gpus() const { return std::uint32_t(gpu_queues_.size()); }
+  // The stream a GPU processor's kernels go to (invalid for other processors).
+  DeviceStream stream_of(const Processor& p) const {
+    return p.kind == ProcessorKind::GPU && !gpu_streams_.empty()
+               ? gpu_streams_[p.index % gpu_streams_.size()]
+               : DeviceStream{};
+  }
 
  private:
   static void precondition_done(void* ctx, std::uint64_t);
@@ -58,6 +66,10 @@ class Executor final : public GraphSink, public BatchSink {
   void enqueue(PointTask* t);
   void worker_loop(ReadyQueue& q, int pin_core, std::string name);
   void run_point(PointTask* t);
+  // A GPU processor's point: its variant enqueues kernels on the processor's stream; the point
+  // completes when the stream has run them (a callback from the backend's thread).
+  void run_gpu_point(PointTask* t);
+  static void gpu_point_done(void* pending);
   // Runs the point's body (or copy, fill, half); returns what it threw.
   std::exception_ptr execute_point(PointTask& t);
   // Completion: proxies, the point's event, its batch's successors, its op.
@@ -76,6 +88,8 @@ class Executor final : public GraphSink, public BatchSink {
   Runtime& rt_;
   std::vector<std::unique_ptr<ReadyQueue>> cpu_queues_;
   std::vector<std::unique_ptr<ReadyQueue>> dma_queues_;  // utility threads after the first
+  std::vector<std::unique_ptr<ReadyQueue>> gpu_queues_;  // one per GPU processor (-ll:gpu)
+  std::vector<DeviceStream> gpu_streams_;
   std::vector<std::thread> threads_;
 };
 

@@ -20,11 +20,26 @@
 
 namespace reprise::detail {
 
+class Device;
+
+enum class MemoryKind : std::uint8_t { System, Framebuffer };
+
 struct Memory {
   std::uint32_t id = 0;
   std::string name;
   std::size_t capacity = 0;  // bytes
   std::size_t used = 0;      // touched by the utility thread only
+  MemoryKind kind = MemoryKind::System;
+  std::uint32_t gpu = 0;  // framebuffers: the GPU (of its shard) it belongs to
+};
+
+// Where an instance's data lives: nowhere (another shard's memory), host memory (bound to a
+// NUMA node, or not), or a device's framebuffer.
+struct Placement {
+  bool remote = false;
+  int numa_node = -1;
+  Device* device = nullptr;  // a framebuffer: allocated by the device backend
+  int device_index = 0;
 };
 
 // What the reducer of a reduction instance's field folded in since the instance was handed to
@@ -37,14 +52,22 @@ struct ReductionField {
 
 class Instance {
  public:
-  // remote: a memory of another shard; the instance only names it (no storage here).
-  // numa_node >= 0: the data is bound to that NUMA node (see reprise_rt/topology.h).
+  // A remote placement names a memory of another shard: no storage here.
   Instance(std::uint32_t tree, std::uint32_t memory, const Domain& bounds, const FieldSpaceInfo& fs,
-           bool remote = false, int numa_node = -1);
+           const Placement& where = {});
+  ~Instance();
+  Instance(const Instance&) = delete;
+  Instance& operator=(const Instance&) = delete;
   // A reduction instance: slot `slot` of (tree, memory, bounds); one reducing point at a time.
   static std::unique_ptr<Instance> reduction(std::uint32_t tree, std::uint32_t memory,
                                              const Domain& bounds, const FieldSpaceInfo& fs,
-                                             std::uint32_t slot, bool remote, int numa_node);
+                                             std::uint32_t slot, const Placement& where);
+  // Whether CPU threads may touch the data (false for a framebuffer on a real GPU: fills and
+  // copies there go through the device).
+  bool host_visible() const { return host_visible_; }
+  // The framebuffer's device and its index, for fills and copies through it (null: host data).
+  Device* device() const { return device_; }
+  int device_index() const { return device_index_; }
   bool is_reduction() const { return reduction_; }
   std::uint32_t slot() const { return slot_; }
   // Reduction instances: the per-field state of the current reducer (see ReductionField).
@@ -63,7 +86,9 @@ class Instance {
   std::size_t bytes() const { return bytes_; }
   // Untyped access to field index fi (the field's position in its field space).
   RawAccess access(int fi) const;
-  std::byte* field_data(int fi) const { return fields_[fi].data.get(); }
+  std::byte* field_data(int fi) const {
+    return fields_[fi].device ? fields_[fi].device : fields_[fi].data.get();
+  }
   std::size_t field_size(int fi) const { return fields_[fi].size; }
   // Byte offset of point p inside a field array of element size `size`.
   std::size_t offset_of(const DomainPoint& p, std::size_t size) const;
@@ -81,7 +106,8 @@ class Instance {
  private:
   struct FieldStorage {
     std::size_t size = 0;
-    HostBytes data;
+    HostBytes data;               // host memory
+    std::byte* device = nullptr;  // or a framebuffer allocation (released by the destructor)
     // What access() returns, computed once: every accessor of every task asks for it.
     std::uintptr_t base = 0;  // the address of the point at the origin (may lie outside)
     std::array<coord_t, kMaxDim> strides{};
@@ -93,6 +119,9 @@ class Instance {
   bool reduction_ = false;
   std::uint32_t slot_ = 0;
   std::vector<ReductionField> reduction_fields_;
+  Device* device_ = nullptr;
+  int device_index_ = 0;
+  bool host_visible_ = true;
 };
 
 // Reduction arithmetic on untyped element arrays.
@@ -112,10 +141,13 @@ std::uint64_t copy_bytes(const Op& copy);
 // whichever thread completes a region's destruction, hence the (rarely taken) lock.
 class InstanceManager {
  public:
-  // `sysmems` system memories of sysmem_bytes each (the NUMA domains of -ll:numa) per shard;
-  // this process holds the data of shard `shard`'s memories only.
+  // Per shard: `sysmems` system memories of sysmem_bytes each (the NUMA domains of
+  // -ll:numa), then `gpus` framebuffers of fb_bytes each (-ll:gpu, -ll:fsize); this process
+  // holds the data of shard `shard`'s memories only.
   InstanceManager(std::size_t sysmem_bytes, int sysmems, std::uint32_t shard = 0,
-                  std::uint32_t shards = 1);
+                  std::uint32_t shards = 1, int gpus = 0, std::size_t fb_bytes = 0);
+  // The device backend that allocates framebuffer instances (set before the first one).
+  void set_device(Device* device) { device_ = device; }
   const Memory& memory(std::uint32_t id) const { return memories_[id]; }
   std::uint32_t num_memories() const { return std::uint32_t(memories_.size()); }
   std::uint32_t shard_of(std::uint32_t memory) const { return memory / per_shard_; }
@@ -142,7 +174,9 @@ class InstanceManager {
  private:
   mutable std::mutex mutex_;
   std::vector<Memory> memories_;
-  std::uint32_t per_shard_ = 1, shard_ = 0;
+  std::uint32_t per_shard_ = 1, shard_ = 0, sysmems_ = 1;
+  Device* device_ = nullptr;
+  Placement placement_of(std::uint32_t memory) const;
   Instance* find_reduction_locked(std::uint32_t tree, std::uint32_t memory, const Domain& rect,
                                   std::uint32_t slot) const;
   // Checks the memory has room for `want` bytes and accounts them.

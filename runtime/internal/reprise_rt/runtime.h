@@ -15,6 +15,7 @@
 #include "reprise/mapper.h"
 #include "reprise/registry.h"
 #include "reprise_rt/config.h"
+#include "reprise_rt/device.h"
 #include "reprise_rt/event.h"
 #include "reprise_rt/executor.h"
 #include "reprise_rt/forest.h"
@@ -76,12 +77,16 @@ struct RuntimeStats {
   std::uint64_t requests_sent = 0;        // completions of remote points this shard asked for
   std::uint64_t replay_instructions = 0;  // in the templates replayed
   std::uint64_t replay_instructions_here = 0;  // of those, initialised by this shard's replays
+  std::uint64_t gpu_kernels = 0;               // kernels launched on GPU processors' streams
+  std::uint64_t gpu_graph_launches = 0;        // captured graphs launched
 };
 
 class Runtime {
  public:
   // network: the other shards under control replication (nullptr: a single process).
-  Runtime(Config config, std::unique_ptr<Mapper> mapper, Network* network = nullptr);
+  // device: the GPU backend for -ll:gpu (nullptr: no GPUs; it must outlive the runtime).
+  Runtime(Config config, std::unique_ptr<Mapper> mapper, Network* network = nullptr,
+          Device* device = nullptr);
   ~Runtime();
   Runtime(const Runtime&) = delete;
   Runtime& operator=(const Runtime&) = delete;
@@ -120,6 +125,8 @@ class Runtime {
   const Config& config() const { return config_; }
   // How idle workers and the utility thread spin before they sleep (-ll:spin, -ll:spin_yield).
   const SpinPolicy& spin_policy() const { return spin_; }
+  // The GPU backend (null without -ll:gpu).
+  Device* device() const { return device_; }
   EventTable& events() { return events_; }
   RegionForest& forest() { return forest_; }
   InstanceManager& instances() { return instances_; }
@@ -153,6 +160,8 @@ class Runtime {
   void count_template() { templates_recorded_.fetch_add(1, std::memory_order_relaxed); }
   void count_mismatch() { mismatches_.fetch_add(1, std::memory_order_relaxed); }
   void count_copy() { copies_.fetch_add(1, std::memory_order_relaxed); }
+  void count_gpu_kernel() { gpu_kernels_.fetch_add(1, std::memory_order_relaxed); }
+  void count_gpu_graph_launch() { gpu_graph_launches_.fetch_add(1, std::memory_order_relaxed); }
   // Bytes of copies between shards (every shard sees every copy, so this is the total).
   void count_shard_bytes(std::uint64_t n) { shard_bytes_.fetch_add(n, std::memory_order_relaxed); }
   // -lg:coverage_log: op `seq` launched `points` points, replayed or analysed.
@@ -200,6 +209,7 @@ class Runtime {
   void snapshot_registry();
 
   Config config_;
+  Device* device_ = nullptr;  // before instances_ and executor_, which use it
   SpinPolicy spin_;
   std::unique_ptr<Mapper> mapper_;
   Network* network_ = nullptr;  // before instances_, which are per shard
@@ -236,6 +246,7 @@ class Runtime {
   std::atomic<std::uint64_t> replay_instructions_{0}, replay_instructions_here_{0};
   std::atomic<std::uint64_t> mismatches_{0};
   std::atomic<std::uint64_t> copies_{0};
+  std::atomic<std::uint64_t> gpu_kernels_{0}, gpu_graph_launches_{0};
   std::atomic<std::uint64_t> shard_bytes_{0};
   mutable std::mutex coverage_mutex_;
   std::vector<CoverageSample> coverage_;

@@ -1,0 +1,230 @@
+// GPUs on the host device backend: the device interface itself (streams in order, callbacks,
+// events and waits between streams, captured graphs), GPU variants next to CPU ones, and the
+// clear errors of GPU misuse.
+#include <gtest/gtest.h>
+#include <reprise/reprise.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstring>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "reprise_gpu/devices.h"
+
+using namespace reprise;
+
+namespace {
+enum : TaskID { T_FILL_GPU = 9400, T_CPU_ONLY, T_SUM_ROWS };
+enum : FieldID { FV = 0 };
+
+void fill_cpu(TaskContext& tc) {
+  auto acc = tc.accessor<std::int64_t, 1>(0, FV);
+  for (auto p : Rect<1>(tc.domain(0))) acc[p] = 3 * p[0] + 1;
+}
+void fill_gpu(TaskContext& tc) {
+  auto acc = tc.accessor<std::int64_t, 1>(0, FV);
+  EXPECT_TRUE(tc.on_gpu());
+  EXPECT_FALSE(tc.gpu_is_cuda());
+  kernel::for_each(tc, Rect<1>(tc.domain(0)), [=](const Point<1>& p) { acc[p] = 3 * p[0] + 1; });
+}
+void cpu_only(TaskContext&) {}
+std::int64_t sum_rows(TaskContext& tc) {
+  auto acc = tc.accessor<const std::int64_t, 1>(0, FV);
+  std::int64_t s = 0;
+  for (auto p : Rect<1>(tc.domain(0))) s += acc[p];
+  return s;
+}
+
+void register_all() {
+  TaskRegistry::add(T_FILL_GPU, "fill", {cpu(fill_cpu), gpu(fill_gpu)});
+  TaskRegistry::add(T_CPU_ONLY, "cpu_only", {cpu(cpu_only)});
+  TaskRegistry::add(T_SUM_ROWS, "sum_rows", {cpu(sum_rows)});
+}
+
+// Even points on the CPUs, odd points on the GPUs (a mixed launch), everything else default.
+class MixedMapper : public DefaultMapper {
+ public:
+  Processor select_processor(const MapperTaskInfo& t, const MachineInfo& m) override {
+    Processor p = DefaultMapper::select_processor(t, m);
+    if (t.has_gpu_variant && t.launch_domain.volume() > 1)
+      return Processor{
+          t.point_index % 2 ? ProcessorKind::GPU : ProcessorKind::CPU,
+          std::uint32_t(t.point_index / 2 % (t.point_index % 2 ? m.num_gpus : m.num_cpus)),
+          p.shard};
+    return p;
+  }
+};
+
+// Puts everything on GPU 0, also tasks without a GPU variant (a misuse).
+class AllOnGpuMapper : public Mapper {
+ public:
+  Processor select_processor(const MapperTaskInfo&, const MachineInfo&) override {
+    return Processor{ProcessorKind::GPU, 0, 0};
+  }
+};
+
+std::int64_t run_fill_and_sum(Context& ctx, coord_t n, coord_t pieces) {
+  Region r = ctx.create_region(ctx.create_index_space(Rect<1>({0}, {n - 1})),
+                               ctx.create_field_space({{FV, sizeof(std::int64_t)}}));
+  Partition p = ctx.partition_by_blocks(r, Point<1>{(n + pieces - 1) / pieces});
+  IndexLauncher fill(T_FILL_GPU, p.color_space());
+  fill.add(p, Projection::identity(), Privilege::WriteDiscard, {FV});
+  ctx.execute(fill);
+  TaskLauncher sum(T_SUM_ROWS);
+  sum.add(r, Privilege::ReadOnly, {FV});
+  return ctx.execute(sum).get<std::int64_t>();
+}
+
+std::int64_t expected_sum(coord_t n) {
+  std::int64_t s = 0;
+  for (coord_t i = 0; i < n; ++i) s += 3 * i + 1;
+  return s;
+}
+}  // namespace
+
+TEST(HostDevice, StreamsRunInOrderAndCallBack) {
+  auto dev = devices::make_host_device(2);
+  EXPECT_STREQ(dev->backend(), "host");
+  EXPECT_EQ(dev->devices(), 2);
+  EXPECT_TRUE(dev->host_addressable());
+  auto s = dev->create_stream(0);
+  std::vector<int> order;  // touched by the stream's thread only, read after synchronize
+  for (int i = 0; i < 100; ++i) dev->launch_host(s, [&order, i] { order.push_back(i); });
+  std::atomic<int> called{0};
+  dev->callback(
+      s, [](void* a) { static_cast<std::atomic<int>*>(a)->fetch_add(1); }, &called);
+  dev->synchronize(s);
+  ASSERT_EQ(order.size(), 100u);
+  for (int i = 0; i < 100; ++i) EXPECT_EQ(order[std::size_t(i)], i);
+  EXPECT_EQ(called.load(), 1);
+  dev->destroy_stream(s);
+}
+
+TEST(HostDevice, AllocatesZeroedMemoryAndCopiesStridedBoxes) {
+  auto dev = devices::make_host_device(1);
+  auto s = dev->create_stream(0);
+  auto* src = static_cast<std::int32_t*>(dev->allocate(0, 4 * 6 * 2 * sizeof(std::int32_t)));
+  auto* dst = static_cast<std::int32_t*>(dev->allocate(0, 4 * 6 * 2 * sizeof(std::int32_t)));
+  for (int i = 0; i < 48; ++i) EXPECT_EQ(dst[i], 0);
+  for (int i = 0; i < 48; ++i) src[i] = i;
+  // Two slices of 3 rows of 2 elements, out of 2 x 6 x 4 arrays.
+  detail::DeviceCopy c;
+  c.dst = dst;
+  c.src = src + 1;
+  c.row_bytes = 2 * sizeof(std::int32_t);
+  c.height = 3;
+  c.depth = 2;
+  c.dst_pitch = c.src_pitch = 4 * sizeof(std::int32_t);
+  c.dst_slice = c.src_slice = 24 * sizeof(std::int32_t);
+  dev->copy(s, c);
+  dev->synchronize(s);
+  for (int z = 0; z < 2; ++z)
+    for (int y = 0; y < 3; ++y)
+      for (int x = 0; x < 2; ++x) EXPECT_EQ(dst[z * 24 + y * 4 + x], src[z * 24 + y * 4 + x + 1]);
+  EXPECT_EQ(dst[2], 0);  // outside the box
+  dev->release(0, src);
+  dev->release(0, dst);
+  dev->destroy_stream(s);
+}
+
+TEST(HostDevice, AStreamWaitsForAnEventOfAnother) {
+  auto dev = devices::make_host_device(1);
+  auto a = dev->create_stream(0), b = dev->create_stream(0);
+  std::atomic<bool> go{false}, first_done{false};
+  std::atomic<bool> saw_first{false};
+  dev->launch_host(a, [&] {
+    while (!go.load()) std::this_thread::sleep_for(std::chrono::microseconds(50));
+    first_done = true;
+  });
+  detail::DeviceEvent e = dev->record(a);
+  EXPECT_FALSE(dev->query(e));
+  dev->wait(b, e);
+  dev->launch_host(b, [&] { saw_first = first_done.load(); });
+  go = true;
+  dev->synchronize(b);
+  EXPECT_TRUE(saw_first.load());
+  EXPECT_TRUE(dev->query(e));
+  dev->release_event(e);
+  dev->destroy_stream(a);
+  dev->destroy_stream(b);
+}
+
+TEST(HostDevice, ACapturedGraphRunsAsOneUnitPerLaunch) {
+  auto dev = devices::make_host_device(1);
+  auto s = dev->create_stream(0);
+  std::vector<int> log;
+  dev->begin_capture(s);
+  dev->launch_host(s, [&log] { log.push_back(1); });
+  dev->launch_host(s, [&log] { log.push_back(2); });
+  detail::DeviceGraph g = dev->end_capture(s);
+  dev->synchronize(s);
+  EXPECT_TRUE(log.empty());  // captured, not run
+  for (int i = 0; i < 3; ++i) dev->launch_graph(s, g);
+  dev->synchronize(s);
+  EXPECT_EQ(log, (std::vector<int>{1, 2, 1, 2, 1, 2}));
+  dev->destroy_graph(g);
+  dev->destroy_stream(s);
+}
+
+TEST(Gpu, VariantsRunOnGpusAndGiveTheCpuResult) {
+  register_all();
+  for (const char* gpus : {"1", "3"})
+    reprise::run({"-ll:cpu", "1", "-ll:gpu", gpus, "-ll:gpu_backend", "host"}, [](Context& ctx) {
+      EXPECT_EQ(run_fill_and_sum(ctx, 1000, 6), expected_sum(1000));
+      EXPECT_GT(ctx.trace_stats().gpu_kernels, 0u);
+      EXPECT_GT(ctx.trace_stats().copies, 0u);  // the sum reads the framebuffers' data
+    });
+}
+
+TEST(Gpu, MixedCpuAndGpuPointsInOneLaunch) {
+  register_all();
+  reprise::run(
+      {"-ll:cpu", "2", "-ll:gpu", "2", "-ll:gpu_backend", "host"},
+      [](Context& ctx) {
+        EXPECT_EQ(run_fill_and_sum(ctx, 999, 8), expected_sum(999));
+        EXPECT_EQ(ctx.trace_stats().gpu_kernels, 4u);  // the odd points
+      },
+      std::make_unique<MixedMapper>());
+}
+
+TEST(Gpu, ATaskWithoutAGpuVariantOnAGpuIsAnError) {
+  register_all();
+  try {
+    reprise::run(
+        {"-ll:gpu", "1", "-ll:gpu_backend", "host"},
+        [](Context& ctx) {
+          ctx.execute(IndexLauncher(T_CPU_ONLY, Domain(Rect<1>({0}, {3})))).wait();
+        },
+        std::make_unique<AllOnGpuMapper>());
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("has no GPU variant"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("cpu_only"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Gpu, AFramebufferTooSmallIsAnError) {
+  register_all();
+  try {
+    reprise::run({"-ll:gpu", "1", "-ll:fsize", "1", "-ll:gpu_backend", "host"},
+                 [](Context& ctx) { run_fill_and_sum(ctx, 1 << 20, 2); });
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("fbmem0 is full"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("-ll:fsize"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Gpu, BackendFlagIsChecked) {
+  EXPECT_THROW(reprise::run({"-ll:gpu", "1", "-ll:gpu_backend", "opencl"}, [](Context&) {}), Error);
+  if (devices::device_count() == 0) {
+    try {
+      reprise::run({"-ll:gpu", "1", "-ll:gpu_backend", "cuda"}, [](Context&) {});
+      FAIL() << "no error";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("-ll:gpu_backend cuda"), std::string::npos);
+    }
+  }
+}
