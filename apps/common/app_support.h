@@ -110,7 +110,8 @@ TimedWindow timed(Context& ctx, Body&& body) {
 // msgs_per_iter=… util_busy_us_per_iter=… (shard 0's messages to other shards and its
 // utility thread's busy time, per timed iteration) peers_heard=… (how many other shards
 // shard 0 heard from) gpu_kernels=… gpu_graph_launches=… (kernels on GPU processors'
-// streams and captured graphs launched, whole run; -ll:gpu) followed by the app's own keys.
+// streams and captured graphs launched, whole run; -ll:gpu) gpu_copies=… (copies and fills
+// into, out of or between framebuffers, staged sends included) followed by the app's own keys.
 inline void print_result(const char* app, const std::string& mode, const Context& ctx, int iters,
                          const TimedWindow& w, double tasks, std::uint64_t checksum, bool verified,
                          const std::string& extra_keys) {
@@ -119,13 +120,16 @@ inline void print_result(const char* app, const std::string& mode, const Context
       "RESULT app=%s mode=%s ranks=%u iters=%d time_s=%.6f iter_per_s=%.2f tasks=%.0f "
       "us_per_task=%.3f coverage=%.2f checksum=%016llx verified=%d copies=%llu "
       "msgs_per_iter=%.1f util_busy_us_per_iter=%.1f peers_heard=%u gpu_kernels=%llu "
-      "gpu_graph_launches=%llu %s\n",
+      "gpu_graph_launches=%llu gpu_copies=%llu %s\n",
       app, mode.c_str(), ctx.num_shards(), iters, w.seconds, iters / w.seconds, tasks,
       w.seconds * 1e6 / tasks, w.coverage, (unsigned long long)checksum, verified ? 1 : 0,
       (unsigned long long)ctx.trace_stats().copies, double(w.messages) / iters,
       w.util_busy_us / iters, ctx.trace_stats().peers_heard,
       (unsigned long long)ctx.trace_stats().gpu_kernels,
-      (unsigned long long)ctx.trace_stats().gpu_graph_launches, extra_keys.c_str());
+      (unsigned long long)ctx.trace_stats().gpu_graph_launches,
+      (unsigned long long)(ctx.trace_stats().copies_to_gpu + ctx.trace_stats().copies_from_gpu +
+                           ctx.trace_stats().copies_gpu_to_gpu),
+      extra_keys.c_str());
 }
 
 // Per-iteration trace coverage (paper Fig. 9/10), when the run has -lg:coverage_log: call

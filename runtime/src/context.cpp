@@ -654,7 +654,10 @@ Context::TraceStats Context::trace_stats() const {
                     s.replay_instructions,
                     s.replay_instructions_here,
                     s.gpu_kernels,
-                    s.gpu_graph_launches};
+                    s.gpu_graph_launches,
+                    s.copies_host_to_device,
+                    s.copies_device_to_host,
+                    s.copies_device_to_device};
 }
 
 std::uint32_t Context::num_cpus() const {

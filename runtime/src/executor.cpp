@@ -68,12 +68,14 @@ void Executor::start() {
                           fmt::format("util{}", i + 1));
   // A GPU processor: a host thread that runs its variants' host code, and a stream on its
   // device (virtual GPUs share the physical ones round-robin).
-  if (Device* device = rt_.device())
+  if (Device* device = rt_.device()) {
+    for (int d = 0; d < device->devices(); ++d) copy_streams_.push_back(device->create_stream(d));
     for (std::size_t i = 0; i < gpu_queues_.size(); ++i) {
       gpu_streams_.push_back(device->create_stream(int(i) % device->devices()));
       threads_.emplace_back(&Executor::worker_loop, this, std::ref(*gpu_queues_[i]), -1,
                             fmt::format("gpu{}", i));
     }
+  }
 }
 
 void Executor::stop() {
@@ -85,7 +87,9 @@ void Executor::stop() {
   threads_.clear();
   // (Every point has completed: the streams hold nothing more.)
   for (DeviceStream s : gpu_streams_) rt_.device()->destroy_stream(s);
+  for (DeviceStream s : copy_streams_) rt_.device()->destroy_stream(s);
   gpu_streams_.clear();
+  copy_streams_.clear();
 }
 
 ReadyQueue& Executor::queue_of(const Processor& p) {
@@ -197,12 +201,18 @@ struct PendingGpuPoint {
 };
 }  // namespace
 
-void Executor::run_gpu_point(PointTask* t) {
+void Executor::run_point_with_device(PointTask* t) {
   const std::uint64_t t0 = rt_.profiler() ? Profiler::stamp() : 0;
+  t->copy_device = -1;
   std::exception_ptr error = execute_point(*t);
-  // Completion comes from the stream once it has run what the variant enqueued.
+  const DeviceStream s = t->copy_device >= 0 ? copy_stream(t->copy_device) : stream_of(t->proc);
+  if (!s.valid()) {  // a CPU point: done
+    if (Profiler* prof = rt_.profiler()) profile_point(*prof, *t, t0);
+    return finish_point(t, std::move(error));
+  }
+  // Completion comes from the stream once it has run what the point enqueued.
   auto pending = make_pooled<PendingGpuPoint>(PendingGpuPoint{this, t, std::move(error), t0});
-  rt_.device()->callback(stream_of(t->proc), &Executor::gpu_point_done, pending.release());
+  rt_.device()->callback(s, &Executor::gpu_point_done, pending.release());
 }
 
 void Executor::gpu_point_done(void* arg) {
@@ -213,8 +223,8 @@ void Executor::gpu_point_done(void* arg) {
 }
 
 void Executor::run_point(PointTask* t) {
-  if (t->proc.kind == ProcessorKind::GPU && !gpu_streams_.empty()) [[unlikely]]
-    return run_gpu_point(t);
+  if (!copy_streams_.empty()) [[unlikely]]  // a device: points may complete from a stream
+    return run_point_with_device(t);
   // (Profiling takes another path, so that the usual one stays as short as it was.)
   if (Profiler* prof = rt_.profiler()) [[unlikely]] {
     const std::uint64_t t0 = Profiler::stamp();

@@ -60,6 +60,46 @@ Instance::Instance(std::uint32_t tree, std::uint32_t memory, const Domain& bound
   }
 }
 
+StridedLayout StridedLayout::dense(std::byte* at, const Domain& rect, std::size_t size) {
+  StridedLayout l{at, {}};
+  std::size_t stride = size;
+  for (int d = rect.dim - 1; d >= 0; --d) {
+    l.strides[std::size_t(d)] = stride;
+    stride *= std::size_t(rect.extent(d));
+  }
+  return l;
+}
+
+StridedLayout Instance::layout(int fi, const Domain& rect) const {
+  const FieldStorage& f = fields_[std::size_t(fi)];
+  StridedLayout l{field_data(fi) + offset_of(rect.lo_point(), f.size), {}};
+  for (int d = 0; d < rect.dim; ++d)
+    l.strides[std::size_t(d)] = std::size_t(f.strides[std::size_t(d)]);
+  return l;
+}
+
+DeviceCopy device_copy_of(const StridedLayout& dst, const StridedLayout& src, const Domain& rect,
+                          std::size_t size) {
+  REPRISE_ASSERT(rect.dim >= 1 && rect.dim <= 3, "a device copy has one to three dimensions");
+  const int n = rect.dim;
+  DeviceCopy c;
+  c.dst = dst.at;
+  c.src = src.at;
+  c.row_bytes = std::size_t(rect.extent(n - 1)) * size;
+  c.dst_pitch = c.src_pitch = c.row_bytes;
+  if (n >= 2) {
+    c.height = std::size_t(rect.extent(n - 2));
+    c.dst_pitch = dst.strides[std::size_t(n - 2)];
+    c.src_pitch = src.strides[std::size_t(n - 2)];
+  }
+  if (n == 3) {
+    c.depth = std::size_t(rect.extent(0));
+    c.dst_slice = dst.strides[0];
+    c.src_slice = src.strides[0];
+  }
+  return c;
+}
+
 Instance::~Instance() {
   for (FieldStorage& f : fields_)
     if (f.device) device_->release(device_index_, f.device);

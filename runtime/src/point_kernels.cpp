@@ -3,6 +3,8 @@
 #include <fmt/core.h>
 
 #include <cstring>
+#include <memory>
+#include <vector>
 
 #include "reprise/task_context.h"
 #include "reprise_rt/executor.h"
@@ -43,6 +45,7 @@ void Executor::run_fill(PointTask& t) {
   Instance* inst = op.point_instances[0];
   const Domain& rect = op.rect(0, 0);
   if (rect.empty()) return;  // an empty subregion: nothing to fill
+  if (inst->on_device()) return fill_on_device(t);
   const std::size_t size = op.fill().value.size();
   for (int fi : req.field_indices) {
     std::byte* base = inst->field_data(fi);
@@ -67,9 +70,15 @@ void Executor::run_copy(PointTask& t) {
     throw Error(fmt::format("internal: {} copies between memories {} and {}, not both on shard {}",
                             op.describe(), si->memory(), di->memory(), rt_.shard()));
   if (op.folds()) {
+    if (!si->host_visible() || !di->host_visible())
+      throw Error(
+          fmt::format("{} folds a reduction instance in framebuffer memory, which the "
+                      "{} backend cannot do yet",
+                      op.describe(), rt_.device()->backend()));
     fold_instance(*si, *di, rect, src.field_indices);
     return;
   }
+  if (si->on_device() || di->on_device()) return copy_on_device(t);
   for (std::size_t f = 0; f < src.field_indices.size(); ++f) {
     const std::size_t size = si->field_size(src.field_indices[f]);
     const std::byte* sb = si->field_data(src.field_indices[f]);
@@ -78,6 +87,44 @@ void Executor::run_copy(PointTask& t) {
       std::memmove(db + di->offset_of(row, size), sb + si->offset_of(row, size), bytes);
     });
   }
+}
+
+void Executor::fill_on_device(PointTask& t) {
+  Op& op = *t.op;
+  Instance& inst = *op.point_instances[0];
+  const Domain& rect = op.rect(0, 0);
+  const auto& value = op.fill().value;
+  const std::size_t size = value.size();
+  // The pattern goes to the device from a staging buffer, freed once the stream has copied it.
+  auto staging = std::make_shared<std::vector<std::byte>>(std::size_t(rect.volume()) * size);
+  for (std::size_t k = 0; k < staging->size(); k += size)
+    std::memcpy(staging->data() + k, value.data(), size);
+  Device& device = *rt_.device();
+  const DeviceStream s = copy_stream(inst.device_index());
+  for (int fi : op.reqs[0].field_indices)
+    device.copy(s, device_copy_of(inst.layout(fi, rect),
+                                  StridedLayout::dense(staging->data(), rect, size), rect, size));
+  device.launch_host(s, [staging] {});
+  rt_.count_device_copy(false, true);
+  t.copy_device = std::int16_t(inst.device_index());
+}
+
+void Executor::copy_on_device(PointTask& t) {
+  Op& op = *t.op;
+  Instance& si = *op.point_instances[0];
+  Instance& di = *op.point_instances[1];
+  const Domain& rect = op.rect(0, 0);
+  // A copy into a framebuffer runs on its device's copy stream, one out of one on the source's.
+  const int device = di.on_device() ? di.device_index() : si.device_index();
+  const DeviceStream s = copy_stream(device);
+  for (std::size_t f = 0; f < op.reqs[0].field_indices.size(); ++f) {
+    const int sf = op.reqs[0].field_indices[f];
+    const int df = op.reqs[1].field_indices[f];
+    rt_.device()->copy(
+        s, device_copy_of(di.layout(df, rect), si.layout(sf, rect), rect, si.field_size(sf)));
+  }
+  rt_.count_device_copy(si.on_device(), di.on_device());
+  t.copy_device = std::int16_t(device);
 }
 
 }  // namespace reprise::detail

@@ -163,6 +163,9 @@ RuntimeStats Runtime::stats() const {
   s.copies = copies_.load(std::memory_order_relaxed);
   s.gpu_kernels = gpu_kernels_.load(std::memory_order_relaxed);
   s.gpu_graph_launches = gpu_graph_launches_.load(std::memory_order_relaxed);
+  s.copies_host_to_device = copies_host_to_device_.load(std::memory_order_relaxed);
+  s.copies_device_to_host = copies_device_to_host_.load(std::memory_order_relaxed);
+  s.copies_device_to_device = copies_device_to_device_.load(std::memory_order_relaxed);
   s.shard_bytes = shard_bytes_.load(std::memory_order_relaxed);
   s.analysis_cpu_ns = thread_cpu_ns(utility_);
   s.analysis_busy_ns = analysis_busy_ns_.load(std::memory_order_relaxed);

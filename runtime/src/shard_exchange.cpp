@@ -425,6 +425,17 @@ void ShardExchange::on_done(std::uint32_t from, std::vector<std::byte>&& b) {
   apply(p, m);
 }
 
+void ShardExchange::stage(int device, const StridedLayout& dst, const StridedLayout& src,
+                          const Domain& rect, std::size_t size, bool to_device) {
+  // The message is a host buffer the send needs now: the copy stream runs the copy and this
+  // thread waits for it (a blocking wait, not a spin).
+  Device& d = *rt_.device();
+  const DeviceStream s = rt_.executor().copy_stream(device);
+  d.copy(s, device_copy_of(dst, src, rect, size));
+  d.synchronize(s);
+  rt_.count_device_copy(!to_device, to_device);
+}
+
 void ShardExchange::send_data(const Op& copy, std::uint32_t to) {
   const Instance& src = *copy.point_instances[0];
   const Domain& rect = copy.point_rects[0];
@@ -442,6 +453,14 @@ void ShardExchange::send_data(const Op& copy, std::uint32_t to) {
       if (!rf.touched) continue;
     }
     const std::size_t size = src.field_size(fi);
+    if (src.on_device() && !copy.folds()) {
+      // Out of a framebuffer: staged through host memory (the message) by a device copy.
+      const std::size_t at = b.size();
+      b.resize(at + std::size_t(rect.volume()) * size);
+      stage(src.device_index(), StridedLayout::dense(b.data() + at, rect, size),
+            src.layout(fi, rect), rect, size, false);
+      continue;
+    }
     const std::byte* base = src.field_data(fi);
     Instance::for_each_row(rect, size, [&](const DomainPoint& row, std::size_t n) {
       const std::byte* from = base + src.offset_of(row, size);
@@ -503,6 +522,17 @@ void ShardExchange::unpack(const Op& copy) {
       if (!rf.touched) continue;
     }
     const std::size_t size = dst.field_size(fi);
+    if (dst.on_device() && !copy.folds()) {
+      // Into a framebuffer: a device copy out of the message.
+      const std::size_t n = std::size_t(rect.volume()) * size;
+      if (at + n > b.size())
+        throw Error(fmt::format("control replication: copy {:x}'s data is too short ({} bytes)",
+                                index_of(copy, 0), b.size()));
+      stage(dst.device_index(), dst.layout(fi, rect),
+            StridedLayout::dense(b.data() + at, rect, size), rect, size, true);
+      at += n;
+      continue;
+    }
     std::byte* base = dst.field_data(fi);
     Instance::for_each_row(rect, size, [&](const DomainPoint& row, std::size_t n) {
       if (at + n > b.size())

@@ -150,6 +150,12 @@ void TaskContext::launch_kernel(std::function<void()> kernel) const {
     kernel();  // a CPU variant: the loop runs here
     return;
   }
+  if (!rt->device()->host_addressable())
+    throw Error(fmt::format(
+        "{}: a host loop (kernel::for_each compiled without nvcc, or launch_kernel) cannot "
+        "touch the framebuffers of the {} backend; compile the GPU variant's source with nvcc "
+        "--extended-lambda",
+        t_.op->describe(), rt->device()->backend()));
   rt->device()->launch_host(s, std::move(kernel));
   rt->count_gpu_kernel();
 }

@@ -16,7 +16,7 @@
 using namespace reprise;
 
 namespace {
-enum : TaskID { T_FILL_GPU = 9400, T_CPU_ONLY, T_SUM_ROWS };
+enum : TaskID { T_FILL_GPU = 9400, T_CPU_ONLY, T_SUM_ROWS, T_INC, T_INC_SHIFTED };
 enum : FieldID { FV = 0 };
 
 void fill_cpu(TaskContext& tc) {
@@ -28,6 +28,14 @@ void fill_gpu(TaskContext& tc) {
   EXPECT_TRUE(tc.on_gpu());
   EXPECT_FALSE(tc.gpu_is_cuda());
   kernel::for_each(tc, Rect<1>(tc.domain(0)), [=](const Point<1>& p) { acc[p] = 3 * p[0] + 1; });
+}
+void inc_cpu(TaskContext& tc) {
+  auto acc = tc.accessor<std::int64_t, 1>(0, FV);
+  for (auto p : Rect<1>(tc.domain(0))) acc[p] += p[0];
+}
+void inc_gpu(TaskContext& tc) {
+  auto acc = tc.accessor<std::int64_t, 1>(0, FV);
+  kernel::for_each(tc, Rect<1>(tc.domain(0)), [=](const Point<1>& p) { acc[p] += p[0]; });
 }
 void cpu_only(TaskContext&) {}
 std::int64_t sum_rows(TaskContext& tc) {
@@ -41,6 +49,8 @@ void register_all() {
   TaskRegistry::add(T_FILL_GPU, "fill", {cpu(fill_cpu), gpu(fill_gpu)});
   TaskRegistry::add(T_CPU_ONLY, "cpu_only", {cpu(cpu_only)});
   TaskRegistry::add(T_SUM_ROWS, "sum_rows", {cpu(sum_rows)});
+  TaskRegistry::add(T_INC, "inc", {cpu(inc_cpu), gpu(inc_gpu)});
+  TaskRegistry::add(T_INC_SHIFTED, "inc_shifted", {cpu(inc_cpu), gpu(inc_gpu)});
 }
 
 // Even points on the CPUs, odd points on the GPUs (a mixed launch), everything else default.
@@ -57,6 +67,18 @@ class MixedMapper : public DefaultMapper {
   }
 };
 
+// Point i of "inc" on GPU i % G, of "inc_shifted" on GPU (i + 1) % G: the second moves every
+// piece from one framebuffer to another.
+class RotatingMapper : public DefaultMapper {
+ public:
+  Processor select_processor(const MapperTaskInfo& t, const MachineInfo& m) override {
+    Processor p = DefaultMapper::select_processor(t, m);
+    if (t.task != T_INC && t.task != T_INC_SHIFTED) return p;
+    const std::uint64_t shift = t.task == T_INC_SHIFTED ? 1 : 0;
+    return Processor{ProcessorKind::GPU, std::uint32_t((t.point_index + shift) % m.num_gpus),
+                     p.shard};
+  }
+};
 // Puts everything on GPU 0, also tasks without a GPU variant (a misuse).
 class AllOnGpuMapper : public Mapper {
  public:
@@ -187,6 +209,35 @@ TEST(Gpu, MixedCpuAndGpuPointsInOneLaunch) {
         EXPECT_EQ(ctx.trace_stats().gpu_kernels, 4u);  // the odd points
       },
       std::make_unique<MixedMapper>());
+}
+
+TEST(Gpu, CopiesBetweenMemoryKindsRunOnCopyStreamsAndAreCounted) {
+  register_all();
+  reprise::run(
+      {"-ll:cpu", "1", "-ll:gpu", "2", "-ll:gpu_backend", "host"},
+      [](Context& ctx) {
+        const coord_t n = 1000;
+        Region r = ctx.create_region(ctx.create_index_space(Rect<1>({0}, {n - 1})),
+                                     ctx.create_field_space({{FV, sizeof(std::int64_t)}}));
+        Partition p = ctx.partition_by_blocks(r, Point<1>{n / 4});
+        ctx.fill(r, FV, std::int64_t(7));  // in system memory
+        for (TaskID id : {T_INC, T_INC_SHIFTED}) {
+          IndexLauncher inc(id, p.color_space());
+          inc.add(p, Projection::identity(), Privilege::ReadWrite, {FV});
+          ctx.execute(inc);
+        }
+        TaskLauncher sum(T_SUM_ROWS);
+        sum.add(r, Privilege::ReadOnly, {FV});
+        std::int64_t expected = 0;
+        for (coord_t i = 0; i < n; ++i) expected += 7 + 2 * i;
+        EXPECT_EQ(ctx.execute(sum).get<std::int64_t>(), expected);
+        const Context::TraceStats s = ctx.trace_stats();
+        EXPECT_GE(s.copies_to_gpu, 4u);      // each piece into its first GPU
+        EXPECT_GE(s.copies_gpu_to_gpu, 4u);  // each piece to the other GPU
+        EXPECT_GE(s.copies_from_gpu, 4u);    // and back for the CPU's sum
+        EXPECT_EQ(s.gpu_kernels, 8u);
+      },
+      std::make_unique<RotatingMapper>());
 }
 
 TEST(Gpu, ATaskWithoutAGpuVariantOnAGpuIsAnError) {

@@ -103,6 +103,10 @@ class Context {
     // GPUs (-ll:gpu): kernels launched on GPU processors' streams, and captured graphs launched.
     std::uint64_t gpu_kernels = 0;
     std::uint64_t gpu_graph_launches = 0;
+    // Copies with a framebuffer at one end or both (a fill of one counts as into it).
+    std::uint64_t copies_to_gpu = 0;
+    std::uint64_t copies_from_gpu = 0;
+    std::uint64_t copies_gpu_to_gpu = 0;
   };
   TraceStats trace_stats() const;
   // Ops issued so far (the next op's number), and with -lg:coverage_log the record of which

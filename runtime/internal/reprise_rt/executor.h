@@ -56,6 +56,8 @@ class Executor final : public GraphSink, public BatchSink {
                ? gpu_streams_[p.index % gpu_streams_.size()]
                : DeviceStream{};
   }
+  // The stream that copies in and out of physical device d's framebuffers run on.
+  DeviceStream copy_stream(int device) const { return copy_streams_[std::size_t(device)]; }
 
  private:
   static void precondition_done(void* ctx, std::uint64_t);
@@ -66,9 +68,10 @@ class Executor final : public GraphSink, public BatchSink {
   void enqueue(PointTask* t);
   void worker_loop(ReadyQueue& q, int pin_core, std::string name);
   void run_point(PointTask* t);
-  // A GPU processor's point: its variant enqueues kernels on the processor's stream; the point
-  // completes when the stream has run them (a callback from the backend's thread).
-  void run_gpu_point(PointTask* t);
+  // With a device: a GPU processor's variant enqueues kernels on the processor's stream, and a
+  // copy or fill of framebuffer data enqueues on a copy stream; such a point completes when
+  // its stream has run that work (a callback from the backend's thread).
+  void run_point_with_device(PointTask* t);
   static void gpu_point_done(void* pending);
   // Runs the point's body (or copy, fill, half); returns what it threw.
   std::exception_ptr execute_point(PointTask& t);
@@ -83,6 +86,9 @@ class Executor final : public GraphSink, public BatchSink {
   void run_task_body(PointTask& t);
   void run_fill(PointTask& t);
   void run_copy(PointTask& t);
+  // A fill or copy with a framebuffer end: enqueued on the device's copy stream.
+  void fill_on_device(PointTask& t);
+  void copy_on_device(PointTask& t);
   ReadyQueue& queue_of(const Processor& p);
 
   Runtime& rt_;
@@ -90,6 +96,7 @@ class Executor final : public GraphSink, public BatchSink {
   std::vector<std::unique_ptr<ReadyQueue>> dma_queues_;  // utility threads after the first
   std::vector<std::unique_ptr<ReadyQueue>> gpu_queues_;  // one per GPU processor (-ll:gpu)
   std::vector<DeviceStream> gpu_streams_;
+  std::vector<DeviceStream> copy_streams_;  // one per physical device
   std::vector<std::thread> threads_;
 };
 

@@ -3,6 +3,7 @@
 // rectangle, field-major (one row-major array per field). An instance spans its tree's root
 // in its memory (pages are committed on first touch, so the parts a memory never uses cost
 // address space, not RAM); which parts of it hold valid data is the physical analysis's job.
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -15,12 +16,20 @@
 
 #include "reprise/accessor.h"
 #include "reprise/types.h"
+#include "reprise_rt/device.h"
 #include "reprise_rt/forest.h"
 #include "reprise_rt/topology.h"
 
 namespace reprise::detail {
 
-class Device;
+// Field data of a rectangle as a device copy sees it: its first element and the bytes from one
+// index to the next in each dimension (row-major; the last is the element size).
+struct StridedLayout {
+  std::byte* at = nullptr;
+  std::array<std::size_t, kMaxDim> strides{};
+  // A dense row-major buffer holding exactly rect's elements (a staging buffer).
+  static StridedLayout dense(std::byte* at, const Domain& rect, std::size_t size);
+};
 
 enum class MemoryKind : std::uint8_t { System, Framebuffer };
 
@@ -89,6 +98,11 @@ class Instance {
   std::byte* field_data(int fi) const {
     return fields_[fi].device ? fields_[fi].device : fields_[fi].data.get();
   }
+  // Whether the instance lives in a framebuffer: data moves in and out of it by device copies
+  // on a copy stream, on either backend (so the host backend runs the CUDA backend's paths).
+  bool on_device() const { return device_ != nullptr; }
+  // Where field fi's elements of rect (inside the bounds) start, and its strides.
+  StridedLayout layout(int fi, const Domain& rect) const;
   std::size_t field_size(int fi) const { return fields_[fi].size; }
   // Byte offset of point p inside a field array of element size `size`.
   std::size_t offset_of(const DomainPoint& p, std::size_t size) const;
@@ -123,6 +137,11 @@ class Instance {
   int device_index_ = 0;
   bool host_visible_ = true;
 };
+
+// A device copy of rect's elements of `size` bytes between two strided layouts (rect.dim <= 3;
+// the last dimension is contiguous in both).
+DeviceCopy device_copy_of(const StridedLayout& dst, const StridedLayout& src, const Domain& rect,
+                          std::size_t size);
 
 // Reduction arithmetic on untyped element arrays.
 void fill_identity(ScalarType type, ReductionOp op, std::byte* dst, std::size_t count);

@@ -36,6 +36,9 @@ struct PointTask {
   // in the batch wait for its proxy event instead.
   bool elsewhere = false;
   std::uint32_t batch_index = 0;  // its instruction in the batch
+  // A copy or fill that moves framebuffer data enqueued its work on this device's copy stream:
+  // it completes when the stream gets there.
+  std::int16_t copy_device = -1;
 };
 
 }  // namespace reprise::detail

@@ -79,6 +79,9 @@ struct RuntimeStats {
   std::uint64_t replay_instructions_here = 0;  // of those, initialised by this shard's replays
   std::uint64_t gpu_kernels = 0;               // kernels launched on GPU processors' streams
   std::uint64_t gpu_graph_launches = 0;        // captured graphs launched
+  std::uint64_t copies_host_to_device = 0;     // into framebuffers (fills included)
+  std::uint64_t copies_device_to_host = 0;     // out of framebuffers
+  std::uint64_t copies_device_to_device = 0;   // between framebuffers
 };
 
 class Runtime {
@@ -162,6 +165,13 @@ class Runtime {
   void count_copy() { copies_.fetch_add(1, std::memory_order_relaxed); }
   void count_gpu_kernel() { gpu_kernels_.fetch_add(1, std::memory_order_relaxed); }
   void count_gpu_graph_launch() { gpu_graph_launches_.fetch_add(1, std::memory_order_relaxed); }
+  // A copy (or a fill's staging copy) with a framebuffer at one end or both.
+  void count_device_copy(bool from_device, bool to_device) {
+    auto& c = from_device && to_device ? copies_device_to_device_
+              : from_device            ? copies_device_to_host_
+                                       : copies_host_to_device_;
+    c.fetch_add(1, std::memory_order_relaxed);
+  }
   // Bytes of copies between shards (every shard sees every copy, so this is the total).
   void count_shard_bytes(std::uint64_t n) { shard_bytes_.fetch_add(n, std::memory_order_relaxed); }
   // -lg:coverage_log: op `seq` launched `points` points, replayed or analysed.
@@ -247,6 +257,8 @@ class Runtime {
   std::atomic<std::uint64_t> mismatches_{0};
   std::atomic<std::uint64_t> copies_{0};
   std::atomic<std::uint64_t> gpu_kernels_{0}, gpu_graph_launches_{0};
+  std::atomic<std::uint64_t> copies_host_to_device_{0}, copies_device_to_host_{0},
+      copies_device_to_device_{0};
   std::atomic<std::uint64_t> shard_bytes_{0};
   mutable std::mutex coverage_mutex_;
   std::vector<CoverageSample> coverage_;

@@ -27,6 +27,7 @@
 
 #include "reprise/registry.h"
 #include "reprise_rt/event.h"
+#include "reprise_rt/instance.h"
 #include "reprise_rt/network.h"
 #include "reprise_rt/op.h"
 
@@ -66,6 +67,10 @@ class ShardExchange {
   // the data has arrived; unpack() then writes it into the destination instance.
   void expect_data(PointTask* t);
   void unpack(const Op& copy);
+  // A device copy between a framebuffer and a host buffer on the device's copy stream, waited
+  // for (how data of framebuffers crosses shards: staged through the message).
+  void stage(int device, const StridedLayout& dst, const StridedLayout& src, const Domain& rect,
+             std::size_t size, bool to_device);
   // After an error: nothing may wait for another shard any more (no hang on the way out).
   void abandon();
   // Sends an Abort with the error's text to every other shard (once). ending_job: this
