@@ -204,10 +204,15 @@ class HostDevice final : public detail::Device {
     return DeviceGraph{raw};
   }
   void launch_graph(DeviceStream s, DeviceGraph graph) override {
-    auto* hg = static_cast<HostGraph*>(graph.handle);
-    if (!hg) return;
-    // One unit on the stream: the captured steps in their order.
-    stream(s).enqueue([hg] {
+    if (!graph.handle) return;
+    std::shared_ptr<HostGraph> hg;
+    {
+      std::lock_guard<std::mutex> g(mutex_);
+      hg = graphs_.at(static_cast<HostGraph*>(graph.handle));
+    }
+    // One unit on the stream: the captured steps in their order. (It keeps the graph: a step
+    // may complete work whose owner destroys the graph while the unit still runs.)
+    stream(s).enqueue([hg = std::move(hg)] {
       for (const auto& step : hg->steps) step();
     });
   }
@@ -231,7 +236,7 @@ class HostDevice final : public detail::Device {
   std::mutex mutex_;
   std::unordered_map<void*, std::unique_ptr<HostStream>> streams_;
   std::unordered_map<void*, std::unique_ptr<HostGraph>> capturing_;
-  std::unordered_map<HostGraph*, std::unique_ptr<HostGraph>> graphs_;
+  std::unordered_map<HostGraph*, std::shared_ptr<HostGraph>> graphs_;
   std::unordered_map<void*, std::size_t> allocations_;
 };
 

@@ -4,6 +4,7 @@
 // logical analysis).
 #include <algorithm>
 
+#include "reprise_memoizer/gpu_groups.h"
 #include "reprise_memoizer/memoizer.h"
 #include "reprise_rt/log.h"
 #include "reprise_rt/op_token.h"
@@ -215,7 +216,15 @@ void Memoizer::replay_batch(TraceTemplate& t, Event fence, bool elide) {
   // Every point is created before any is released, so a point's successors already count
   // its edge when it completes. The block is freed by the batch's last point, or by this
   // memoizer, which keeps it for the next batch to link to (whichever lets go last).
-  ReplayBatch* block = t.successors->take_spare();
+  // Replays as graphs: a template's GPU points grouped per GPU processor leave their in-group
+  // edges to the stream (their counters do not count them).
+  if (!sharded && !t.gpu_groups_planned && rt_.device() && rt_.config().gpu_graphs) {
+    t.gpu_groups = plan_gpu_groups(t, buffer_);
+    t.gpu_groups_planned = true;
+  }
+  const GpuGroups* gpu = sharded ? nullptr : t.gpu_groups.get();
+  const std::shared_ptr<const BatchEdges>& edge_lists = gpu ? gpu->successors : t.successors;
+  ReplayBatch* block = edge_lists->take_spare();
   const bool fresh = block == nullptr;
   if (block) {
     // A finished batch of this template: its points ran and gave up their ops (the executor
@@ -230,7 +239,15 @@ void Memoizer::replay_batch(TraceTemplate& t, Event fence, bool elide) {
   if (plan)
     for (std::uint32_t i : fresh ? plan->skipped : plan->skipped_counted)
       exec.leave_elsewhere(block->tasks[i]);
-  block->successors = t.successors;
+  block->successors = edge_lists;
+  if (gpu) {
+    block->gpu = t.gpu_groups;
+    if (!block->gates)
+      block->gates = std::make_unique<std::atomic<std::int32_t>[]>(gpu->groups.size());
+    for (std::size_t g = 0; g < gpu->groups.size(); ++g)
+      block->gates[g].store(std::int32_t(gpu->groups[g]->members.size()),
+                            std::memory_order_relaxed);
+  }
   if (links) {
     block->cross = t.cross;
     if (!block->state) block->state = std::make_unique<std::atomic<std::uint8_t>[]>(n);
@@ -251,7 +268,8 @@ void Memoizer::replay_batch(TraceTemplate& t, Event fence, bool elide) {
     const Instruction& in = t.instrs[i];
     const bool copy = in.kind == Instruction::Kind::Copy;
     const std::int32_t edges = std::int32_t(in.pre_count + (cross ? in.link_count : 0)) -
-                               (plan ? plan->unseen_preds[i] : 0);
+                               (plan ? plan->unseen_preds[i] : 0) -
+                               (gpu ? std::int32_t(gpu->removed_in[i]) : 0);
     // A replayed task point needs no completion event when every later wait on it is a
     // counter: in-trace edges and (with reversed links) the next replay's elision links.
     // Copies keep theirs (the physical effects name them).

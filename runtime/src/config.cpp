@@ -142,6 +142,10 @@ const std::vector<FlagDef>& flag_table() {
         sw(&Config::bounds_checks));
     add("-lg:inorder", nullptr, "run each op to completion before the next is issued",
         sw(&Config::inorder));
+    add("-lg:gpu_graphs", "0|1",
+        "launch the GPU points of a replayed trace as one captured graph per GPU processor "
+        "(0: kernel by kernel)",
+        i32(&Config::gpu_graphs, 0, 1, "-lg:gpu_graphs"));
     add("-lg:window", "N", "ops in flight before the application thread waits",
         i32(&Config::window, 2, 1 << 24, "-lg:window"));
     add("-lg:stall_report", "S",

@@ -52,6 +52,8 @@ Executor::Executor(Runtime& rt) : rt_(rt) {
 
 Executor::~Executor() {
   stop();
+  // Templates go after stop(): the graphs of their GPU groups come back to be destroyed here.
+  if (rt_.device()) release_retired_graphs();
 }
 
 void Executor::start() {
@@ -88,6 +90,7 @@ void Executor::stop() {
   // (Every point has completed: the streams hold nothing more.)
   for (DeviceStream s : gpu_streams_) rt_.device()->destroy_stream(s);
   for (DeviceStream s : copy_streams_) rt_.device()->destroy_stream(s);
+  if (!copy_streams_.empty()) release_retired_graphs();
   gpu_streams_.clear();
   copy_streams_.clear();
 }
@@ -190,36 +193,6 @@ void Executor::worker_loop(ReadyQueue& q, int pin_core, std::string name) {
     }
   }
   tl_local_ready = nullptr;
-}
-
-namespace {
-struct PendingGpuPoint {
-  Executor* exec;
-  PointTask* task;
-  std::exception_ptr error;
-  std::uint64_t begin_ns;
-};
-}  // namespace
-
-void Executor::run_point_with_device(PointTask* t) {
-  const std::uint64_t t0 = rt_.profiler() ? Profiler::stamp() : 0;
-  t->copy_device = -1;
-  std::exception_ptr error = execute_point(*t);
-  const DeviceStream s = t->copy_device >= 0 ? copy_stream(t->copy_device) : stream_of(t->proc);
-  if (!s.valid()) {  // a CPU point: done
-    if (Profiler* prof = rt_.profiler()) profile_point(*prof, *t, t0);
-    return finish_point(t, std::move(error));
-  }
-  // Completion comes from the stream once it has run what the point enqueued.
-  auto pending = make_pooled<PendingGpuPoint>(PendingGpuPoint{this, t, std::move(error), t0});
-  rt_.device()->callback(s, &Executor::gpu_point_done, pending.release());
-}
-
-void Executor::gpu_point_done(void* arg) {
-  PoolPtr<PendingGpuPoint> p(static_cast<PendingGpuPoint*>(arg));
-  Executor& x = *p->exec;
-  if (Profiler* prof = x.rt_.profiler()) x.profile_point(*prof, *p->task, p->begin_ns);
-  x.finish_point(p->task, std::move(p->error));
 }
 
 void Executor::run_point(PointTask* t) {

@@ -16,7 +16,7 @@
 using namespace reprise;
 
 namespace {
-enum : TaskID { T_FILL_GPU = 9400, T_CPU_ONLY, T_SUM_ROWS, T_INC, T_INC_SHIFTED };
+enum : TaskID { T_FILL_GPU = 9400, T_CPU_ONLY, T_SUM_ROWS, T_INC, T_INC_SHIFTED, T_AXPY };
 enum : FieldID { FV = 0 };
 
 void fill_cpu(TaskContext& tc) {
@@ -37,6 +37,18 @@ void inc_gpu(TaskContext& tc) {
   auto acc = tc.accessor<std::int64_t, 1>(0, FV);
   kernel::for_each(tc, Rect<1>(tc.domain(0)), [=](const Point<1>& p) { acc[p] += p[0]; });
 }
+// x[p] = a * x[p] + p, with a from the task's arguments.
+void axpy_cpu(TaskContext& tc) {
+  const auto a = tc.args<std::int64_t>();
+  auto acc = tc.accessor<std::int64_t, 1>(0, FV);
+  for (auto p : Rect<1>(tc.domain(0))) acc[p] = a * acc[p] + p[0];
+}
+void axpy_gpu(TaskContext& tc) {
+  const auto a = tc.args<std::int64_t>();
+  auto acc = tc.accessor<std::int64_t, 1>(0, FV);
+  kernel::for_each(tc, Rect<1>(tc.domain(0)),
+                   [=](const Point<1>& p) { acc[p] = a * acc[p] + p[0]; });
+}
 void cpu_only(TaskContext&) {}
 std::int64_t sum_rows(TaskContext& tc) {
   auto acc = tc.accessor<const std::int64_t, 1>(0, FV);
@@ -50,6 +62,7 @@ void register_all() {
   TaskRegistry::add(T_CPU_ONLY, "cpu_only", {cpu(cpu_only)});
   TaskRegistry::add(T_SUM_ROWS, "sum_rows", {cpu(sum_rows)});
   TaskRegistry::add(T_INC, "inc", {cpu(inc_cpu), gpu(inc_gpu)});
+  TaskRegistry::add(T_AXPY, "axpy", {cpu(axpy_cpu), gpu(axpy_gpu)});
   TaskRegistry::add(T_INC_SHIFTED, "inc_shifted", {cpu(inc_cpu), gpu(inc_gpu)});
 }
 
@@ -238,6 +251,69 @@ TEST(Gpu, CopiesBetweenMemoryKindsRunOnCopyStreamsAndAreCounted) {
         EXPECT_EQ(s.gpu_kernels, 8u);
       },
       std::make_unique<RotatingMapper>());
+}
+
+// A traced loop of three dependent GPU launches per iteration over 4 pieces on `gpus` GPUs
+// (each piece stays on its GPU); the multiplier changes every `vary` iterations (0: never).
+// Returns the sum of the field; stats in *out.
+std::int64_t run_traced_axpy(const std::vector<std::string>& flags, int iters, int vary,
+                             Context::TraceStats* out) {
+  std::int64_t sum = 0;
+  reprise::run(flags, [&](Context& ctx) {
+    const coord_t n = 4000;
+    Region r = ctx.create_region(ctx.create_index_space(Rect<1>({0}, {n - 1})),
+                                 ctx.create_field_space({{FV, sizeof(std::int64_t)}}));
+    Partition p = ctx.partition_by_blocks(r, Point<1>{n / 4});
+    ctx.fill(r, FV, std::int64_t(1));
+    for (int it = 0; it < iters; ++it) {
+      ctx.begin_trace(7);
+      for (std::int64_t step = 0; step < 3; ++step) {
+        const std::int64_t a = vary ? (it / vary) % 3 + step : 2 + step;
+        IndexLauncher axpy(T_AXPY, p.color_space());
+        axpy.set_args(TaskArgs(a));
+        axpy.add(p, Projection::identity(), Privilege::ReadWrite, {FV});
+        ctx.execute(axpy);
+      }
+      ctx.end_trace(7);
+    }
+    TaskLauncher total(T_SUM_ROWS);
+    total.add(r, Privilege::ReadOnly, {FV});
+    sum = ctx.execute(total).get<std::int64_t>();
+    *out = ctx.trace_stats();
+  });
+  return sum;
+}
+
+TEST(Gpu, AReplayLaunchesOneGraphPerGpuProcessor) {
+  register_all();
+  Context::TraceStats cpu_stats, graph_stats, kernel_stats;
+  const int iters = 12;
+  const std::int64_t want = run_traced_axpy({"-ll:cpu", "2"}, iters, 0, &cpu_stats);
+  const std::vector<std::string> gpus = {"-ll:cpu", "1", "-ll:gpu", "2", "-ll:gpu_backend", "host"};
+  EXPECT_EQ(run_traced_axpy(gpus, iters, 0, &graph_stats), want);
+  std::vector<std::string> no_graphs = gpus;
+  no_graphs.insert(no_graphs.end(), {"-lg:gpu_graphs", "0"});
+  EXPECT_EQ(run_traced_axpy(no_graphs, iters, 0, &kernel_stats), want);
+  ASSERT_GT(graph_stats.replays, 0u);
+  // Each GPU's six points of a replay (two pieces, three steps) are one graph.
+  EXPECT_EQ(graph_stats.gpu_graph_launches, 2 * graph_stats.replays);
+  EXPECT_EQ(kernel_stats.gpu_graph_launches, 0u);
+  // Kernels run one by one only outside replays (and while a graph is captured).
+  EXPECT_LT(graph_stats.gpu_kernels, kernel_stats.gpu_kernels);
+}
+
+TEST(Gpu, AGraphIsCapturedAgainWhenArgumentsChangeAndGivenUpWhenTheyKeepChanging) {
+  register_all();
+  const std::vector<std::string> gpus = {"-ll:cpu", "1", "-ll:gpu", "2", "-ll:gpu_backend", "host"};
+  for (int vary : {4, 1}) {
+    Context::TraceStats cpu_stats, gpu_stats;
+    const std::int64_t want = run_traced_axpy({"-ll:cpu", "2"}, 16, vary, &cpu_stats);
+    EXPECT_EQ(run_traced_axpy(gpus, 16, vary, &gpu_stats), want) << "vary " << vary;
+    EXPECT_GT(gpu_stats.replays, 0u);
+    if (vary == 1) {  // new arguments every replay: after a few captures, kernel by kernel
+      EXPECT_LT(gpu_stats.gpu_graph_launches, 2 * gpu_stats.replays);
+    }
+  }
 }
 
 TEST(Gpu, ATaskWithoutAGpuVariantOnAGpuIsAnError) {

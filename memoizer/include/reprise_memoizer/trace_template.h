@@ -18,6 +18,7 @@
 namespace reprise::detail {
 
 class Instance;
+struct GpuGroups;
 
 struct TemplateOp {
   std::uint64_t token = 0;
@@ -114,6 +115,9 @@ struct TraceTemplate {
   std::shared_ptr<const ElisionLinks> cross;  // the links, reversed
   std::vector<DomainPoint> instr_points;      // each op instruction's point
   std::unique_ptr<ShardPlan> shard_plan;      // control replication: made at the first replay
+  // Replays as graphs (-ll:gpu, one shard): planned at the first replay (null: none).
+  std::shared_ptr<GpuGroups> gpu_groups;
+  bool gpu_groups_planned = false;
   std::size_t edges_recorded = 0, edges_after_reduction = 0;
   std::size_t instrs_recorded = 0;  // before merges were dissolved
   std::uint64_t last_used = 0;      // for least-recently-used eviction

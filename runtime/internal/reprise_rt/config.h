@@ -14,6 +14,7 @@ struct Config {
   int gpus = 0;                      // -ll:gpu (per shard)
   std::int64_t fsize_mib = 256;      // -ll:fsize (framebuffer per GPU)
   std::string gpu_backend = "auto";  // -ll:gpu_backend cuda|host|auto
+  int gpu_graphs = 1;                // -lg:gpu_graphs 0|1 (replays' GPU work as graphs)
   std::int64_t csize_mib = 1024;     // -ll:csize (per system memory)
   bool pin = true;                   // -ll:pin
   int spin_us = 50;                  // -ll:spin

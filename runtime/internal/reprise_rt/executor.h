@@ -4,7 +4,9 @@
 // have triggered.
 #include <atomic>
 #include <cstdint>
+#include <exception>
 #include <memory>
+#include <mutex>
 #include <span>
 #include <thread>
 #include <vector>
@@ -19,6 +21,7 @@
 namespace reprise::detail {
 
 class Profiler;
+struct GpuGroup;
 class Runtime;
 
 class Executor final : public GraphSink, public BatchSink {
@@ -58,6 +61,8 @@ class Executor final : public GraphSink, public BatchSink {
   }
   // The stream that copies in and out of physical device d's framebuffers run on.
   DeviceStream copy_stream(int device) const { return copy_streams_[std::size_t(device)]; }
+  // A graph no group launches any more: destroyed later from a GPU thread (or at stop).
+  void retire_graph(DeviceGraph g);
 
  private:
   static void precondition_done(void* ctx, std::uint64_t);
@@ -72,7 +77,14 @@ class Executor final : public GraphSink, public BatchSink {
   // copy or fill of framebuffer data enqueues on a copy stream; such a point completes when
   // its stream has run that work (a callback from the backend's thread).
   void run_point_with_device(PointTask* t);
+  void complete_from_stream(PointTask* t, DeviceStream s, std::exception_ptr error,
+                            std::uint64_t begin_ns);
   static void gpu_point_done(void* pending);
+  // Replays as graphs (reprise_rt/gpu_groups.h): the group's points are all ready; runs them as
+  // its captured graph (capturing it first), or kernel by kernel.
+  void launch_group(ReplayBatch& b, GpuGroup& group);
+  static void graph_step_done(void* step);
+  void release_retired_graphs();
   // Runs the point's body (or copy, fill, half); returns what it threw.
   std::exception_ptr execute_point(PointTask& t);
   // Completion: proxies, the point's event, its batch's successors, its op.
@@ -97,6 +109,8 @@ class Executor final : public GraphSink, public BatchSink {
   std::vector<std::unique_ptr<ReadyQueue>> gpu_queues_;  // one per GPU processor (-ll:gpu)
   std::vector<DeviceStream> gpu_streams_;
   std::vector<DeviceStream> copy_streams_;  // one per physical device
+  std::mutex retired_graphs_mutex_;
+  std::vector<DeviceGraph> retired_graphs_;
   std::vector<std::thread> threads_;
 };
 

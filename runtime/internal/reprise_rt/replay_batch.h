@@ -21,6 +21,7 @@ struct ElisionLinks {
 };
 
 struct ReplayBatch;
+struct GpuGroups;
 
 // A template's in-trace edges (shared by the template and the batches still running): point i
 // of a batch counts down the points targets[begin[i] .. begin[i] + count[i]) of its batch.
@@ -58,6 +59,10 @@ struct ReplayBatch {
   std::unique_ptr<std::atomic<std::uint8_t>[]> state;  // per point: kDone | kClaimed
   std::atomic<ReplayBatch*> next{nullptr};
   ReplayBatch* next_spare = nullptr;  // in BatchEdges::retired / reusable
+  // Replays as graphs (reprise_rt/gpu_groups.h): per group, its points not yet ready; the
+  // last one launches the group's graph.
+  std::shared_ptr<GpuGroups> gpu;
+  std::unique_ptr<std::atomic<std::int32_t>[]> gates;
 };
 
 // Frees a batch whose points have all run and that its launcher has let go of: it becomes its
@@ -79,6 +84,7 @@ inline ReplayBatch* BatchEdges::take_spare() const {
 inline void retire_batch(ReplayBatch* b) {
   std::shared_ptr<const BatchEdges> lists = std::move(b->successors);
   b->cross.reset();
+  b->gpu.reset();  // (its groups own the lists a graph batch retires to: no cycle)
   if (!lists) {
     PoolDelete<ReplayBatch>{}(b);
     return;

@@ -1,0 +1,171 @@
+// The executor with a device (-ll:gpu): points that complete from a stream — a GPU variant's
+// kernels, a copy or fill with a framebuffer end — and replays as graphs, where the GPU points
+// of a replayed template run as one captured graph per GPU processor (reprise_rt/gpu_groups.h).
+#include <algorithm>
+#include <cstring>
+
+#include "reprise_rt/executor.h"
+#include "reprise_rt/gpu_groups.h"
+#include "reprise_rt/pool.h"
+#include "reprise_rt/profiler.h"
+#include "reprise_rt/runtime.h"
+
+namespace reprise::detail {
+
+namespace {
+struct PendingGpuPoint {
+  Executor* exec;
+  PointTask* task;
+  std::exception_ptr error;
+  std::uint64_t begin_ns;
+};
+
+// A graph whose arguments changed this many times is not captured again: its points run
+// kernel by kernel (a graph replays the arguments it was captured with).
+constexpr int kMaxCaptures = 3;
+
+std::span<const std::byte> args_of(const PointTask& t) {
+  const auto& a = t.op->task_payload().args;
+  return {a.data(), a.size()};
+}
+}  // namespace
+
+GpuGroups::~GpuGroups() {
+  if (!exec) return;
+  for (const auto& g : groups)
+    if (g->graph.handle) exec->retire_graph(g->graph);
+}
+
+void Executor::run_point_with_device(PointTask* t) {
+  if (ReplayBatch* b = t->batch; b && b->gpu) {
+    const std::int32_t g = b->gpu->group_of[t->batch_index];
+    if (g >= 0) {
+      // A point of a group: the last of the group to become ready launches them all.
+      if (b->gates[g].fetch_sub(1, std::memory_order_acq_rel) == 1)
+        launch_group(*b, *b->gpu->groups[std::size_t(g)]);
+      return;
+    }
+  }
+  const std::uint64_t t0 = rt_.profiler() ? Profiler::stamp() : 0;
+  t->copy_device = -1;
+  std::exception_ptr error = execute_point(*t);
+  const DeviceStream s = t->copy_device >= 0 ? copy_stream(t->copy_device) : stream_of(t->proc);
+  if (!s.valid()) {  // a CPU point: done
+    if (Profiler* prof = rt_.profiler()) profile_point(*prof, *t, t0);
+    return finish_point(t, std::move(error));
+  }
+  complete_from_stream(t, s, std::move(error), t0);
+}
+
+void Executor::complete_from_stream(PointTask* t, DeviceStream s, std::exception_ptr error,
+                                    std::uint64_t t0) {
+  // Completion comes from the stream once it has run what the point enqueued.
+  auto pending = make_pooled<PendingGpuPoint>(PendingGpuPoint{this, t, std::move(error), t0});
+  rt_.device()->callback(s, &Executor::gpu_point_done, pending.release());
+}
+
+void Executor::gpu_point_done(void* arg) {
+  PoolPtr<PendingGpuPoint> p(static_cast<PendingGpuPoint*>(arg));
+  Executor& x = *p->exec;
+  if (Profiler* prof = x.rt_.profiler()) x.profile_point(*prof, *p->task, p->begin_ns);
+  x.finish_point(p->task, std::move(p->error));
+}
+
+void Executor::launch_group(ReplayBatch& b, GpuGroup& group) {
+  Device& device = *rt_.device();
+  const DeviceStream s = stream_of(group.proc);
+  release_retired_graphs();
+  if (!group.off && group.captured) {
+    // A graph replays the arguments it was captured with: check this replay's.
+    bool same = true;
+    for (std::size_t k = 0; k < group.members.size() && same; ++k) {
+      const auto a = args_of(b.tasks[group.members[k]]);
+      const auto& c = group.captured_args[k];
+      same = a.size() == c.size() && std::equal(a.begin(), a.end(), c.begin());
+    }
+    if (!same) {
+      group.captured = false;
+      if (group.captures >= kMaxCaptures) group.off = true;
+    }
+  }
+  if (group.off) {  // kernel by kernel, in template order
+    for (std::uint32_t m : group.members) {
+      PointTask* t = &b.tasks[m];
+      const std::uint64_t t0 = rt_.profiler() ? Profiler::stamp() : 0;
+      std::exception_ptr error = execute_point(*t);
+      complete_from_stream(t, s, std::move(error), t0);
+    }
+    return;
+  }
+  if (!group.captured) {
+    // Capture: each point's variant enqueues its kernels, then the callback that completes it.
+    group.steps.resize(group.members.size());
+    std::vector<std::exception_ptr> errors(group.members.size());
+    device.begin_capture(s);
+    for (std::size_t k = 0; k < group.members.size(); ++k) {
+      errors[k] = execute_point(b.tasks[group.members[k]]);
+      group.steps[k] = GpuGroup::Step{this, &group, std::uint32_t(k)};
+      device.callback(s, &Executor::graph_step_done, &group.steps[k]);
+    }
+    const DeviceGraph graph = device.end_capture(s);
+    if (group.graph.handle) retire_graph(group.graph);
+    group.graph = DeviceGraph{};
+    if (std::any_of(errors.begin(), errors.end(), [](const auto& e) { return e != nullptr; })) {
+      // Its kernels were captured, not run: the points complete with their errors, and the
+      // group runs kernel by kernel from now on.
+      if (graph.handle) retire_graph(graph);
+      group.off = true;
+      for (std::size_t k = 0; k < group.members.size(); ++k)
+        complete_from_stream(&b.tasks[group.members[k]], s, std::move(errors[k]), 0);
+      return;
+    }
+    b.gpu->exec = this;
+    group.graph = graph;
+    group.captured = true;
+    ++group.captures;
+    group.captured_args.resize(group.members.size());
+    for (std::size_t k = 0; k < group.members.size(); ++k) {
+      const auto a = args_of(b.tasks[group.members[k]]);
+      group.captured_args[k].assign(a.begin(), a.end());
+    }
+  }
+  {
+    std::lock_guard<std::mutex> g(group.mutex);
+    group.in_flight.push_back(&b);
+  }
+  device.launch_graph(s, group.graph);
+  rt_.count_gpu_graph_launch();
+}
+
+void Executor::graph_step_done(void* arg) {
+  const auto& step = *static_cast<const GpuGroup::Step*>(arg);
+  GpuGroup& group = *step.group;
+  ReplayBatch* b;
+  {
+    // Graphs run in launch order on the stream: this step belongs to the oldest launch.
+    std::lock_guard<std::mutex> g(group.mutex);
+    b = group.in_flight.front();
+    if (step.index + 1 == group.members.size()) group.in_flight.pop_front();
+  }
+  // (The group may go with the batch once its last point is done: nothing of it is read after.)
+  step.exec->finish_point(&b->tasks[group.members[step.index]], nullptr);
+}
+
+void Executor::retire_graph(DeviceGraph g) {
+  // Not destroyed here: this may run in a stream's callback, where a CUDA backend must not
+  // call the runtime API. A GPU thread destroys it before its next launch, or stop() does.
+  std::lock_guard<std::mutex> lock(retired_graphs_mutex_);
+  retired_graphs_.push_back(g);
+}
+
+void Executor::release_retired_graphs() {
+  std::vector<DeviceGraph> graphs;
+  {
+    std::lock_guard<std::mutex> lock(retired_graphs_mutex_);
+    if (retired_graphs_.empty()) return;
+    graphs.swap(retired_graphs_);
+  }
+  for (DeviceGraph g : graphs) rt_.device()->destroy_graph(g);
+}
+
+}  // namespace reprise::detail
