@@ -5,10 +5,13 @@ if(REPRISE_WERROR)
 endif()
 
 if(REPRISE_SANITIZE STREQUAL "address")
-  add_compile_options(-fsanitize=address,undefined -fno-omit-frame-pointer)
+  # (C++ only: nvcc-compiled kernels stay uninstrumented.)
+  add_compile_options($<$<COMPILE_LANGUAGE:CXX>:-fsanitize=address,undefined>
+                      $<$<COMPILE_LANGUAGE:CXX>:-fno-omit-frame-pointer>)
   add_link_options(-fsanitize=address,undefined)
 elseif(REPRISE_SANITIZE STREQUAL "thread")
-  add_compile_options(-fsanitize=thread -fno-omit-frame-pointer)
+  add_compile_options($<$<COMPILE_LANGUAGE:CXX>:-fsanitize=thread>
+                      $<$<COMPILE_LANGUAGE:CXX>:-fno-omit-frame-pointer>)
   # TSan cannot see synchronisation inside the uninstrumented oneTBB libraries: use malloc and
   # std::async there instead, so its reports are about our code.
   add_compile_definitions(REPRISE_PLAIN_MALLOC=1 REPRISE_NO_TBB_TASKS=1)

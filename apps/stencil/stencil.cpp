@@ -12,15 +12,12 @@
 #include <string>
 
 #include "app_support.h"
+#include "stencil_kernels.h"
 
 using namespace reprise;
+using namespace stencil;
 
 namespace {
-
-enum : TaskID { TID_INIT = 100, TID_STENCIL, TID_INCREMENT, TID_NORM, TID_CHECKSUM };
-enum : FieldID { FID_IN = 0, FID_OUT = 1 };
-
-constexpr double kCoefX = 1.0, kCoefY = 1.0;
 
 struct Params {
   coord_t nx = 1024, ny = 1024;
@@ -29,11 +26,6 @@ struct Params {
   int warmup = 0;  // untimed iterations before the timed ones (lets auto tracing settle)
   int radius = 2;
   std::string trace = "auto";
-};
-
-struct StencilArgs {
-  coord_t nx, ny;
-  int radius;
 };
 
 void init_task(TaskContext& tc) {
@@ -82,43 +74,6 @@ void increment_task(TaskContext& tc) {
     double* row = in.ptr({i, r.lo[1]});
     for (coord_t j = 0; j <= r.hi[1] - r.lo[1]; ++j) row[j] += 1.0;
   }
-}
-
-// GPU variants (-ll:gpu): the same arithmetic per point as the CPU loops above, as kernels
-// on the GPU's stream (kernel::for_each), so the results are bit-identical.
-void init_gpu(TaskContext& tc) {
-  auto in = tc.accessor<double, 2>(0, FID_IN);
-  auto out = tc.accessor<double, 2>(0, FID_OUT);
-  kernel::for_each(tc, Rect<2>(tc.domain(0)), [=] REPRISE_HOST_DEVICE(const Point<2>& p) {
-    in[p] = kCoefX * double(p[0]) + kCoefY * double(p[1]);
-    out[p] = 0.0;
-  });
-}
-
-void stencil_gpu(TaskContext& tc) {
-  const auto a = tc.args<StencilArgs>();
-  auto out = tc.accessor<double, 2>(0, FID_OUT);
-  auto in = tc.accessor<const double, 2>(1, FID_IN);
-  const Rect<2> r = tc.domain(0);
-  const int R = a.radius;
-  const Rect<2> active(
-      {std::max<coord_t>(r.lo[0], R), std::max<coord_t>(r.lo[1], R)},
-      {std::min<coord_t>(r.hi[0], a.nx - 1 - R), std::min<coord_t>(r.hi[1], a.ny - 1 - R)});
-  kernel::for_each(tc, active, [=] REPRISE_HOST_DEVICE(const Point<2>& p) {
-    double s = 0.0;
-    for (int k = 1; k <= R; ++k) {
-      const double w = 1.0 / (2.0 * k * R);
-      s += w * (in[{p[0], p[1] + k}] - in[{p[0], p[1] - k}]);
-      s += w * (in[{p[0] + k, p[1]}] - in[{p[0] - k, p[1]}]);
-    }
-    out[p] += s;
-  });
-}
-
-void increment_gpu(TaskContext& tc) {
-  auto in = tc.accessor<double, 2>(0, FID_IN);
-  kernel::for_each(tc, Rect<2>(tc.domain(0)),
-                   [=] REPRISE_HOST_DEVICE(const Point<2>& p) { in[p] += 1.0; });
 }
 
 double norm_task(TaskContext& tc) {
