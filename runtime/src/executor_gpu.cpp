@@ -133,8 +133,8 @@ void Executor::launch_group(ReplayBatch& b, GpuGroup& group) {
     std::lock_guard<std::mutex> g(group.mutex);
     group.in_flight.push_back(&b);
   }
+  rt_.count_gpu_graph_launch();  // first: the graph may complete its points at once
   device.launch_graph(s, group.graph);
-  rt_.count_gpu_graph_launch();
 }
 
 void Executor::graph_step_done(void* arg) {

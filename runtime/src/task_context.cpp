@@ -156,8 +156,8 @@ void TaskContext::launch_kernel(std::function<void()> kernel) const {
         "touch the framebuffers of the {} backend; compile the GPU variant's source with nvcc "
         "--extended-lambda",
         t_.op->describe(), rt->device()->backend()));
+  rt->count_gpu_kernel();  // first: the point may complete as soon as the kernel is enqueued
   rt->device()->launch_host(s, std::move(kernel));
-  rt->count_gpu_kernel();
 }
 
 void TaskContext::count_kernel() const {

@@ -54,9 +54,9 @@ void for_each(const TaskContext& tc, const Rect<N>& rect, F f) {
     const std::uint64_t volume = std::uint64_t(rect.volume());
     constexpr unsigned kThreads = 256;
     const unsigned blocks = unsigned((volume + kThreads - 1) / kThreads);
+    tc.count_kernel();
     detail::for_each_kernel<N>
         <<<blocks, kThreads, 0, static_cast<cudaStream_t>(tc.stream())>>>(rect, volume, f);
-    tc.count_kernel();
     return;
   }
 #endif
