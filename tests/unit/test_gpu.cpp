@@ -37,17 +37,17 @@ void inc_gpu(TaskContext& tc) {
   auto acc = tc.accessor<std::int64_t, 1>(0, FV);
   kernel::for_each(tc, Rect<1>(tc.domain(0)), [=](const Point<1>& p) { acc[p] += p[0]; });
 }
-// x[p] = a * x[p] + p, with a from the task's arguments.
+// x[p] = (a * x[p] + p) mod a prime, with a from the task's arguments (no overflow).
 void axpy_cpu(TaskContext& tc) {
   const auto a = tc.args<std::int64_t>();
   auto acc = tc.accessor<std::int64_t, 1>(0, FV);
-  for (auto p : Rect<1>(tc.domain(0))) acc[p] = a * acc[p] + p[0];
+  for (auto p : Rect<1>(tc.domain(0))) acc[p] = (a * acc[p] + p[0]) % 1000003;
 }
 void axpy_gpu(TaskContext& tc) {
   const auto a = tc.args<std::int64_t>();
   auto acc = tc.accessor<std::int64_t, 1>(0, FV);
   kernel::for_each(tc, Rect<1>(tc.domain(0)),
-                   [=](const Point<1>& p) { acc[p] = a * acc[p] + p[0]; });
+                   [=](const Point<1>& p) { acc[p] = (a * acc[p] + p[0]) % 1000003; });
 }
 void cpu_only(TaskContext&) {}
 std::int64_t sum_rows(TaskContext& tc) {
