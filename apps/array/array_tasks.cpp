@@ -34,117 +34,6 @@ double apply(Op op, double a, double b) {
 
 namespace {
 
-// Calls f(k) for the row-major offset k of every point of r, with p the point of r and the
-// same offset's point in each other rectangle of the same extents: f(p_out, p_a, p_b).
-template <int N, typename F>
-void lockstep(const Rect<N>& out, const Rect<N>& a, const Rect<N>& b, F&& f) {
-  if constexpr (N == 1) {
-    for (coord_t i = 0; i <= out.hi[0] - out.lo[0]; ++i)
-      f(Point<1>(out.lo[0] + i), Point<1>(a.lo[0] + i), Point<1>(b.lo[0] + i));
-  } else {
-    for (coord_t i = 0; i <= out.hi[0] - out.lo[0]; ++i)
-      for (coord_t j = 0; j <= out.hi[1] - out.lo[1]; ++j)
-        f(Point<2>{out.lo[0] + i, out.lo[1] + j}, Point<2>{a.lo[0] + i, a.lo[1] + j},
-          Point<2>{b.lo[0] + i, b.lo[1] + j});
-  }
-}
-
-template <int N>
-void set_n(TaskContext& tc) {
-  const double v = tc.args<SetArgs>().value;
-  auto out = tc.accessor<double, N>(0, kValue);
-  for (auto p : Rect<N>(tc.domain(0))) out[p] = v;
-}
-void set_task(TaskContext& tc) {
-  tc.domain(0).dim == 1 ? set_n<1>(tc) : set_n<2>(tc);
-}
-
-template <int N>
-void random_n(TaskContext& tc) {
-  const auto a = tc.args<RandomArgs>();
-  auto out = tc.accessor<double, N>(0, kValue);
-  for (auto p : Rect<N>(tc.domain(0))) {
-    const std::uint64_t k = N == 1 ? std::uint64_t(p[0]) : std::uint64_t(p[0] * a.cols + p[N - 1]);
-    out[p] = random_value(a.seed, k);
-  }
-}
-void random_task(TaskContext& tc) {
-  tc.domain(0).dim == 1 ? random_n<1>(tc) : random_n<2>(tc);
-}
-
-template <int N>
-void binary_n(TaskContext& tc) {
-  const Op op = tc.args<BinaryArgs>().op;
-  auto out = tc.accessor<double, N>(0, kValue);
-  auto a = tc.accessor<const double, N>(1, kValue);
-  auto b = tc.accessor<const double, N>(2, kValue);
-  lockstep<N>(tc.domain(0), tc.domain(1), tc.domain(2),
-              [&](auto po, auto pa, auto pb) { out[po] = apply(op, a[pa], b[pb]); });
-}
-void binary_task(TaskContext& tc) {
-  tc.domain(0).dim == 1 ? binary_n<1>(tc) : binary_n<2>(tc);
-}
-
-template <int N>
-void scalar_n(TaskContext& tc) {
-  const auto s = tc.args<ScalarArgs>();
-  auto out = tc.accessor<double, N>(0, kValue);
-  auto a = tc.accessor<const double, N>(1, kValue);
-  lockstep<N>(tc.domain(0), tc.domain(1), tc.domain(1), [&](auto po, auto pa, auto) {
-    out[po] = s.scalar_left ? apply(s.op, s.s, a[pa]) : apply(s.op, a[pa], s.s);
-  });
-}
-void scalar_task(TaskContext& tc) {
-  tc.domain(0).dim == 1 ? scalar_n<1>(tc) : scalar_n<2>(tc);
-}
-
-template <int N>
-void copy_n(TaskContext& tc) {
-  auto out = tc.accessor<double, N>(0, kValue);
-  auto a = tc.accessor<const double, N>(1, kValue);
-  lockstep<N>(tc.domain(0), tc.domain(1), tc.domain(1),
-              [&](auto po, auto pa, auto) { out[po] = a[pa]; });
-}
-void copy_task(TaskContext& tc) {
-  tc.domain(0).dim == 1 ? copy_n<1>(tc) : copy_n<2>(tc);
-}
-
-// out (1-d tile of rows) = m (the same rows, a column range) . v (the whole vector region).
-void dot_task(TaskContext& tc) {
-  const auto a = tc.args<DotArgs>();
-  auto out = tc.accessor<double, 1>(0, kValue);
-  auto m = tc.accessor<const double, 2>(1, kValue);
-  auto v = tc.accessor<const double, 1>(2, kValue);
-  const Rect<1> rows = tc.domain(0);
-  const Rect<2> mr = tc.domain(1);
-  const coord_t cols = mr.hi[1] - mr.lo[1] + 1;
-  for (coord_t i = 0; i <= rows.hi[0] - rows.lo[0]; ++i) {
-    double s = 0;
-    for (coord_t j = 0; j < cols; ++j)
-      s += m[Point<2>{mr.lo[0] + i, mr.lo[1] + j}] * v[Point<1>(a.v_offset + j)];
-    out[Point<1>(rows.lo[0] + i)] = s;
-  }
-}
-
-// out (1-d tile of a new array) = the diagonal of a (the matching row block of a square
-// matrix view, all its columns).
-void diag_task(TaskContext& tc) {
-  auto out = tc.accessor<double, 1>(0, kValue);
-  auto a = tc.accessor<const double, 2>(1, kValue);
-  const Rect<1> r = tc.domain(0);
-  const Rect<2> ar = tc.domain(1);
-  for (coord_t i = 0; i <= r.hi[0] - r.lo[0]; ++i)
-    out[Point<1>(r.lo[0] + i)] = a[Point<2>{ar.lo[0] + i, ar.lo[1] + r.lo[0] + i}];
-}
-
-void diag_matrix_task(TaskContext& tc) {
-  auto out = tc.accessor<double, 2>(0, kValue);
-  auto v = tc.accessor<const double, 1>(1, kValue);
-  const Rect<2> r = tc.domain(0);
-  const Rect<1> vr = tc.domain(1);
-  for (auto p : r) out[p] = p[0] == p[1] ? v[Point<1>(vr.lo[0] + (p[0] - r.lo[0]))] : 0.0;
-}
-
 template <int N, typename F>
 double fold_n(TaskContext& tc, double init, F&& f) {
   auto a = tc.accessor<const double, N>(0, kValue);
@@ -194,22 +83,22 @@ void read_task(TaskContext& tc) {
   each(tc, a.view, [&](double x) { *dest++ = x; });
 }
 
-// GPU variants (-ll:gpu) of the element-wise tasks: the same arithmetic per element as the
-// CPU loops above, as kernels on the GPU's stream. The folds that return a value (sum, max,
-// sum of squares, checksum, read) stay CPU tasks: their data comes back from the framebuffer
-// by a copy.
+// The element-wise tasks are written once with kernel::for_each and registered as both CPU
+// and GPU variants: a loop on a CPU, a kernel on the GPU's stream (-ll:gpu), the same
+// arithmetic per element either way. The folds that return a value (sum, max, sum of squares,
+// checksum, read) are CPU tasks: their data comes back from a framebuffer by a copy.
 template <int N>
-void set_gpu_n(TaskContext& tc) {
+void set_n(TaskContext& tc) {
   const double v = tc.args<SetArgs>().value;
   auto out = tc.accessor<double, N>(0, kValue);
   kernel::for_each(tc, Rect<N>(tc.domain(0)), [=](const Point<N>& p) { out[p] = v; });
 }
-void set_gpu(TaskContext& tc) {
-  tc.domain(0).dim == 1 ? set_gpu_n<1>(tc) : set_gpu_n<2>(tc);
+void set_task(TaskContext& tc) {
+  tc.domain(0).dim == 1 ? set_n<1>(tc) : set_n<2>(tc);
 }
 
 template <int N>
-void random_gpu_n(TaskContext& tc) {
+void random_n(TaskContext& tc) {
   const auto a = tc.args<RandomArgs>();
   auto out = tc.accessor<double, N>(0, kValue);
   kernel::for_each(tc, Rect<N>(tc.domain(0)), [=](const Point<N>& p) {
@@ -217,56 +106,57 @@ void random_gpu_n(TaskContext& tc) {
     out[p] = random_value(a.seed, k);
   });
 }
-void random_gpu(TaskContext& tc) {
-  tc.domain(0).dim == 1 ? random_gpu_n<1>(tc) : random_gpu_n<2>(tc);
+void random_task(TaskContext& tc) {
+  tc.domain(0).dim == 1 ? random_n<1>(tc) : random_n<2>(tc);
 }
 
 // f(out point, the same offset's point in a, in b) as one kernel over out's rectangle.
 template <int N, typename F>
-void lockstep_gpu(TaskContext& tc, const Rect<N>& out, const Rect<N>& a, const Rect<N>& b, F f) {
+void lockstep(TaskContext& tc, const Rect<N>& out, const Rect<N>& a, const Rect<N>& b, F f) {
   kernel::for_each(tc, out,
                    [=](const Point<N>& po) { f(po, po - out.lo + a.lo, po - out.lo + b.lo); });
 }
 
 template <int N>
-void binary_gpu_n(TaskContext& tc) {
+void binary_n(TaskContext& tc) {
   const Op op = tc.args<BinaryArgs>().op;
   auto out = tc.accessor<double, N>(0, kValue);
   auto a = tc.accessor<const double, N>(1, kValue);
   auto b = tc.accessor<const double, N>(2, kValue);
-  lockstep_gpu<N>(tc, tc.domain(0), tc.domain(1), tc.domain(2),
-                  [=](auto po, auto pa, auto pb) { out[po] = apply(op, a[pa], b[pb]); });
+  lockstep<N>(tc, tc.domain(0), tc.domain(1), tc.domain(2),
+              [=](auto po, auto pa, auto pb) { out[po] = apply(op, a[pa], b[pb]); });
 }
-void binary_gpu(TaskContext& tc) {
-  tc.domain(0).dim == 1 ? binary_gpu_n<1>(tc) : binary_gpu_n<2>(tc);
+void binary_task(TaskContext& tc) {
+  tc.domain(0).dim == 1 ? binary_n<1>(tc) : binary_n<2>(tc);
 }
 
 template <int N>
-void scalar_gpu_n(TaskContext& tc) {
+void scalar_n(TaskContext& tc) {
   const auto s = tc.args<ScalarArgs>();
   auto out = tc.accessor<double, N>(0, kValue);
   auto a = tc.accessor<const double, N>(1, kValue);
-  lockstep_gpu<N>(tc, tc.domain(0), tc.domain(1), tc.domain(1), [=](auto po, auto pa, auto) {
+  lockstep<N>(tc, tc.domain(0), tc.domain(1), tc.domain(1), [=](auto po, auto pa, auto) {
     out[po] = s.scalar_left ? apply(s.op, s.s, a[pa]) : apply(s.op, a[pa], s.s);
   });
 }
-void scalar_gpu(TaskContext& tc) {
-  tc.domain(0).dim == 1 ? scalar_gpu_n<1>(tc) : scalar_gpu_n<2>(tc);
+void scalar_task(TaskContext& tc) {
+  tc.domain(0).dim == 1 ? scalar_n<1>(tc) : scalar_n<2>(tc);
 }
 
 template <int N>
-void copy_gpu_n(TaskContext& tc) {
+void copy_n(TaskContext& tc) {
   auto out = tc.accessor<double, N>(0, kValue);
   auto a = tc.accessor<const double, N>(1, kValue);
-  lockstep_gpu<N>(tc, tc.domain(0), tc.domain(1), tc.domain(1),
-                  [=](auto po, auto pa, auto) { out[po] = a[pa]; });
+  lockstep<N>(tc, tc.domain(0), tc.domain(1), tc.domain(1),
+              [=](auto po, auto pa, auto) { out[po] = a[pa]; });
 }
-void copy_gpu(TaskContext& tc) {
-  tc.domain(0).dim == 1 ? copy_gpu_n<1>(tc) : copy_gpu_n<2>(tc);
+void copy_task(TaskContext& tc) {
+  tc.domain(0).dim == 1 ? copy_n<1>(tc) : copy_n<2>(tc);
 }
 
-// One thread per row of the tile; each sums its row in column order, as dot_task does.
-void dot_gpu(TaskContext& tc) {
+// out (1-d tile of rows) = m (the same rows, a column range) . v (the whole vector region):
+// one thread per row, each summing its row in column order.
+void dot_task(TaskContext& tc) {
   const auto a = tc.args<DotArgs>();
   auto out = tc.accessor<double, 1>(0, kValue);
   auto m = tc.accessor<const double, 2>(1, kValue);
@@ -283,7 +173,9 @@ void dot_gpu(TaskContext& tc) {
   });
 }
 
-void diag_gpu(TaskContext& tc) {
+// out (1-d tile of a new array) = the diagonal of a (the matching row block of a square
+// matrix view, all its columns).
+void diag_task(TaskContext& tc) {
   auto out = tc.accessor<double, 1>(0, kValue);
   auto a = tc.accessor<const double, 2>(1, kValue);
   const Rect<1> r = tc.domain(0);
@@ -294,7 +186,7 @@ void diag_gpu(TaskContext& tc) {
   });
 }
 
-void diag_matrix_gpu(TaskContext& tc) {
+void diag_matrix_task(TaskContext& tc) {
   auto out = tc.accessor<double, 2>(0, kValue);
   auto v = tc.accessor<const double, 1>(1, kValue);
   const Rect<2> r = tc.domain(0);
@@ -308,15 +200,15 @@ void diag_matrix_gpu(TaskContext& tc) {
 
 void register_all() {
   if (TaskRegistry::contains(kSet)) return;
-  TaskRegistry::add(kSet, "array.set", {cpu(set_task), gpu(set_gpu)});
-  TaskRegistry::add(kRandom, "array.random", {cpu(random_task), gpu(random_gpu)});
-  TaskRegistry::add(kBinary, "array.binary", {cpu(binary_task), gpu(binary_gpu)});
-  TaskRegistry::add(kScalar, "array.scalar", {cpu(scalar_task), gpu(scalar_gpu)});
-  TaskRegistry::add(kCopy, "array.copy", {cpu(copy_task), gpu(copy_gpu)});
-  TaskRegistry::add(kDot, "array.dot", {cpu(dot_task), gpu(dot_gpu)});
-  TaskRegistry::add(kDiag, "array.diag", {cpu(diag_task), gpu(diag_gpu)});
+  TaskRegistry::add(kSet, "array.set", {cpu(set_task), gpu(set_task)});
+  TaskRegistry::add(kRandom, "array.random", {cpu(random_task), gpu(random_task)});
+  TaskRegistry::add(kBinary, "array.binary", {cpu(binary_task), gpu(binary_task)});
+  TaskRegistry::add(kScalar, "array.scalar", {cpu(scalar_task), gpu(scalar_task)});
+  TaskRegistry::add(kCopy, "array.copy", {cpu(copy_task), gpu(copy_task)});
+  TaskRegistry::add(kDot, "array.dot", {cpu(dot_task), gpu(dot_task)});
+  TaskRegistry::add(kDiag, "array.diag", {cpu(diag_task), gpu(diag_task)});
   TaskRegistry::add(kDiagMatrix, "array.diag_matrix",
-                    {cpu(diag_matrix_task), gpu(diag_matrix_gpu)});
+                    {cpu(diag_matrix_task), gpu(diag_matrix_task)});
   TaskRegistry::add(kSum, "array.sum", {cpu(sum_task)});
   TaskRegistry::add(kMax, "array.max", {cpu(max_task)});
   TaskRegistry::add(kSumSquares, "array.sum_squares", {cpu(sum_squares_task)});

@@ -222,7 +222,7 @@ void Memoizer::replay_batch(TraceTemplate& t, Event fence, bool elide) {
     t.gpu_groups = plan_gpu_groups(t, buffer_);
     t.gpu_groups_planned = true;
   }
-  const GpuGroups* gpu = sharded ? nullptr : t.gpu_groups.get();
+  const GpuGroups* gpu = t.gpu_groups.get();  // (never planned under control replication)
   const std::shared_ptr<const BatchEdges>& edge_lists = gpu ? gpu->successors : t.successors;
   ReplayBatch* block = edge_lists->take_spare();
   const bool fresh = block == nullptr;

@@ -90,7 +90,6 @@ void Executor::stop() {
   // (Every point has completed: the streams hold nothing more.)
   for (DeviceStream s : gpu_streams_) rt_.device()->destroy_stream(s);
   for (DeviceStream s : copy_streams_) rt_.device()->destroy_stream(s);
-  if (!copy_streams_.empty()) release_retired_graphs();
   gpu_streams_.clear();
   copy_streams_.clear();
 }

@@ -75,7 +75,7 @@ void Executor::launch_group(ReplayBatch& b, GpuGroup& group) {
   Device& device = *rt_.device();
   const DeviceStream s = stream_of(group.proc);
   release_retired_graphs();
-  if (!group.off && group.captured) {
+  if (!group.off && group.graph.handle) {
     // A graph replays the arguments it was captured with: check this replay's.
     bool same = true;
     for (std::size_t k = 0; k < group.members.size() && same; ++k) {
@@ -83,8 +83,9 @@ void Executor::launch_group(ReplayBatch& b, GpuGroup& group) {
       const auto& c = group.captured_args[k];
       same = a.size() == c.size() && std::equal(a.begin(), a.end(), c.begin());
     }
-    if (!same) {
-      group.captured = false;
+    if (!same) {  // stale: captured again below, or given up
+      retire_graph(group.graph);
+      group.graph = DeviceGraph{};
       if (group.captures >= kMaxCaptures) group.off = true;
     }
   }
@@ -97,7 +98,7 @@ void Executor::launch_group(ReplayBatch& b, GpuGroup& group) {
     }
     return;
   }
-  if (!group.captured) {
+  if (!group.graph.handle) {
     // Capture: each point's variant enqueues its kernels, then the callback that completes it.
     group.steps.resize(group.members.size());
     std::vector<std::exception_ptr> errors(group.members.size());
@@ -108,8 +109,6 @@ void Executor::launch_group(ReplayBatch& b, GpuGroup& group) {
       device.callback(s, &Executor::graph_step_done, &group.steps[k]);
     }
     const DeviceGraph graph = device.end_capture(s);
-    if (group.graph.handle) retire_graph(group.graph);
-    group.graph = DeviceGraph{};
     if (std::any_of(errors.begin(), errors.end(), [](const auto& e) { return e != nullptr; })) {
       // Its kernels were captured, not run: the points complete with their errors, and the
       // group runs kernel by kernel from now on.
@@ -121,7 +120,6 @@ void Executor::launch_group(ReplayBatch& b, GpuGroup& group) {
     }
     b.gpu->exec = this;
     group.graph = graph;
-    group.captured = true;
     ++group.captures;
     group.captured_args.resize(group.members.size());
     for (std::size_t k = 0; k < group.members.size(); ++k) {

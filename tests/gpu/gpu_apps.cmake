@@ -26,10 +26,8 @@ foreach(mode IN LISTS MODES)
     if(gpus GREATER 0 AND (kernels STREQUAL "gpu_kernels=0" OR copies STREQUAL "gpu_copies=0"))
       message(FATAL_ERROR "${what}: no kernels or no copies between memory kinds: ${out}")
     endif()
-    # A manual trace replays its GPU points as graphs (an app's GPU points in a replay may all
-    # return values or read futures; REQUIRE_GRAPHS names the apps where they do not).
-    if(gpus GREATER 0 AND mode STREQUAL "manual" AND REQUIRE_GRAPHS AND
-       graphs STREQUAL "gpu_graph_launches=0")
+    # A manual trace replays its GPU points as graphs.
+    if(gpus GREATER 0 AND mode STREQUAL "manual" AND graphs STREQUAL "gpu_graph_launches=0")
       message(FATAL_ERROR "${what}: replays launched no graph: ${out}")
     endif()
     if(gpus EQUAL 0 AND NOT kernels STREQUAL "gpu_kernels=0")

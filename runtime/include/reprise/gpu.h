@@ -49,6 +49,10 @@ __global__ void for_each_kernel(Rect<N> rect, std::uint64_t volume, F f) {
 template <int N, typename F>
 void for_each(const TaskContext& tc, const Rect<N>& rect, F f) {
   if (rect.empty()) return;
+  if (!tc.on_gpu()) {  // a CPU variant: the loop, here (no kernel object to build)
+    for (const Point<N>& p : rect) f(p);
+    return;
+  }
 #if defined(__CUDACC__)
   if (tc.gpu_is_cuda()) {
     const std::uint64_t volume = std::uint64_t(rect.volume());

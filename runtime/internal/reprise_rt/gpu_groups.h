@@ -24,9 +24,9 @@ class Executor;
 struct GpuGroup {
   Processor proc;
   std::vector<std::uint32_t> members;  // instructions of the template, in its order
-  // The graph and what it was captured with (read and written by proc's GPU thread only).
+  // The graph (none before its first capture, or once stale) and what it was captured with
+  // (read and written by proc's GPU thread only).
   DeviceGraph graph;
-  bool captured = false;
   bool off = false;  // its points run kernel by kernel (arguments that keep changing, errors)
   int captures = 0;
   std::vector<std::vector<std::byte>> captured_args;  // per member, its task's arguments
