@@ -246,12 +246,18 @@ std::uint32_t PhysicalState::append(std::uint32_t list, Instance* add) {
 bool PhysicalState::in_use(std::uint32_t tree, const Domain& rect,
                            const Instance* reduction) const {
   if (!has_pending(tree)) return false;
-  for (const Pieces& f : trees_[tree].fields)
-    for (const Piece& p : f.slots) {
-      if (!p.pending || !p.rect.overlaps(rect)) continue;
+  // (Only the pieces meeting rect: a scan of every piece made choosing the reduction
+  // instances of a launch quadratic in its points.)
+  for (const Pieces& f : trees_[tree].fields) {
+    if (f.slots.empty()) continue;
+    meeting(f, rect);
+    for (std::uint32_t slot : hits_) {
+      const Piece& p = f.slots[slot];
+      if (!p.pending) continue;
       for (const Instance* i : lists_[p.pending])
         if (i == reduction) return true;
     }
+  }
   return false;
 }
 

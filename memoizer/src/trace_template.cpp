@@ -4,58 +4,128 @@
 
 #include <algorithm>
 #include <span>
+#include <unordered_map>
+#include <unordered_set>
 
 #include "reprise_analysis/logical.h"
+#include "reprise_analysis/rect_index.h"
 #include "reprise_rt/assert.h"
 #include "reprise_rt/instance.h"
 
 namespace reprise::detail {
 
+namespace {
+// Up to this many slots the reduction is exact (n² bits of reachability: 8 MiB); above it each
+// test searches the reduced graph backwards with a bounded number of visits, keeping a wait it
+// cannot prove redundant (keeping one is always safe), so that big templates cost
+// O(instructions × kSearchBudget), not O(instructions²).
+constexpr std::size_t kExactSlots = 8192;
+constexpr std::uint32_t kSearchBudget = 256;
+// ... and an instruction with more waits than this keeps them all (the pairs would cost k²).
+constexpr std::size_t kSearchedWaits = 32;
+
+// What each slot (transitively) waits for, as the reduction goes: exact bitsets for small
+// templates, a bounded backward search over the reduced waits for big ones.
+class Reachability {
+ public:
+  Reachability(const TraceTemplate& t, const std::vector<std::uint32_t>& pool)
+      : pool_(pool), exact_(t.num_slots <= kExactSlots), words_((t.num_slots + 63) / 64) {
+    if (exact_)
+      anc_.assign(t.num_slots * words_, 0);
+    else
+      mark_.assign(t.num_slots, 0), waits_.assign(t.num_slots, {0, 0});
+  }
+  // Whether it is worth testing the waits of an instruction with `count` of them.
+  bool worth_testing(std::size_t count) const { return exact_ || count <= kSearchedWaits; }
+  // Whether slot `from` (transitively) waits for slot `s`.
+  bool implies(std::uint32_t from, std::uint32_t s) {
+    if (exact_) return anc_[std::size_t(from) * words_ + s / 64] >> (s % 64) & 1;
+    // Waits always point to earlier slots: nothing below s can reach it.
+    ++stamp_;
+    stack_.assign(1, from);
+    mark_[from] = stamp_;
+    for (std::uint32_t visits = 0; !stack_.empty() && visits < kSearchBudget; ++visits) {
+      const std::uint32_t x = stack_.back();
+      stack_.pop_back();
+      const auto [begin, count] = waits_[x];
+      for (std::uint32_t k = 0; k < count; ++k) {
+        const std::uint32_t y = pool_[begin + k];
+        if (y == s) return true;
+        if (y > s && mark_[y] != stamp_) {
+          mark_[y] = stamp_;
+          stack_.push_back(y);
+        }
+      }
+    }
+    return false;
+  }
+  // Slot `out` waits for `kept` (its reduced waits, at pool_[begin...]); empty if it runs on
+  // another shard (what it waits for is that shard's business).
+  void define(std::uint32_t out, std::span<const std::uint32_t> kept, std::uint32_t begin) {
+    if (!exact_) {
+      waits_[out] = {begin, std::uint32_t(kept.size())};
+      return;
+    }
+    std::uint64_t* mine = &anc_[std::size_t(out) * words_];
+    for (std::uint32_t s : kept) {
+      const std::uint64_t* theirs = &anc_[std::size_t(s) * words_];
+      for (std::size_t w = 0; w < words_; ++w) mine[w] |= theirs[w];
+      mine[s / 64] |= std::uint64_t(1) << (s % 64);
+    }
+  }
+
+ private:
+  const std::vector<std::uint32_t>& pool_;
+  bool exact_;
+  std::size_t words_;
+  std::vector<std::uint64_t> anc_;
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> waits_;  // (begin, count) in pool_
+  std::vector<std::uint32_t> mark_, stack_;
+  std::uint32_t stamp_ = 0;
+};
+}  // namespace
+
 void reduce_transitively(TraceTemplate& t, const std::vector<bool>& here) {
   t.edges_recorded = t.pre_slots.size();
-  t.edges_after_reduction = t.pre_slots.size();
   const std::size_t n = t.num_slots;
-  if (n > 8192) return;  // n² bits of reachability; big traces keep their edges
-  const std::size_t words = (n + 63) / 64;
-  std::vector<std::uint64_t> anc(n * words, 0);  // anc[s]: slots s (transitively) waits for
-  std::vector<bool> reaches_fence(n, false);
-  reaches_fence[0] = true;
-  auto has = [&](std::size_t s, std::size_t a) { return anc[s * words + a / 64] >> (a % 64) & 1; };
-  std::vector<std::uint32_t> kept;
   std::vector<std::uint32_t> new_pool;
   new_pool.reserve(t.pre_slots.size());
+  Reachability reach(t, new_pool);
+  std::vector<bool> reaches_fence(n, false);
+  reaches_fence[0] = true;
+  std::vector<std::uint32_t> kept, reduced;
   for (std::size_t i = 0; i < t.instrs.size(); ++i) {
     Instruction& in = t.instrs[i];
     kept.assign(t.pre_slots.begin() + in.pre_begin,
                 t.pre_slots.begin() + in.pre_begin + in.pre_count);
     std::sort(kept.begin(), kept.end());
     kept.erase(std::unique(kept.begin(), kept.end()), kept.end());
-    // Drop a slot that another kept slot already waits for.
-    std::vector<std::uint32_t> reduced;
+    // Drop a slot that another kept slot already waits for (later slots first: they are the
+    // likelier to imply the others).
+    reduced.clear();
+    const bool test = reach.worth_testing(kept.size());
     for (std::uint32_t s : kept) {
       bool implied = false;
-      for (std::uint32_t o : kept)
-        if (o != s && has(o, s)) implied = true;
+      for (auto o = kept.rbegin(); test && o != kept.rend() && *o > s && !implied; ++o)
+        implied = reach.implies(*o, s);
       if (!implied) reduced.push_back(s);
     }
-    std::uint64_t* mine = &anc[std::size_t(in.out) * words];
-    bool fence_implied = false;
     // What another shard's instruction waits for is that shard's business: waiting for it
     // here implies nothing else (its slot keeps no ancestors).
     const bool runs_here = here.empty() || here[i];
-    for (std::uint32_t s :
-         runs_here ? std::span<const std::uint32_t>(kept) : std::span<const std::uint32_t>()) {
-      const std::uint64_t* theirs = &anc[std::size_t(s) * words];
-      for (std::size_t w = 0; w < words; ++w) mine[w] |= theirs[w];
-      mine[s / 64] |= std::uint64_t(1) << (s % 64);
-      fence_implied = fence_implied || reaches_fence[s];
-    }
+    bool fence_implied = false;
+    if (runs_here)
+      for (std::uint32_t s : kept) fence_implied = fence_implied || reaches_fence[s];
     reaches_fence[in.out] = runs_here && (fence_implied || in.uses_fence);
     // A fence wait that a kept predecessor already implies is redundant too.
     if (in.uses_fence && fence_implied) in.uses_fence = false;
     in.pre_begin = std::uint32_t(new_pool.size());
     in.pre_count = std::uint32_t(reduced.size());
     new_pool.insert(new_pool.end(), reduced.begin(), reduced.end());
+    // (A slot's reduced waits imply the same as all of its waits.)
+    if (runs_here)
+      reach.define(in.out, std::span<const std::uint32_t>(new_pool).subspan(in.pre_begin),
+                   in.pre_begin);
   }
   t.pre_slots = std::move(new_pool);
   t.edges_after_reduction = t.pre_slots.size();
@@ -185,20 +255,34 @@ void compute_elision_links(TraceTemplate& t, const std::vector<OpRef>& recorded,
       accesses.push_back(Access{o->point_instances[point * nreq + r]->memory(),
                                 o->point_rects[point * nreq + r], o->reqs[r].mask});
   };
+  // Copies by destination memory, indexed by rectangle: an access finds the copies into its
+  // part of its instance in O(log copies + those it meets), not by a scan of every copy (which
+  // made recording quadratic in the template's copies).
+  std::unordered_map<std::uint32_t, RectIndex> copies_into;
+  for (std::uint32_t c = 0; c < t.copies.size(); ++c) {
+    const Op& prev = *t.copies[c].copy;
+    if (!prev.point_rects[1].empty())
+      copies_into[prev.point_instances[1]->memory()].insert(prev.point_rects[1], c);
+  }
+  std::vector<std::uint32_t> met;
   if (!t.copies.empty())
     for (std::uint32_t i = 0; i < t.instrs.size(); ++i) {
       if (t.instrs[i].kind == Instruction::Kind::Merge) continue;
       accesses_of(t.instrs[i]);
-      for (std::uint32_t c = 0; c < t.copies.size(); ++c) {
-        const Op& prev = *t.copies[c].copy;
-        const std::uint32_t mem = prev.point_instances[1]->memory();
-        const Domain& rect = prev.point_rects[1];
-        for (const Access& a : accesses)
-          if (a.mem == mem && (a.mask & prev.reqs[1].mask) && a.rect.overlaps(rect)) {
-            per_instr[i].push_back(Link{c, 0, true});
-            break;
-          }
+      met.clear();
+      for (const Access& a : accesses) {
+        auto it = copies_into.find(a.mem);
+        if (it == copies_into.end()) continue;
+        it->second.candidates(a.rect, [&](std::uint32_t c) {
+          const Op& prev = *t.copies[c].copy;
+          if ((a.mask & prev.reqs[1].mask) && a.rect.overlaps(prev.point_rects[1]))
+            met.push_back(c);
+        });
       }
+      // In copy order, each copy once (as the scan gave them).
+      std::sort(met.begin(), met.end());
+      met.erase(std::unique(met.begin(), met.end()), met.end());
+      for (std::uint32_t c : met) per_instr[i].push_back(Link{c, 0, true});
     }
   t.links.clear();
   for (std::uint32_t i = 0; i < t.instrs.size(); ++i) {
@@ -209,25 +293,37 @@ void compute_elision_links(TraceTemplate& t, const std::vector<OpRef>& recorded,
 }
 
 void compute_conditions(TraceTemplate& t, const std::vector<OpRef>& recorded) {
-  auto add = [](std::vector<Condition>& v, std::uint32_t tree, Instance* inst, FieldMask m) {
-    for (auto& c : v)
-      if (c.tree == tree && c.instance == inst) {
-        c.fields |= m;
-        return;
-      }
-    v.push_back(Condition{tree, inst, m});
+  // Conditions are found by (tree, instance) through hash maps: a template with many instances
+  // (reduction instances per point, several memories) costs O(accesses), not O(accesses ×
+  // instances).
+  using Key = std::pair<std::uint32_t, const Instance*>;
+  struct KeyHash {
+    std::size_t operator()(const Key& k) const {
+      return std::hash<const void*>()(k.second) * 31 + k.first;
+    }
   };
+  using Index = std::unordered_map<Key, std::size_t, KeyHash>;
+  auto add = [](std::vector<Condition>& v, Index& at, std::uint32_t tree, Instance* inst,
+                FieldMask m) {
+    auto [it, fresh] = at.try_emplace(Key{tree, inst}, v.size());
+    if (fresh)
+      v.push_back(Condition{tree, inst, m});
+    else
+      v[it->second].fields |= m;
+  };
+  std::unordered_map<std::uint32_t, std::size_t> touched_at;
   auto touch = [&](std::uint32_t tree, FieldMask m) {
-    auto it = std::find_if(t.touched.begin(), t.touched.end(),
-                           [&](const auto& e) { return e.first == tree; });
-    if (it == t.touched.end())
+    auto [it, fresh] = touched_at.try_emplace(tree, t.touched.size());
+    if (fresh)
       t.touched.emplace_back(tree, m);
     else
-      it->second |= m;
+      t.touched[it->second].second |= m;
   };
   // Fields a trace reads before it writes them must be valid in the recorded instance at
   // entry; everything it touches is valid there at exit.
   std::vector<Condition> written;
+  Index pre_at, post_at, written_at;
+  std::unordered_set<const Instance*> reductions;
   for (const OpRef& op : recorded) {
     const std::size_t nreq = op->reqs.size();
     for (std::size_t r = 0; r < nreq; ++r) {
@@ -239,30 +335,27 @@ void compute_conditions(TraceTemplate& t, const std::vector<OpRef>& recorded) {
           // Which slot a reducer uses follows from the pending reductions (a fact); the
           // instance itself must still exist.
           touch(q.tree, q.mask);
-          if (std::find(t.reductions.begin(), t.reductions.end(), inst) == t.reductions.end()) {
+          if (reductions.insert(inst).second) {
             t.reductions.push_back(inst);
             t.reduction_keys.push_back(
                 ReductionKey{inst->tree(), inst->memory(), inst->bounds(), inst->slot()});
           }
           continue;
         }
-        FieldMask before = 0;
-        for (const auto& w : written)
-          if (w.tree == q.tree && w.instance == inst) before = w.fields;
+        auto w = written_at.find(Key{q.tree, inst});
+        const FieldMask before = w == written_at.end() ? 0 : written[w->second].fields;
         if (q.privilege != Privilege::WriteDiscard && (q.mask & ~before))
-          add(t.preconditions, q.tree, inst, q.mask & ~before);
-        if (q.writes()) add(written, q.tree, inst, q.mask);
-        add(t.postconditions, q.tree, inst, q.mask);
+          add(t.preconditions, pre_at, q.tree, inst, q.mask & ~before);
+        if (q.writes()) add(written, written_at, q.tree, inst, q.mask);
+        add(t.postconditions, post_at, q.tree, inst, q.mask);
       }
     }
   }
   t.idempotent =
       std::all_of(t.preconditions.begin(), t.preconditions.end(), [&](const Condition& pc) {
-        return std::any_of(t.postconditions.begin(), t.postconditions.end(),
-                           [&](const Condition& post) {
-                             return post.tree == pc.tree && post.instance == pc.instance &&
-                                    (post.fields & pc.fields) == pc.fields;
-                           });
+        auto post = post_at.find(Key{pc.tree, pc.instance});
+        return post != post_at.end() &&
+               (t.postconditions[post->second].fields & pc.fields) == pc.fields;
       });
   for (const auto& c : t.postconditions) touch(c.tree, c.fields);
 }

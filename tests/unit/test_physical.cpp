@@ -186,6 +186,50 @@ TEST(Physical, RectIndexFindsEveryOverlap) {
   }
 }
 
+// Interleaved inserts, erases (the widest of a column included) and queries, in 1, 2 and 3
+// dimensions (the index looks at dimensions 0 and 1; callers test the rest).
+TEST(Physical, RectIndexStaysExactUnderChurn) {
+  for (int dim = 1; dim <= 3; ++dim) {
+    std::mt19937 rng{std::uint32_t(dim)};
+    std::uniform_int_distribution<coord_t> c(0, 31);
+    auto random_box = [&] {
+      Domain d;
+      d.dim = dim;
+      for (int i = 0; i < dim; ++i) {
+        coord_t a = c(rng), b = c(rng);
+        d.lo[std::size_t(i)] = std::min(a, b);
+        d.hi[std::size_t(i)] = std::max(a, b);
+      }
+      return d;
+    };
+    detail::RectIndex index;
+    std::vector<Domain> rects;
+    std::vector<bool> live;
+    for (int step = 0; step < 3000; ++step) {
+      const int what = int(rng() % 3);
+      if (what == 0 || rects.empty()) {
+        rects.push_back(random_box());
+        live.push_back(true);
+        index.insert(rects.back(), std::uint32_t(rects.size() - 1));
+      } else if (what == 1) {
+        const std::uint32_t i = std::uint32_t(rng() % rects.size());
+        if (live[i]) index.erase(rects[i], i);
+        live[i] = false;
+      } else {
+        const Domain query = random_box();
+        std::set<std::uint32_t> found, expected;
+        index.candidates(query, [&](std::uint32_t id) {
+          ASSERT_TRUE(live[id]) << "a removed rectangle was visited";
+          if (rects[id].overlaps(query)) found.insert(id);
+        });
+        for (std::uint32_t i = 0; i < rects.size(); ++i)
+          if (live[i] && rects[i].overlaps(query)) expected.insert(i);
+        ASSERT_EQ(found, expected) << "dim " << dim << " step " << step << " " << query.str();
+      }
+    }
+  }
+}
+
 TEST(Physical, StateAgreesWithACellModel) {
   constexpr coord_t kSize = 12;
   constexpr std::uint32_t kMems = 3;
