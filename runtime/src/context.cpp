@@ -464,6 +464,7 @@ FutureMap Context::execute(const IndexLauncher& l) {
   op->domain = dom;
   op->payload = detail::TaskPayload{};
   op->task_payload().args.assign(l.args().data(), l.args().data() + l.args().size());
+  op->task_payload().point_args = l.argument_map();
   op->reqs.reserve(l.requirements().size());
   for (std::size_t i = 0; i < l.requirements().size(); ++i) {
     const auto& r = l.requirements()[i];

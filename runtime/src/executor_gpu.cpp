@@ -24,9 +24,19 @@ struct PendingGpuPoint {
 // kernel by kernel (a graph replays the arguments it was captured with).
 constexpr int kMaxCaptures = 3;
 
-std::span<const std::byte> args_of(const PointTask& t) {
+// What a point's kernels may have captured of its arguments: the launch's and its own from
+// the argument map (sizes first, so that no two differ only in where one ends).
+void args_of(const PointTask& t, std::vector<std::byte>& out) {
   const auto& a = t.op->task_payload().args;
-  return {a.data(), a.size()};
+  const std::span<const std::byte> local = t.op->kind == OpKind::IndexTask
+                                               ? t.op->task_payload().point_args.bytes(t.point)
+                                               : std::span<const std::byte>();
+  const std::uint64_t sizes[2] = {a.size(), local.size()};
+  out.resize(sizeof(sizes) + a.size() + local.size());
+  std::memcpy(out.data(), sizes, sizeof(sizes));
+  if (!a.empty()) std::memcpy(out.data() + sizeof(sizes), a.data(), a.size());
+  if (!local.empty())
+    std::memcpy(out.data() + sizeof(sizes) + a.size(), local.data(), local.size());
 }
 }  // namespace
 
@@ -77,11 +87,12 @@ void Executor::launch_group(ReplayBatch& b, GpuGroup& group) {
   release_retired_graphs();
   if (!group.off && group.graph.handle) {
     // A graph replays the arguments it was captured with: check this replay's.
+    // (Groups of different GPUs may be launched by different threads at once.)
+    thread_local std::vector<std::byte> args;
     bool same = true;
     for (std::size_t k = 0; k < group.members.size() && same; ++k) {
-      const auto a = args_of(b.tasks[group.members[k]]);
-      const auto& c = group.captured_args[k];
-      same = a.size() == c.size() && std::equal(a.begin(), a.end(), c.begin());
+      args_of(b.tasks[group.members[k]], args);
+      same = args == group.captured_args[k];
     }
     if (!same) {  // stale: captured again below, or given up
       retire_graph(group.graph);
@@ -122,10 +133,8 @@ void Executor::launch_group(ReplayBatch& b, GpuGroup& group) {
     group.graph = graph;
     ++group.captures;
     group.captured_args.resize(group.members.size());
-    for (std::size_t k = 0; k < group.members.size(); ++k) {
-      const auto a = args_of(b.tasks[group.members[k]]);
-      group.captured_args[k].assign(a.begin(), a.end());
-    }
+    for (std::size_t k = 0; k < group.members.size(); ++k)
+      args_of(b.tasks[group.members[k]], group.captured_args[k]);
   }
   {
     std::lock_guard<std::mutex> g(group.mutex);

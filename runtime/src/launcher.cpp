@@ -1,5 +1,7 @@
 #include "reprise/launcher.h"
 
+#include <unordered_map>
+
 namespace reprise {
 
 namespace {
@@ -25,7 +27,45 @@ RegionRequirement partition_req(const Partition& part, const Projection& proj, P
   q.fields = std::move(f);
   return q;
 }
+struct PointHash {
+  std::size_t operator()(const DomainPoint& p) const {
+    std::size_t h = std::size_t(p.dim);
+    for (int i = 0; i < p.dim; ++i)
+      h = h * 0x9e3779b97f4a7c15ull + std::size_t(p.x[std::size_t(i)]);
+    return h;
+  }
+};
 }  // namespace
+
+struct ArgumentMap::Data {
+  std::unordered_map<DomainPoint, std::vector<std::byte>, PointHash> values;
+};
+
+ArgumentMap& ArgumentMap::set_point(const DomainPoint& p, const TaskArgs& value) {
+  // A launch made with this map shares its data: give this map a copy of its own first.
+  // (Another owner may drop its share concurrently; a copy made then is merely unneeded.)
+  if (!data_)
+    data_ = std::make_shared<Data>();
+  else if (data_.use_count() > 1)
+    data_ = std::make_shared<Data>(*data_);
+  data_->values[p].assign(value.data(), value.data() + value.size());
+  return *this;
+}
+
+bool ArgumentMap::has_point(const DomainPoint& p) const {
+  return data_ && data_->values.count(p) > 0;
+}
+
+std::span<const std::byte> ArgumentMap::bytes(const DomainPoint& p) const {
+  if (!data_) return {};
+  auto it = data_->values.find(p);
+  if (it == data_->values.end()) return {};
+  return it->second;
+}
+
+std::size_t ArgumentMap::size() const {
+  return data_ ? data_->values.size() : 0;
+}
 
 TaskLauncher& TaskLauncher::add(Region r, Privilege p, std::initializer_list<FieldID> fields) {
   return add(r, p, std::vector<FieldID>(fields));

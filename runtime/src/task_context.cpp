@@ -122,6 +122,22 @@ void TaskContext::arg_size_mismatch(std::size_t asked) const {
                           asked));
 }
 
+std::span<const std::byte> TaskContext::local_arg_bytes() const {
+  if (t_.op->kind != detail::OpKind::IndexTask) return {};
+  return t_.op->task_payload().point_args.bytes(t_.point);
+}
+
+void TaskContext::local_arg_size_mismatch(std::size_t asked) const {
+  const auto b = local_arg_bytes();
+  if (b.empty())
+    throw Error(
+        fmt::format("{}, point {}: local_args: the launch's argument map has no value for "
+                    "this point (asked for {} bytes)",
+                    t_.op->describe(), t_.point.str(), asked));
+  throw Error(fmt::format("{}, point {}: local arguments have {} bytes, asked for {}",
+                          t_.op->describe(), t_.point.str(), b.size(), asked));
+}
+
 const Future& TaskContext::future_handle(int i) const {
   const auto fs = t_.op->futures();
   if (i < 0 || std::size_t(i) >= fs.size())

@@ -4,6 +4,8 @@
 #include <cstdint>
 #include <cstring>
 #include <initializer_list>
+#include <memory>
+#include <span>
 #include <type_traits>
 #include <vector>
 
@@ -32,6 +34,27 @@ class TaskArgs {
   alignas(16) std::byte inline_[kInline]{};
   std::size_t size_ = 0;
   std::vector<std::byte> heap_;
+};
+
+// Per-point arguments of an index launch (Legion's ArgumentMap): the task of point p reads
+// the value set for p with TaskContext::local_args<T>(). Points the map does not name get no
+// local arguments; points it names outside the launch domain are ignored (one map may serve
+// launches over several domains). A map is a value: a launch keeps the contents it was
+// launched with (changing the map afterwards copies it first), so a kept launcher may be
+// relaunched with a map changed between launches — also inside a trace, whose replays pass
+// each point its current value.
+class ArgumentMap {
+ public:
+  ArgumentMap& set_point(const DomainPoint& p, const TaskArgs& value);
+  bool has_point(const DomainPoint& p) const;
+  // The bytes set for p (empty if none).
+  std::span<const std::byte> bytes(const DomainPoint& p) const;
+  std::size_t size() const;
+  void clear() { data_.reset(); }
+
+ private:
+  struct Data;
+  std::shared_ptr<Data> data_;  // shared with the launches made with it; copied on write
 };
 
 // What a task declares about one region it uses.
@@ -98,10 +121,15 @@ class IndexLauncher {
     domain_ = d;
     return *this;
   }
+  IndexLauncher& set_argument_map(ArgumentMap m) {
+    point_args_ = std::move(m);
+    return *this;
+  }
 
   TaskID task() const { return task_; }
   const Domain& domain() const { return domain_; }
   const TaskArgs& args() const { return args_; }
+  const ArgumentMap& argument_map() const { return point_args_; }
   const std::vector<RegionRequirement>& requirements() const { return reqs_; }
   const std::vector<Future>& futures() const { return futures_; }
 
@@ -109,6 +137,7 @@ class IndexLauncher {
   TaskID task_;
   Domain domain_;
   TaskArgs args_;
+  ArgumentMap point_args_;
   std::vector<RegionRequirement> reqs_;
   std::vector<Future> futures_;
 };

@@ -51,6 +51,18 @@ class TaskContext {
     return v;
   }
   std::span<const std::byte> arg_bytes() const;
+  // This point's value in the launch's ArgumentMap (an error if the map has none for it).
+  template <typename T>
+  T local_args() const {
+    static_assert(std::is_trivially_copyable_v<T>);
+    auto b = local_arg_bytes();
+    if (b.size() != sizeof(T)) local_arg_size_mismatch(sizeof(T));
+    T v;
+    std::memcpy(&v, b.data(), sizeof(T));
+    return v;
+  }
+  // This point's bytes in the launch's ArgumentMap (empty if it has none).
+  std::span<const std::byte> local_arg_bytes() const;
 
   // The value of the i-th future given to the launcher (ready before the task starts).
   template <typename T>
@@ -78,6 +90,7 @@ class TaskContext {
                                detail::ScalarType type) const;
   ReductionOp redop(int req) const;
   [[noreturn]] void arg_size_mismatch(std::size_t asked) const;
+  [[noreturn]] void local_arg_size_mismatch(std::size_t asked) const;
   detail::PointTask& t_;
 };
 

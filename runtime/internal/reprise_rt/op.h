@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "reprise/future.h"
+#include "reprise/launcher.h"
 #include "reprise/types.h"
 #include "reprise_rt/event.h"
 #include "reprise_rt/forest.h"
@@ -66,6 +67,7 @@ struct ReqInfo {
 // What only some kinds of op carry, kept inside the op (no allocation of its own).
 struct TaskPayload {  // Task, IndexTask
   InlineVector<std::byte, 64> args;
+  ArgumentMap point_args;  // IndexTask: per-point arguments (shared with the launcher's map)
   PoolVector<Future> futures;
 };
 struct FillPayload {  // Fill
