@@ -118,6 +118,14 @@ void check_privilege(const OpLabel& op, int index, const RegionRequirement& r) {
   if (r.privilege != Privilege::Reduce && r.redop != ReductionOp::None)
     throw Error(fmt::format("{}: requirement {} has a reduction operator but privilege {}", op,
                             index, to_string(r.privilege)));
+  if (detail::is_custom(r.redop) && !detail::custom_reduction(r.redop))
+    throw Error(
+        fmt::format("{}: requirement {} uses reduction operator {}, which is not "
+                    "registered (register_reduction, before start())",
+                    op, index, unsigned(std::uint8_t(r.redop))));
+  if (!detail::is_custom(r.redop) && std::uint8_t(r.redop) > std::uint8_t(ReductionOp::Max))
+    throw Error(fmt::format("{}: requirement {}: {} is not a reduction operator", op, index,
+                            unsigned(std::uint8_t(r.redop))));
 }
 
 // The rect requirement `r` gives point p of the launch (for interference checks).
@@ -555,8 +563,13 @@ void Context::copy(const CopyLauncher& l) {
 Future Context::reduce(const FutureMap& fm, ReductionOp redop) {
   if (!fm.valid()) throw Error("reduce: empty future map");
   if (redop == ReductionOp::None) throw Error("reduce: no reduction operator given");
+  const bool custom = detail::is_custom(redop);
+  if (custom && !detail::custom_reduction(redop))
+    throw Error(fmt::format("reduce: reduction operator {} is not registered",
+                            unsigned(std::uint8_t(redop))));
   ValueKind k = fm.state()->kind;
-  if (k == ValueKind::None || k == ValueKind::Bytes)
+  // A user-defined operator folds any value of its type's size (checked as it folds).
+  if (k == ValueKind::None || (k == ValueKind::Bytes && !custom))
     throw Error("reduce: the future map's task does not return a number");
   if (fm.domain().volume() < 1) throw Error("reduce: the future map is empty");
   OpRef op = detail::make_op();

@@ -2,6 +2,7 @@
 
 #include <fmt/core.h>
 
+#include "reprise/reduction.h"
 #include "reprise_rt/future_state.h"
 #include "reprise_rt/runtime.h"
 
@@ -148,6 +149,12 @@ void fold_typed(TaskResult& a, const TaskResult& b, ReductionOp op) {
 }  // namespace
 
 void fold_value(TaskResult& a, const TaskResult& b, ValueKind k, ReductionOp op) {
+  if (const CustomReduction* r = custom_reduction(op)) {
+    if (a.size != r->size || b.size != r->size)
+      throw Error(fmt::format("reduce: operator '{}' folds values of {} bytes; the tasks return {}",
+                              r->name, r->size, b.size));
+    return r->fold(a.bytes, b.bytes, 1);
+  }
   switch (k) {
     case ValueKind::I32:
       return fold_typed<std::int32_t>(a, b, op);

@@ -1,5 +1,9 @@
 // Reduction arithmetic on untyped arrays: identities for initialising reduction instances and
 // the element-wise fold of a reduction instance into its destination.
+#include "reprise/reduction.h"
+
+#include <fmt/core.h>
+
 #include <cstring>
 #include <limits>
 
@@ -76,12 +80,28 @@ void with_type(ScalarType type, F&& f) {
 }
 }  // namespace
 
+// A user-defined operator is named by its id alone (the element type is its value_type).
+const CustomReduction& registered(ReductionOp op) {
+  const CustomReduction* r = custom_reduction(op);
+  if (!r)
+    throw Error(fmt::format("reduction operator {} is not registered (on this rank)",
+                            unsigned(std::uint8_t(op))));
+  return *r;
+}
+
 void fill_identity(ScalarType type, ReductionOp op, std::byte* dst, std::size_t count) {
+  if (is_custom(op)) {
+    const CustomReduction& r = registered(op);
+    for (std::size_t i = 0; i < count; ++i)
+      std::memcpy(dst + i * r.size, r.identity.data(), r.size);
+    return;
+  }
   with_type(type, [&](auto v) { fill_typed<decltype(v)>(op, dst, count); });
 }
 
 void fold_elements(ScalarType type, ReductionOp op, std::byte* dst, const std::byte* src,
                    std::size_t count) {
+  if (is_custom(op)) return registered(op).fold(dst, src, count);
   with_type(type, [&](auto v) { fold_typed<decltype(v)>(op, dst, src, count); });
 }
 

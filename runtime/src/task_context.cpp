@@ -74,6 +74,19 @@ detail::RawAccess TaskContext::raw_reduce(int req, FieldID fid, std::size_t elem
     throw Error(fmt::format("{}, point {}: requirement {} is {}, not REDUCE", t_.op->describe(),
                             t_.point.str(), req, to_string(r.privilege)));
   const int fi = field_position(t_, r, req, fid);
+  if (const detail::CustomReduction* custom = detail::custom_reduction(r.redop)) {
+    if (custom->size != elem_size)
+      throw Error(fmt::format(
+          "{}, point {}: requirement {}: reduction operator '{}' folds values "
+          "of {} bytes; reducer<T> asked for a type of {}",
+          t_.op->describe(), t_.point.str(), req, custom->name, custom->size, elem_size));
+  } else if (type == detail::ScalarType::None) {
+    throw Error(
+        fmt::format("{}, point {}: requirement {}: the built-in operator {} folds integers "
+                    "and floating-point values only (register an operator for other "
+                    "types: reprise/reduction.h)",
+                    t_.op->describe(), t_.point.str(), req, to_string(r.redop)));
+  }
   detail::RawAccess a = field_view(t_, req, fi, fid, elem_size, dim, "reducer");
   detail::Instance* inst =
       t_.op->point_instances[t_.point_index * t_.op->reqs.size() + std::size_t(req)];

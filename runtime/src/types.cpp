@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "reprise/reduction.h"
 #include "reprise_rt/hasher.h"
 
 namespace reprise {
@@ -36,6 +37,7 @@ std::string_view to_string(ReductionOp op) {
     case ReductionOp::Max:
       return "max";
   }
+  if (const detail::CustomReduction* r = detail::custom_reduction(op)) return r->name;
   return "?";
 }
 

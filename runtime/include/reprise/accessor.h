@@ -9,6 +9,7 @@
 #include <type_traits>
 
 #include "reprise/geometry.h"
+#include "reprise/reduction.h"
 #include "reprise/types.h"
 
 namespace reprise {
@@ -130,17 +131,28 @@ template <typename T, int N>
 class Reducer {
  public:
   Reducer() = default;
-  Reducer(const detail::RawAccess& raw, ReductionOp op) : acc_(raw), op_(op) {}
+  Reducer(const detail::RawAccess& raw, ReductionOp op)
+      : acc_(raw),
+        op_(op),
+        custom_(detail::is_custom(op) ? detail::custom_reduction(op)->fold : nullptr) {}
   // The point's own reduction instance: no other task folds into it concurrently.
   void reduce(const Point<N>& p, T v) const {
     T& cur = acc_[p];
-    cur = detail::fold_values(cur, v, op_);
+    if constexpr (detail::scalar_type_of<T>() != detail::ScalarType::None) {
+      if (!custom_) {
+        cur = detail::fold_values(cur, v, op_);
+        return;
+      }
+    }
+    // A user-defined operator (raw_reduce checked that it exists and folds values of T's size).
+    custom_(reinterpret_cast<std::byte*>(&cur), reinterpret_cast<const std::byte*>(&v), 1);
   }
   const Rect<N>& bounds() const { return acc_.bounds(); }
 
  private:
   Accessor<T, N> acc_;
   ReductionOp op_ = ReductionOp::Sum;
+  detail::FoldArrayFn custom_ = nullptr;
 };
 
 }  // namespace reprise

@@ -15,6 +15,7 @@
 #include "reprise/launcher.h"
 #include "reprise/mapper.h"
 #include "reprise/observer.h"
+#include "reprise/reduction.h"
 #include "reprise/registry.h"
 #include "reprise/task_context.h"
 #include "reprise/types.h"

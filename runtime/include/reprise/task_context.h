@@ -29,8 +29,9 @@ class TaskContext {
   }
   template <typename T, int N>
   Reducer<T, N> reducer(int req, FieldID fid) const {
-    static_assert(detail::scalar_type_of<T>() != detail::ScalarType::None,
-                  "reducer<T, N>: T must be an integer or floating-point type");
+    // Built-in operators fold integers and floating-point values; a user-defined operator
+    // (reprise/reduction.h) any trivially-copyable type of its value_type's size.
+    static_assert(std::is_trivially_copyable_v<T>, "reducer<T, N>: T must be trivially copyable");
     return Reducer<T, N>(raw_reduce(req, fid, sizeof(T), N, detail::scalar_type_of<T>()),
                          redop(req));
   }
