@@ -92,7 +92,7 @@ void Future::copy_value(void* dst, std::size_t size, ValueKind want) const {
   if (v.size != size || (want != ValueKind::Bytes && have != want && have != ValueKind::Bytes))
     throw Error(fmt::format("Future::get: the future holds a {} of {} bytes, asked for a {} of {}",
                             kind_name(have), v.size, kind_name(want), size));
-  std::memcpy(dst, v.bytes, size);
+  std::memcpy(dst, v.data(), size);
 }
 
 void FutureMap::wait() const {
@@ -126,8 +126,8 @@ namespace {
 template <typename T>
 void fold_typed(TaskResult& a, const TaskResult& b, ReductionOp op) {
   T x, y;
-  std::memcpy(&x, a.bytes, sizeof(T));
-  std::memcpy(&y, b.bytes, sizeof(T));
+  std::memcpy(&x, a.data(), sizeof(T));
+  std::memcpy(&y, b.data(), sizeof(T));
   switch (op) {
     case ReductionOp::Sum:
       x = T(x + y);
@@ -144,7 +144,7 @@ void fold_typed(TaskResult& a, const TaskResult& b, ReductionOp op) {
     case ReductionOp::None:
       throw Error("reduce: no reduction operator given");
   }
-  std::memcpy(a.bytes, &x, sizeof(T));
+  std::memcpy(a.mutable_data(), &x, sizeof(T));
 }
 }  // namespace
 
@@ -153,7 +153,7 @@ void fold_value(TaskResult& a, const TaskResult& b, ValueKind k, ReductionOp op)
     if (a.size != r->size || b.size != r->size)
       throw Error(fmt::format("reduce: operator '{}' folds values of {} bytes; the tasks return {}",
                               r->name, r->size, b.size));
-    return r->fold(a.bytes, b.bytes, 1);
+    return r->fold(a.mutable_data(), b.data(), 1);
   }
   switch (k) {
     case ValueKind::I32:

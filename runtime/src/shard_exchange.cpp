@@ -389,7 +389,8 @@ void ShardExchange::finished(const Op& op, std::uint32_t point, const std::excep
   if (error) {
     put_text(b, exception_text(error));
   } else if (flags & 2) {
-    put(b, *value);
+    put(b, std::uint64_t(value->size));
+    b.insert(b.end(), value->data(), value->data() + value->size);
   }
   for (std::uint32_t s = 0; s < net_.size(); ++s)
     if (s != net_.rank()) send(s, Channel::Done, b);
@@ -407,8 +408,11 @@ void ShardExchange::on_done(std::uint32_t from, std::vector<std::byte>&& b) {
   m.has_value = flags & 2;
   if (m.failed)
     m.error.assign(reinterpret_cast<const char*>(b.data() + at), b.size() - at);
-  else if (m.has_value)
-    m.value = get<TaskResult>(b, at);
+  else if (m.has_value) {
+    const auto size = std::size_t(get<std::uint64_t>(b, at));
+    if (size > b.size() - at) throw Error("control replication: a truncated completion message");
+    m.value.assign(b.data() + at, size);
+  }
   REPRISE_LOG_DEBUG(LogCategory::CtrlRepl, "done op #{} index {:x} from {}", seq, index, from);
   Proxy p;
   {

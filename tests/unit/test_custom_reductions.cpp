@@ -13,7 +13,15 @@ using namespace reprise;
 
 namespace {
 
-enum : TaskID { T_COMPOSE = 10200, T_DIGEST, T_ARGMIN, T_WRONG_TYPE, T_BUILTIN_STRUCT };
+enum : TaskID {
+  T_COMPOSE = 10200,
+  T_DIGEST,
+  T_ARGMIN,
+  T_WRONG_TYPE,
+  T_BUILTIN_STRUCT,
+  T_HISTOGRAM,
+  T_TOTAL
+};
 enum : FieldID { FA = 0 };
 
 constexpr std::uint64_t kPrime = 1000003;
@@ -84,12 +92,40 @@ void builtin_struct(TaskContext& tc) {
   (void)tc.reducer<Affine, 1>(0, FA);
 }
 
+// A value bigger than a future's inline storage (64 bytes): a histogram of 50 bins.
+struct Histogram {
+  std::int64_t bins[50];
+};
+struct MergeHistograms {
+  using value_type = Histogram;
+  static Histogram identity() { return Histogram{}; }
+  static void fold(Histogram& acc, const Histogram& v) {
+    for (int i = 0; i < 50; ++i) acc.bins[i] = acc.bins[i] * 3 + v.bins[i];  // order shows
+  }
+};
+Histogram histogram_of(coord_t k) {
+  Histogram h{};
+  for (int i = 0; i < 50; ++i) h.bins[i] = (k * 31 + i * 7) % 13;
+  return h;
+}
+Histogram histogram_task(TaskContext& tc) {
+  return histogram_of(tc.point()[0]);
+}
+// A single task reading a big future and returning another.
+Histogram total_task(TaskContext& tc) {
+  Histogram h = tc.future<Histogram>(0);
+  for (auto& b : h.bins) b += 1;
+  return h;
+}
+
 void register_all() {
   TaskRegistry::add(T_COMPOSE, "compose", {cpu(compose_task)});
   TaskRegistry::add(T_DIGEST, "digest", {cpu(digest)});
   TaskRegistry::add(T_ARGMIN, "argmin", {cpu(argmin_task)});
   TaskRegistry::add(T_WRONG_TYPE, "wrong_type", {cpu(wrong_type)});
   TaskRegistry::add(T_BUILTIN_STRUCT, "builtin_struct", {cpu(builtin_struct)});
+  TaskRegistry::add(T_HISTOGRAM, "histogram", {cpu(histogram_task)});
+  TaskRegistry::add(T_TOTAL, "total", {cpu(total_task)});
 }
 
 constexpr coord_t kN = 48;
@@ -161,6 +197,25 @@ TEST(CustomReductions, FutureMapsReduceStructs) {
     EXPECT_EQ(m.where, want.where);
   });
   EXPECT_EQ(to_string(op), "argmin");
+}
+
+TEST(CustomReductions, FuturesOfAnySize) {
+  register_all();
+  const ReductionOp merge = register_reduction<MergeHistograms>(42, "merge_histograms");
+  reprise::run({"-ll:cpu", "2"}, [&](Context& ctx) {
+    const coord_t n = 17;
+    FutureMap fm = ctx.execute(IndexLauncher(T_HISTOGRAM, Domain(Rect<1>({0}, {n - 1}))));
+    EXPECT_EQ(fm.get(Point<1>(5)).get<Histogram>().bins[49], histogram_of(5).bins[49]);
+    Future merged = ctx.reduce(fm, merge);
+    TaskLauncher t(T_TOTAL);
+    t.add_future(merged);
+    const Histogram got = ctx.execute(t).get<Histogram>();
+    Histogram want = MergeHistograms::identity();
+    for (coord_t k = 0; k < n; ++k) MergeHistograms::fold(want, histogram_of(k));
+    for (int i = 0; i < 50; ++i) EXPECT_EQ(got.bins[i], want.bins[i] + 1) << "bin " << i;
+    // The map's values are not changed by the fold (it works on its own copy).
+    EXPECT_EQ(fm.get(Point<1>(0)).get<Histogram>().bins[3], histogram_of(0).bins[3]);
+  });
 }
 
 TEST(CustomReductionErrors, MisuseIsReported) {

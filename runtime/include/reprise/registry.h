@@ -3,6 +3,7 @@
 #include <cstddef>
 #include <cstring>
 #include <initializer_list>
+#include <memory>
 #include <string>
 #include <type_traits>
 
@@ -12,11 +13,34 @@
 
 namespace reprise {
 
-// Storage a task body writes its return value into.
+// Storage a task body writes its return value into: values of up to kInline bytes inside it
+// (no allocation: the common case of a number or a small struct), bigger ones in a buffer
+// shared by the copies of the result (copied before one of them is changed).
 struct TaskResult {
-  static constexpr std::size_t kCapacity = 64;
-  alignas(16) std::byte bytes[kCapacity];
+  static constexpr std::size_t kInline = 64;
+  alignas(16) std::byte bytes[kInline];
   std::size_t size = 0;
+  std::shared_ptr<std::byte[]> heap;  // when size > kInline
+
+  const std::byte* data() const { return size > kInline ? heap.get() : bytes; }
+  std::byte* mutable_data() {
+    if (size > kInline && heap.use_count() > 1) {
+      auto own = std::make_shared<std::byte[]>(size);
+      std::memcpy(own.get(), heap.get(), size);
+      heap = std::move(own);
+    }
+    return size > kInline ? heap.get() : bytes;
+  }
+  void assign(const void* v, std::size_t n) {
+    size = n;
+    if (n > kInline) {
+      heap = std::make_shared<std::byte[]>(n);
+      std::memcpy(heap.get(), v, n);
+    } else {
+      heap.reset();
+      if (n) std::memcpy(bytes, v, n);
+    }
+  }
 };
 
 using TaskEntry = void (*)(const void* fn, TaskContext& tc, TaskResult& result);
@@ -37,11 +61,9 @@ void invoke_task(const void* fn, TaskContext& tc, TaskResult& result) {
     f(tc);
     result.size = 0;
   } else {
-    static_assert(std::is_trivially_copyable_v<R> && sizeof(R) <= TaskResult::kCapacity,
-                  "task results are trivially copyable values of at most 64 bytes");
+    static_assert(std::is_trivially_copyable_v<R>, "task results are trivially copyable values");
     R v = f(tc);
-    std::memcpy(result.bytes, &v, sizeof(R));
-    result.size = sizeof(R);
+    result.assign(&v, sizeof(R));
   }
 }
 template <typename R>
