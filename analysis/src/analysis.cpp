@@ -408,37 +408,98 @@ void Analysis::note_copy(const Op& copy, FieldMask mask, Event done) {
 
 void Analysis::fold_pending(Op& op, std::uint32_t p, std::size_t r, Processor copy_proc) {
   // Reduction instances are folded into the reader's instance one after the other, in the
-  // order their reducers were launched: the result does not depend on timing.
+  // order their reducers were launched: the result does not depend on timing. Each instance is
+  // folded once over what it has pending in the read (not once per fragment of it: a read
+  // whose rectangle many reducers' rectangles cut would otherwise take fragments × reducers
+  // folds); every pending list keeps its instances in that order, so each element still sees
+  // its contributions in launch order.
+  if (folds_.empty()) return;
   const ReqInfo& q = op.reqs[r];
   Instance* dst = op.point_instances[p * op.reqs.size() + r];
   const std::uint32_t root_region = rt_.forest().tree(q.tree).root;
   const Domain& root = rt_.forest().region(root_region).bounds;
-  for (std::size_t i = 0; i < folds_.size(); ++i) {
-    if (folds_[i].field < 0) continue;  // folded with an earlier field
+  fold_parts_.clear();
+  for (const FoldNeed& n : folds_)
+    for (Instance* red : physical_.pending_list(n.list))
+      fold_parts_.push_back(FoldPart{physical_.reduction_order(red), red, n.field, n.rect});
+  // By instance (launch order), then field; a field's fragments in the read's piece order.
+  std::stable_sort(fold_parts_.begin(), fold_parts_.end(),
+                   [](const FoldPart& a, const FoldPart& b) {
+                     return a.order != b.order ? a.order < b.order : a.field < b.field;
+                   });
+  Event last;
+  auto fold = [&](Instance* red, const FieldIndexList& fields, FieldMask mask, const Domain& rect) {
+    if (between_other_shards(*red, *dst, fields, rect)) {
+      last = kNoEvent;  // (what the executor gave such a fold: the next waits for nothing)
+      return;
+    }
+    // The first fold waits for the data it folds into (copies and earlier folds, in
+    // point_pre_); each later one for the fold before it, which waited for all that (a wait
+    // for every input per fold made templates of many folds carry reducers × folds edges).
+    if (last.exists())
+      copy_pre_.assign(1, last);
+    else
+      copy_pre_.assign(point_pre_.begin(), point_pre_.end());
+    OpRef c =
+        make_copy(op, copies_made_++, true, q.tree, root_region, fields, mask, rect, red, dst);
+    order_copy(*c, mask);
+    last = graph().copy(c, copy_proc, copy_pre_, p);
+    note_copy(*c, mask, last);
+  };
+  for (std::size_t i = 0; i < fold_parts_.size();) {
+    // One instance: per field, its fragments; fields with the same fragments fold together.
+    std::size_t end = i;
+    while (end < fold_parts_.size() && fold_parts_[end].red == fold_parts_[i].red) ++end;
+    std::size_t f = i;
     FieldIndexList fields;
     FieldMask mask = 0;
-    const FoldNeed first = folds_[i];
-    take_group(
-        folds_, i, [&](const FoldNeed& n) { return n.list == first.list && n.rect == first.rect; },
-        fields, mask, [](const FoldNeed&) {});
-    // Each fold waits for the data it folds into (copies and earlier folds, in point_pre_).
-    Event last;
-    for (Instance* red : physical_.pending_list(first.list)) {
-      if (between_other_shards(*red, *dst, fields, first.rect)) {
-        last = kNoEvent;  // (what the executor gave such a fold: the next waits for nothing)
+    while (f < end) {
+      std::size_t g = f;
+      while (g < end && fold_parts_[g].field == fold_parts_[f].field) ++g;
+      auto same_fragments = [&](std::size_t a, std::size_t b) {
+        if (g - f != b - a) return false;
+        for (std::size_t k = 0; k < g - f; ++k)
+          if (!(fold_parts_[f + k].rect == fold_parts_[a + k].rect)) return false;
+        return true;
+      };
+      // The next field, if it has the same fragments, joins this one's copies.
+      std::size_t h = g;
+      while (h < end && fold_parts_[h].field == fold_parts_[g].field) ++h;
+      fields.push_back(fold_parts_[f].field);
+      mask |= FieldMask(1) << fold_parts_[f].field;
+      if (g < end && same_fragments(g, h)) {
+        // Merge: drop field f's fragments by moving on with g's (same rects).
+        f = g;
         continue;
       }
-      copy_pre_.assign(point_pre_.begin(), point_pre_.end());
-      if (last.exists()) copy_pre_.push_back(last);
-      OpRef c = make_copy(op, copies_made_++, true, q.tree, root_region, fields, mask, first.rect,
-                          red, dst);
-      order_copy(*c, mask);
-      last = graph().copy(c, copy_proc, copy_pre_, p);
-      note_copy(*c, mask, last);
+      // The fragments are disjoint: when their volumes fill their bounding box, that box is
+      // their union and one copy folds it; otherwise one copy per fragment.
+      Domain box = fold_parts_[f].rect;
+      coord_t volume = 0;
+      for (std::size_t k = f; k < g; ++k) {
+        const Domain& d = fold_parts_[k].rect;
+        for (int x = 0; x < box.dim; ++x) {
+          box.lo[std::size_t(x)] = std::min(box.lo[std::size_t(x)], d.lo[std::size_t(x)]);
+          box.hi[std::size_t(x)] = std::max(box.hi[std::size_t(x)], d.hi[std::size_t(x)]);
+        }
+        volume += d.volume();
+      }
+      if (volume == box.volume()) {
+        fold(fold_parts_[f].red, fields, mask, box);
+      } else {
+        for (std::size_t k = f; k < g; ++k)
+          fold(fold_parts_[f].red, fields, mask, fold_parts_[k].rect);
+      }
+      fields.clear();
+      mask = 0;
+      f = g;
     }
-    for (int fi : fields) physical_.folded(q.tree, root, fi, first.rect, dst->memory(), last);
-    point_pre_.push_back(last);
+    i = end;
   }
+  // (The last fold of the chain follows every earlier one.)
+  for (const FoldNeed& n : folds_)
+    physical_.folded(q.tree, root, n.field, n.rect, dst->memory(), last);
+  point_pre_.push_back(last);
 }
 
 namespace {

@@ -196,6 +196,7 @@ void PhysicalState::reduced(std::uint32_t tree, const Domain& root, int fi, cons
                                       kNoEvent, reduction});
   // (Validity does not change: the piece's stamp stays, so later reads still record facts.)
   cut(pieces(tree, root, fi), rect, [&](Piece& p) { p.pending = append(p.pending, reduction); });
+  reduced_at_[reduction] = ++reduce_calls_;
   mark_reduced(tree);
 }
 

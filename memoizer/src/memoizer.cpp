@@ -80,7 +80,7 @@ void Memoizer::end(const OpRef& op) {
   try {
     TraceTemplate* t = match(current_);
     if (t) {
-      replay(*t, recurrent_ && last_replayed_ == t && t->idempotent);
+      replay(*t, recurrent_ && last_replayed_ == t && t->idempotent && t->elide_fence);
     } else {
       if (same_ops_) {
         // Expected in a loop whose data moves between memories or trees: no warning.
@@ -220,10 +220,12 @@ void Memoizer::record(TraceID id) {
   REPRISE_LOG_INFO(
       LogCategory::Tracing,
       "trace {}: recorded {} ops, {} instructions ({} copies; {} before merges were dissolved), {} "
-      "edges ({} after transitive reduction), {} elision links, {} physical facts, "
+      "edges ({} after transitive reduction), {} elision links{}, {} physical facts, "
       "{}idempotent",
       id, t->ops.size(), t->instrs.size(), t->copies.size(), t->instrs_recorded, t->edges_recorded,
-      t->edges_after_reduction, t->links.size(), t->facts.size(), t->idempotent ? "" : "not ");
+      t->edges_after_reduction, t->links.size(),
+      t->elide_fence ? "" : " (too many: replays wait for the fence)", t->facts.size(),
+      t->idempotent ? "" : "not ");
   // -lg:trace:dot DIR, or -lg:spy DIR: the template as DOT and as text (per shard under
   // control replication, where every shard records it).
   const std::string& dir =

@@ -15,14 +15,13 @@
 namespace reprise::detail {
 
 namespace {
-// Up to this many slots the reduction is exact (n² bits of reachability: 8 MiB); above it each
-// test searches the reduced graph backwards with a bounded number of visits, keeping a wait it
-// cannot prove redundant (keeping one is always safe), so that big templates cost
-// O(instructions × kSearchBudget), not O(instructions²).
+// Up to this many slots the reduction is exact (n² bits of reachability: 8 MiB). Above it, an
+// instruction's waits are tested by one backward search from all of them at once over the
+// reduced graph, with a bounded number of visits: a wait the search reaches through another
+// is dropped, one it cannot reach is kept (keeping one is always safe). Big templates then
+// cost O(instructions × kSearchBudget), not O(instructions²).
 constexpr std::size_t kExactSlots = 8192;
-constexpr std::uint32_t kSearchBudget = 256;
-// ... and an instruction with more waits than this keeps them all (the pairs would cost k²).
-constexpr std::size_t kSearchedWaits = 32;
+constexpr std::uint32_t kSearchBudget = 1024;
 
 // What each slot (transitively) waits for, as the reduction goes: exact bitsets for small
 // templates, a bounded backward search over the reduced waits for big ones.
@@ -30,34 +29,44 @@ class Reachability {
  public:
   Reachability(const TraceTemplate& t, const std::vector<std::uint32_t>& pool)
       : pool_(pool), exact_(t.num_slots <= kExactSlots), words_((t.num_slots + 63) / 64) {
-    if (exact_)
+    if (exact_) {
       anc_.assign(t.num_slots * words_, 0);
-    else
-      mark_.assign(t.num_slots, 0), waits_.assign(t.num_slots, {0, 0});
+    } else {
+      mark_.assign(t.num_slots, 0);
+      waits_.assign(t.num_slots, {0, 0});
+    }
   }
-  // Whether it is worth testing the waits of an instruction with `count` of them.
-  bool worth_testing(std::size_t count) const { return exact_ || count <= kSearchedWaits; }
-  // Whether slot `from` (transitively) waits for slot `s`.
-  bool implies(std::uint32_t from, std::uint32_t s) {
-    if (exact_) return anc_[std::size_t(from) * words_ + s / 64] >> (s % 64) & 1;
-    // Waits always point to earlier slots: nothing below s can reach it.
-    ++stamp_;
-    stack_.assign(1, from);
-    mark_[from] = stamp_;
+  // Appends to `reduced` the slots of `kept` (sorted, distinct) that no other slot of `kept`
+  // (transitively) waits for.
+  void reduce(const std::vector<std::uint32_t>& kept, std::vector<std::uint32_t>& reduced) {
+    reduced.clear();
+    if (kept.size() < 2) {
+      reduced = kept;
+      return;
+    }
+    if (exact_) {
+      for (std::uint32_t s : kept) {
+        bool implied = false;
+        for (auto o = kept.rbegin(); o != kept.rend() && *o > s && !implied; ++o)
+          implied = anc_[std::size_t(*o) * words_ + s / 64] >> (s % 64) & 1;
+        if (!implied) reduced.push_back(s);
+      }
+      return;
+    }
+    // Marks: kept slots get `stamp_ + 1`, visited ones `stamp_ + 2` (so a kept slot reached
+    // through another is recognised). Waits point to earlier slots: nothing below the
+    // smallest kept slot can reach one.
+    const std::uint32_t is_kept = ++stamp_, seen = ++stamp_;
+    for (std::uint32_t s : kept) mark_[s] = is_kept;
+    stack_.clear();
+    for (std::uint32_t s : kept) expand(s, kept.front(), seen);
     for (std::uint32_t visits = 0; !stack_.empty() && visits < kSearchBudget; ++visits) {
       const std::uint32_t x = stack_.back();
       stack_.pop_back();
-      const auto [begin, count] = waits_[x];
-      for (std::uint32_t k = 0; k < count; ++k) {
-        const std::uint32_t y = pool_[begin + k];
-        if (y == s) return true;
-        if (y > s && mark_[y] != stamp_) {
-          mark_[y] = stamp_;
-          stack_.push_back(y);
-        }
-      }
+      expand(x, kept.front(), seen);
     }
-    return false;
+    for (std::uint32_t s : kept)
+      if (mark_[s] == is_kept) reduced.push_back(s);  // not reached through another
   }
   // Slot `out` waits for `kept` (its reduced waits, at pool_[begin...]); empty if it runs on
   // another shard (what it waits for is that shard's business).
@@ -75,6 +84,17 @@ class Reachability {
   }
 
  private:
+  // Pushes the waits of x not yet seen (and not below `lowest`).
+  void expand(std::uint32_t x, std::uint32_t lowest, std::uint32_t seen) {
+    const auto [begin, count] = waits_[x];
+    for (std::uint32_t k = 0; k < count; ++k) {
+      const std::uint32_t y = pool_[begin + k];
+      if (y < lowest || mark_[y] == seen) continue;
+      mark_[y] = seen;  // (a kept slot reached here is implied by another)
+      stack_.push_back(y);
+    }
+  }
+
   const std::vector<std::uint32_t>& pool_;
   bool exact_;
   std::size_t words_;
@@ -100,16 +120,8 @@ void reduce_transitively(TraceTemplate& t, const std::vector<bool>& here) {
                 t.pre_slots.begin() + in.pre_begin + in.pre_count);
     std::sort(kept.begin(), kept.end());
     kept.erase(std::unique(kept.begin(), kept.end()), kept.end());
-    // Drop a slot that another kept slot already waits for (later slots first: they are the
-    // likelier to imply the others).
-    reduced.clear();
-    const bool test = reach.worth_testing(kept.size());
-    for (std::uint32_t s : kept) {
-      bool implied = false;
-      for (auto o = kept.rbegin(); test && o != kept.rend() && *o > s && !implied; ++o)
-        implied = reach.implies(*o, s);
-      if (!implied) reduced.push_back(s);
-    }
+    // Drop a slot that another kept slot already waits for.
+    reach.reduce(kept, reduced);
     // What another shard's instruction waits for is that shard's business: waiting for it
     // here implies nothing else (its slot keeps no ancestors).
     const bool runs_here = here.empty() || here[i];
@@ -195,6 +207,10 @@ std::vector<std::vector<std::uint32_t>> op_instructions(const TraceTemplate& t, 
 }
 }  // namespace
 
+namespace {
+constexpr std::size_t kMaxLinksPerInstruction = 16, kLinksAlways = 4096;
+}  // namespace
+
 void compute_elision_links(TraceTemplate& t, const std::vector<OpRef>& recorded,
                            const RegionForest& forest, EventTable& events) {
   // Fake completion events name (op, point): id = op + 1 (+ offset for the second copy),
@@ -255,36 +271,85 @@ void compute_elision_links(TraceTemplate& t, const std::vector<OpRef>& recorded,
       accesses.push_back(Access{o->point_instances[point * nreq + r]->memory(),
                                 o->point_rects[point * nreq + r], o->reqs[r].mask});
   };
-  // Copies by destination memory, indexed by rectangle: an access finds the copies into its
-  // part of its instance in O(log copies + those it meets), not by a scan of every copy (which
-  // made recording quadratic in the template's copies).
-  std::unordered_map<std::uint32_t, RectIndex> copies_into;
-  for (std::uint32_t c = 0; c < t.copies.size(); ++c) {
-    const Op& prev = *t.copies[c].copy;
-    if (!prev.point_rects[1].empty())
-      copies_into[prev.point_instances[1]->memory()].insert(prev.point_rects[1], c);
+  // The previous replay's copies into an access's part of its instance, found through a
+  // rectangle index per destination instance (a scan of every copy per instruction made
+  // recording quadratic). Only copies that may still be the last into some element count:
+  // copies into the same elements of an instance are ordered within the template (the
+  // analysis orders every write of an instance's data after the earlier ones), so a copy
+  // whose rectangle and fields a later copy into the same instance covers is implied by it.
+  // (Without this, a template of many iterations linked each access to every iteration's
+  // copies: quadratic in the template's length.)
+  std::unordered_map<const Instance*, RectIndex> copies_into;
+  for (std::uint32_t c = std::uint32_t(t.copies.size()); c-- > 0;) {
+    const Op& cp = *t.copies[c].copy;
+    const Domain& rect = cp.point_rects[1];
+    if (rect.empty()) continue;
+    const FieldMask mask = cp.reqs[1].mask;
+    RectIndex& index = copies_into[cp.point_instances[1]];
+    bool covered = false;
+    index.candidates(rect, [&](std::uint32_t later) {
+      const Op& l = *t.copies[later].copy;
+      covered = covered || (l.point_rects[1].contains(rect) && (l.reqs[1].mask & mask) == mask);
+    });
+    if (!covered) index.insert(rect, c);
   }
-  std::vector<std::uint32_t> met;
+  // A copy that another copy an access meets waits for directly is implied by that one too
+  // (a chain of folds into one part links to its last fold only).
+  std::vector<std::uint32_t> copy_of_slot(t.num_slots, ~0u);
+  for (std::uint32_t i = 0; i < t.instrs.size(); ++i)
+    if (t.instrs[i].kind == Instruction::Kind::Copy) copy_of_slot[t.instrs[i].out] = t.instrs[i].op;
+  std::vector<std::uint32_t> instr_of_copy(t.copies.size(), ~0u);
+  for (std::uint32_t i = 0; i < t.instrs.size(); ++i)
+    if (t.instrs[i].kind == Instruction::Kind::Copy) instr_of_copy[t.instrs[i].op] = i;
+  std::vector<std::uint32_t> met, met_mark(t.copies.size(), 0), implied_mark(t.copies.size(), 0);
+  std::uint32_t stamp = 0;
   if (!t.copies.empty())
     for (std::uint32_t i = 0; i < t.instrs.size(); ++i) {
       if (t.instrs[i].kind == Instruction::Kind::Merge) continue;
       accesses_of(t.instrs[i]);
       met.clear();
-      for (const Access& a : accesses) {
-        auto it = copies_into.find(a.mem);
+      ++stamp;
+      const Op* o = t.instrs[i].kind == Instruction::Kind::Copy
+                        ? t.copies[t.instrs[i].op].copy.get()
+                        : recorded[t.instrs[i].op].get();
+      const std::uint32_t point =
+          t.instrs[i].kind == Instruction::Kind::Copy ? 0 : t.instrs[i].point;
+      for (std::size_t r = 0; r < accesses.size(); ++r) {
+        const Access& a = accesses[r];
+        auto it = copies_into.find(o->point_instances[point * o->reqs.size() + r]);
         if (it == copies_into.end()) continue;
         it->second.candidates(a.rect, [&](std::uint32_t c) {
           const Op& prev = *t.copies[c].copy;
-          if ((a.mask & prev.reqs[1].mask) && a.rect.overlaps(prev.point_rects[1]))
+          if ((a.mask & prev.reqs[1].mask) && a.rect.overlaps(prev.point_rects[1]) &&
+              met_mark[c] != stamp) {
+            met_mark[c] = stamp;
             met.push_back(c);
+          }
         });
       }
-      // In copy order, each copy once (as the scan gave them).
+      for (std::uint32_t c : met) {
+        const std::uint32_t j = instr_of_copy[c];
+        if (j == ~0u) continue;
+        const Instruction& in = t.instrs[j];
+        for (std::uint32_t k = 0; k < in.pre_count; ++k) {
+          const std::uint32_t pred = copy_of_slot[t.pre_slots[in.pre_begin + k]];
+          if (pred != ~0u && met_mark[pred] == stamp) implied_mark[pred] = stamp;
+        }
+      }
+      // In copy order, each copy once.
       std::sort(met.begin(), met.end());
-      met.erase(std::unique(met.begin(), met.end()), met.end());
-      for (std::uint32_t c : met) per_instr[i].push_back(Link{c, 0, true});
+      for (std::uint32_t c : met)
+        if (implied_mark[c] != stamp) per_instr[i].push_back(Link{c, 0, true});
     }
   t.links.clear();
+  // Links are an optimisation (the entry fence is always correct): a template whose links
+  // would outnumber its instructions many times over (the dependences of many iterations'
+  // aliased readers and reducers) replays behind the fence instead of carrying them.
+  std::size_t total = 0;
+  for (const auto& l : per_instr) total += l.size();
+  t.elide_fence = total <= kMaxLinksPerInstruction * t.instrs.size() + kLinksAlways;
+  if (!t.elide_fence)
+    for (auto& l : per_instr) l.clear();
   for (std::uint32_t i = 0; i < t.instrs.size(); ++i) {
     t.instrs[i].link_begin = std::uint32_t(t.links.size());
     t.instrs[i].link_count = std::uint32_t(per_instr[i].size());

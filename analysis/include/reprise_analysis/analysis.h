@@ -75,6 +75,14 @@ class Analysis final : public OpSink {
   std::vector<Event> point_pre_, copy_pre_;
   std::vector<CopyNeed> needs_;
   std::vector<FoldNeed> folds_;
+  // fold_pending: a fragment of a read over which a reduction instance has contributions.
+  struct FoldPart {
+    std::uint64_t order;  // PhysicalState::reduction_order
+    Instance* red;
+    int field;
+    Domain rect;
+  };
+  std::vector<FoldPart> fold_parts_;
   std::uint32_t copies_made_ = 0;   // for the op being analysed
   std::vector<Event> since_fence_;  // completion of every op since the last fence
   // The last full_fence() and the completions since it (it covers everything before it).

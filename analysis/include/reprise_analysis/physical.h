@@ -105,6 +105,13 @@ class PhysicalState {
   }
   // The reduction instances of a FoldNeed's list, in fold order.
   const std::vector<Instance*>& pending_list(std::uint32_t list) const { return lists_[list]; }
+  // When `reduction`'s current contributions began (a counter of reduced() calls): every
+  // pending list holds its instances in this order, so folding whole instances in it keeps
+  // every element's fold order.
+  std::uint64_t reduction_order(const Instance* reduction) const {
+    auto it = reduced_at_.find(reduction);
+    return it == reduced_at_.end() ? 0 : it->second;
+  }
   // While journaling: the first time a trace touches tree, its pending reductions become a fact.
   void note_tree(std::uint32_t tree) {
     if (journaling_) note_tree_journaled(tree);
@@ -189,6 +196,8 @@ class PhysicalState {
   std::vector<std::vector<Instance*>> lists_{std::vector<Instance*>{}};
   std::unordered_map<std::uint64_t, std::vector<std::uint32_t>> list_index_;
   std::vector<bool> pending_trees_;
+  std::unordered_map<const Instance*, std::uint64_t> reduced_at_;
+  std::uint64_t reduce_calls_ = 0;
   std::vector<std::uint32_t> noted_;  // per tree: the journal that recorded its Pending fact
 };
 

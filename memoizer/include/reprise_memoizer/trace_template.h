@@ -106,6 +106,9 @@ struct TraceTemplate {
   std::vector<std::int32_t> effect_copy;
   std::vector<TemplateCopy> copies;
   bool idempotent = false;  // postconditions imply the preconditions
+  // Whether back-to-back replays may replace the entry fence by the elision links: false when
+  // the links would be too many to be worth it (then a replay waits for the previous one).
+  bool elide_fence = true;
   std::vector<std::pair<std::uint32_t, FieldMask>> touched;  // per tree, for the summary op
   std::uint64_t points = 0;                                  // task/fill/copy points per replay
   // Replays launch the instructions as one batch (merges were dissolved: every instruction
