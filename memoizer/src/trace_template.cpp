@@ -233,6 +233,17 @@ void compute_elision_links(TraceTemplate& t, const std::vector<OpRef>& recorded,
     if (recorded[k]->launches_points()) la.record(copy_of(k, 0));
   std::vector<std::vector<std::uint32_t>> instr_of = op_instructions(t, n);
   std::vector<std::vector<Link>> per_instr(t.instrs.size());
+  // Links are an optimisation (the entry fence is always correct): a template whose links
+  // would outnumber its instructions many times over (the dependences of many iterations'
+  // aliased readers and reducers) replays behind the fence instead of carrying them; counting
+  // as they are made stops before they take memory.
+  const std::size_t most = kMaxLinksPerInstruction * t.instrs.size() + kLinksAlways;
+  std::size_t total = 0;
+  auto give_up = [&] {
+    t.elide_fence = false;
+    t.links.clear();
+    for (Instruction& in : t.instrs) in.link_begin = in.link_count = 0;
+  };
   PointPreconditions pre;
   for (std::uint32_t k = 0; k < n; ++k) {
     if (!recorded[k]->launches_points()) continue;
@@ -243,7 +254,9 @@ void compute_elision_links(TraceTemplate& t, const std::vector<OpRef>& recorded,
       if (p >= instr_of[k].size() || instr_of[k][p] == ~0u) continue;
       for (Event e : pre.of(p))
         if (e.id >= 1 && e.id <= n) per_instr[instr_of[k][p]].push_back(Link{e.id - 1, e.gen - 1});
+      total += per_instr[instr_of[k][p]].size();
     }
+    if (total > most) return give_up();
     la.record(next);
   }
   // Copies: their point's links, plus the instance-level links below.
@@ -251,8 +264,11 @@ void compute_elision_links(TraceTemplate& t, const std::vector<OpRef>& recorded,
     const Instruction& in = t.instrs[i];
     if (in.kind != Instruction::Kind::Copy) continue;
     const TemplateCopy& c = t.copies[in.op];
-    if (c.for_point < instr_of[c.for_op].size() && instr_of[c.for_op][c.for_point] != ~0u)
+    if (c.for_point < instr_of[c.for_op].size() && instr_of[c.for_op][c.for_point] != ~0u) {
       per_instr[i] = per_instr[instr_of[c.for_op][c.for_point]];
+      total += per_instr[i].size();
+      if (total > most) return give_up();
+    }
   }
   struct Access {
     std::uint32_t mem;
@@ -339,17 +355,14 @@ void compute_elision_links(TraceTemplate& t, const std::vector<OpRef>& recorded,
       // In copy order, each copy once.
       std::sort(met.begin(), met.end());
       for (std::uint32_t c : met)
-        if (implied_mark[c] != stamp) per_instr[i].push_back(Link{c, 0, true});
+        if (implied_mark[c] != stamp) {
+          per_instr[i].push_back(Link{c, 0, true});
+          ++total;
+        }
+      if (total > most) return give_up();
     }
+  t.elide_fence = true;
   t.links.clear();
-  // Links are an optimisation (the entry fence is always correct): a template whose links
-  // would outnumber its instructions many times over (the dependences of many iterations'
-  // aliased readers and reducers) replays behind the fence instead of carrying them.
-  std::size_t total = 0;
-  for (const auto& l : per_instr) total += l.size();
-  t.elide_fence = total <= kMaxLinksPerInstruction * t.instrs.size() + kLinksAlways;
-  if (!t.elide_fence)
-    for (auto& l : per_instr) l.clear();
   for (std::uint32_t i = 0; i < t.instrs.size(); ++i) {
     t.instrs[i].link_begin = std::uint32_t(t.links.size());
     t.instrs[i].link_count = std::uint32_t(per_instr[i].size());
