@@ -67,6 +67,17 @@ detail::RawAccess TaskContext::raw(int req, FieldID fid, std::size_t elem_size, 
   return field_view(t_, req, fi, fid, elem_size, dim, "accessor");
 }
 
+detail::RawAccess TaskContext::raw_inline(FieldID fid, std::size_t& elem_size) const {
+  const ReqInfo& r = requirement(t_, 0);
+  const int fi = field_position(t_, r, 0, fid);
+  const detail::Instance* inst = t_.op->point_instances[t_.point_index * t_.op->reqs.size()];
+  elem_size = inst->field_size(fi);
+  detail::RawAccess a = inst->access(fi);
+  a.bounds = t_.op->rect(t_.point_index, 0);
+  a.site = detail::AccessSite{nullptr, 0, fid};  // (the mapping outlives this point)
+  return a;
+}
+
 detail::RawAccess TaskContext::raw_reduce(int req, FieldID fid, std::size_t elem_size, int dim,
                                           detail::ScalarType type) const {
   const ReqInfo& r = requirement(t_, req);
@@ -195,6 +206,11 @@ void TaskContext::count_kernel() const {
 
 namespace detail {
 void throw_out_of_bounds(const AccessSite& site, const DomainPoint& p, const Domain& bounds) {
+  if (!site.task)  // an inline mapping's accessor
+    throw Error(
+        fmt::format("inline mapping: accessor for field {}: point {} is outside the "
+                    "region's bounds {}",
+                    site.field, p.str(), bounds.str()));
   throw Error(
       fmt::format("{}, point {}: accessor for requirement {} field {}: point {} is "
                   "outside the requirement's bounds {}",

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "reprise/future.h"
+#include "reprise/inline_mapping.h"
 #include "reprise/launcher.h"
 #include "reprise/types.h"
 
@@ -57,6 +58,13 @@ class Context {
   // Ops after the fence start only once every op before it has completed. The returned
   // future is ready when that has happened.
   Future fence();
+
+  // Inline mapping (reprise/inline_mapping.h): waits until the ops issued before it that
+  // conflict are done and the data is in a host memory, and gives the application thread
+  // direct access to `fields` of r; the ops issued after it that conflict with `privilege`
+  // wait for unmap_region (or for the last copy of the PhysicalRegion to go).
+  PhysicalRegion map_region(Region r, Privilege privilege, std::vector<FieldID> fields);
+  void unmap_region(PhysicalRegion& region);
 
   // A named range of the program in the profile (-lg:prof; observers see it as a Range):
   // from start_profiling_range() to stop_profiling_range(name), on the application thread;

@@ -14,7 +14,8 @@ namespace reprise {
 
 namespace detail {
 struct PointTask;
-}
+struct InlineMapTask;
+}  // namespace detail
 
 class TaskContext {
  public:
@@ -90,6 +91,9 @@ class TaskContext {
   detail::RawAccess raw_reduce(int req, FieldID fid, std::size_t elem_size, int dim,
                                detail::ScalarType type) const;
   ReductionOp redop(int req) const;
+  // Inline mappings (reprise/inline_mapping.h): field fid of requirement 0, with its size.
+  friend struct detail::InlineMapTask;
+  detail::RawAccess raw_inline(FieldID fid, std::size_t& elem_size) const;
   [[noreturn]] void arg_size_mismatch(std::size_t asked) const;
   [[noreturn]] void local_arg_size_mismatch(std::size_t asked) const;
   detail::PointTask& t_;

@@ -1,0 +1,143 @@
+// Inline mappings (reprise/inline_mapping.h). A mapping is two internal single tasks on the
+// region: the *map* task (the mapped privilege) records where each field's data is and
+// returns; map_region waits for it. The *hold* task (the same privilege) waits for a future
+// that unmapping sets, so the ops issued after the mapping that conflict with it wait for the
+// unmapping through the ordinary dependence analysis — no blocked worker, nothing special in
+// the analysis or the executor.
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <cstdint>
+
+#include "reprise/context.h"
+#include "reprise/registry.h"
+#include "reprise/task_context.h"
+#include "reprise_rt/future_state.h"
+#include "reprise_rt/runtime.h"
+
+namespace reprise {
+
+namespace detail {
+
+// Ids of the internal tasks (out of the way of programs' ids).
+constexpr TaskID kInlineMapTask = 0xFFFFFF01u, kInlineHoldTask = 0xFFFFFF02u;
+
+struct InlineMapping {
+  Runtime* rt = nullptr;
+  Region region;
+  Privilege privilege = Privilege::ReadOnly;
+  std::vector<FieldID> fields;
+  std::vector<RawAccess> access;      // per field, filled by the map task
+  std::vector<std::size_t> sizes;     // per field
+  std::shared_ptr<FutureState> held;  // the hold task's future: set by unmapping
+  bool mapped = false;
+  void unmap() {
+    if (!mapped) return;
+    mapped = false;
+    held->ready.store(true, std::memory_order_release);
+    rt->events().trigger(held->ready_event);
+  }
+  ~InlineMapping() { unmap(); }
+};
+
+struct InlineMapTask {
+  static void run(TaskContext& tc) {
+    auto* m = reinterpret_cast<InlineMapping*>(tc.args<std::uintptr_t>());
+    for (std::size_t k = 0; k < m->fields.size(); ++k)
+      m->access[k] = tc.raw_inline(m->fields[k], m->sizes[k]);
+  }
+};
+
+namespace {
+void hold_task(TaskContext&) {}
+}  // namespace
+
+}  // namespace detail
+
+PhysicalRegion Context::map_region(Region r, Privilege privilege, std::vector<FieldID> fields) {
+  detail::Runtime& rtm = rt("map_region");
+  rtm.check_not_in_trace("map_region");
+  if (!rtm.on_app_thread())
+    throw Error("map_region: only the application thread may map a region (not a task)");
+  if (rtm.num_shards() > 1)
+    throw Error("map_region: inline mappings are not supported under control replication yet");
+  if (privilege == Privilege::Reduce)
+    throw Error("map_region: a region cannot be mapped with REDUCE privilege");
+  if (fields.empty()) throw Error("map_region: no fields named");
+  static const bool registered = [] {
+    TaskRegistry::add(detail::kInlineMapTask, "inline_map", {cpu(&detail::InlineMapTask::run)});
+    TaskRegistry::add(detail::kInlineHoldTask, "inline_hold", {cpu(&detail::hold_task)});
+    return true;
+  }();
+  (void)registered;
+  auto m = std::make_shared<detail::InlineMapping>();
+  m->rt = &rtm;
+  m->region = r;
+  m->privilege = privilege;
+  m->fields = fields;
+  m->access.resize(fields.size());
+  m->sizes.resize(fields.size());
+  // The map task: the analysis makes the data valid in its (host) memory first; its
+  // requirement checks the region and fields like any task's.
+  TaskLauncher map(detail::kInlineMapTask,
+                   TaskArgs{std::uintptr_t(reinterpret_cast<std::uintptr_t>(m.get()))});
+  map.add(r, privilege, fields);
+  // A write-discard mapping still holds what later readers will see: the hold keeps it
+  // read-write (it writes nothing itself).
+  const Privilege hold_privilege =
+      privilege == Privilege::ReadOnly ? Privilege::ReadOnly : Privilege::ReadWrite;
+  m->held = std::make_shared<detail::FutureState>();
+  m->held->ready_event = rtm.events().create();
+  TaskLauncher hold(detail::kInlineHoldTask);
+  hold.add(r, hold_privilege, std::move(fields));
+  hold.add_future(Future(m->held));
+  Future mapped = execute(map);
+  m->mapped = true;  // from here on the hold must be released, whatever happens
+  execute(hold);
+  mapped.wait();
+  PhysicalRegion pr;
+  pr.m_ = std::move(m);
+  return pr;
+}
+
+void Context::unmap_region(PhysicalRegion& region) {
+  if (!region.m_ || !region.m_->mapped)
+    throw Error("unmap_region: the region is not mapped (unmapped already, or never mapped)");
+  region.m_->unmap();
+}
+
+bool PhysicalRegion::is_mapped() const {
+  return m_ && m_->mapped;
+}
+
+Region PhysicalRegion::region() const {
+  if (!m_) throw Error("PhysicalRegion::region: not a mapping");
+  return m_->region;
+}
+
+detail::RawAccess PhysicalRegion::raw(FieldID fid, std::size_t elem_size, bool read_only,
+                                      int dim) const {
+  if (!is_mapped()) throw Error("PhysicalRegion::accessor: the region is not mapped");
+  const auto at = std::find(m_->fields.begin(), m_->fields.end(), fid);
+  if (at == m_->fields.end())
+    throw Error(fmt::format("PhysicalRegion::accessor: field {} is not mapped", fid));
+  const std::size_t k = std::size_t(at - m_->fields.begin());
+  if (m_->sizes[k] != elem_size)
+    throw Error(
+        fmt::format("PhysicalRegion::accessor: field {} has {} bytes, the accessor's type "
+                    "has {}",
+                    fid, m_->sizes[k], elem_size));
+  if (m_->access[k].bounds.dim != dim)
+    throw Error(fmt::format("PhysicalRegion::accessor: the region is {}-d, the accessor {}-d",
+                            m_->access[k].bounds.dim, dim));
+  if (!read_only && m_->privilege == Privilege::ReadOnly)
+    throw Error(
+        "PhysicalRegion::accessor: the mapping is READ_ONLY; ask for a read accessor "
+        "(accessor<const T, N>)");
+  detail::RawAccess a = m_->access[k];
+  const detail::Runtime* rt = detail::Runtime::current();
+  a.check = rt && rt->config().bounds_checks;
+  return a;
+}
+
+}  // namespace reprise
