@@ -81,7 +81,8 @@ namespace {
 // (after a barrier, the phase the loop starts in), the body's canonical rotation (the
 // lexicographically smallest: one name for every phase of the loop, the same on every
 // shard), and how many whole periods a candidate of it holds: as many as were seen, at most
-// the maximum length, at least the minimum (one when the body is longer than the maximum).
+// the maximum length, at least the minimum (one when the body is longer than the maximum) —
+// see as_cycle for which.
 struct Cycle {
   std::vector<std::uint64_t> body, canonical;
   std::size_t periods = 0;
@@ -100,8 +101,21 @@ std::optional<Cycle> as_cycle(const std::vector<std::uint64_t>& found, std::size
   const std::size_t p = n - border[n - 1];
   if (2 * p > n) return std::nullopt;
   Cycle c;
-  c.periods = std::max<std::size_t>(1, std::min(n / p, max_length / p));
-  while (c.periods * p < min_length) ++c.periods;
+  // As few periods as reach the minimum length, among those that divide the run seen (a loop
+  // between two barriers then fits whole traces): a short trace is recorded sooner and leaves
+  // a shorter tail untraced (as many periods as were seen made a 3-op loop wait 48 ops for
+  // its first trace and leave up to 47 at the end).
+  const std::size_t seen = n / p, need = (min_length + p - 1) / p;
+  c.periods = 0;
+  for (std::size_t k = std::max<std::size_t>(1, need); k <= seen && k * p <= max_length; ++k)
+    if (seen % k == 0) {
+      c.periods = k;
+      break;
+    }
+  if (c.periods == 0) {
+    c.periods = std::max<std::size_t>(1, std::min(seen, max_length / p));
+    while (c.periods * p < min_length) ++c.periods;
+  }
   std::size_t best = 0;
   for (std::size_t r = 1; r < p; ++r)
     for (std::size_t i = 0; i < p; ++i) {
