@@ -146,11 +146,11 @@ TEST(AutoTraceQuality, BlockingChecksEveryFewIterations) {
 }
 
 TEST(AutoTraceQuality, HandOffEveryIterationThenEveryTenth) {
-  expect_periodic(hand_off(1000), 0.93, "hand-off");
+  expect_periodic(hand_off(1000), 0.95, "hand-off");
 }
 
 TEST(AutoTraceQuality, LoopsNestedInLoops) {
-  expect_periodic(nested(40), 0.93, "nested loops");
+  expect_periodic(nested(40), 0.95, "nested loops");
 }
 
 TEST(AutoTraceQuality, NoiseIsNeverTraced) {
