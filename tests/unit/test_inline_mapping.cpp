@@ -120,7 +120,8 @@ TEST(InlineMapping, MisuseIsAnError) {
       return std::string("no error");
     };
     PhysicalRegion ro = ctx.map_region(r, Privilege::ReadOnly, {FX, FY});
-    EXPECT_NE(message([&] { (void)ro.accessor<double, 1>(FX); }).find("READ_ONLY"), std::string::npos);
+    EXPECT_NE(message([&] { (void)ro.accessor<double, 1>(FX); }).find("READ_ONLY"),
+              std::string::npos);
     EXPECT_NE(message([&] { ro.accessor<const float, 1>(FX); }).find("has 8 bytes"),
               std::string::npos);
     EXPECT_NE(message([&] { ro.accessor<const double, 2>(FX); }).find("1-d"), std::string::npos);
