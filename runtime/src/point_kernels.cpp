@@ -27,8 +27,8 @@ void Executor::run_task_body(PointTask& t) {
   TaskContext tc(t);
   TaskResult result;
   struct Running {  // the task may read its own argument futures (Future::wait checks)
-    explicit Running(const Op* o) : prev(t_running_task) { t_running_task = o; }
-    ~Running() { t_running_task = prev; }
+    explicit Running(const Op* o) : prev(set_running_task(o)) {}
+    ~Running() { set_running_task(prev); }
     const Op* prev;
   } running(&op);
   t.variant->entry(t.variant->fn, tc, result);
