@@ -41,9 +41,10 @@ void args_of(const PointTask& t, std::vector<std::byte>& out) {
 }  // namespace
 
 GpuGroups::~GpuGroups() {
-  if (!exec) return;
+  Executor* x = exec.load(std::memory_order_acquire);
+  if (!x) return;
   for (const auto& g : groups)
-    if (g->graph.handle) exec->retire_graph(g->graph);
+    if (g->graph.handle) x->retire_graph(g->graph);
 }
 
 void Executor::run_point_with_device(PointTask* t) {
@@ -129,7 +130,7 @@ void Executor::launch_group(ReplayBatch& b, GpuGroup& group) {
         complete_from_stream(&b.tasks[group.members[k]], s, std::move(errors[k]), 0);
       return;
     }
-    b.gpu->exec = this;
+    b.gpu->exec.store(this, std::memory_order_release);
     group.graph = graph;
     ++group.captures;
     group.captured_args.resize(group.members.size());

@@ -7,6 +7,7 @@
 // count them), so its points become ready together once their outside preconditions hold; the
 // last one to become ready launches the graph. That is safe only when no path leaves the group
 // and comes back (a point would wait for its own graph): the memoizer forms groups that way.
+#include <atomic>
 #include <cstdint>
 #include <deque>
 #include <memory>
@@ -49,7 +50,9 @@ struct GpuGroups {
   // predecessors left out of its counter.
   std::shared_ptr<const BatchEdges> successors;
   std::vector<std::uint32_t> removed_in;
-  Executor* exec = nullptr;  // set at the first capture: retires the graphs
+  // Set at the first capture (by whichever thread launches a group: groups of different GPUs
+  // may be captured at once, hence atomic); retires the graphs.
+  std::atomic<Executor*> exec{nullptr};
   GpuGroups() = default;
   GpuGroups(const GpuGroups&) = delete;
   GpuGroups& operator=(const GpuGroups&) = delete;
