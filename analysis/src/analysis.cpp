@@ -446,53 +446,52 @@ void Analysis::fold_pending(Op& op, std::uint32_t p, std::size_t r, Processor co
     last = graph().copy(c, copy_proc, copy_pre_, p);
     note_copy(*c, mask, last);
   };
+  // The end of the run of parts from `at` that share its instance (or field, with `field`).
+  auto run_end = [&](std::size_t at, std::size_t end, bool field) {
+    std::size_t e = at;
+    while (e < end && fold_parts_[e].red == fold_parts_[at].red &&
+           (!field || fold_parts_[e].field == fold_parts_[at].field))
+      ++e;
+    return e;
+  };
+  auto same_rects = [&](std::size_t a, std::size_t a_end, std::size_t b, std::size_t b_end) {
+    return a_end - a == b_end - b &&
+           std::equal(fold_parts_.begin() + std::ptrdiff_t(a),
+                      fold_parts_.begin() + std::ptrdiff_t(a_end),
+                      fold_parts_.begin() + std::ptrdiff_t(b),
+                      [](const FoldPart& x, const FoldPart& y) { return x.rect == y.rect; });
+  };
+  // Folds the fragments [f, f_end) of one instance for `fields`: the fragments are disjoint,
+  // so when their volumes fill their bounding box that box is their union and one copy folds
+  // it; otherwise one copy per fragment.
+  auto fold_fragments = [&](std::size_t f, std::size_t f_end, const FieldIndexList& fields,
+                            FieldMask mask) {
+    Domain box;
+    coord_t volume = 0;
+    for (std::size_t k = f; k < f_end; ++k) {
+      box = bounding_union(box, fold_parts_[k].rect);
+      volume += fold_parts_[k].rect.volume();
+    }
+    if (volume == box.volume()) return fold(fold_parts_[f].red, fields, mask, box);
+    for (std::size_t k = f; k < f_end; ++k)
+      fold(fold_parts_[f].red, fields, mask, fold_parts_[k].rect);
+  };
   for (std::size_t i = 0; i < fold_parts_.size();) {
-    // One instance: per field, its fragments; fields with the same fragments fold together.
-    std::size_t end = i;
-    while (end < fold_parts_.size() && fold_parts_[end].red == fold_parts_[i].red) ++end;
-    std::size_t f = i;
-    FieldIndexList fields;
-    FieldMask mask = 0;
-    while (f < end) {
-      std::size_t g = f;
-      while (g < end && fold_parts_[g].field == fold_parts_[f].field) ++g;
-      auto same_fragments = [&](std::size_t a, std::size_t b) {
-        if (g - f != b - a) return false;
-        for (std::size_t k = 0; k < g - f; ++k)
-          if (!(fold_parts_[f + k].rect == fold_parts_[a + k].rect)) return false;
-        return true;
-      };
-      // The next field, if it has the same fragments, joins this one's copies.
-      std::size_t h = g;
-      while (h < end && fold_parts_[h].field == fold_parts_[g].field) ++h;
-      fields.push_back(fold_parts_[f].field);
-      mask |= FieldMask(1) << fold_parts_[f].field;
-      if (g < end && same_fragments(g, h)) {
-        // Merge: drop field f's fragments by moving on with g's (same rects).
-        f = g;
-        continue;
+    const std::size_t end = run_end(i, fold_parts_.size(), false);
+    for (std::size_t f = i; f < end;) {
+      // This field's fragments, and the following fields with the same ones: one copy each.
+      const std::size_t f_end = run_end(f, end, true);
+      FieldIndexList fields{fold_parts_[f].field};
+      FieldMask mask = FieldMask(1) << fold_parts_[f].field;
+      std::size_t next = f_end;
+      for (std::size_t n_end;
+           next < end && same_rects(f, f_end, next, n_end = run_end(next, end, true));
+           next = n_end) {
+        fields.push_back(fold_parts_[next].field);
+        mask |= FieldMask(1) << fold_parts_[next].field;
       }
-      // The fragments are disjoint: when their volumes fill their bounding box, that box is
-      // their union and one copy folds it; otherwise one copy per fragment.
-      Domain box = fold_parts_[f].rect;
-      coord_t volume = 0;
-      for (std::size_t k = f; k < g; ++k) {
-        const Domain& d = fold_parts_[k].rect;
-        for (int x = 0; x < box.dim; ++x) {
-          box.lo[std::size_t(x)] = std::min(box.lo[std::size_t(x)], d.lo[std::size_t(x)]);
-          box.hi[std::size_t(x)] = std::max(box.hi[std::size_t(x)], d.hi[std::size_t(x)]);
-        }
-        volume += d.volume();
-      }
-      if (volume == box.volume()) {
-        fold(fold_parts_[f].red, fields, mask, box);
-      } else {
-        for (std::size_t k = f; k < g; ++k)
-          fold(fold_parts_[f].red, fields, mask, fold_parts_[k].rect);
-      }
-      fields.clear();
-      mask = 0;
-      f = g;
+      fold_fragments(f, f_end, fields, mask);
+      f = next;
     }
     i = end;
   }

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "reprise_analysis/physical.h"
+
 namespace reprise::detail {
 
 void PointPreconditions::reset(std::size_t points) {
@@ -27,19 +29,6 @@ bool privileges_conflict(const ReqInfo& a, const ReqInfo& b) {
     return false;
   return true;
 }
-
-namespace {
-Domain bounding_union(const Domain& a, const Domain& b) {
-  if (a.empty()) return b;
-  if (b.empty()) return a;
-  Domain u = a;
-  for (int i = 0; i < a.dim; ++i) {
-    u.lo[i] = std::min(a.lo[i], b.lo[i]);
-    u.hi[i] = std::max(a.hi[i], b.hi[i]);
-  }
-  return u;
-}
-}  // namespace
 
 void LogicalAnalysis::compute_rects(Op& op) const {
   const std::size_t points = op.num_points(), nreq = op.reqs.size();

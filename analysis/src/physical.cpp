@@ -1,11 +1,23 @@
 #include "reprise_analysis/physical.h"
 
+#include <algorithm>
 #include <bit>
 #include <span>
 
 #include "reprise_rt/hasher.h"
 
 namespace reprise::detail {
+
+Domain bounding_union(const Domain& a, const Domain& b) {
+  if (a.empty()) return b;
+  if (b.empty()) return a;
+  Domain u = a;
+  for (int i = 0; i < a.dim; ++i) {
+    u.lo[i] = std::min(a.lo[i], b.lo[i]);
+    u.hi[i] = std::max(a.hi[i], b.hi[i]);
+  }
+  return u;
+}
 
 void subtract(const Domain& rect, const Domain& hole, std::vector<Domain>& out) {
   if (!rect.overlaps(hole)) {
@@ -196,7 +208,12 @@ void PhysicalState::reduced(std::uint32_t tree, const Domain& root, int fi, cons
                                       kNoEvent, reduction});
   // (Validity does not change: the piece's stamp stays, so later reads still record facts.)
   cut(pieces(tree, root, fi), rect, [&](Piece& p) { p.pending = append(p.pending, reduction); });
-  reduced_at_[reduction] = ++reduce_calls_;
+  auto [at, fresh] = reduced_at_.insert_or_assign(reduction, ++reduce_calls_);
+  (void)at;
+  if (fresh) {
+    if (reduced_in_.size() <= tree) reduced_in_.resize(tree + 1);
+    reduced_in_[tree].push_back(reduction);
+  }
   mark_reduced(tree);
 }
 
@@ -292,6 +309,10 @@ void PhysicalState::note_tree_journaled(std::uint32_t tree) {
 
 void PhysicalState::forget_tree(std::uint32_t tree) {
   if (tree < trees_.size()) trees_[tree] = Tree{};
+  if (tree < reduced_in_.size()) {
+    for (const Instance* i : reduced_in_[tree]) reduced_at_.erase(i);
+    reduced_in_[tree].clear();
+  }
   if (tree < pending_trees_.size()) pending_trees_[tree] = false;
 }
 

@@ -152,17 +152,26 @@ void wire_step(double v_in, double v_out, double l, double r, double c, double c
   }
 }
 
+// Every field of a node requirement (init_nodes and update_voltages use them all).
+struct NodeFields {
+  NodeFields(TaskContext& tc, int req)
+      : cap(tc.accessor<double, 1>(req, N_CAP)),
+        leak(tc.accessor<double, 1>(req, N_LEAK)),
+        charge(tc.accessor<double, 1>(req, N_CHARGE)),
+        volt(tc.accessor<double, 1>(req, N_VOLT)),
+        rect(tc.domain(req)) {}
+  Accessor<double, 1> cap, leak, charge, volt;
+  Rect<1> rect;
+};
+
 void init_nodes(TaskContext& tc) {
   for (int req = 0; req < 2; ++req) {
-    auto cap = tc.accessor<double, 1>(req, N_CAP);
-    auto leak = tc.accessor<double, 1>(req, N_LEAK);
-    auto charge = tc.accessor<double, 1>(req, N_CHARGE);
-    auto volt = tc.accessor<double, 1>(req, N_VOLT);
-    for (auto n : Rect<1>(tc.domain(req))) {
-      cap[n] = node_cap(n[0]);
-      leak[n] = node_leak(n[0]);
-      charge[n] = 0.0;
-      volt[n] = double(n[0] % 11) - 5.0;
+    NodeFields f(tc, req);
+    for (auto n : f.rect) {
+      f.cap[n] = node_cap(n[0]);
+      f.leak[n] = node_leak(n[0]);
+      f.charge[n] = 0.0;
+      f.volt[n] = double(n[0] % 11) - 5.0;
     }
   }
 }
@@ -232,13 +241,10 @@ void distribute_charge(TaskContext& tc) {
 // reqs 0-1: private and shared nodes, RW.
 void update_voltages(TaskContext& tc) {
   for (int req = 0; req < 2; ++req) {
-    auto cap = tc.accessor<double, 1>(req, N_CAP);
-    auto leak = tc.accessor<double, 1>(req, N_LEAK);
-    auto charge = tc.accessor<double, 1>(req, N_CHARGE);
-    auto volt = tc.accessor<double, 1>(req, N_VOLT);
-    for (auto n : Rect<1>(tc.domain(req))) {
-      volt[n] = (volt[n] + charge[n] / cap[n]) * (1.0 - leak[n]);
-      charge[n] = 0.0;
+    NodeFields f(tc, req);
+    for (auto n : f.rect) {
+      f.volt[n] = (f.volt[n] + f.charge[n] / f.cap[n]) * (1.0 - f.leak[n]);
+      f.charge[n] = 0.0;
     }
   }
 }

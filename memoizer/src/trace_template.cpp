@@ -271,7 +271,7 @@ void compute_elision_links(TraceTemplate& t, const std::vector<OpRef>& recorded,
     }
   }
   struct Access {
-    std::uint32_t mem;
+    const Instance* instance;
     Domain rect;
     FieldMask mask;
   };
@@ -284,7 +284,7 @@ void compute_elision_links(TraceTemplate& t, const std::vector<OpRef>& recorded,
     const std::size_t nreq = o->reqs.size();
     if (o->point_instances.size() < (point + 1) * nreq) return;
     for (std::size_t r = 0; r < nreq; ++r)
-      accesses.push_back(Access{o->point_instances[point * nreq + r]->memory(),
+      accesses.push_back(Access{o->point_instances[point * nreq + r],
                                 o->point_rects[point * nreq + r], o->reqs[r].mask});
   };
   // The previous replay's copies into an access's part of its instance, found through a
@@ -311,12 +311,12 @@ void compute_elision_links(TraceTemplate& t, const std::vector<OpRef>& recorded,
   }
   // A copy that another copy an access meets waits for directly is implied by that one too
   // (a chain of folds into one part links to its last fold only).
-  std::vector<std::uint32_t> copy_of_slot(t.num_slots, ~0u);
+  std::vector<std::uint32_t> copy_of_slot(t.num_slots, ~0u), instr_of_copy(t.copies.size(), ~0u);
   for (std::uint32_t i = 0; i < t.instrs.size(); ++i)
-    if (t.instrs[i].kind == Instruction::Kind::Copy) copy_of_slot[t.instrs[i].out] = t.instrs[i].op;
-  std::vector<std::uint32_t> instr_of_copy(t.copies.size(), ~0u);
-  for (std::uint32_t i = 0; i < t.instrs.size(); ++i)
-    if (t.instrs[i].kind == Instruction::Kind::Copy) instr_of_copy[t.instrs[i].op] = i;
+    if (t.instrs[i].kind == Instruction::Kind::Copy) {
+      copy_of_slot[t.instrs[i].out] = t.instrs[i].op;
+      instr_of_copy[t.instrs[i].op] = i;
+    }
   std::vector<std::uint32_t> met, met_mark(t.copies.size(), 0), implied_mark(t.copies.size(), 0);
   std::uint32_t stamp = 0;
   if (!t.copies.empty())
@@ -325,14 +325,8 @@ void compute_elision_links(TraceTemplate& t, const std::vector<OpRef>& recorded,
       accesses_of(t.instrs[i]);
       met.clear();
       ++stamp;
-      const Op* o = t.instrs[i].kind == Instruction::Kind::Copy
-                        ? t.copies[t.instrs[i].op].copy.get()
-                        : recorded[t.instrs[i].op].get();
-      const std::uint32_t point =
-          t.instrs[i].kind == Instruction::Kind::Copy ? 0 : t.instrs[i].point;
-      for (std::size_t r = 0; r < accesses.size(); ++r) {
-        const Access& a = accesses[r];
-        auto it = copies_into.find(o->point_instances[point * o->reqs.size() + r]);
+      for (const Access& a : accesses) {
+        auto it = copies_into.find(a.instance);
         if (it == copies_into.end()) continue;
         it->second.candidates(a.rect, [&](std::uint32_t c) {
           const Op& prev = *t.copies[c].copy;

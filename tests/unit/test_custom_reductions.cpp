@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "error_text.h"
+
 using namespace reprise;
 
 namespace {
@@ -222,20 +224,12 @@ TEST(CustomReductionErrors, MisuseIsReported) {
   register_all();
   compose_op();
   EXPECT_NO_THROW(compose_op());  // the same operator again
-  auto message = [](auto&& f) {
-    try {
-      f();
-    } catch (const Error& e) {
-      return std::string(e.what());
-    }
-    return std::string("no error");
-  };
-  EXPECT_NE(message([] { register_reduction<Other>(3, "other"); }).find("reserved"),
+  EXPECT_NE(error_text([] { register_reduction<Other>(3, "other"); }).find("reserved"),
             std::string::npos);
-  EXPECT_NE(message([] { register_reduction<Other>(40, "other"); }).find("already"),
+  EXPECT_NE(error_text([] { register_reduction<Other>(40, "other"); }).find("already"),
             std::string::npos);
   auto in_task = [&](TaskID task, ReductionOp op) {
-    return message([&] {
+    return error_text([&] {
       reprise::run({"-ll:cpu", "1"}, [&](Context& ctx) {
         Region r = ctx.create_region(ctx.create_index_space(Rect<1>({0}, {7})),
                                      ctx.create_field_space({{FA, sizeof(Affine)}}));

@@ -9,6 +9,8 @@
 #include <thread>
 #include <vector>
 
+#include "error_text.h"
+
 using namespace reprise;
 
 namespace {
@@ -111,31 +113,23 @@ TEST(InlineMapping, MisuseIsAnError) {
   register_all();
   reprise::run({"-ll:cpu", "1", "-lg:no_auto_tracing"}, [](Context& ctx) {
     Region r = make_region(ctx);
-    auto message = [](auto&& f) {
-      try {
-        f();
-      } catch (const Error& e) {
-        return std::string(e.what());
-      }
-      return std::string("no error");
-    };
     PhysicalRegion ro = ctx.map_region(r, Privilege::ReadOnly, {FX, FY});
-    EXPECT_NE(message([&] { (void)ro.accessor<double, 1>(FX); }).find("READ_ONLY"),
+    EXPECT_NE(error_text([&] { (void)ro.accessor<double, 1>(FX); }).find("READ_ONLY"),
               std::string::npos);
-    EXPECT_NE(message([&] { ro.accessor<const float, 1>(FX); }).find("has 8 bytes"),
+    EXPECT_NE(error_text([&] { ro.accessor<const float, 1>(FX); }).find("has 8 bytes"),
               std::string::npos);
-    EXPECT_NE(message([&] { ro.accessor<const double, 2>(FX); }).find("1-d"), std::string::npos);
+    EXPECT_NE(error_text([&] { ro.accessor<const double, 2>(FX); }).find("1-d"), std::string::npos);
     EXPECT_EQ((ro.accessor<const float, 1>(FY)[Point<1>(0)]), 0.0f);
     ctx.unmap_region(ro);
-    EXPECT_NE(message([&] { ctx.unmap_region(ro); }).find("not mapped"), std::string::npos);
-    EXPECT_NE(message([&] { ro.accessor<const double, 1>(FX); }).find("not mapped"),
+    EXPECT_NE(error_text([&] { ctx.unmap_region(ro); }).find("not mapped"), std::string::npos);
+    EXPECT_NE(error_text([&] { ro.accessor<const double, 1>(FX); }).find("not mapped"),
               std::string::npos);
-    EXPECT_NE(message([&] { ctx.map_region(r, Privilege::Reduce, {FX}); }).find("REDUCE"),
+    EXPECT_NE(error_text([&] { ctx.map_region(r, Privilege::Reduce, {FX}); }).find("REDUCE"),
               std::string::npos);
-    EXPECT_NE(message([&] { ctx.map_region(r, Privilege::ReadOnly, {}); }).find("no fields"),
+    EXPECT_NE(error_text([&] { ctx.map_region(r, Privilege::ReadOnly, {}); }).find("no fields"),
               std::string::npos);
     ctx.begin_trace(3);
-    EXPECT_NE(message([&] { ctx.map_region(r, Privilege::ReadOnly, {FX}); }).find("trace"),
+    EXPECT_NE(error_text([&] { ctx.map_region(r, Privilege::ReadOnly, {FX}); }).find("trace"),
               std::string::npos);
     ctx.end_trace(3);
   });

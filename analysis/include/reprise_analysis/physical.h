@@ -198,9 +198,14 @@ class PhysicalState {
   std::vector<bool> pending_trees_;
   std::unordered_map<const Instance*, std::uint64_t> reduced_at_;
   std::uint64_t reduce_calls_ = 0;
+  // Per tree: the reduction instances in reduced_at_ (forgotten with the tree, so the map
+  // does not grow with every tree a program creates and destroys).
+  std::vector<std::vector<const Instance*>> reduced_in_;
   std::vector<std::uint32_t> noted_;  // per tree: the journal that recorded its Pending fact
 };
 
+// The smallest rectangle holding a and b (an empty one holds nothing).
+Domain bounding_union(const Domain& a, const Domain& b);
 // rect minus hole, as up to 2 * dim disjoint rectangles appended to out.
 void subtract(const Domain& rect, const Domain& hole, std::vector<Domain>& out);
 
