@@ -12,9 +12,6 @@ namespace detail {
 namespace {
 thread_local const Op* t_running_task = nullptr;
 }  // namespace
-const Op* running_task() {
-  return t_running_task;
-}
 const Op* set_running_task(const Op* op) {
   const Op* prev = t_running_task;
   t_running_task = op;

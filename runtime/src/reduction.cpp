@@ -78,8 +78,6 @@ void with_type(ScalarType type, F&& f) {
   }
   throw Error("internal: a reduction without an element type");
 }
-}  // namespace
-
 // A user-defined operator is named by its id alone (the element type is its value_type).
 const CustomReduction& registered(ReductionOp op) {
   const CustomReduction* r = custom_reduction(op);
@@ -88,6 +86,7 @@ const CustomReduction& registered(ReductionOp op) {
                             unsigned(std::uint8_t(op))));
   return *r;
 }
+}  // namespace
 
 void fill_identity(ScalarType type, ReductionOp op, std::byte* dst, std::size_t count) {
   if (is_custom(op)) {

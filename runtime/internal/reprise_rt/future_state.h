@@ -13,10 +13,9 @@
 namespace reprise::detail {
 
 struct Op;
-// The op whose task body this thread is running (its argument futures may be read), or null;
-// set_running_task returns the one it replaces. (Functions, not an extern thread_local: UBSan
+// Makes op the one whose task body this thread is running (its argument futures may be read;
+// null: none) and returns the one it replaces. (A function, not an extern thread_local: UBSan
 // took the TLS wrapper's address of the variable for a null pointer in sanitizer builds.)
-const Op* running_task();
 const Op* set_running_task(const Op* op);
 
 struct FutureMapState;
