@@ -232,6 +232,15 @@ const std::vector<FlagDef>& flag_table() {
         "with -lg:prof: record the dependences between points and copies (flow arrows; "
         "reprise-prof follows them for the critical path)",
         sw(&Config::prof_deps));
+    add("-lg:evtrace", "FILE",
+        "record a compressed event trace of every shard (loops of op records, merged across "
+        "shards; docs/evtrace.md) into FILE; reprise-evtrace shows it, reprise-whatif replays "
+        "it on a simulated platform",
+        std::make_pair(
+            [](const Config& c) {
+              return c.evtrace_file.empty() ? std::string("(off)") : c.evtrace_file;
+            },
+            [](Config& c, const std::string& v) { c.evtrace_file = v; }));
     legion("-lg:spy", "DIR",
            "write each shard's graph of points, copies and their dependences (spy_<shard>.dot) "
            "and every recorded template (DOT and text) into DIR, like Legion Spy; for small "

@@ -268,6 +268,7 @@ void Executor::profile_point(Profiler& prof, const PointTask& t, std::uint64_t t
   const Op& op = *t.op;
   Profiler::Kind kind = Profiler::Kind::Task;
   std::uint64_t bytes = 0;
+  std::uint32_t peer = 0;
   if (op.kind == OpKind::Fill) {
     kind = Profiler::Kind::Fill;
   } else if (op.kind == OpKind::Copy) {
@@ -275,8 +276,10 @@ void Executor::profile_point(Profiler& prof, const PointTask& t, std::uint64_t t
            : t.receive    ? Profiler::Kind::Receive
                           : Profiler::Kind::Copy;
     bytes = copy_bytes(op);
+    if (t.send_to >= 0) peer = std::uint32_t(t.send_to);
+    if (t.receive) peer = rt_.instances().shard_of(op.point_instances[0]->memory());
   }
-  prof.record(kind, op, t.point_index, t.point, t0, Profiler::stamp(), bytes);
+  prof.record(kind, op, t.point_index, t.point, t0, Profiler::stamp(), bytes, peer);
 }
 
 }  // namespace reprise::detail

@@ -10,6 +10,7 @@
 #include <set>
 
 #include "reprise/error.h"
+#include "reprise_rt/evtrace_recorder.h"
 #include "reprise_rt/log.h"
 #include "reprise_rt/op.h"
 #include "reprise_rt/runtime.h"
@@ -121,8 +122,10 @@ Profiler::Buffer& Profiler::buffer() {
 }
 
 void Profiler::record(Kind kind, const Op& op, std::uint32_t point_index, const DomainPoint& point,
-                      std::uint64_t begin, std::uint64_t end, std::uint64_t bytes) {
+                      std::uint64_t begin, std::uint64_t end, std::uint64_t bytes,
+                      std::uint32_t peer) {
   Record& r = push(kind, begin, end);
+  r.peer = peer;
   r.replayed = op.replayed;
   r.trace = op.in_trace;
   r.seq = op.seq;
@@ -133,6 +136,13 @@ void Profiler::record(Kind kind, const Op& op, std::uint32_t point_index, const 
   r.index = n.index;
   r.copy = n.copy;
   done(r);
+}
+
+void Profiler::to_evtrace(const Record& r) const {
+  const bool message = r.kind == Kind::Message;
+  evtrace_->on_record(EvtraceRecorder::Seen{
+      int(r.kind), r.seq, r.op_kind, r.task, r.trace, to_ns(r.end) - to_ns(r.begin), r.bytes,
+      message ? r.index : r.peer, message && r.replayed, r.counted});
 }
 
 void Profiler::notify(const Record& r) const {
@@ -319,6 +329,7 @@ Profiler::Record& Profiler::push(Kind kind, std::uint64_t begin, std::uint64_t e
 
 void Profiler::record_analysis(const Op& op, std::uint64_t begin, std::uint64_t end) {
   Record& r = push(Kind::Analysis, begin, end);
+  r.counted = op.counted;
   r.op_kind = std::uint8_t(op.kind);
   r.seq = op.seq;
   r.trace = op.in_trace;

@@ -5,6 +5,7 @@
 #include <time.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -87,11 +88,16 @@ Runtime::Runtime(Config config, std::unique_ptr<Mapper> mapper, Network* network
   set_log_thread_name("app");  // (the runtime is made on the application's thread)
   spin_ = make_spin_policy(config_, network_ != nullptr);
   instances_.set_device(device_);
-  if (auto observers = observers_snapshot();
-      !config_.prof_file.empty() || !config_.spy_dir.empty() || !observers.empty()) {
+  if (auto observers = observers_snapshot(); !config_.prof_file.empty() ||
+                                             !config_.spy_dir.empty() || !observers.empty() ||
+                                             !config_.evtrace_file.empty()) {
     profiler_ = std::make_unique<Profiler>(config_.prof_file, shard(), std::move(observers));
     profiler_->set_deps(config_.prof_deps || !config_.spy_dir.empty());
     profiler_->set_spy_dir(config_.spy_dir);
+    if (!config_.evtrace_file.empty()) {
+      evtrace_ = std::make_unique<EvtraceRecorder>(shard(), num_shards());
+      profiler_->set_evtrace(evtrace_.get());
+    }
   }
   if (shard() == 0)
     for (const std::string& notice : config_.notices)
@@ -100,6 +106,7 @@ Runtime::Runtime(Config config, std::unique_ptr<Mapper> mapper, Network* network
   if (network_) {
     exchange_ = std::make_unique<ShardExchange>(*this, *network_);
     stream_check_ = std::make_unique<StreamCheck>(*this, *network_);
+    if (evtrace_) evtrace_merge_ = std::make_unique<EvtraceMerge>(*network_);
   }
 }
 
@@ -249,10 +256,24 @@ void Runtime::run(const std::function<void(Context&)>& top_level) {
     if (log_level(LogCategory::CtrlRepl) <= LogLevel::Info)
       log_write(LogLevel::Info, LogCategory::CtrlRepl,
                 "at the end the exchange holds: " + exchange_->describe_held());
+    if (evtrace_) {
+      try {
+        write_evtrace();
+      } catch (...) {
+        if (!app_error) app_error = std::current_exception();
+      }
+    }
     stream_check_->stop();
     network_->stop();
   }
   executor_.stop();
+  if (evtrace_ && !network_) {
+    try {
+      write_evtrace();
+    } catch (...) {
+      if (!app_error) app_error = std::current_exception();
+    }
+  }
   if (profiler_) {
     try {
       profiler_->write();
@@ -264,6 +285,26 @@ void Runtime::run(const std::function<void(Context&)>& top_level) {
   g_current.store(nullptr, std::memory_order_release);
   if (app_error) std::rethrow_exception(app_error);
   rethrow_if_failed();
+}
+
+void Runtime::write_evtrace() {
+  evtrace::Trace t = evtrace_->finish();
+  t.cpus = std::uint32_t(config_.cpus);
+  t.utils = std::uint32_t(config_.utils);
+  t.gpus = std::uint32_t(config_.gpus);
+  t.program = program_invocation_short_name;  // (glibc)
+  if (evtrace_merge_) {
+    std::optional<evtrace::Trace> merged = evtrace_merge_->gather(std::move(t));
+    if (!merged) return;
+    t = std::move(*merged);
+  }
+  const std::string text = evtrace::write(t);
+  std::FILE* f = std::fopen(config_.evtrace_file.c_str(), "w");
+  if (!f || std::fwrite(text.data(), 1, text.size(), f) != text.size()) {
+    if (f) std::fclose(f);
+    throw Error(fmt::format("-lg:evtrace: cannot write '{}'", config_.evtrace_file));
+  }
+  std::fclose(f);
 }
 
 void Runtime::report_stall(int seconds, std::uint64_t ops_issued) {
@@ -483,6 +524,10 @@ void Runtime::push(OpRef op) {
 }
 
 void Runtime::op_completed(Op& op) {
+  // (A generated copy carries the number of the op it was made for; flushes and marks the
+  // runtime makes carry none of their own.)
+  if (evtrace_ && op.counted) [[unlikely]]
+    evtrace_->retired(op.seq);
   if (op.local_completion) exchange_->completed(op);
   if (!op.counted) {  // made by the runtime itself: nobody waits on it
     events_.trigger(op.done);

@@ -15,6 +15,7 @@ enum class Channel : std::uint32_t {
   Check = 4,    // op-stream comparison when a shard ends its program
   Late = 5,     // automatic tracing: whether a shard had to wait for an analysis
   Request = 6,  // a shard waits for a point of this one: send its Done when it has finished
+  Evtrace = 7,  // -lg:evtrace: a subtree's merged event trace, at exit
 };
 
 class Network {

@@ -33,6 +33,7 @@
 namespace reprise::detail {
 
 struct Op;
+class EvtraceRecorder;
 std::uint64_t now_ns();  // (declared with the op queue, defined in queues.cpp)
 
 // The observers registered with reprise::Observers (each runtime takes them when it starts).
@@ -52,6 +53,21 @@ class Profiler {
     Record,
     Message,
     Range
+  };
+  // Plain data: recording one costs a few stores (names are the registry's, made into text
+  // only when the file is written).
+  struct Record {
+    Kind kind;
+    std::uint8_t op_kind = 0;
+    bool replayed = false;
+    std::uint32_t trace = 0;
+    std::uint64_t begin = 0, end = 0, seq = 0, bytes = 0;
+    const char* task = nullptr;  // the task's registered name
+    DomainPoint point;
+    std::uint32_t index = 0;  // the point's index in its launch, or the copy's number
+    bool copy = false;        // a generated copy (index: its number)
+    std::uint32_t peer = 0;   // copy halves: the other shard
+    bool counted = true;      // analyses: a program op (not one the runtime made itself)
   };
   // file: the -lg:prof file (empty: none); observers: told of each interval as it ends.
   Profiler(std::string file, std::uint32_t shard,
@@ -76,8 +92,10 @@ class Profiler {
   }
   // An interval of work of op `op` (a point of it, or a copy it made) on the calling thread.
   // (Every record's begin and end are stamps: stamp().)
+  // (Copy halves: peer is the other shard.)
   void record(Kind kind, const Op& op, std::uint32_t point_index, const DomainPoint& point,
-              std::uint64_t begin, std::uint64_t end, std::uint64_t bytes = 0);
+              std::uint64_t begin, std::uint64_t end, std::uint64_t bytes = 0,
+              std::uint32_t peer = 0);
   // An interval of the runtime's own: the analysis of op `op` (seq, kind and task kept; the
   // name is made when the file is written), a replay of trace `trace` (count: its ops), a
   // wait.
@@ -124,6 +142,11 @@ class Profiler {
   void follows_copy(std::uint64_t seq, std::uint32_t copy, const Op& after,
                     std::uint32_t after_point);
 
+  // -lg:evtrace: every record also goes to `r` (which outlives the profiler's records).
+  void set_evtrace(EvtraceRecorder* r) {
+    evtrace_ = r;
+  }
+
   // When this profiler started, on the runtime's steady clock (ns).
   std::uint64_t start_ns() const {
     return start_ns_;
@@ -142,19 +165,6 @@ class Profiler {
   }
 
  private:
-  // Plain data: recording one costs a few stores (names are the registry's, made into text
-  // only when the file is written).
-  struct Record {
-    Kind kind;
-    std::uint8_t op_kind = 0;
-    bool replayed = false;
-    std::uint32_t trace = 0;
-    std::uint64_t begin = 0, end = 0, seq = 0, bytes = 0;
-    const char* task = nullptr;  // the task's registered name
-    DomainPoint point;
-    std::uint32_t index = 0;  // the point's index in its launch, or the copy's number
-    bool copy = false;        // a generated copy (index: its number)
-  };
   // A point or a generated copy: (op number, point index or copy number, is a copy).
   struct Node {
     std::uint64_t seq = 0;
@@ -187,11 +197,14 @@ class Profiler {
   Buffer& buffer();
   // A new record of the calling thread's buffer (a scratch record when none are kept).
   Record& push(Kind kind, std::uint64_t begin, std::uint64_t end);
-  // A record is complete: the observers hear of it.
+  // A record is complete: the observers (and -lg:evtrace) hear of it.
   void done(const Record& r) {
     if (!observers_.empty()) [[unlikely]]
       notify(r);
+    if (evtrace_) [[unlikely]]
+      to_evtrace(r);
   }
+  void to_evtrace(const Record& r) const;
   void notify(const Record& r) const;
 
   std::string path_;
@@ -218,6 +231,7 @@ class Profiler {
   }
   bool deps_ = false;
   std::string spy_dir_;
+  EvtraceRecorder* evtrace_ = nullptr;
   std::mutex deps_mutex_;
   std::unordered_map<std::uint64_t, Node> producers_;               // by event
   std::unordered_map<std::uint64_t, std::vector<Node>> op_points_;  // by op completion event

@@ -24,6 +24,8 @@
 #include "reprise_rt/history_ring.h"
 #include "reprise_rt/instance.h"
 #include "reprise_rt/launch_shapes.h"
+#include "reprise_rt/evtrace_merge.h"
+#include "reprise_rt/evtrace_recorder.h"
 #include "reprise_rt/network.h"
 #include "reprise_rt/op.h"
 #include "reprise_rt/op_queue.h"
@@ -225,6 +227,10 @@ class Runtime {
   Network* network_ = nullptr;  // before instances_, which are per shard
   std::unique_ptr<ShardExchange> exchange_;
   std::unique_ptr<Profiler> profiler_;
+  // -lg:evtrace: this shard's recorder (fed by the profiler) and the merge at exit.
+  std::unique_ptr<EvtraceRecorder> evtrace_;
+  std::unique_ptr<EvtraceMerge> evtrace_merge_;
+  void write_evtrace();
   std::unique_ptr<StreamCheck> stream_check_;
   // Control replication: what each of the last ops was (to name the first that differs).
   HistoryRing<16> op_words_;

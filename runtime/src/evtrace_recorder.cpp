@@ -1,0 +1,142 @@
+#include "reprise_rt/evtrace_recorder.h"
+
+#include <string>
+
+#include "reprise_rt/op.h"
+#include "reprise_rt/profiler.h"
+
+namespace reprise::detail {
+
+namespace {
+// One word per op kind ("index task" -> "index_task").
+std::string kind_word(std::uint8_t op_kind) {
+  std::string w = to_string(OpKind(op_kind));
+  for (char& c : w)
+    if (c == ' ') c = '_';
+  return w;
+}
+
+// An op is written at the latest once the utility thread is this far past it (an op that
+// never reports its completion must not hold the others back for ever).
+constexpr std::uint64_t kMaxLag = 1u << 16;
+}  // namespace
+
+void EvtraceRecorder::on_record(const Seen& s) {
+  using K = Profiler::Kind;
+  const K kind = K(s.kind);
+  std::lock_guard<std::mutex> g(mutex_);
+  switch (kind) {
+    case K::Message:
+      if (!s.incoming) ++sent_[s.task ? s.task : "?"];
+      return;
+    case K::Wait:
+      waits_.add(s.ns);
+      return;
+    case K::Replay:
+    case K::Record:
+    case K::Range:
+      return;  // their time is in the analysis record of the op that triggered them
+    case K::Analysis:
+      if (!s.counted) {
+        // A flush or a mark the runtime made (their numbers are not the program's): what the
+        // utility thread did for it (a replay it released) goes to the last program op.
+        if (auto it = pending_.find(last_analysed_); it != pending_.end())
+          it->second.util_ns += s.ns;
+        else
+          ++late_;
+        return;
+      }
+      break;
+    default:
+      break;
+  }
+  if (s.seq < written_below_) {
+    ++late_;
+    return;
+  }
+  Pending& p = pending_[s.seq];
+  if (s.trace) p.trace = s.trace;
+  switch (kind) {
+    case K::Analysis:
+      p.analysed = true;
+      p.op_kind = s.op_kind;
+      p.task = s.task;
+      p.util_ns += s.ns;
+      last_analysed_ = std::max(last_analysed_, s.seq);
+      flush_ready();
+      return;
+    case K::Task:
+      ++p.work.points;
+      p.work.point_ns.add(s.ns);
+      return;
+    case K::Fill:
+    case K::Copy:
+      ++p.work.copies;
+      p.work.copy_ns.add(s.ns);
+      return;
+    case K::Send:
+      p.sends[std::int32_t(s.peer) - std::int32_t(shard_)] += s.bytes;
+      return;
+    case K::Receive:
+      p.recvs[std::int32_t(s.peer) - std::int32_t(shard_)] += s.bytes;
+      return;
+    default:
+      return;
+  }
+}
+
+void EvtraceRecorder::retired(std::uint64_t seq) {
+  std::lock_guard<std::mutex> g(mutex_);
+  if (seq < written_below_) return;
+  pending_[seq].retired = true;
+  flush_ready();
+}
+
+void EvtraceRecorder::flush_ready() {
+  while (!pending_.empty()) {
+    auto it = pending_.begin();
+    Pending& p = it->second;
+    const bool lagging = last_analysed_ > it->first + kMaxLag;
+    if (!(p.analysed && (p.retired || lagging))) return;
+    write(it->first, p);
+    pending_.erase(it);
+  }
+}
+
+void EvtraceRecorder::write(std::uint64_t seq, Pending& p) {
+  written_below_ = seq + 1;
+  evtrace::Node leaf;
+  evtrace::Element& e = leaf.element;
+  e.kind = kind_word(p.op_kind);
+  e.task = p.task ? p.task : "";
+  e.trace = p.trace;
+  evtrace::Variant& v = p.work;
+  v.ranks = {shard_};
+  v.util.add(p.util_ns);
+  for (const auto& [offset, bytes] : p.sends) {
+    v.sends.push_back(evtrace::Peer{offset, {}});
+    v.sends.back().bytes.add(bytes);
+  }
+  for (const auto& [offset, bytes] : p.recvs) {
+    v.recvs.push_back(evtrace::Peer{offset, {}});
+    v.recvs.back().bytes.add(bytes);
+  }
+  e.variants.push_back(std::move(v));
+  compressor_.append(std::move(leaf));
+}
+
+evtrace::Trace EvtraceRecorder::finish() {
+  std::lock_guard<std::mutex> g(mutex_);
+  for (auto& [seq, p] : pending_)
+    if (p.analysed) write(seq, p);
+  pending_.clear();
+  evtrace::Trace t;
+  t.shards = shards_;
+  t.groups.push_back(evtrace::Group{{shard_}, compressor_.take()});
+  for (const auto& [channel, n] : sent_) t.messages[channel].add(n);
+  t.waits_ns = waits_;
+  t.late_records = late_;
+  return t;
+}
+
+}  // namespace reprise::detail
