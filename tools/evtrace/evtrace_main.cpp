@@ -1,0 +1,103 @@
+// reprise-evtrace show FILE: a compressed event trace (-lg:evtrace), readably — the loops of
+// the op stream with their iteration counts and, per op, what each set of shards did (points
+// and their mean duration, the utility thread's time, data to and from other shards).
+// reprise-evtrace size FILE: records, ops they stand for, bytes.
+#include <fmt/format.h>
+
+#include <cstdio>
+#include <exception>
+#include <string>
+#include <vector>
+
+#include "reprise/error.h"
+#include "reprise_rt/evtrace_format.h"
+
+namespace ev = reprise::detail::evtrace;
+
+namespace {
+
+std::string micros(double ns) {
+  return ns >= 1e6 ? fmt::format("{:.2f} ms", ns / 1e6) : fmt::format("{:.1f} us", ns / 1e3);
+}
+
+std::string peers(const std::vector<ev::Peer>& list) {
+  std::string out;
+  for (const ev::Peer& p : list)
+    out += fmt::format("{}{:+} ({:.0f} B)", out.empty() ? "" : ", ", p.offset, p.bytes.mean());
+  return out;
+}
+
+void show(const std::vector<ev::Node>& nodes, int depth) {
+  const std::string pad(std::size_t(depth) * 2, ' ');
+  for (const ev::Node& n : nodes) {
+    if (n.is_loop()) {
+      fmt::print("{}loop x{} ({} ops per iteration)\n", pad, n.count, n.ops() / n.count);
+      show(n.body, depth + 1);
+      continue;
+    }
+    const ev::Element& e = n.element;
+    fmt::print("{}{}{}{}\n", pad, e.kind, e.task.empty() ? "" : " '" + e.task + "'",
+               e.trace ? fmt::format(" [trace {}]", e.trace) : "");
+    for (const ev::Variant& v : e.variants) {
+      std::string line = fmt::format("{}  shards {}: utility {}", pad, ev::ranks_text(v.ranks),
+                                     micros(v.util.mean()));
+      if (v.points) line += fmt::format(", {} points of {}", v.points, micros(v.point_ns.mean()));
+      if (v.copies) line += fmt::format(", {} copies of {}", v.copies, micros(v.copy_ns.mean()));
+      if (!v.sends.empty()) line += ", sends to " + peers(v.sends);
+      if (!v.recvs.empty()) line += ", receives from " + peers(v.recvs);
+      fmt::print("{}\n", line);
+    }
+  }
+}
+
+std::uint64_t count(const std::vector<ev::Node>& nodes, bool ops) {
+  std::uint64_t n = 0;
+  for (const ev::Node& x : nodes) n += ops ? x.ops() : x.size();
+  return n;
+}
+
+int usage() {
+  std::fprintf(stderr,
+               "usage: reprise-evtrace show FILE   the trace's loops and ops, readably\n"
+               "       reprise-evtrace size FILE   its records, the ops they stand for, bytes\n");
+  return 2;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc != 3) return usage();
+  const std::string cmd = argv[1], path = argv[2];
+  try {
+    const ev::Trace t = ev::read_file(path);
+    if (cmd == "size") {
+      std::uint64_t records = 0, ops = 0;
+      for (const ev::Group& g : t.groups) {
+        records += count(g.seq, false);
+        ops += count(g.seq, true);
+      }
+      const std::string text = ev::write(t);
+      fmt::print("shards={} groups={} records={} ops={} bytes={}\n", t.shards, t.groups.size(),
+                 records, ops, text.size());
+      return 0;
+    }
+    if (cmd != "show") return usage();
+    fmt::print("{}: {} shard(s) of {} CPU(s), {} utility thread(s), {} GPU(s)\n", t.program,
+               t.shards, t.cpus, t.utils, t.gpus);
+    for (const auto& [channel, s] : t.messages)
+      fmt::print("messages '{}': {:.0f} per shard on average (min {}, max {})\n", channel, s.mean(),
+                 s.min, s.max);
+    if (t.waits_ns.n)
+      fmt::print("application waits: {} of {} on average\n", t.waits_ns.n,
+                 micros(t.waits_ns.mean()));
+    for (const ev::Group& g : t.groups) {
+      fmt::print("shards {}: {} ops in {} records\n", ev::ranks_text(g.ranks), count(g.seq, true),
+                 count(g.seq, false));
+      show(g.seq, 1);
+    }
+    return 0;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "reprise-evtrace: %s\n", e.what());
+    return 1;
+  }
+}

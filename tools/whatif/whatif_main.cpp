@@ -1,0 +1,368 @@
+// reprise-whatif FILE --platform SPEC [--ranks R] [--strong] [--means] [--seed N]
+//
+// Replays a compressed event trace (-lg:evtrace) as a discrete-event simulation on SimGrid
+// (S4U): one host per shard with the platform's cores for its points, one single-core host per
+// shard for its utility thread, a cluster network with the platform's latency and bandwidth.
+// Each shard's utility actor spends each op's recorded utility time; its driver actor takes
+// the ops in stream order: it sends the op's data to other shards, waits for what the op
+// receives, then runs the op's points on the host's cores (durations drawn from the recorded
+// histograms, ScalaTrace II §3.5, or their means with --means). Ops of one shard run one after
+// another (a point waits for the previous op's points: the dependences of the SPMD loops we
+// record); a point never waits for an op that has not been analysed.
+//
+// Other rank counts (--ranks R): shards are classed as the first, the last and the interior
+// ones of the recorded run (peers are recorded as offsets, so an interior shard of a 1-d halo
+// program looks like any other); weak scaling keeps each shard's work, --strong divides it by
+// R / recorded shards. Prints
+//   RESULT tool=whatif ranks=R iter_s=... util_frac=... total_s=...
+// iter_s: the simulated time per iteration of the trace's main loop (its longest top-level
+// loop) on shard 0; util_frac: the fraction of that time shard 0's utility thread was busy.
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <exception>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <random>
+#include <simgrid/s4u.hpp>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "reprise/error.h"
+#include "reprise_rt/evtrace_format.h"
+
+namespace ev = reprise::detail::evtrace;
+namespace sg4 = simgrid::s4u;
+using reprise::Error;
+
+namespace {
+
+struct Platform {
+  std::uint32_t cores = 0;  // per shard (0: the recorded -ll:cpu)
+  double speed = 1.0;       // task durations are divided by it
+  double util_speed = 1.0;  // utility times are divided by it
+  double latency_s = 1e-6;  // between two shards
+  double bandwidth = 10e9;  // bytes per second
+  std::string text() const {
+    return fmt::format("cores={},speed={},util_speed={},lat={}us,bw={}GBps", cores, speed,
+                       util_speed, latency_s * 1e6, bandwidth / 1e9);
+  }
+};
+
+double parse_unit(const std::string& key, const std::string& v,
+                  const std::vector<std::pair<std::string, double>>& units) {
+  for (const auto& [suffix, scale] : units)
+    if (v.size() > suffix.size() && v.ends_with(suffix))
+      return std::stod(v.substr(0, v.size() - suffix.size())) * scale;
+  try {
+    return std::stod(v);
+  } catch (const std::exception&) {
+    throw Error(fmt::format("--platform: bad value '{}' for {}", v, key));
+  }
+}
+
+// SPEC: comma-separated key=value: cores=4, speed=1.5, util_speed=1, lat=1us, bw=10GBps.
+Platform parse_platform(const std::string& spec) {
+  Platform p;
+  std::size_t at = 0;
+  while (at < spec.size()) {
+    std::size_t comma = spec.find(',', at);
+    if (comma == std::string::npos) comma = spec.size();
+    const std::string kv = spec.substr(at, comma - at);
+    at = comma + 1;
+    const auto eq = kv.find('=');
+    if (eq == std::string::npos)
+      throw Error(fmt::format("--platform: expected key=value, got '{}'", kv));
+    const std::string k = kv.substr(0, eq), v = kv.substr(eq + 1);
+    if (k == "cores")
+      p.cores = std::uint32_t(parse_unit(k, v, {}));
+    else if (k == "speed")
+      p.speed = parse_unit(k, v, {});
+    else if (k == "util_speed")
+      p.util_speed = parse_unit(k, v, {});
+    else if (k == "lat")
+      p.latency_s = parse_unit(k, v, {{"ns", 1e-9}, {"us", 1e-6}, {"ms", 1e-3}, {"s", 1.0}});
+    else if (k == "bw")
+      p.bandwidth = parse_unit(k, v, {{"GBps", 1e9}, {"MBps", 1e6}, {"kBps", 1e3}, {"Bps", 1.0}});
+    else
+      throw Error(
+          fmt::format("--platform: unknown key '{}' (cores, speed, util_speed, lat, bw)", k));
+    if (p.speed <= 0 || p.util_speed <= 0 || p.latency_s < 0 || p.bandwidth <= 0)
+      throw Error(fmt::format("--platform: '{}' is out of range", kv));
+  }
+  return p;
+}
+
+// Walks a group's nested loops op by op.
+class Cursor {
+ public:
+  explicit Cursor(const std::vector<ev::Node>& seq) { stack_.push_back({&seq, 0, 0}); }
+  // The next op, or null at the end; top: the index of the top-level node it belongs to.
+  const ev::Node* next(std::size_t& top) {
+    while (!stack_.empty()) {
+      Frame& f = stack_.back();
+      if (f.pos == f.nodes->size()) {
+        if (stack_.size() == 1) {
+          stack_.pop_back();
+          return nullptr;
+        }
+        Frame& parent = stack_[stack_.size() - 2];
+        if (++f.iter < (*parent.nodes)[parent.pos].count) {
+          f.pos = 0;
+          continue;
+        }
+        stack_.pop_back();
+        ++stack_.back().pos;
+        continue;
+      }
+      const ev::Node& n = (*f.nodes)[f.pos];
+      if (n.is_loop()) {
+        stack_.push_back({&n.body, 0, 0});
+        continue;
+      }
+      top = stack_[0].pos;
+      ++f.pos;
+      return &n;
+    }
+    return nullptr;
+  }
+
+ private:
+  struct Frame {
+    const std::vector<ev::Node>* nodes;
+    std::size_t pos;
+    std::uint64_t iter;
+  };
+  std::vector<Frame> stack_;
+};
+
+struct Simulation {
+  const ev::Trace* trace = nullptr;
+  const ev::Group* group = nullptr;
+  Platform platform;
+  std::uint32_t ranks = 1, recorded = 1;
+  double work_scale = 1.0;
+  bool means = false;
+  std::uint64_t seed = 1;
+  std::size_t main_loop = 0;  // top-level node index
+  // Per op record: the variant of each recorded shard, and the offsets any shard sends to.
+  struct Lookup {
+    std::vector<const ev::Variant*> by_shard;
+    std::vector<std::int32_t> offsets;
+  };
+  std::unordered_map<const ev::Node*, Lookup> lookup;
+  std::vector<sg4::SemaphorePtr> analysed;  // per shard: ops the utility thread has finished
+  // Shard 0's main loop: when it started and ended, and its utility's busy time in it.
+  double loop_begin = -1, loop_end = -1, util_busy = 0;
+  double end_time = 0;
+
+  std::uint32_t recorded_shard(std::uint32_t s) const {
+    if (ranks == recorded) return s;
+    if (s == 0) return 0;
+    if (s + 1 == ranks) return recorded - 1;
+    return 1;  // an interior shard (checked: the trace has one)
+  }
+  const ev::Variant* variant(const ev::Node* leaf, std::uint32_t s) const {
+    return lookup.at(leaf).by_shard[recorded_shard(s)];
+  }
+  double draw(const ev::Stat& st, std::mt19937_64& rng) const {
+    return means ? st.mean() : st.sample(rng);
+  }
+
+  void index(const std::vector<ev::Node>& nodes) {
+    for (const ev::Node& n : nodes) {
+      if (n.is_loop()) {
+        index(n.body);
+        continue;
+      }
+      Lookup& l = lookup[&n];
+      l.by_shard.assign(recorded, nullptr);
+      for (const ev::Variant& v : n.element.variants) {
+        for (std::uint32_t r : v.ranks)
+          if (r < recorded) l.by_shard[r] = &v;
+        for (const ev::Peer& p : v.sends)
+          if (std::find(l.offsets.begin(), l.offsets.end(), p.offset) == l.offsets.end())
+            l.offsets.push_back(p.offset);
+      }
+    }
+  }
+
+  void utility(std::uint32_t s) {
+    std::mt19937_64 rng(seed * 7919 + s);
+    Cursor c(group->seq);
+    std::size_t top = 0;
+    while (const ev::Node* leaf = c.next(top)) {
+      if (const ev::Variant* v = variant(leaf, s)) {
+        const double ns = draw(v->util, rng) / platform.util_speed;
+        if (ns > 0) {
+          const double t0 = sg4::Engine::get_clock();
+          sg4::this_actor::execute(ns);  // hosts compute 1e9 flop/s: one flop per ns
+          if (s == 0 && top == main_loop) util_busy += sg4::Engine::get_clock() - t0;
+        }
+      }
+      analysed[s]->release();
+    }
+  }
+
+  static sg4::Mailbox* box(std::uint32_t from, std::uint32_t to) {
+    return sg4::Mailbox::by_name(fmt::format("{}>{}", from, to));
+  }
+
+  void driver(std::uint32_t s) {
+    std::mt19937_64 rng(seed * 104729 + s);
+    static int token = 0;
+    Cursor c(group->seq);
+    std::size_t top = 0;
+    std::vector<sg4::CommPtr> sends;
+    std::vector<sg4::ExecPtr> work;
+    while (const ev::Node* leaf = c.next(top)) {
+      if (s == 0) {
+        if (top == main_loop && loop_begin < 0) loop_begin = sg4::Engine::get_clock();
+        if (top > main_loop && loop_begin >= 0 && loop_end < 0) loop_end = sg4::Engine::get_clock();
+      }
+      analysed[s]->acquire();
+      const ev::Variant* v = variant(leaf, s);
+      if (!v) continue;
+      // Data out first (the send halves need only earlier ops), then data in.
+      for (const ev::Peer& p : v->sends) {
+        const std::int64_t to = std::int64_t(s) + p.offset;
+        if (to < 0 || to >= std::int64_t(ranks)) continue;
+        sends.push_back(
+            box(s, std::uint32_t(to))->put_async(&token, std::uint64_t(draw(p.bytes, rng))));
+      }
+      for (std::int32_t off : lookup.at(leaf).offsets) {
+        const std::int64_t from = std::int64_t(s) - off;
+        if (from < 0 || from >= std::int64_t(ranks)) continue;
+        const ev::Variant* fv = variant(leaf, std::uint32_t(from));
+        if (!fv) continue;
+        for (const ev::Peer& p : fv->sends)
+          if (p.offset == off) box(std::uint32_t(from), s)->get<int>();
+      }
+      work.clear();
+      auto run = [&](std::uint32_t n, const ev::Stat& st, double scale) {
+        for (std::uint32_t i = 0; i < n; ++i)
+          if (const double ns = draw(st, rng) * scale; ns > 0)
+            work.push_back(sg4::this_actor::exec_async(ns));
+      };
+      run(v->points, v->point_ns, work_scale / platform.speed);
+      run(v->copies, v->copy_ns, 1.0 / platform.speed);
+      for (const sg4::ExecPtr& e : work) e->wait();
+    }
+    for (const sg4::CommPtr& comm : sends) comm->wait();
+    if (s == 0 && loop_begin >= 0 && loop_end < 0) loop_end = sg4::Engine::get_clock();
+    end_time = std::max(end_time, sg4::Engine::get_clock());
+  }
+};
+
+std::string platform_xml(std::uint32_t ranks, std::uint32_t cores, const Platform& p) {
+  // Each shard reaches the backbone through its own link: half the latency on each side.
+  return fmt::format(
+      "<?xml version='1.0'?>\n<!DOCTYPE platform SYSTEM \"https://simgrid.org/simgrid.dtd\">\n"
+      "<platform version=\"4.1\">\n<zone id=\"world\" routing=\"Full\">\n"
+      "  <cluster id=\"nodes\" prefix=\"n\" suffix=\"\" radical=\"0-{0}\" speed=\"1Gf\" "
+      "core=\"{1}\" bw=\"{2}Bps\" lat=\"{3}s\"/>\n"
+      "  <cluster id=\"utils\" prefix=\"u\" suffix=\"\" radical=\"0-{0}\" speed=\"1Gf\" core=\"1\" "
+      "bw=\"{2}Bps\" lat=\"{3}s\"/>\n</zone>\n</platform>\n",
+      ranks - 1, cores, p.bandwidth, p.latency_s / 2);
+}
+
+int usage() {
+  std::fprintf(stderr,
+               "usage: reprise-whatif FILE --platform SPEC [--ranks R] [--strong] [--means] "
+               "[--seed N]\n"
+               "  SPEC: cores=N,speed=F,util_speed=F,lat=1us,bw=10GBps (any subset; cores "
+               "defaults to the recorded -ll:cpu)\n");
+  return 2;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string path, spec;
+  Simulation sim;
+  std::uint32_t ranks = 0;
+  bool strong = false;
+  try {
+    for (int i = 1; i < argc; ++i) {
+      const std::string a = argv[i];
+      auto value = [&]() -> std::string {
+        if (i + 1 >= argc) throw Error(fmt::format("{} needs a value", a));
+        return argv[++i];
+      };
+      if (a == "--platform")
+        spec = value();
+      else if (a == "--ranks")
+        ranks = std::uint32_t(std::stoul(value()));
+      else if (a == "--strong")
+        strong = true;
+      else if (a == "--means")
+        sim.means = true;
+      else if (a == "--seed")
+        sim.seed = std::stoull(value());
+      else if (!a.empty() && a[0] != '-' && path.empty())
+        path = a;
+      else
+        return usage();
+    }
+    if (path.empty()) return usage();
+    const ev::Trace trace = ev::read_file(path);
+    if (trace.groups.size() != 1)
+      throw Error(
+          fmt::format("{}: the shards' loops have {} different shapes; reprise-whatif "
+                      "replays traces whose shards share one",
+                      path, trace.groups.size()));
+    sim.trace = &trace;
+    sim.group = &trace.groups[0];
+    sim.platform = parse_platform(spec);
+    if (sim.platform.cores == 0) sim.platform.cores = std::max<std::uint32_t>(1, trace.cpus);
+    sim.recorded = trace.shards;
+    sim.ranks = ranks ? ranks : trace.shards;
+    if (sim.ranks != sim.recorded && sim.ranks > 2 && sim.recorded < 3)
+      throw Error(
+          fmt::format("--ranks {}: a trace of {} shard(s) has no interior shard to "
+                      "stand for the others; record one of at least 3",
+                      sim.ranks, sim.recorded));
+    sim.work_scale = strong ? double(sim.recorded) / double(sim.ranks) : 1.0;
+    std::uint64_t best = 0;
+    for (std::size_t i = 0; i < sim.group->seq.size(); ++i)
+      if (const ev::Node& n = sim.group->seq[i]; n.is_loop() && n.ops() > best) {
+        best = n.ops();
+        sim.main_loop = i;
+      }
+    sim.index(sim.group->seq);
+
+    int sg_argc = 2;
+    std::string name = "reprise-whatif", quiet = "--log=root.thres:critical";
+    char* sg_argv[] = {name.data(), quiet.data(), nullptr};
+    sg4::Engine engine(&sg_argc, sg_argv);
+    const auto xml =
+        std::filesystem::temp_directory_path() / fmt::format("reprise-whatif-{}.xml", ::getpid());
+    std::ofstream(xml) << platform_xml(sim.ranks, sim.platform.cores, sim.platform);
+    engine.load_platform(xml.string());
+    std::filesystem::remove(xml);
+    for (std::uint32_t s = 0; s < sim.ranks; ++s) {
+      sim.analysed.push_back(sg4::Semaphore::create(0));
+      sg4::Actor::create(fmt::format("util{}", s), engine.host_by_name(fmt::format("u{}", s)),
+                         [&sim, s] { sim.utility(s); });
+      sg4::Actor::create(fmt::format("shard{}", s), engine.host_by_name(fmt::format("n{}", s)),
+                         [&sim, s] { sim.driver(s); });
+    }
+    engine.run();
+    const ev::Node& loop = sim.group->seq[sim.main_loop];
+    const std::uint64_t iters = loop.is_loop() ? loop.count : 1;
+    const double span = sim.loop_end - sim.loop_begin;
+    fmt::print(
+        "RESULT tool=whatif ranks={} iter_s={:.6g} util_frac={:.3f} total_s={:.6g} "
+        "loop_iters={} recorded_shards={} platform={}\n",
+        sim.ranks, span / double(iters), span > 0 ? sim.util_busy / span : 0.0, sim.end_time, iters,
+        sim.recorded, sim.platform.text());
+    return 0;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "reprise-whatif: %s\n", e.what());
+    return 1;
+  }
+}
