@@ -241,6 +241,9 @@ const std::vector<FlagDef>& flag_table() {
               return c.evtrace_file.empty() ? std::string("(off)") : c.evtrace_file;
             },
             [](Config& c, const std::string& v) { c.evtrace_file = v; }));
+    add("-lg:evtrace:shards", nullptr,
+        "with -lg:evtrace: also write each shard's own trace, before merging, to FILE.<shard>",
+        sw(&Config::evtrace_shards));
     legion("-lg:spy", "DIR",
            "write each shard's graph of points, copies and their dependences (spy_<shard>.dot) "
            "and every recorded template (DOT and text) into DIR, like Legion Spy; for small "

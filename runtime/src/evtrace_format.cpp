@@ -16,20 +16,18 @@ namespace reprise::detail::evtrace {
 // Stat
 
 std::uint16_t Stat::bin_of(std::uint64_t v) {
-  // Quarter octaves: the position of the leading bit and the two bits after it.
-  if (v < 4) return std::uint16_t(v);
+  // Half octaves: the position of the leading bit and the bit after it.
+  if (v < 2) return std::uint16_t(v);
   const int lead = 63 - std::countl_zero(v);
-  const std::uint64_t frac = (v >> (lead - 2)) & 3;
-  return std::uint16_t(4 * (lead - 1) + frac);
+  const std::uint64_t half = (v >> (lead - 1)) & 1;
+  return std::uint16_t(2 * lead + half);
 }
 
 namespace {
 // The smallest value of bin b (inverse of bin_of).
 double bin_low(std::uint16_t b) {
-  if (b < 4) return double(b);
-  const int lead = b / 4 + 1;
-  const double frac = double(b % 4);
-  return std::ldexp(1.0 + frac / 4.0, lead);
+  if (b < 2) return double(b);
+  return std::ldexp(1.0 + double(b % 2) / 2.0, b / 2);
 }
 }  // namespace
 
@@ -125,6 +123,9 @@ bool Variant::same_shape(const Variant& o) const {
 void Variant::merge_values(const Variant& o) {
   for (std::size_t i = 0; i < sends.size(); ++i) sends[i].bytes.merge(o.sends[i].bytes);
   for (std::size_t i = 0; i < recvs.size(); ++i) recvs[i].bytes.merge(o.recvs[i].bytes);
+}
+
+void Element::merge_times(const Element& o) {
   util.merge(o.util);
   point_ns.merge(o.point_ns);
   copy_ns.merge(o.copy_ns);
@@ -171,6 +172,7 @@ void Node::merge_values(const Node& o) {
     for (std::size_t i = 0; i < body.size(); ++i) body[i].merge_values(o.body[i]);
     return;
   }
+  element.merge_times(o.element);
   for (std::size_t i = 0; i < element.variants.size(); ++i)
     element.variants[i].merge_values(o.element.variants[i]);
 }
@@ -180,6 +182,7 @@ void Node::merge_ranks(const Node& o) {
     for (std::size_t i = 0; i < body.size(); ++i) body[i].merge_ranks(o.body[i]);
     return;
   }
+  element.merge_times(o.element);
   for (const Variant& v : o.element.variants) {
     auto it = std::find_if(element.variants.begin(), element.variants.end(),
                            [&](const Variant& mine) { return mine.same_shape(v); });
@@ -286,6 +289,7 @@ void merge(Trace& a, Trace b) {
 namespace {
 std::string stat_text(const Stat& s) {
   if (s.n == 0) return "0";
+  if (s.min == s.max) return fmt::format("{}*{}", s.n, s.min);  // one value throughout
   std::string out = fmt::format("{},{:.6g},{},{}", s.n, s.sum, s.min, s.max);
   if (s.min != s.max)
     for (const auto& [b, c] : s.bins) out += fmt::format(",{}:{}", b, c);
@@ -295,6 +299,16 @@ std::string stat_text(const Stat& s) {
 Stat parse_stat(const std::string& text) {
   Stat s;
   if (text == "0") return s;
+  if (const auto star = text.find('*'); star != std::string::npos) {
+    const std::uint64_t n = std::stoull(text.substr(0, star)),
+                        v = std::stoull(text.substr(star + 1));
+    if (n == 0) throw Error(fmt::format("evtrace: bad value '{}'", text));
+    s.n = n;
+    s.min = s.max = v;
+    s.sum = double(v) * double(n);
+    s.bins[Stat::bin_of(v)] = n;
+    return s;
+  }
   std::stringstream in(text);
   std::string part;
   std::vector<std::string> parts;
@@ -304,10 +318,6 @@ Stat parse_stat(const std::string& text) {
   s.sum = std::stod(parts[1]);
   s.min = std::stoull(parts[2]);
   s.max = std::stoull(parts[3]);
-  if (parts.size() == 4) {
-    s.bins[Stat::bin_of(s.min)] = s.n;  // one value throughout
-    return s;
-  }
   for (std::size_t i = 4; i < parts.size(); ++i) {
     const auto colon = parts[i].find(':');
     if (colon == std::string::npos) throw Error(fmt::format("evtrace: bad bin '{}'", parts[i]));
@@ -341,23 +351,32 @@ std::vector<Peer> parse_peers(const std::string& text) {
   return out;
 }
 
-void write_nodes(fmt::memory_buffer& out, const std::vector<Node>& nodes, int depth) {
+// all: the group's shards (a variant of them all is written `*`, and not at all when the op did
+// nothing there but its analysis).
+void write_nodes(fmt::memory_buffer& out, const std::vector<Node>& nodes, int depth,
+                 const RankList& all) {
   const std::string pad(std::size_t(depth) * 2, ' ');
   for (const Node& n : nodes) {
     if (n.is_loop()) {
       fmt::format_to(std::back_inserter(out), "{}loop {}\n", pad, n.count);
-      write_nodes(out, n.body, depth + 1);
+      write_nodes(out, n.body, depth + 1, all);
       fmt::format_to(std::back_inserter(out), "{}end\n", pad);
       continue;
     }
     const Element& e = n.element;
-    fmt::format_to(std::back_inserter(out), "{}op {} \"{}\" trace={}\n", pad, e.kind, e.task,
-                   e.trace);
+    fmt::format_to(std::back_inserter(out), "{}op {} \"{}\" util={}", pad, e.kind, e.task,
+                   stat_text(e.util));
+    if (e.trace) fmt::format_to(std::back_inserter(out), " trace={}", e.trace);
+    if (e.point_ns.n) fmt::format_to(std::back_inserter(out), " point={}", stat_text(e.point_ns));
+    if (e.copy_ns.n) fmt::format_to(std::back_inserter(out), " copy={}", stat_text(e.copy_ns));
+    out.push_back('\n');
     for (const Variant& v : e.variants) {
-      fmt::format_to(std::back_inserter(out), "{}  v {} pts={} copies={} util={}", pad,
-                     ranks_text(v.ranks), v.points, v.copies, stat_text(v.util));
-      if (v.point_ns.n) fmt::format_to(std::back_inserter(out), " point={}", stat_text(v.point_ns));
-      if (v.copy_ns.n) fmt::format_to(std::back_inserter(out), " copy={}", stat_text(v.copy_ns));
+      const bool everywhere = v.ranks == all;
+      if (everywhere && !v.points && !v.copies && v.sends.empty() && v.recvs.empty()) continue;
+      fmt::format_to(std::back_inserter(out), "{}  v {}", pad,
+                     everywhere ? std::string("*") : ranks_text(v.ranks));
+      if (v.points) fmt::format_to(std::back_inserter(out), " pts={}", v.points);
+      if (v.copies) fmt::format_to(std::back_inserter(out), " copies={}", v.copies);
       if (!v.sends.empty())
         fmt::format_to(std::back_inserter(out), " send={}", peers_text(v.sends));
       if (!v.recvs.empty())
@@ -379,11 +398,23 @@ std::string write(const Trace& t) {
                  t.late_records);
   for (const Group& g : t.groups) {
     fmt::format_to(std::back_inserter(out), "group {}\n", ranks_text(g.ranks));
-    write_nodes(out, g.seq, 1);
+    write_nodes(out, g.seq, 1, g.ranks);
     fmt::format_to(std::back_inserter(out), "end\n");
   }
   return fmt::to_string(out);
 }
+
+namespace {
+// An op written without variants did nothing but its analysis on every shard of its group.
+void give_variants(std::vector<Node>& nodes, const RankList& all) {
+  for (Node& n : nodes) {
+    if (n.is_loop())
+      give_variants(n.body, all);
+    else if (n.element.variants.empty())
+      n.element.variants.push_back(Variant{all, 0, 0, {}, {}});
+  }
+}
+}  // namespace
 
 Trace parse(std::string_view text) {
   Trace t;
@@ -445,9 +476,22 @@ Trace parse(std::string_view text) {
         const auto q1 = line.find('"'), q2 = line.rfind('"');
         if (q1 == std::string::npos || q2 == q1) fail("no task name");
         leaf.element.task = line.substr(q1 + 1, q2 - q1 - 1);
-        const auto tr = line.find("trace=", q2);
-        if (tr == std::string::npos) fail("no trace");
-        leaf.element.trace = std::uint32_t(std::stoul(line.substr(tr + 6)));
+        std::stringstream rest(line.substr(q2 + 1));
+        for (std::string kv; rest >> kv;) {
+          const auto eq = kv.find('=');
+          if (eq == std::string::npos) fail("expected key=value");
+          const std::string key = kv.substr(0, eq), value = kv.substr(eq + 1);
+          if (key == "trace")
+            leaf.element.trace = std::uint32_t(std::stoul(value));
+          else if (key == "util")
+            leaf.element.util = parse_stat(value);
+          else if (key == "point")
+            leaf.element.point_ns = parse_stat(value);
+          else if (key == "copy")
+            leaf.element.copy_ns = parse_stat(value);
+          else
+            fail("unknown key " + key);
+        }
         stack.back()->push_back(std::move(leaf));
       } else if (word == "v") {
         if (stack.empty() || stack.back()->empty() || stack.back()->back().is_loop())
@@ -455,7 +499,7 @@ Trace parse(std::string_view text) {
         Variant v;
         std::string ranks;
         words >> ranks;
-        v.ranks = parse_ranks(ranks);
+        v.ranks = ranks == "*" ? t.groups.back().ranks : parse_ranks(ranks);
         for (std::string kv; words >> kv;) {
           const auto eq = kv.find('=');
           if (eq == std::string::npos) fail("expected key=value");
@@ -464,12 +508,6 @@ Trace parse(std::string_view text) {
             v.points = std::uint32_t(std::stoul(value));
           else if (key == "copies")
             v.copies = std::uint32_t(std::stoul(value));
-          else if (key == "util")
-            v.util = parse_stat(value);
-          else if (key == "point")
-            v.point_ns = parse_stat(value);
-          else if (key == "copy")
-            v.copy_ns = parse_stat(value);
           else if (key == "send")
             v.sends = parse_peers(value);
           else if (key == "recv")
@@ -488,6 +526,7 @@ Trace parse(std::string_view text) {
     }
   }
   if (!stack.empty()) throw Error("evtrace: the file ends inside a group or loop");
+  for (Group& g : t.groups) give_variants(g.seq, g.ranks);
   return t;
 }
 

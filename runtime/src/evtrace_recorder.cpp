@@ -67,12 +67,12 @@ void EvtraceRecorder::on_record(const Seen& s) {
       return;
     case K::Task:
       ++p.work.points;
-      p.work.point_ns.add(s.ns);
+      p.point_ns.add(s.ns);
       return;
     case K::Fill:
     case K::Copy:
       ++p.work.copies;
-      p.work.copy_ns.add(s.ns);
+      p.copy_ns.add(s.ns);
       return;
     case K::Send:
       p.sends[std::int32_t(s.peer) - std::int32_t(shard_)] += s.bytes;
@@ -112,7 +112,9 @@ void EvtraceRecorder::write(std::uint64_t seq, Pending& p) {
   e.trace = p.trace;
   evtrace::Variant& v = p.work;
   v.ranks = {shard_};
-  v.util.add(p.util_ns);
+  e.util.add(p.util_ns);
+  e.point_ns = std::move(p.point_ns);
+  e.copy_ns = std::move(p.copy_ns);
   for (const auto& [offset, bytes] : p.sends) {
     v.sends.push_back(evtrace::Peer{offset, {}});
     v.sends.back().bytes.add(bytes);

@@ -293,18 +293,20 @@ void Runtime::write_evtrace() {
   t.utils = std::uint32_t(config_.utils);
   t.gpus = std::uint32_t(config_.gpus);
   t.program = program_invocation_short_name;  // (glibc)
+  auto put = [](const std::string& path, const std::string& text) {
+    std::FILE* f = std::fopen(path.c_str(), "w");
+    const bool ok = f && std::fwrite(text.data(), 1, text.size(), f) == text.size();
+    if (f) std::fclose(f);
+    if (!ok) throw Error(fmt::format("-lg:evtrace: cannot write '{}'", path));
+  };
+  if (config_.evtrace_shards)
+    put(fmt::format("{}.{}", config_.evtrace_file, shard()), evtrace::write(t));
   if (evtrace_merge_) {
     std::optional<evtrace::Trace> merged = evtrace_merge_->gather(std::move(t));
     if (!merged) return;
     t = std::move(*merged);
   }
-  const std::string text = evtrace::write(t);
-  std::FILE* f = std::fopen(config_.evtrace_file.c_str(), "w");
-  if (!f || std::fwrite(text.data(), 1, text.size(), f) != text.size()) {
-    if (f) std::fclose(f);
-    throw Error(fmt::format("-lg:evtrace: cannot write '{}'", config_.evtrace_file));
-  }
-  std::fclose(f);
+  put(config_.evtrace_file, evtrace::write(t));
 }
 
 void Runtime::report_stall(int seconds, std::uint64_t ops_issued) {

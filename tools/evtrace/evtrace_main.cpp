@@ -36,13 +36,14 @@ void show(const std::vector<ev::Node>& nodes, int depth) {
       continue;
     }
     const ev::Element& e = n.element;
-    fmt::print("{}{}{}{}\n", pad, e.kind, e.task.empty() ? "" : " '" + e.task + "'",
-               e.trace ? fmt::format(" [trace {}]", e.trace) : "");
+    fmt::print("{}{}{}{}: utility {}{}{}\n", pad, e.kind, e.task.empty() ? "" : " '" + e.task + "'",
+               e.trace ? fmt::format(" [trace {}]", e.trace) : "", micros(e.util.mean()),
+               e.point_ns.n ? ", points of " + micros(e.point_ns.mean()) : "",
+               e.copy_ns.n ? ", copies of " + micros(e.copy_ns.mean()) : "");
     for (const ev::Variant& v : e.variants) {
-      std::string line = fmt::format("{}  shards {}: utility {}", pad, ev::ranks_text(v.ranks),
-                                     micros(v.util.mean()));
-      if (v.points) line += fmt::format(", {} points of {}", v.points, micros(v.point_ns.mean()));
-      if (v.copies) line += fmt::format(", {} copies of {}", v.copies, micros(v.copy_ns.mean()));
+      std::string line = fmt::format("{}  shards {}:", pad, ev::ranks_text(v.ranks));
+      if (v.points) line += fmt::format(" {} points", v.points);
+      if (v.copies) line += fmt::format(" {} copies", v.copies);
       if (!v.sends.empty()) line += ", sends to " + peers(v.sends);
       if (!v.recvs.empty()) line += ", receives from " + peers(v.recvs);
       fmt::print("{}\n", line);

@@ -196,8 +196,8 @@ struct Simulation {
     Cursor c(group->seq);
     std::size_t top = 0;
     while (const ev::Node* leaf = c.next(top)) {
-      if (const ev::Variant* v = variant(leaf, s)) {
-        const double ns = draw(v->util, rng) / platform.util_speed;
+      {
+        const double ns = draw(leaf->element.util, rng) / platform.util_speed;
         if (ns > 0) {
           const double t0 = sg4::Engine::get_clock();
           sg4::this_actor::execute(ns);  // hosts compute 1e9 flop/s: one flop per ns
@@ -248,8 +248,8 @@ struct Simulation {
           if (const double ns = draw(st, rng) * scale; ns > 0)
             work.push_back(sg4::this_actor::exec_async(ns));
       };
-      run(v->points, v->point_ns, work_scale / platform.speed);
-      run(v->copies, v->copy_ns, 1.0 / platform.speed);
+      run(v->points, leaf->element.point_ns, work_scale / platform.speed);
+      run(v->copies, leaf->element.copy_ns, 1.0 / platform.speed);
       for (const sg4::ExecPtr& e : work) e->wait();
     }
     for (const sg4::CommPtr& comm : sends) comm->wait();

@@ -30,6 +30,7 @@ struct Config {
   std::string prof_file;       // -lg:prof FILE (`%`: the shard number); empty: off
   bool prof_deps = false;      // -lg:prof:deps: dependences as flow arrows
   std::string evtrace_file;    // -lg:evtrace FILE: compressed event trace (shard 0 writes)
+  bool evtrace_shards = false;  // -lg:evtrace:shards: also each shard's own, FILE.<shard>
   std::string spy_dir;         // -lg:spy DIR: dependence graphs (DOT) and templates
   bool no_tracing = false;     // -lg:no_tracing: begin_trace/end_trace do nothing
   int ncpu = 0;                // -ll:ncpu: CPU workers per NUMA memory (0: unset)

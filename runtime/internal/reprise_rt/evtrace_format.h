@@ -46,19 +46,22 @@ struct Variant {
   std::uint32_t points = 0;  // points that ran on the shard
   std::uint32_t copies = 0;  // copies within the shard
   std::vector<Peer> sends, recvs;
-  Stat util;      // the utility thread's time on the op (ns): analysis, or what it replayed
-  Stat point_ns;  // each point's duration
-  Stat copy_ns;   // each copy's duration within the shard
   bool same_shape(const Variant& o) const;
   void merge_values(const Variant& o);  // same shape
 };
 
-// One op of the stream (its kind, task and trace), as every shard saw it.
+// One op of the stream (its kind, task and trace), as every shard saw it. Its times are
+// histograms over every shard and iteration it stands for (ScalaTrace II merges them so);
+// what differs between shards in shape is in the variants.
 struct Element {
-  std::string kind;  // "index", "task", "fill", "copy", "fence", ...
+  std::string kind;  // "index_task", "task", "fill", "copy", "fence", ...
   std::string task;
   std::uint32_t trace = 0;  // the trace it was recorded or replayed in (0: none)
+  Stat util;                // the utility thread's time on the op (ns): analysis, or a replay
+  Stat point_ns;            // each point's duration
+  Stat copy_ns;             // each copy's duration within a shard
   std::vector<Variant> variants;
+  void merge_times(const Element& o);
 };
 
 // A leaf (one op) or a loop (RSD/PRSD: `count` times its body).

@@ -44,7 +44,8 @@ class EvtraceRecorder {
     const char* task = nullptr;
     std::uint32_t trace = 0;
     std::uint64_t util_ns = 0;
-    evtrace::Variant work;                               // points, copies and their durations
+    evtrace::Variant work;  // points and copies
+    evtrace::Stat point_ns, copy_ns;
     std::map<std::int32_t, std::uint64_t> sends, recvs;  // bytes by peer offset
   };
   void flush_ready();  // (mutex_ held)
