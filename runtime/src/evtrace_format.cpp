@@ -117,12 +117,13 @@ std::uint64_t mix(std::uint64_t h, std::uint64_t v) {
 
 bool Variant::same_shape(const Variant& o) const {
   return points == o.points && copies == o.copies && same_offsets(sends, o.sends) &&
-         same_offsets(recvs, o.recvs);
+         same_offsets(recvs, o.recvs) && same_offsets(asks, o.asks);
 }
 
 void Variant::merge_values(const Variant& o) {
   for (std::size_t i = 0; i < sends.size(); ++i) sends[i].bytes.merge(o.sends[i].bytes);
   for (std::size_t i = 0; i < recvs.size(); ++i) recvs[i].bytes.merge(o.recvs[i].bytes);
+  for (std::size_t i = 0; i < asks.size(); ++i) asks[i].bytes.merge(o.asks[i].bytes);
 }
 
 void Element::merge_times(const Element& o) {
@@ -146,6 +147,7 @@ std::uint64_t shape_hash(const Node& n, bool variants_too) {
       h = mix(h, v.copies);
       for (const Peer& p : v.sends) h = mix(h, std::uint64_t(std::int64_t(p.offset)) * 2 + 1);
       for (const Peer& p : v.recvs) h = mix(h, std::uint64_t(std::int64_t(p.offset)) * 2);
+      for (const Peer& p : v.asks) h = mix(h, std::uint64_t(std::int64_t(p.offset)) * 3);
     }
   return h;
 }
@@ -372,7 +374,9 @@ void write_nodes(fmt::memory_buffer& out, const std::vector<Node>& nodes, int de
     out.push_back('\n');
     for (const Variant& v : e.variants) {
       const bool everywhere = v.ranks == all;
-      if (everywhere && !v.points && !v.copies && v.sends.empty() && v.recvs.empty()) continue;
+      if (everywhere && !v.points && !v.copies && v.sends.empty() && v.recvs.empty() &&
+          v.asks.empty())
+        continue;
       fmt::format_to(std::back_inserter(out), "{}  v {}", pad,
                      everywhere ? std::string("*") : ranks_text(v.ranks));
       if (v.points) fmt::format_to(std::back_inserter(out), " pts={}", v.points);
@@ -381,6 +385,7 @@ void write_nodes(fmt::memory_buffer& out, const std::vector<Node>& nodes, int de
         fmt::format_to(std::back_inserter(out), " send={}", peers_text(v.sends));
       if (!v.recvs.empty())
         fmt::format_to(std::back_inserter(out), " recv={}", peers_text(v.recvs));
+      if (!v.asks.empty()) fmt::format_to(std::back_inserter(out), " ask={}", peers_text(v.asks));
       out.push_back('\n');
     }
   }
@@ -411,7 +416,7 @@ void give_variants(std::vector<Node>& nodes, const RankList& all) {
     if (n.is_loop())
       give_variants(n.body, all);
     else if (n.element.variants.empty())
-      n.element.variants.push_back(Variant{all, 0, 0, {}, {}});
+      n.element.variants.push_back(Variant{all, 0, 0, {}, {}, {}});
   }
 }
 }  // namespace
@@ -512,6 +517,8 @@ Trace parse(std::string_view text) {
             v.sends = parse_peers(value);
           else if (key == "recv")
             v.recvs = parse_peers(value);
+          else if (key == "ask")
+            v.asks = parse_peers(value);
           else
             fail("unknown key " + key);
         }

@@ -1,6 +1,7 @@
 #include "reprise_rt/evtrace_recorder.h"
 
 #include <string>
+#include <string_view>
 
 #include "reprise_rt/op.h"
 #include "reprise_rt/profiler.h"
@@ -27,7 +28,14 @@ void EvtraceRecorder::on_record(const Seen& s) {
   std::lock_guard<std::mutex> g(mutex_);
   switch (kind) {
     case K::Message:
-      if (!s.incoming) ++sent_[s.task ? s.task : "?"];
+      if (s.incoming) return;
+      ++sent_[s.task ? s.task : "?"];
+      if (s.task && std::string_view(s.task) == "request") {
+        if (current_ < written_below_)
+          ++late_;
+        else
+          ++pending_[current_].asks[std::int32_t(s.peer) - std::int32_t(shard_)];
+      }
       return;
     case K::Wait:
       waits_.add(s.ns);
@@ -122,6 +130,10 @@ void EvtraceRecorder::write(std::uint64_t seq, Pending& p) {
   for (const auto& [offset, bytes] : p.recvs) {
     v.recvs.push_back(evtrace::Peer{offset, {}});
     v.recvs.back().bytes.add(bytes);
+  }
+  for (const auto& [offset, count] : p.asks) {
+    v.asks.push_back(evtrace::Peer{offset, {}});
+    v.asks.back().bytes.add(count);
   }
   e.variants.push_back(std::move(v));
   compressor_.append(std::move(leaf));

@@ -667,6 +667,8 @@ void Runtime::utility_loop() {
       continue;
     }
     const std::uint64_t t0 = now_ns(), s0 = profiler_ ? Profiler::stamp() : 0;
+    if (evtrace_ && op->counted) [[unlikely]]
+      evtrace_->analysing(op->seq);
     try {
       pipeline_->submit(op);
     } catch (...) {

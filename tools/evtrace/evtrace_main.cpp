@@ -3,6 +3,7 @@
 // and their mean duration, the utility thread's time, data to and from other shards).
 // reprise-evtrace size FILE: records, ops they stand for, bytes.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <cstdio>
 #include <exception>
@@ -27,6 +28,14 @@ std::string peers(const std::vector<ev::Peer>& list) {
   return out;
 }
 
+std::string asks(const std::vector<ev::Peer>& list) {
+  std::string out;
+  for (const ev::Peer& p : list)
+    out += fmt::format("{}{:+} for {:.1f} completions", out.empty() ? "" : ", ", p.offset,
+                       p.bytes.mean());
+  return out;
+}
+
 void show(const std::vector<ev::Node>& nodes, int depth) {
   const std::string pad(std::size_t(depth) * 2, ' ');
   for (const ev::Node& n : nodes) {
@@ -41,11 +50,15 @@ void show(const std::vector<ev::Node>& nodes, int depth) {
                e.point_ns.n ? ", points of " + micros(e.point_ns.mean()) : "",
                e.copy_ns.n ? ", copies of " + micros(e.copy_ns.mean()) : "");
     for (const ev::Variant& v : e.variants) {
-      std::string line = fmt::format("{}  shards {}:", pad, ev::ranks_text(v.ranks));
-      if (v.points) line += fmt::format(" {} points", v.points);
-      if (v.copies) line += fmt::format(" {} copies", v.copies);
-      if (!v.sends.empty()) line += ", sends to " + peers(v.sends);
-      if (!v.recvs.empty()) line += ", receives from " + peers(v.recvs);
+      std::vector<std::string> parts;
+      if (v.points) parts.push_back(fmt::format("{} points", v.points));
+      if (v.copies) parts.push_back(fmt::format("{} copies", v.copies));
+      if (!v.sends.empty()) parts.push_back("sends to " + peers(v.sends));
+      if (!v.recvs.empty()) parts.push_back("receives from " + peers(v.recvs));
+      if (!v.asks.empty()) parts.push_back("asks " + asks(v.asks));
+      std::string line =
+          fmt::format("{}  shards {}: {}", pad, ev::ranks_text(v.ranks),
+                      parts.empty() ? "analysis only" : fmt::format("{}", fmt::join(parts, ", ")));
       fmt::print("{}\n", line);
     }
   }

@@ -1,8 +1,9 @@
 // reprise-whatif FILE --platform SPEC [--ranks R] [--strong] [--means] [--seed N]
 //
 // Replays a compressed event trace (-lg:evtrace) as a discrete-event simulation on SimGrid
-// (S4U): one host per shard with the platform's cores for its points, one single-core host per
-// shard for its utility thread, a cluster network with the platform's latency and bandwidth.
+// (S4U): one host per node (per_node shards each, sharing its cores for their points), one
+// single-core host per shard for its utility thread (or, shared_util=1, the node's cores), a
+// cluster network with the platform's latency and bandwidth.
 // Each shard's utility actor spends each op's recorded utility time; its driver actor takes
 // the ops in stream order: it sends the op's data to other shards, waits for what the op
 // receives, then runs the op's points on the host's cores (durations drawn from the recorded
@@ -20,7 +21,9 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <cmath>
 #include <cstdio>
+#include <deque>
 #include <exception>
 #include <filesystem>
 #include <fstream>
@@ -42,14 +45,17 @@ using reprise::Error;
 namespace {
 
 struct Platform {
-  std::uint32_t cores = 0;  // per shard (0: the recorded -ll:cpu)
-  double speed = 1.0;       // task durations are divided by it
-  double util_speed = 1.0;  // utility times are divided by it
-  double latency_s = 1e-6;  // between two shards
-  double bandwidth = 10e9;  // bytes per second
+  std::uint32_t cores = 0;     // per node (0: the recorded -ll:cpu times per_node)
+  std::uint32_t per_node = 1;  // shards per node (mpirun's ranks per host)
+  bool shared_util = false;    // utility threads share the node's cores (else one core each)
+  double speed = 1.0;          // task durations are divided by it
+  double util_speed = 1.0;     // utility times are divided by it
+  double latency_s = 1e-6;     // between two shards
+  double bandwidth = 10e9;     // bytes per second
   std::string text() const {
-    return fmt::format("cores={},speed={},util_speed={},lat={}us,bw={}GBps", cores, speed,
-                       util_speed, latency_s * 1e6, bandwidth / 1e9);
+    return fmt::format(
+        "cores={},per_node={},shared_util={},speed={},util_speed={},lat={}us,bw={}GBps", cores,
+        per_node, shared_util ? 1 : 0, speed, util_speed, latency_s * 1e6, bandwidth / 1e9);
   }
 };
 
@@ -80,6 +86,10 @@ Platform parse_platform(const std::string& spec) {
     const std::string k = kv.substr(0, eq), v = kv.substr(eq + 1);
     if (k == "cores")
       p.cores = std::uint32_t(parse_unit(k, v, {}));
+    else if (k == "per_node")
+      p.per_node = std::max<std::uint32_t>(1, std::uint32_t(parse_unit(k, v, {})));
+    else if (k == "shared_util")
+      p.shared_util = parse_unit(k, v, {}) != 0;
     else if (k == "speed")
       p.speed = parse_unit(k, v, {});
     else if (k == "util_speed")
@@ -89,8 +99,9 @@ Platform parse_platform(const std::string& spec) {
     else if (k == "bw")
       p.bandwidth = parse_unit(k, v, {{"GBps", 1e9}, {"MBps", 1e6}, {"kBps", 1e3}, {"Bps", 1.0}});
     else
-      throw Error(
-          fmt::format("--platform: unknown key '{}' (cores, speed, util_speed, lat, bw)", k));
+      throw Error(fmt::format(
+          "--platform: unknown key '{}' (cores, per_node, shared_util, speed, util_speed, lat, bw)",
+          k));
     if (p.speed <= 0 || p.util_speed <= 0 || p.latency_s < 0 || p.bandwidth <= 0)
       throw Error(fmt::format("--platform: '{}' is out of range", kv));
   }
@@ -156,6 +167,16 @@ struct Simulation {
   };
   std::unordered_map<const ev::Node*, Lookup> lookup;
   std::vector<sg4::SemaphorePtr> analysed;  // per shard: ops the utility thread has finished
+  // Completions asked of another shard (Request/Done): answered once that shard has finished
+  // every op before the asking one.
+  struct Ask {
+    std::uint32_t from;
+    std::uint64_t op;  // its index in the stream
+  };
+  std::deque<Ask> asks_made;            // (the messages' payloads: stable addresses)
+  std::vector<std::uint64_t> ops_done;  // per shard
+  std::vector<sg4::MutexPtr> done_mutex;
+  std::vector<sg4::ConditionVariablePtr> progress;
   // Shard 0's main loop: when it started and ended, and its utility's busy time in it.
   double loop_begin = -1, loop_end = -1, util_busy = 0;
   double end_time = 0;
@@ -208,6 +229,20 @@ struct Simulation {
     }
   }
 
+  void responder(std::uint32_t s) {
+    sg4::Actor::self()->daemonize();  // ends with the simulation
+    sg4::Mailbox* in = sg4::Mailbox::by_name(fmt::format("ask>{}", s));
+    static int token = 0;
+    for (;;) {
+      const Ask* a = in->get<Ask>();
+      {
+        std::unique_lock<sg4::Mutex> lock(*done_mutex[s]);
+        while (ops_done[s] < a->op) progress[s]->wait(lock);
+      }
+      sg4::Mailbox::by_name(fmt::format("answer>{}", a->from))->put_init(&token, 16)->detach();
+    }
+  }
+
   static sg4::Mailbox* box(std::uint32_t from, std::uint32_t to) {
     return sg4::Mailbox::by_name(fmt::format("{}>{}", from, to));
   }
@@ -219,14 +254,25 @@ struct Simulation {
     std::size_t top = 0;
     std::vector<sg4::CommPtr> sends;
     std::vector<sg4::ExecPtr> work;
-    while (const ev::Node* leaf = c.next(top)) {
+    sg4::Mailbox* answers = sg4::Mailbox::by_name(fmt::format("answer>{}", s));
+    auto finished_op = [&] {
+      std::unique_lock<sg4::Mutex> lock(*done_mutex[s]);
+      ++ops_done[s];
+      progress[s]->notify_all();
+    };
+    for (std::uint64_t op = 0;; ++op) {
+      const ev::Node* leaf = c.next(top);
+      if (!leaf) break;
       if (s == 0) {
         if (top == main_loop && loop_begin < 0) loop_begin = sg4::Engine::get_clock();
         if (top > main_loop && loop_begin >= 0 && loop_end < 0) loop_end = sg4::Engine::get_clock();
       }
       analysed[s]->acquire();
       const ev::Variant* v = variant(leaf, s);
-      if (!v) continue;
+      if (!v) {
+        finished_op();
+        continue;
+      }
       // Data out first (the send halves need only earlier ops), then data in.
       for (const ev::Peer& p : v->sends) {
         const std::int64_t to = std::int64_t(s) + p.offset;
@@ -242,6 +288,19 @@ struct Simulation {
         for (const ev::Peer& p : fv->sends)
           if (p.offset == off) box(std::uint32_t(from), s)->get<int>();
       }
+      // Completions of remote points that this op's points wait for: a request and an answer.
+      std::uint64_t expected = 0;
+      for (const ev::Peer& p : v->asks) {
+        const std::int64_t to = std::int64_t(s) + p.offset;
+        if (to < 0 || to >= std::int64_t(ranks)) continue;
+        for (auto n = std::llround(draw(p.bytes, rng)); n > 0; --n, ++expected) {
+          asks_made.push_back(Ask{s, op});
+          sg4::Mailbox::by_name(fmt::format("ask>{}", to))
+              ->put_init(&asks_made.back(), 16)
+              ->detach();
+        }
+      }
+      for (; expected > 0; --expected) answers->get<int>();
       work.clear();
       auto run = [&](std::uint32_t n, const ev::Stat& st, double scale) {
         for (std::uint32_t i = 0; i < n; ++i)
@@ -251,6 +310,7 @@ struct Simulation {
       run(v->points, leaf->element.point_ns, work_scale / platform.speed);
       run(v->copies, leaf->element.copy_ns, 1.0 / platform.speed);
       for (const sg4::ExecPtr& e : work) e->wait();
+      finished_op();
     }
     for (const sg4::CommPtr& comm : sends) comm->wait();
     if (s == 0 && loop_begin >= 0 && loop_end < 0) loop_end = sg4::Engine::get_clock();
@@ -258,24 +318,25 @@ struct Simulation {
   }
 };
 
-std::string platform_xml(std::uint32_t ranks, std::uint32_t cores, const Platform& p) {
+std::string platform_xml(std::uint32_t nodes, std::uint32_t shards, std::uint32_t cores,
+                         const Platform& p) {
   // Each shard reaches the backbone through its own link: half the latency on each side.
   return fmt::format(
       "<?xml version='1.0'?>\n<!DOCTYPE platform SYSTEM \"https://simgrid.org/simgrid.dtd\">\n"
       "<platform version=\"4.1\">\n<zone id=\"world\" routing=\"Full\">\n"
       "  <cluster id=\"nodes\" prefix=\"n\" suffix=\"\" radical=\"0-{0}\" speed=\"1Gf\" "
-      "core=\"{1}\" bw=\"{2}Bps\" lat=\"{3}s\"/>\n"
-      "  <cluster id=\"utils\" prefix=\"u\" suffix=\"\" radical=\"0-{0}\" speed=\"1Gf\" core=\"1\" "
+      "core=\"{1}\" bw=\"{2}Bps\" lat=\"{3}s\" loopback_bw=\"{2}Bps\" loopback_lat=\"{5}s\"/>\n"
+      "  <cluster id=\"utils\" prefix=\"u\" suffix=\"\" radical=\"0-{4}\" speed=\"1Gf\" core=\"1\" "
       "bw=\"{2}Bps\" lat=\"{3}s\"/>\n</zone>\n</platform>\n",
-      ranks - 1, cores, p.bandwidth, p.latency_s / 2);
+      nodes - 1, cores, p.bandwidth, p.latency_s / 2, shards - 1, p.latency_s);
 }
 
 int usage() {
   std::fprintf(stderr,
                "usage: reprise-whatif FILE --platform SPEC [--ranks R] [--strong] [--means] "
                "[--seed N]\n"
-               "  SPEC: cores=N,speed=F,util_speed=F,lat=1us,bw=10GBps (any subset; cores "
-               "defaults to the recorded -ll:cpu)\n");
+               "  SPEC: cores=N,per_node=K,shared_util=0|1,speed=F,util_speed=F,lat=1us,bw=10GBps\n"
+               "  (any subset; cores: per node, by default the recorded -ll:cpu times per_node)\n");
   return 2;
 }
 
@@ -318,7 +379,8 @@ int main(int argc, char** argv) {
     sim.trace = &trace;
     sim.group = &trace.groups[0];
     sim.platform = parse_platform(spec);
-    if (sim.platform.cores == 0) sim.platform.cores = std::max<std::uint32_t>(1, trace.cpus);
+    if (sim.platform.cores == 0)
+      sim.platform.cores = std::max<std::uint32_t>(1, trace.cpus) * sim.platform.per_node;
     sim.recorded = trace.shards;
     sim.ranks = ranks ? ranks : trace.shards;
     if (sim.ranks != sim.recorded && sim.ranks > 2 && sim.recorded < 3)
@@ -335,21 +397,34 @@ int main(int argc, char** argv) {
       }
     sim.index(sim.group->seq);
 
-    int sg_argc = 2;
-    std::string name = "reprise-whatif", quiet = "--log=root.thres:critical";
-    char* sg_argv[] = {name.data(), quiet.data(), nullptr};
-    sg4::Engine engine(&sg_argc, sg_argv);
+    // The network as the platform says: no latency or bandwidth corrections (SimGrid's default
+    // model multiplies latencies by 13, fitted to TCP), quiet.
+    std::vector<std::string> sg_args = {
+        "reprise-whatif", "--log=root.thres:critical", "--cfg=network/latency-factor:1",
+        "--cfg=network/bandwidth-factor:1", "--cfg=network/weight-S:0"};
+    std::vector<char*> sg_argv;
+    for (std::string& a : sg_args) sg_argv.push_back(a.data());
+    sg_argv.push_back(nullptr);
+    int sg_argc = int(sg_args.size());
+    sg4::Engine engine(&sg_argc, sg_argv.data());
     const auto xml =
         std::filesystem::temp_directory_path() / fmt::format("reprise-whatif-{}.xml", ::getpid());
-    std::ofstream(xml) << platform_xml(sim.ranks, sim.platform.cores, sim.platform);
+    const std::uint32_t per_node = sim.platform.per_node;
+    const std::uint32_t nodes = (sim.ranks + per_node - 1) / per_node;
+    std::ofstream(xml) << platform_xml(nodes, sim.ranks, sim.platform.cores, sim.platform);
     engine.load_platform(xml.string());
     std::filesystem::remove(xml);
     for (std::uint32_t s = 0; s < sim.ranks; ++s) {
       sim.analysed.push_back(sg4::Semaphore::create(0));
-      sg4::Actor::create(fmt::format("util{}", s), engine.host_by_name(fmt::format("u{}", s)),
-                         [&sim, s] { sim.utility(s); });
-      sg4::Actor::create(fmt::format("shard{}", s), engine.host_by_name(fmt::format("n{}", s)),
-                         [&sim, s] { sim.driver(s); });
+      sim.ops_done.push_back(0);
+      sim.done_mutex.push_back(sg4::Mutex::create());
+      sim.progress.push_back(sg4::ConditionVariable::create());
+      sg4::Host* node = engine.host_by_name(fmt::format("n{}", s / per_node));
+      sg4::Host* util =
+          sim.platform.shared_util ? node : engine.host_by_name(fmt::format("u{}", s));
+      sg4::Actor::create(fmt::format("util{}", s), util, [&sim, s] { sim.utility(s); });
+      sg4::Actor::create(fmt::format("answers{}", s), node, [&sim, s] { sim.responder(s); });
+      sg4::Actor::create(fmt::format("shard{}", s), node, [&sim, s] { sim.driver(s); });
     }
     engine.run();
     const ev::Node& loop = sim.group->seq[sim.main_loop];

@@ -46,6 +46,9 @@ struct Variant {
   std::uint32_t points = 0;  // points that ran on the shard
   std::uint32_t copies = 0;  // copies within the shard
   std::vector<Peer> sends, recvs;
+  // Completions asked of other shards while the op was analysed (Request messages; `bytes`
+  // holds the count per op): a point here waited for a point there.
+  std::vector<Peer> asks;
   bool same_shape(const Variant& o) const;
   void merge_values(const Variant& o);  // same shape
 };

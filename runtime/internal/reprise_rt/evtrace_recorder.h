@@ -32,6 +32,11 @@ class EvtraceRecorder {
     bool counted;   // analyses: of a program op (else one the runtime made, e.g. a flush)
   };
   void on_record(const Seen& s);
+  // The utility thread starts on op #seq (what it asks of other shards meanwhile is the op's).
+  void analysing(std::uint64_t seq) {
+    std::lock_guard<std::mutex> g(mutex_);
+    current_ = seq;
+  }
   // Program op #seq has completed on this shard (its points' records are in).
   void retired(std::uint64_t seq);
   // Everything recorded, as this shard's trace (one group).
@@ -46,7 +51,7 @@ class EvtraceRecorder {
     std::uint64_t util_ns = 0;
     evtrace::Variant work;  // points and copies
     evtrace::Stat point_ns, copy_ns;
-    std::map<std::int32_t, std::uint64_t> sends, recvs;  // bytes by peer offset
+    std::map<std::int32_t, std::uint64_t> sends, recvs, asks;  // bytes by peer offset
   };
   void flush_ready();  // (mutex_ held)
   void write(std::uint64_t seq, Pending& p);
@@ -54,7 +59,7 @@ class EvtraceRecorder {
   std::uint32_t shard_, shards_;
   std::mutex mutex_;
   std::map<std::uint64_t, Pending> pending_;
-  std::uint64_t last_analysed_ = 0;
+  std::uint64_t last_analysed_ = 0, current_ = 0;
   std::uint64_t written_below_ = 0;  // every op below has been written (or never existed)
   evtrace::Compressor compressor_;
   std::map<std::string, std::uint64_t> sent_;  // messages by channel
