@@ -289,11 +289,12 @@ void merge(Trace& a, Trace b) {
 // Text
 
 namespace {
-std::string stat_text(const Stat& s) {
+// bins: with the histogram (values replayed are drawn from it), else a summary.
+std::string stat_text(const Stat& s, bool bins = true) {
   if (s.n == 0) return "0";
   if (s.min == s.max) return fmt::format("{}*{}", s.n, s.min);  // one value throughout
   std::string out = fmt::format("{},{:.6g},{},{}", s.n, s.sum, s.min, s.max);
-  if (s.min != s.max)
+  if (bins && s.min != s.max)
     for (const auto& [b, c] : s.bins) out += fmt::format(",{}:{}", b, c);
   return out;
 }
@@ -398,8 +399,8 @@ std::string write(const Trace& t) {
                  t.shards, t.cpus, t.utils, t.gpus);
   fmt::format_to(std::back_inserter(out), "program {}\n", t.program.empty() ? "-" : t.program);
   for (const auto& [channel, stat] : t.messages)
-    fmt::format_to(std::back_inserter(out), "messages {} {}\n", channel, stat_text(stat));
-  fmt::format_to(std::back_inserter(out), "waits {}\nlate {}\n", stat_text(t.waits_ns),
+    fmt::format_to(std::back_inserter(out), "messages {} {}\n", channel, stat_text(stat, false));
+  fmt::format_to(std::back_inserter(out), "waits {}\nlate {}\n", stat_text(t.waits_ns, false),
                  t.late_records);
   for (const Group& g : t.groups) {
     fmt::format_to(std::back_inserter(out), "group {}\n", ranks_text(g.ranks));

@@ -312,8 +312,8 @@ struct Simulation {
       for (const sg4::ExecPtr& e : work) e->wait();
       finished_op();
     }
-    for (const sg4::CommPtr& comm : sends) comm->wait();
     if (s == 0 && loop_begin >= 0 && loop_end < 0) loop_end = sg4::Engine::get_clock();
+    for (const sg4::CommPtr& comm : sends) comm->wait();
     end_time = std::max(end_time, sg4::Engine::get_clock());
   }
 };
@@ -398,10 +398,12 @@ int main(int argc, char** argv) {
     sim.index(sim.group->seq);
 
     // The network as the platform says: no latency or bandwidth corrections (SimGrid's default
-    // model multiplies latencies by 13, fitted to TCP), quiet.
+    // model multiplies latencies by 13 and sends 5% of the bytes back as acknowledgements,
+    // fitted to TCP), quiet.
     std::vector<std::string> sg_args = {
         "reprise-whatif", "--log=root.thres:critical", "--cfg=network/latency-factor:1",
-        "--cfg=network/bandwidth-factor:1", "--cfg=network/weight-S:0"};
+        "--cfg=network/bandwidth-factor:1", "--cfg=network/weight-S:0",
+        "--cfg=network/crosstraffic:0"};
     std::vector<char*> sg_argv;
     for (std::string& a : sg_args) sg_argv.push_back(a.data());
     sg_argv.push_back(nullptr);

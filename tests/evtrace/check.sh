@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# Checks of -lg:evtrace, reprise-evtrace and reprise-whatif (tests/evtrace/CMakeLists.txt).
+# usage: check.sh MODE BIN_DIR [MPIRUN]
+set -euo pipefail
+mode=$1 bin=$2 mpirun=${3:-}
+here=$(cd "$(dirname "$0")" && pwd)
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+cd "$work"
+size() { wc -c < "$1"; }
+stencil() { "$bin/stencil" -nx 256 -ny 256 -px 2 -py 2 -ll:cpu 1 "$@"; }
+
+case "$mode" in
+  iterations)
+    # Nearly constant in iterations: 1,000 iterations within 1.2x of 100; the loop is shown.
+    for t in manual auto; do
+      stencil -iters 100 --trace $t -lg:evtrace a.txt > /dev/null
+      stencil -iters 1000 --trace $t -lg:evtrace b.txt > /dev/null
+      a=$(size a.txt) b=$(size b.txt)
+      echo "$t: 100 iterations $a bytes, 1000 iterations $b bytes"
+      awk -v a="$a" -v b="$b" 'BEGIN { exit !(b <= 1.2 * a) }'
+      "$bin/reprise-evtrace" show b.txt > show.txt
+      grep -q "loop x" show.txt
+      # Manual traces: the timed loop, one iteration a trace.
+      if [ $t = manual ]; then "$bin/reprise-evtrace" show a.txt | grep -q "loop x100 (4 ops per iteration)"; fi
+    done
+    echo "evtrace sizes ok"
+    ;;
+  same_result)
+    # Recording changes no result.
+    x=$(stencil -iters 50 --trace auto | grep -o 'checksum=[0-9a-f]*')
+    y=$(stencil -iters 50 --trace auto -lg:evtrace c.txt | grep -o 'checksum=[0-9a-f]*')
+    echo "$x / $y"
+    [ "$x" = "$y" ]
+    echo "evtrace result ok"
+    ;;
+  ranks)
+    # Merged across ranks: one group; at most 1.6x the largest shard's own trace (the merged
+    # histograms hold every shard's values: ~1.5x here); 8 ranks within 1.2x of 4 (the interior
+    # shards share one variant).
+    run() {
+      "$mpirun" -np "$1" --oversubscribe "$bin/stencil" -nx $((128 * $1)) -ny 128 -px $((2 * $1)) \
+        -py 1 -iters 60 -ll:cpu 1 --trace manual -lg:evtrace "r$1.txt" -lg:evtrace:shards > /dev/null
+    }
+    run 4
+    run 8
+    merged=$(size r4.txt)
+    largest=$(for f in r4.txt.*; do size "$f"; done | sort -n | tail -1)
+    eight=$(size r8.txt)
+    echo "4 ranks: merged $merged bytes, largest shard $largest; 8 ranks merged $eight"
+    "$bin/reprise-evtrace" size r8.txt
+    "$bin/reprise-evtrace" size r8.txt | grep -q "groups=1 "
+    awk -v m="$merged" -v l="$largest" -v e="$eight" 'BEGIN { exit !(m <= 1.6 * l && e <= 1.2 * m) }'
+    "$bin/reprise-evtrace" show r8.txt | grep -q "shards 1-6: 2 points, sends to -1"
+    echo "evtrace ranks ok"
+    ;;
+  whatif_known)
+    # Hand-written traces whose times follow from the platform alone.
+    # One shard, 2 cores: per iteration 4 points of 1 ms on 2 cores, then 1 of 0.5 ms: 2.5 ms.
+    out=$("$bin/reprise-whatif" "$here/known_single.evtrace" --platform cores=2 --means)
+    echo "$out"
+    echo "$out" | grep -Eq "iter_s=0\.0025(0|00[0-9]*)? "
+    # Two shards exchanging 1 MB each iteration over 10 us, 1 GB/s links, then 2 ms of work:
+    # 1.01 ms for the data (both directions at once) + 2 ms = 3.01 ms per iteration.
+    out=$("$bin/reprise-whatif" "$here/known_exchange.evtrace" --platform lat=10us,bw=1GBps --means)
+    echo "$out"
+    echo "$out" | awk '{ for (i = 1; i <= NF; ++i) if ($i ~ /^iter_s=/) { split($i, kv, "="); v = kv[2] } }
+                       END { exit !(v > 0.00300 && v < 0.00303) }'
+    # Weak scaling to 64 shards: the interior shards behave like the recorded ones.
+    out=$("$bin/reprise-whatif" "$here/known_exchange.evtrace" --platform lat=10us,bw=1GBps --means --ranks 64 2>&1) && exit 1
+    echo "$out" | grep -q "no interior shard"
+    # Bad input: a clear error, no crash.
+    out=$("$bin/reprise-whatif" "$here/known_single.evtrace" --platform cores=2,bogus=1 2>&1) && exit 1
+    echo "$out" | grep -q "unknown key 'bogus'"
+    out=$("$bin/reprise-whatif" /nonexistent.evtrace --platform cores=2 2>&1) && exit 1
+    echo "$out" | grep -q "cannot read"
+    echo "whatif ok"
+    ;;
+  *)
+    echo "unknown mode $mode" >&2
+    exit 2
+    ;;
+esac
