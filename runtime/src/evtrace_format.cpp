@@ -127,6 +127,7 @@ void Variant::merge_values(const Variant& o) {
 }
 
 void Element::merge_times(const Element& o) {
+  issue_ns.merge(o.issue_ns);
   util.merge(o.util);
   point_ns.merge(o.point_ns);
   copy_ns.merge(o.copy_ns);
@@ -141,6 +142,7 @@ std::uint64_t shape_hash(const Node& n, bool variants_too) {
   h = mix(h, std::hash<std::string>{}(n.element.kind));
   h = mix(h, std::hash<std::string>{}(n.element.task));
   h = mix(h, n.element.trace);
+  h = mix(h, n.element.then_waits);
   if (variants_too)
     for (const Variant& v : n.element.variants) {
       h = mix(h, v.points);
@@ -161,7 +163,8 @@ bool Node::same_shape(const Node& o, bool variants_too) const {
     return true;
   }
   const Element &a = element, &b = o.element;
-  if (a.kind != b.kind || a.task != b.task || a.trace != b.trace) return false;
+  if (a.kind != b.kind || a.task != b.task || a.trace != b.trace || a.then_waits != b.then_waits)
+    return false;
   if (!variants_too) return true;
   if (a.variants.size() != b.variants.size()) return false;
   for (std::size_t i = 0; i < a.variants.size(); ++i)
@@ -289,13 +292,41 @@ void merge(Trace& a, Trace b) {
 // Text
 
 namespace {
+// A histogram is written in at most kMaxRanges ranges of bins: neighbours with the fewest
+// values are joined first, so where most values lie keeps its half-octave resolution and the
+// file does not grow with the spread of rare values (1,000 iterations record more outliers
+// than 100).
+constexpr std::size_t kMaxRanges = 6;
+struct BinRange {
+  std::uint16_t first, last;
+  std::uint64_t count;
+};
+std::vector<BinRange> coarse_bins(const Stat& s) {
+  std::vector<BinRange> r;
+  for (const auto& [b, c] : s.bins) r.push_back(BinRange{b, b, c});
+  while (r.size() > kMaxRanges) {
+    std::size_t at = 0;
+    for (std::size_t i = 1; i + 1 < r.size(); ++i)
+      if (r[i].count + r[i + 1].count < r[at].count + r[at + 1].count) at = i;
+    r[at].last = r[at + 1].last;
+    r[at].count += r[at + 1].count;
+    r.erase(r.begin() + std::ptrdiff_t(at) + 1);
+  }
+  return r;
+}
+
 // bins: with the histogram (values replayed are drawn from it), else a summary.
 std::string stat_text(const Stat& s, bool bins = true) {
   if (s.n == 0) return "0";
   if (s.min == s.max) return fmt::format("{}*{}", s.n, s.min);  // one value throughout
   std::string out = fmt::format("{},{:.6g},{},{}", s.n, s.sum, s.min, s.max);
   if (bins && s.min != s.max)
-    for (const auto& [b, c] : s.bins) out += fmt::format(",{}:{}", b, c);
+    for (const BinRange& r : coarse_bins(s)) {
+      if (r.first == r.last)
+        out += fmt::format(",{}:{}", r.first, r.count);
+      else
+        out += fmt::format(",{}-{}:{}", r.first, r.last, r.count);
+    }
   return out;
 }
 
@@ -322,10 +353,21 @@ Stat parse_stat(const std::string& text) {
   s.min = std::stoull(parts[2]);
   s.max = std::stoull(parts[3]);
   for (std::size_t i = 4; i < parts.size(); ++i) {
+    // "bin:count", or "first-last:count" spread evenly over those bins.
     const auto colon = parts[i].find(':');
     if (colon == std::string::npos) throw Error(fmt::format("evtrace: bad bin '{}'", parts[i]));
-    s.bins[std::uint16_t(std::stoul(parts[i].substr(0, colon)))] =
-        std::stoull(parts[i].substr(colon + 1));
+    const std::string range = parts[i].substr(0, colon);
+    const auto dash = range.find('-');
+    const auto first = std::uint16_t(std::stoul(range.substr(0, dash)));
+    const auto last =
+        dash == std::string::npos ? first : std::uint16_t(std::stoul(range.substr(dash + 1)));
+    if (last < first) throw Error(fmt::format("evtrace: bad bin '{}'", parts[i]));
+    const std::uint64_t count = std::stoull(parts[i].substr(colon + 1)), width = last - first + 1u;
+    for (std::uint16_t b = first; b <= last; ++b)
+      if (const std::uint64_t c =
+              count / width + (std::uint64_t(b - first) < count % width ? 1 : 0);
+          c)
+        s.bins[b] += c;
   }
   return s;
 }
@@ -369,7 +411,9 @@ void write_nodes(fmt::memory_buffer& out, const std::vector<Node>& nodes, int de
     const Element& e = n.element;
     fmt::format_to(std::back_inserter(out), "{}op {} \"{}\" util={}", pad, e.kind, e.task,
                    stat_text(e.util));
+    if (e.issue_ns.n) fmt::format_to(std::back_inserter(out), " app={}", stat_text(e.issue_ns));
     if (e.trace) fmt::format_to(std::back_inserter(out), " trace={}", e.trace);
+    if (e.then_waits) fmt::format_to(std::back_inserter(out), " waits=1");
     if (e.point_ns.n) fmt::format_to(std::back_inserter(out), " point={}", stat_text(e.point_ns));
     if (e.copy_ns.n) fmt::format_to(std::back_inserter(out), " copy={}", stat_text(e.copy_ns));
     out.push_back('\n');
@@ -489,6 +533,10 @@ Trace parse(std::string_view text) {
           const std::string key = kv.substr(0, eq), value = kv.substr(eq + 1);
           if (key == "trace")
             leaf.element.trace = std::uint32_t(std::stoul(value));
+          else if (key == "app")
+            leaf.element.issue_ns = parse_stat(value);
+          else if (key == "waits")
+            leaf.element.then_waits = value == "1";
           else if (key == "util")
             leaf.element.util = parse_stat(value);
           else if (key == "point")

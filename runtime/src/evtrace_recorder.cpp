@@ -93,6 +93,28 @@ void EvtraceRecorder::on_record(const Seen& s) {
   }
 }
 
+void EvtraceRecorder::program_waits(std::uint64_t seq) {
+  std::lock_guard<std::mutex> g(mutex_);
+  if (seq < written_below_) {
+    ++late_;
+    return;
+  }
+  pending_[seq].then_waits = true;
+}
+
+void EvtraceRecorder::issued(std::uint64_t seq, std::uint64_t now_ns) {
+  std::lock_guard<std::mutex> g(mutex_);
+  const std::uint64_t gap = app_mark_ns_ && now_ns > app_mark_ns_ ? now_ns - app_mark_ns_ : 0;
+  app_mark_ns_ = now_ns;
+  if (seq < written_below_) return;  // (cannot be: ops are written after later ones are issued)
+  pending_[seq].issue_ns = gap;
+}
+
+void EvtraceRecorder::program_resumes(std::uint64_t now_ns) {
+  std::lock_guard<std::mutex> g(mutex_);
+  app_mark_ns_ = now_ns;
+}
+
 void EvtraceRecorder::retired(std::uint64_t seq) {
   std::lock_guard<std::mutex> g(mutex_);
   if (seq < written_below_) return;
@@ -105,7 +127,9 @@ void EvtraceRecorder::flush_ready() {
     auto it = pending_.begin();
     Pending& p = it->second;
     const bool lagging = last_analysed_ > it->first + kMaxLag;
-    if (!(p.analysed && (p.retired || lagging))) return;
+    // (Written once a later op has been analysed: the program has issued it, so whether it
+    // blocked after this one is known.)
+    if (!(p.analysed && last_analysed_ > it->first && (p.retired || lagging))) return;
     write(it->first, p);
     pending_.erase(it);
   }
@@ -118,9 +142,11 @@ void EvtraceRecorder::write(std::uint64_t seq, Pending& p) {
   e.kind = kind_word(p.op_kind);
   e.task = p.task ? p.task : "";
   e.trace = p.trace;
+  e.then_waits = p.then_waits;
   evtrace::Variant& v = p.work;
   v.ranks = {shard_};
   e.util.add(p.util_ns);
+  e.issue_ns.add(p.issue_ns);
   e.point_ns = std::move(p.point_ns);
   e.copy_ns = std::move(p.copy_ns);
   for (const auto& [offset, bytes] : p.sends) {

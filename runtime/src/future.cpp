@@ -50,8 +50,11 @@ const char* kind_name(ValueKind k) {
 }
 
 void wait_event(detail::Event e, const std::atomic<bool>& ready) {
-  if (ready.load(std::memory_order_acquire)) return;
   detail::Runtime* rt = detail::Runtime::current();
+  if (ready.load(std::memory_order_acquire)) {
+    if (rt) rt->note_program_wait();
+    return;
+  }
   if (!rt) throw Error("Future::wait: no runtime is running and the future is not ready");
   rt->wait(e);
 }

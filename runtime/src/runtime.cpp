@@ -459,6 +459,8 @@ void Runtime::issue(OpRef op) {
   const bool ends_trace = op->kind == OpKind::EndTrace;
   if (!ends_trace) rethrow_if_failed();
   op->seq = next_seq_++;
+  if (evtrace_) [[unlikely]]
+    evtrace_->issued(op->seq, now_ns());
   if (network_) {
     const std::uint64_t word = std::uint64_t(op->kind) << 56 |
                                std::uint64_t(op->task & 0xffffff) << 32 |
@@ -575,7 +577,14 @@ void Runtime::rethrow_if_failed() {
   if (failed()) std::rethrow_exception(first_error());
 }
 
+void Runtime::note_program_wait() {
+  // (Before knowing whether the wait blocks: the trace must not depend on timing.)
+  if (evtrace_ && next_seq_ > 0 && std::this_thread::get_id() == app_thread_) [[unlikely]]
+    evtrace_->program_waits(next_seq_ - 1);
+}
+
 void Runtime::wait(Event e) {
+  note_program_wait();
   if (events_.has_triggered(e)) return;
   if (app_blocked_in_trace())
     throw Error(
@@ -585,6 +594,8 @@ void Runtime::wait(Event e) {
   if (std::this_thread::get_id() == app_thread_) flush_pipeline(e);
   const std::uint64_t t0 = profiler_ ? Profiler::stamp() : 0;
   events_.wait(e);
+  if (evtrace_ && std::this_thread::get_id() == app_thread_) [[unlikely]]
+    evtrace_->program_resumes(now_ns());
   if (profiler_) profiler_->record_wait(t0, Profiler::stamp());
 }
 

@@ -80,7 +80,7 @@ TEST(Evtrace, ValuesOfALoopAreMergedNotRepeated) {
 TEST(Evtrace, DifferentShapesDoNotFold) {
   ev::Compressor c;
   c.append(op("s", 0, 2));
-  c.append(op("s", 0, 3));  // another number of points: another shape
+  c.append(op("s", 0, 3));           // another number of points: another shape
   c.append(op("s", 0, 2, 1000, 1));  // data to another shard: another shape
   EXPECT_EQ(c.nodes().size(), 3u);
 }
@@ -138,7 +138,7 @@ TEST(Evtrace, MergeJoinsShardsOfOneShape) {
   EXPECT_EQ(ev::ranks_text(all.groups[0].ranks), "0-3");
   const ev::Element& e = all.groups[0].seq[0].body[0].element;
   ASSERT_EQ(e.variants.size(), 3u);  // first, last, and the interior shards together
-  EXPECT_EQ(e.point_ns.n, 80u);       // times merged over every shard and iteration
+  EXPECT_EQ(e.point_ns.n, 80u);      // times merged over every shard and iteration
   bool interior = false;
   for (const ev::Variant& v : e.variants) interior = interior || ev::ranks_text(v.ranks) == "1-2";
   EXPECT_TRUE(interior);
@@ -195,9 +195,9 @@ TEST(Evtrace, RecordsTheProgramsLoop) {
   ASSERT_EQ(t.groups.size(), 1u);
   bool loop = false;
   for (const ev::Node& n : t.groups[0].seq)
-    loop = loop || (n.is_loop() && n.count >= 25 && n.body.size() == 1 &&
-                    n.body[0].element.task == "evtrace_step" &&
-                    n.body[0].element.variants[0].points == 4);
+    loop = loop ||
+           (n.is_loop() && n.count >= 25 && n.body.size() == 1 &&
+            n.body[0].element.task == "evtrace_step" && n.body[0].element.variants[0].points == 4);
   EXPECT_TRUE(loop) << ev::write(t);
   std::filesystem::remove(path);
 }

@@ -7,6 +7,7 @@ packages=(
   libgtest-dev libgmock-dev
   libopenmpi-dev openmpi-bin
   python3-matplotlib
+  libsimgrid-dev
 )
 missing=()
 for p in "${packages[@]}"; do

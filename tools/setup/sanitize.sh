@@ -36,7 +36,8 @@ for kind in "${kinds[@]}"; do
        timeout 900 mpirun --oversubscribe)
     "${m[@]}" -np 2 "${r[@]}" --loops --seeds 1:20 -ll:cpu 1
     "${m[@]}" -np 3 "${r[@]}" --loops --seeds 1:12 -ll:cpu 1 -ll:numa 2
-    "${m[@]}" -np 2 "$dir/bin/stencil" -nx 256 -ny 128 -px 4 -py 1 -iters 60 -ll:cpu 1 --trace auto
+    "${m[@]}" -np 2 "$dir/bin/stencil" -nx 256 -ny 128 -px 4 -py 1 -iters 60 -ll:cpu 1 --trace auto \
+      -lg:evtrace "$dir/evtrace.txt"
   fi
   echo "== $kind: misuse catalogue (single process)"
   for c in $("$dir/bin/misuse" --list); do

@@ -2,8 +2,11 @@
 //
 // Replays a compressed event trace (-lg:evtrace) as a discrete-event simulation on SimGrid
 // (S4U): one host per node (per_node shards each, sharing its cores for their points), one
-// single-core host per shard for its utility thread (or, shared_util=1, the node's cores), a
-// cluster network with the platform's latency and bandwidth.
+// two-core host per shard for its application and utility threads (or, shared_util=1, the
+// node's cores), a cluster network with the platform's latency and bandwidth. Each shard's
+// application actor spends each op's recorded issue time (ScalaTrace's computation between
+// events) and blocks where the program blocked; its utility actor spends each op's analysis
+// or replay time.
 // Each shard's utility actor spends each op's recorded utility time; its driver actor takes
 // the ops in stream order: it sends the op's data to other shards, waits for what the op
 // receives, then runs the op's points on the host's cores (durations drawn from the recorded
@@ -17,7 +20,9 @@
 // R / recorded shards. Prints
 //   RESULT tool=whatif ranks=R iter_s=... util_frac=... total_s=...
 // iter_s: the simulated time per iteration of the trace's main loop (its longest top-level
-// loop) on shard 0; util_frac: the fraction of that time shard 0's utility thread was busy.
+// loop) on shard 0 (with --iter-task NAME: per launch of that task in the main loop, i.e. per
+// program iteration however many the loop's body holds); util_frac: the fraction of that time shard
+// 0's utility thread was busy.
 #include <fmt/format.h>
 #include <unistd.h>
 
@@ -47,6 +52,7 @@ namespace {
 struct Platform {
   std::uint32_t cores = 0;     // per node (0: the recorded -ll:cpu times per_node)
   std::uint32_t per_node = 1;  // shards per node (mpirun's ranks per host)
+  std::uint32_t workers = 0;   // worker threads per shard (0: the recorded -ll:cpu)
   bool shared_util = false;    // utility threads share the node's cores (else one core each)
   double speed = 1.0;          // task durations are divided by it
   double util_speed = 1.0;     // utility times are divided by it
@@ -54,8 +60,9 @@ struct Platform {
   double bandwidth = 10e9;     // bytes per second
   std::string text() const {
     return fmt::format(
-        "cores={},per_node={},shared_util={},speed={},util_speed={},lat={}us,bw={}GBps", cores,
-        per_node, shared_util ? 1 : 0, speed, util_speed, latency_s * 1e6, bandwidth / 1e9);
+        "cores={},workers={},per_node={},shared_util={},speed={},util_speed={},lat={}us,bw={}GBps",
+        cores, workers, per_node, shared_util ? 1 : 0, speed, util_speed, latency_s * 1e6,
+        bandwidth / 1e9);
   }
 };
 
@@ -86,6 +93,8 @@ Platform parse_platform(const std::string& spec) {
     const std::string k = kv.substr(0, eq), v = kv.substr(eq + 1);
     if (k == "cores")
       p.cores = std::uint32_t(parse_unit(k, v, {}));
+    else if (k == "workers")
+      p.workers = std::uint32_t(parse_unit(k, v, {}));
     else if (k == "per_node")
       p.per_node = std::max<std::uint32_t>(1, std::uint32_t(parse_unit(k, v, {})));
     else if (k == "shared_util")
@@ -99,9 +108,10 @@ Platform parse_platform(const std::string& spec) {
     else if (k == "bw")
       p.bandwidth = parse_unit(k, v, {{"GBps", 1e9}, {"MBps", 1e6}, {"kBps", 1e3}, {"Bps", 1.0}});
     else
-      throw Error(fmt::format(
-          "--platform: unknown key '{}' (cores, per_node, shared_util, speed, util_speed, lat, bw)",
-          k));
+      throw Error(
+          fmt::format("--platform: unknown key '{}' (cores, workers, per_node, shared_util, speed, "
+                      "util_speed, lat, bw)",
+                      k));
     if (p.speed <= 0 || p.util_speed <= 0 || p.latency_s < 0 || p.bandwidth <= 0)
       throw Error(fmt::format("--platform: '{}' is out of range", kv));
   }
@@ -159,13 +169,15 @@ struct Simulation {
   double work_scale = 1.0;
   bool means = false;
   std::uint64_t seed = 1;
-  std::size_t main_loop = 0;  // top-level node index
+  std::size_t main_loop = 0;        // top-level node index
+  std::uint64_t per_iteration = 1;  // main-loop iterations per program iteration (--iter-task)
   // Per op record: the variant of each recorded shard, and the offsets any shard sends to.
   struct Lookup {
     std::vector<const ev::Variant*> by_shard;
     std::vector<std::int32_t> offsets;
   };
   std::unordered_map<const ev::Node*, Lookup> lookup;
+  std::vector<sg4::SemaphorePtr> issued;    // per shard: ops the application has issued
   std::vector<sg4::SemaphorePtr> analysed;  // per shard: ops the utility thread has finished
   // Completions asked of another shard (Request/Done): answered once that shard has finished
   // every op before the asking one.
@@ -212,18 +224,37 @@ struct Simulation {
     }
   }
 
+  // The application thread of shard s: it issues each op after its recorded issue time; after
+  // an op the program blocks on (then_waits), it issues nothing more until that op is done.
+  void application(std::uint32_t s) {
+    std::mt19937_64 rng(seed * 15485863 + s);
+    Cursor c(group->seq);
+    std::size_t top = 0;
+    for (std::uint64_t op = 0;; ++op) {
+      const ev::Node* leaf = c.next(top);
+      if (!leaf) break;
+      if (const double ns = draw(leaf->element.issue_ns, rng) / platform.util_speed; ns > 0)
+        sg4::this_actor::execute(ns);  // hosts compute 1e9 flop/s: one flop per ns
+      issued[s]->release();
+      if (leaf->element.then_waits) {
+        std::unique_lock<sg4::Mutex> lock(*done_mutex[s]);
+        while (ops_done[s] <= op) progress[s]->wait(lock);
+      }
+    }
+  }
+
+  // The utility thread of shard s: it analyses (or replays) each op once it is issued.
   void utility(std::uint32_t s) {
     std::mt19937_64 rng(seed * 7919 + s);
     Cursor c(group->seq);
     std::size_t top = 0;
     while (const ev::Node* leaf = c.next(top)) {
-      {
-        const double ns = draw(leaf->element.util, rng) / platform.util_speed;
-        if (ns > 0) {
-          const double t0 = sg4::Engine::get_clock();
-          sg4::this_actor::execute(ns);  // hosts compute 1e9 flop/s: one flop per ns
-          if (s == 0 && top == main_loop) util_busy += sg4::Engine::get_clock() - t0;
-        }
+      issued[s]->acquire();
+      const double ns = draw(leaf->element.util, rng) / platform.util_speed;
+      if (ns > 0) {
+        const double t0 = sg4::Engine::get_clock();
+        sg4::this_actor::execute(ns);
+        if (s == 0 && top == main_loop) util_busy += sg4::Engine::get_clock() - t0;
       }
       analysed[s]->release();
     }
@@ -302,14 +333,22 @@ struct Simulation {
       }
       for (; expected > 0; --expected) answers->get<int>();
       work.clear();
-      auto run = [&](std::uint32_t n, const ev::Stat& st, double scale) {
-        for (std::uint32_t i = 0; i < n; ++i)
-          if (const double ns = draw(st, rng) * scale; ns > 0)
+      // The shard's worker threads take the points (and copies) in turn: at most `workers`
+      // run at once, sharing the node's cores with everything else on it.
+      std::vector<double> lengths;
+      for (std::uint32_t i = 0; i < v->points; ++i)
+        lengths.push_back(draw(leaf->element.point_ns, rng) * work_scale / platform.speed);
+      for (std::uint32_t i = 0; i < v->copies; ++i)
+        lengths.push_back(draw(leaf->element.copy_ns, rng) / platform.speed);
+      std::size_t next = 0;
+      while (next < lengths.size() || !work.empty()) {
+        while (next < lengths.size() && work.size() < platform.workers)
+          if (const double ns = lengths[next++]; ns > 0)
             work.push_back(sg4::this_actor::exec_async(ns));
-      };
-      run(v->points, leaf->element.point_ns, work_scale / platform.speed);
-      run(v->copies, leaf->element.copy_ns, 1.0 / platform.speed);
-      for (const sg4::ExecPtr& e : work) e->wait();
+        if (work.empty()) continue;
+        const ssize_t done = sg4::Exec::wait_any(work);
+        work.erase(work.begin() + done);
+      }
       finished_op();
     }
     if (s == 0 && loop_begin >= 0 && loop_end < 0) loop_end = sg4::Engine::get_clock();
@@ -326,17 +365,27 @@ std::string platform_xml(std::uint32_t nodes, std::uint32_t shards, std::uint32_
       "<platform version=\"4.1\">\n<zone id=\"world\" routing=\"Full\">\n"
       "  <cluster id=\"nodes\" prefix=\"n\" suffix=\"\" radical=\"0-{0}\" speed=\"1Gf\" "
       "core=\"{1}\" bw=\"{2}Bps\" lat=\"{3}s\" loopback_bw=\"{2}Bps\" loopback_lat=\"{5}s\"/>\n"
-      "  <cluster id=\"utils\" prefix=\"u\" suffix=\"\" radical=\"0-{4}\" speed=\"1Gf\" core=\"1\" "
+      "  <cluster id=\"utils\" prefix=\"u\" suffix=\"\" radical=\"0-{4}\" speed=\"1Gf\" core=\"2\" "
       "bw=\"{2}Bps\" lat=\"{3}s\"/>\n</zone>\n</platform>\n",
       nodes - 1, cores, p.bandwidth, p.latency_s / 2, shards - 1, p.latency_s);
 }
 
+// Launches of `task` within n (loops counted out).
+std::uint64_t launches(const ev::Node& n, const std::string& task) {
+  if (!n.is_loop()) return n.element.task == task ? 1 : 0;
+  std::uint64_t per = 0;
+  for (const ev::Node& b : n.body) per += launches(b, task);
+  return per * n.count;
+}
+
 int usage() {
-  std::fprintf(stderr,
-               "usage: reprise-whatif FILE --platform SPEC [--ranks R] [--strong] [--means] "
-               "[--seed N]\n"
-               "  SPEC: cores=N,per_node=K,shared_util=0|1,speed=F,util_speed=F,lat=1us,bw=10GBps\n"
-               "  (any subset; cores: per node, by default the recorded -ll:cpu times per_node)\n");
+  std::fprintf(
+      stderr,
+      "usage: reprise-whatif FILE --platform SPEC [--ranks R] [--strong] [--means] "
+      "[--seed N] [--iter-task NAME]\n"
+      "  SPEC: "
+      "cores=N,workers=W,per_node=K,shared_util=0|1,speed=F,util_speed=F,lat=1us,bw=10GBps\n"
+      "  (any subset; cores: per node, by default the recorded -ll:cpu times per_node)\n");
   return 2;
 }
 
@@ -347,6 +396,7 @@ int main(int argc, char** argv) {
   Simulation sim;
   std::uint32_t ranks = 0;
   bool strong = false;
+  std::string iter_task;
   try {
     for (int i = 1; i < argc; ++i) {
       const std::string a = argv[i];
@@ -364,6 +414,8 @@ int main(int argc, char** argv) {
         sim.means = true;
       else if (a == "--seed")
         sim.seed = std::stoull(value());
+      else if (a == "--iter-task")
+        iter_task = value();
       else if (!a.empty() && a[0] != '-' && path.empty())
         path = a;
       else
@@ -379,6 +431,7 @@ int main(int argc, char** argv) {
     sim.trace = &trace;
     sim.group = &trace.groups[0];
     sim.platform = parse_platform(spec);
+    if (sim.platform.workers == 0) sim.platform.workers = std::max<std::uint32_t>(1, trace.cpus);
     if (sim.platform.cores == 0)
       sim.platform.cores = std::max<std::uint32_t>(1, trace.cpus) * sim.platform.per_node;
     sim.recorded = trace.shards;
@@ -396,14 +449,26 @@ int main(int argc, char** argv) {
         sim.main_loop = i;
       }
     sim.index(sim.group->seq);
+    const ev::Node& loop = sim.group->seq[sim.main_loop];
+    std::uint64_t iters = loop.is_loop() ? loop.count : 1;
+    if (!iter_task.empty()) {
+      // One program iteration per launch of that task.
+      const std::uint64_t n = launches(loop, iter_task);
+      if (n == 0)
+        throw Error(
+            fmt::format("--iter-task: task '{}' is not launched in the main loop", iter_task));
+      iters = n;
+    }
 
     // The network as the platform says: no latency or bandwidth corrections (SimGrid's default
     // model multiplies latencies by 13 and sends 5% of the bytes back as acknowledgements,
     // fitted to TCP), quiet.
-    std::vector<std::string> sg_args = {
-        "reprise-whatif", "--log=root.thres:critical", "--cfg=network/latency-factor:1",
-        "--cfg=network/bandwidth-factor:1", "--cfg=network/weight-S:0",
-        "--cfg=network/crosstraffic:0"};
+    std::vector<std::string> sg_args = {"reprise-whatif",
+                                        "--log=root.thres:critical",
+                                        "--cfg=network/latency-factor:1",
+                                        "--cfg=network/bandwidth-factor:1",
+                                        "--cfg=network/weight-S:0",
+                                        "--cfg=network/crosstraffic:0"};
     std::vector<char*> sg_argv;
     for (std::string& a : sg_args) sg_argv.push_back(a.data());
     sg_argv.push_back(nullptr);
@@ -418,6 +483,7 @@ int main(int argc, char** argv) {
     std::filesystem::remove(xml);
     for (std::uint32_t s = 0; s < sim.ranks; ++s) {
       sim.analysed.push_back(sg4::Semaphore::create(0));
+      sim.issued.push_back(sg4::Semaphore::create(0));
       sim.ops_done.push_back(0);
       sim.done_mutex.push_back(sg4::Mutex::create());
       sim.progress.push_back(sg4::ConditionVariable::create());
@@ -425,12 +491,11 @@ int main(int argc, char** argv) {
       sg4::Host* util =
           sim.platform.shared_util ? node : engine.host_by_name(fmt::format("u{}", s));
       sg4::Actor::create(fmt::format("util{}", s), util, [&sim, s] { sim.utility(s); });
+      sg4::Actor::create(fmt::format("app{}", s), util, [&sim, s] { sim.application(s); });
       sg4::Actor::create(fmt::format("answers{}", s), node, [&sim, s] { sim.responder(s); });
       sg4::Actor::create(fmt::format("shard{}", s), node, [&sim, s] { sim.driver(s); });
     }
     engine.run();
-    const ev::Node& loop = sim.group->seq[sim.main_loop];
-    const std::uint64_t iters = loop.is_loop() ? loop.count : 1;
     const double span = sim.loop_end - sim.loop_begin;
     fmt::print(
         "RESULT tool=whatif ranks={} iter_s={:.6g} util_frac={:.3f} total_s={:.6g} "

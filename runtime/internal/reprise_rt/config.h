@@ -26,19 +26,19 @@ struct Config {
   int log_level = 4;                 // -level N (every category)
   // -level CAT=N,...: per category (names: reprise_rt/log.h), after log_level.
   std::vector<std::pair<std::string, int>> log_category_levels;
-  std::string log_file;        // -logfile (`%`: the shard number); empty: stderr
-  std::string prof_file;       // -lg:prof FILE (`%`: the shard number); empty: off
-  bool prof_deps = false;      // -lg:prof:deps: dependences as flow arrows
-  std::string evtrace_file;    // -lg:evtrace FILE: compressed event trace (shard 0 writes)
+  std::string log_file;         // -logfile (`%`: the shard number); empty: stderr
+  std::string prof_file;        // -lg:prof FILE (`%`: the shard number); empty: off
+  bool prof_deps = false;       // -lg:prof:deps: dependences as flow arrows
+  std::string evtrace_file;     // -lg:evtrace FILE: compressed event trace (shard 0 writes)
   bool evtrace_shards = false;  // -lg:evtrace:shards: also each shard's own, FILE.<shard>
-  std::string spy_dir;         // -lg:spy DIR: dependence graphs (DOT) and templates
-  bool no_tracing = false;     // -lg:no_tracing: begin_trace/end_trace do nothing
-  int ncpu = 0;                // -ll:ncpu: CPU workers per NUMA memory (0: unset)
-  std::string trace_dot_dir;   // -lg:trace:dot
-  int max_templates = 8;       // -lg:trace:max_templates
-  bool coverage_log = false;   // -lg:coverage_log
-  bool safe_ctrlrepl = false;  // -lg:safe_ctrlrepl
-  int stall_report_s = 0;      // -lg:stall_report S: what a stalled shard waits for (0: off)
+  std::string spy_dir;          // -lg:spy DIR: dependence graphs (DOT) and templates
+  bool no_tracing = false;      // -lg:no_tracing: begin_trace/end_trace do nothing
+  int ncpu = 0;                 // -ll:ncpu: CPU workers per NUMA memory (0: unset)
+  std::string trace_dot_dir;    // -lg:trace:dot
+  int max_templates = 8;        // -lg:trace:max_templates
+  bool coverage_log = false;    // -lg:coverage_log
+  bool safe_ctrlrepl = false;   // -lg:safe_ctrlrepl
+  int stall_report_s = 0;       // -lg:stall_report S: what a stalled shard waits for (0: off)
   // Automatic tracing (Apophenia); the defaults are documented in docs/tracing.md.
   bool auto_tracing = true;                  // -lg:no_auto_tracing turns it off
   int at_min_length = 5;                     // -lg:auto_trace:min_trace_length

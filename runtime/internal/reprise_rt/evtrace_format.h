@@ -60,9 +60,13 @@ struct Element {
   std::string kind;  // "index_task", "task", "fill", "copy", "fence", ...
   std::string task;
   std::uint32_t trace = 0;  // the trace it was recorded or replayed in (0: none)
+  Stat issue_ns;            // the application thread's time before issuing it (since the last op)
   Stat util;                // the utility thread's time on the op (ns): analysis, or a replay
   Stat point_ns;            // each point's duration
   Stat copy_ns;             // each copy's duration within a shard
+  // The program blocks after this op (a future read, a fence waited for): the next op is
+  // issued once a result is in. Part of the shape (the same on every shard).
+  bool then_waits = false;
   std::vector<Variant> variants;
   void merge_times(const Element& o);
 };

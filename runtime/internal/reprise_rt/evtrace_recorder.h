@@ -37,6 +37,12 @@ class EvtraceRecorder {
     std::lock_guard<std::mutex> g(mutex_);
     current_ = seq;
   }
+  // The program blocks (on the application thread) after issuing op #seq.
+  void program_waits(std::uint64_t seq);
+  // The application thread issues op #seq at now_ns (what it did since it issued the last
+  // one, or since it stopped waiting, is the op's issue time); it stopped waiting at now_ns.
+  void issued(std::uint64_t seq, std::uint64_t now_ns);
+  void program_resumes(std::uint64_t now_ns);
   // Program op #seq has completed on this shard (its points' records are in).
   void retired(std::uint64_t seq);
   // Everything recorded, as this shard's trace (one group).
@@ -44,11 +50,11 @@ class EvtraceRecorder {
 
  private:
   struct Pending {
-    bool analysed = false, retired = false;
+    bool analysed = false, retired = false, then_waits = false;
     std::uint8_t op_kind = 0;
     const char* task = nullptr;
     std::uint32_t trace = 0;
-    std::uint64_t util_ns = 0;
+    std::uint64_t util_ns = 0, issue_ns = 0;
     evtrace::Variant work;  // points and copies
     evtrace::Stat point_ns, copy_ns;
     std::map<std::int32_t, std::uint64_t> sends, recvs, asks;  // bytes by peer offset
@@ -60,6 +66,7 @@ class EvtraceRecorder {
   std::mutex mutex_;
   std::map<std::uint64_t, Pending> pending_;
   std::uint64_t last_analysed_ = 0, current_ = 0;
+  std::uint64_t app_mark_ns_ = 0;    // the application thread's last issue or resumption
   std::uint64_t written_below_ = 0;  // every op below has been written (or never existed)
   evtrace::Compressor compressor_;
   std::map<std::string, std::uint64_t> sent_;  // messages by channel

@@ -17,6 +17,8 @@
 #include "reprise_rt/config.h"
 #include "reprise_rt/device.h"
 #include "reprise_rt/event.h"
+#include "reprise_rt/evtrace_merge.h"
+#include "reprise_rt/evtrace_recorder.h"
 #include "reprise_rt/executor.h"
 #include "reprise_rt/forest.h"
 #include "reprise_rt/graph.h"
@@ -24,8 +26,6 @@
 #include "reprise_rt/history_ring.h"
 #include "reprise_rt/instance.h"
 #include "reprise_rt/launch_shapes.h"
-#include "reprise_rt/evtrace_merge.h"
-#include "reprise_rt/evtrace_recorder.h"
 #include "reprise_rt/network.h"
 #include "reprise_rt/op.h"
 #include "reprise_rt/op_queue.h"
@@ -150,6 +150,9 @@ class Runtime {
   ShardExchange* exchange() const { return exchange_.get(); }
   // -lg:prof: the profiler (null when off: every hook is one branch).
   Profiler* profiler() const { return profiler_.get(); }
+  // -lg:evtrace: the program is about to wait (on the application thread) for a result,
+  // whether or not it is ready yet.
+  void note_program_wait();
   MachineInfo machine() const;
   RuntimeStats stats() const;
   void count_points(std::uint64_t n) { points_launched_.fetch_add(n, std::memory_order_relaxed); }
