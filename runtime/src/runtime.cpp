@@ -47,6 +47,15 @@ std::uint64_t thread_cpu_ns(const std::thread& t) {
   if (clock_gettime(cid, &ts) != 0) return 0;
   return std::uint64_t(ts.tv_sec) * 1000000000ull + std::uint64_t(ts.tv_nsec);
 }
+
+// The calling thread's CPU time (ns): what the application thread computed between two ops,
+// without the time it was blocked or descheduled (an oversubscribed recording must not pass
+// the other ranks' time off as its own).
+std::uint64_t own_cpu_ns() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return std::uint64_t(ts.tv_sec) * 1000000000ull + std::uint64_t(ts.tv_nsec);
+}
 }  // namespace
 
 namespace {
@@ -460,7 +469,7 @@ void Runtime::issue(OpRef op) {
   if (!ends_trace) rethrow_if_failed();
   op->seq = next_seq_++;
   if (evtrace_) [[unlikely]]
-    evtrace_->issued(op->seq, now_ns());
+    evtrace_->issued(op->seq, own_cpu_ns());
   if (network_) {
     const std::uint64_t word = std::uint64_t(op->kind) << 56 |
                                std::uint64_t(op->task & 0xffffff) << 32 |
@@ -595,7 +604,7 @@ void Runtime::wait(Event e) {
   const std::uint64_t t0 = profiler_ ? Profiler::stamp() : 0;
   events_.wait(e);
   if (evtrace_ && std::this_thread::get_id() == app_thread_) [[unlikely]]
-    evtrace_->program_resumes(now_ns());
+    evtrace_->program_resumes(own_cpu_ns());
   if (profiler_) profiler_->record_wait(t0, Profiler::stamp());
 }
 

@@ -7,6 +7,15 @@ the auto mode's steady state (Fig. 9) and coverage over time for one run (Fig. 1
     /usr/bin/python3 tools/experiments/sweep.py --apps stencil,jacobi,cfd --sizes s,m \\
         --modes none,manual,auto --ranks 1 --out results/sweep
 
+With --whatif R1,R2,... the runs at the largest of --ranks (at least 3 for rank counts above
+it) also record a compressed event trace (-lg:evtrace), and reprise-whatif replays it on
+--platform for every R, weak scaling (each rank keeps its work) and strong scaling (the work
+divided among R): predicted iterations/s and parallel efficiency vs ranks next to the measured
+points, the platform written on the plot (whatif_<app>_<size>.png, whatif.csv):
+
+    /usr/bin/python3 tools/experiments/sweep.py --apps stencil --sizes s --ranks 1,4 \
+        --whatif 1,4,16,64,256,1024 --platform cores=4,lat=1us,bw=10GBps --out results/whatif
+
 Plots need Debian's python3-matplotlib, which only /usr/bin/python3 sees; without it the CSVs
 and the table are still written. Ranks above 1 run under mpirun (control replication).
 """
@@ -60,9 +69,15 @@ def parse_keys(line):
     return out
 
 
-def run_one(bindir, app, size, mode, ranks, cpus, timeout):
+# The task launched once per program iteration (reprise-whatif --iter-task), where there is one.
+ITER_TASK = {"stencil": "stencil", "jacobi2d": "sweep"}
+
+
+def run_one(bindir, app, size, mode, ranks, cpus, timeout, evtrace=None):
     cmd = [os.path.join(bindir, app)] + SIZES[app][size].split()
     cmd += ["--trace", mode, "-ll:cpu", str(cpus), "-lg:coverage_log"]
+    if evtrace:
+        cmd += ["-lg:evtrace", evtrace]
     if ranks > 1:
         mpirun = shutil.which("mpirun")
         if not mpirun:
@@ -79,7 +94,9 @@ def run_one(bindir, app, size, mode, ranks, cpus, timeout):
         elif line.startswith("WARMUP "):
             warmup = parse_keys(line)
         elif line.startswith("COVERAGE "):
-            timeline.append(parse_keys(line))
+            t = parse_keys(line)
+            if all(k in t for k in ("iter", "points", "replayed")):  # (ranks' lines may interleave)
+                timeline.append(t)
     if proc.returncode != 0 or result is None:
         raise RuntimeError("%s failed (exit %d):\n%s%s" %
                            (" ".join(cmd), proc.returncode, proc.stdout[-2000:], proc.stderr[-2000:]))
@@ -175,6 +192,72 @@ def plots(rows, timelines, out, coverage_run):
     return made
 
 
+def whatif(bindir, trace, app, platform, ranks, strong):
+    cmd = [os.path.join(bindir, "reprise-whatif"), trace, "--platform", platform,
+           "--ranks", str(ranks)]
+    if strong:
+        cmd.append("--strong")
+    if app in ITER_TASK:
+        cmd += ["--iter-task", ITER_TASK[app]]
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    line = next((l for l in proc.stdout.splitlines() if l.startswith("RESULT ")), None)
+    if proc.returncode != 0 or line is None:
+        raise RuntimeError("%s failed:\n%s" % (" ".join(cmd), proc.stderr[-2000:]))
+    out = parse_keys(line)
+    out["command"] = " ".join(cmd)
+    return out
+
+
+def whatif_plots(pred, rows, out, platform):
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return []
+    made = []
+    colors = {"none": "tab:red", "manual": "tab:blue", "auto": "tab:green"}
+    for app, size in sorted({(p["app"], p["size"]) for p in pred}):
+        fig, axes = plt.subplots(1, 3, figsize=(13, 3.6))
+        for mode in MODES[app]:
+            for scaling, style in (("weak", "-"), ("strong", "--")):
+                pts = sorted((int(p["ranks"]), 1.0 / float(p["iter_s"])) for p in pred
+                             if p["app"] == app and p["size"] == size and p["mode"] == mode
+                             and p["scaling"] == scaling and float(p["iter_s"]) > 0)
+                if not pts:
+                    continue
+                r = [x for x, _ in pts]
+                ips = [y for _, y in pts]
+                eff = [y / ips[0] if scaling == "weak" else y / (ips[0] * x / r[0])
+                       for x, y in pts]
+                axes[0 if scaling == "weak" else 1].plot(r, ips, style, marker="o", ms=3,
+                                                         color=colors[mode], label=mode)
+                axes[2].plot(r, eff, style, color=colors[mode], label="%s %s" % (mode, scaling))
+            meas = sorted((int(x["ranks"]), float(x["iter_per_s"])) for x in rows
+                          if x["app"] == app and x["size"] == size and x["mode"] == mode)
+            if meas:
+                axes[0].plot([m[0] for m in meas], [m[1] for m in meas], "x", color=colors[mode],
+                             ms=8, label="%s measured here" % mode)
+        axes[0].set_title("%s %s: weak scaling (predicted)" % (app, size))
+        axes[1].set_title("strong scaling (predicted)")
+        axes[2].set_title("parallel efficiency")
+        for ax in axes[:2]:
+            ax.set_ylabel("iterations / s")
+            ax.set_yscale("log")
+        for ax in axes:
+            ax.set_xscale("log", base=2)
+            ax.set_xlabel("ranks")
+            ax.grid(alpha=0.3)
+            ax.legend(fontsize=7)
+        fig.suptitle("reprise-whatif on SimGrid, platform %s" % platform, fontsize=9)
+        fig.tight_layout()
+        path = os.path.join(out, "whatif_%s_%s.png" % (app, size))
+        fig.savefig(path, dpi=120)
+        plt.close(fig)
+        made.append(path)
+    return made
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--apps", default="stencil,jacobi,jacobi2d,cfd")
@@ -186,6 +269,9 @@ def main():
     ap.add_argument("--bin", default=os.path.join(os.path.dirname(__file__), "..", "..", "build", "bin"))
     ap.add_argument("--out", default="results/sweep")
     ap.add_argument("--timeout", type=int, default=900)
+    ap.add_argument("--whatif", default="", help="rank counts to predict with reprise-whatif")
+    ap.add_argument("--platform", default="cores=4,lat=1us,bw=10GBps",
+                    help="reprise-whatif's --platform for the predictions")
     ap.add_argument("--coverage-run", default="", help="app,size,ranks for the coverage plot "
                     "(default: the first auto run)")
     args = ap.parse_args()
@@ -200,10 +286,16 @@ def main():
         if s not in SIZES[a]:
             sys.exit("sweep: unknown size %s (have %s)" % (s, ", ".join(SIZES[a])))
     rows, timelines = [], {}
+    traced_ranks = max(int(r) for r in args.ranks.split(","))
+    traces = {}
     for k, (app, size, ranks, mode) in enumerate(plan, 1):
         runs = []
+        evtrace = None
+        if args.whatif and ranks == traced_ranks:
+            evtrace = os.path.abspath(os.path.join(args.out, "evtrace_%s_%s_%s.txt" % (app, size, mode)))
+            traces[(app, size, mode)] = evtrace
         for _ in range(args.repeat):
-            runs.append(run_one(args.bin, app, size, mode, ranks, args.cpus, args.timeout))
+            runs.append(run_one(args.bin, app, size, mode, ranks, args.cpus, args.timeout, evtrace))
         runs.sort(key=lambda rt: float(rt[0]["iter_per_s"]))
         result, timeline = runs[len(runs) // 2]
         rows.append(result)
@@ -232,6 +324,23 @@ def main():
     else:
         cov = next((key for key in timelines if key[3] == "auto"), None)
     made = plots(rows, timelines, args.out, cov)
+    if args.whatif:
+        pred = []
+        for (app, size, mode), trace in sorted(traces.items()):
+            for r in [int(x) for x in args.whatif.split(",")]:
+                for scaling in ("weak", "strong"):
+                    p = whatif(args.bin, trace, app, args.platform, r, scaling == "strong")
+                    p.update(app=app, size=size, mode=mode, scaling=scaling)
+                    pred.append(p)
+                    print("whatif %s %s %s %s ranks=%d: %.3g iterations/s" %
+                          (app, size, mode, scaling, r, 1.0 / max(float(p["iter_s"]), 1e-30)),
+                          flush=True)
+        with open(os.path.join(args.out, "whatif.csv"), "w", newline="") as f:
+            keys = ["app", "size", "mode", "scaling", "ranks", "iter_s", "util_frac", "command"]
+            w = csv.DictWriter(f, fieldnames=keys, extrasaction="ignore")
+            w.writeheader()
+            w.writerows(pred)
+        made += whatif_plots(pred, rows, args.out, args.platform)
     print("\nsweep: wrote %s, %s%s" % (os.path.join(args.out, "results.csv"),
                                       os.path.join(args.out, "timelines.csv"),
                                       "".join(", " + p for p in made)))

@@ -187,6 +187,8 @@ struct Simulation {
   };
   std::deque<Ask> asks_made;            // (the messages' payloads: stable addresses)
   std::vector<std::uint64_t> ops_done;  // per shard
+  std::vector<std::string> blocked;     // per shard: what its driver waits for (empty: ran out)
+  std::vector<std::multimap<std::uint64_t, std::uint32_t>> waiting;  // per shard: op -> asker
   std::vector<sg4::MutexPtr> done_mutex;
   std::vector<sg4::ConditionVariablePtr> progress;
   // Shard 0's main loop: when it started and ended, and its utility's busy time in it.
@@ -260,18 +262,23 @@ struct Simulation {
     }
   }
 
+  // Asks of shard s are answered once it has finished every op before the asking one: at
+  // once, or by its driver when it gets there (never waiting here: an ask from a shard that ran
+  // ahead must not hold up the others').
   void responder(std::uint32_t s) {
     sg4::Actor::self()->daemonize();  // ends with the simulation
     sg4::Mailbox* in = sg4::Mailbox::by_name(fmt::format("ask>{}", s));
-    static int token = 0;
     for (;;) {
       const Ask* a = in->get<Ask>();
-      {
-        std::unique_lock<sg4::Mutex> lock(*done_mutex[s]);
-        while (ops_done[s] < a->op) progress[s]->wait(lock);
-      }
-      sg4::Mailbox::by_name(fmt::format("answer>{}", a->from))->put_init(&token, 16)->detach();
+      if (ops_done[s] >= a->op)
+        answer(a->from);
+      else
+        waiting[s].emplace(a->op, a->from);
     }
+  }
+  static void answer(std::uint32_t to) {
+    static int token = 0;
+    sg4::Mailbox::by_name(fmt::format("answer>{}", to))->put_init(&token, 16)->detach();
   }
 
   static sg4::Mailbox* box(std::uint32_t from, std::uint32_t to) {
@@ -286,10 +293,16 @@ struct Simulation {
     std::vector<sg4::CommPtr> sends;
     std::vector<sg4::ExecPtr> work;
     sg4::Mailbox* answers = sg4::Mailbox::by_name(fmt::format("answer>{}", s));
+    std::vector<sg4::CommPtr> asks_out;
     auto finished_op = [&] {
       std::unique_lock<sg4::Mutex> lock(*done_mutex[s]);
       ++ops_done[s];
       progress[s]->notify_all();
+      auto& w = waiting[s];
+      while (!w.empty() && w.begin()->first <= ops_done[s]) {
+        answer(w.begin()->second);
+        w.erase(w.begin());
+      }
     };
     for (std::uint64_t op = 0;; ++op) {
       const ev::Node* leaf = c.next(top);
@@ -298,6 +311,7 @@ struct Simulation {
         if (top == main_loop && loop_begin < 0) loop_begin = sg4::Engine::get_clock();
         if (top > main_loop && loop_begin >= 0 && loop_end < 0) loop_end = sg4::Engine::get_clock();
       }
+      blocked[s] = fmt::format("op {} ('{}'): its analysis", op, leaf->element.task);
       analysed[s]->acquire();
       const ev::Variant* v = variant(leaf, s);
       if (!v) {
@@ -317,21 +331,30 @@ struct Simulation {
         const ev::Variant* fv = variant(leaf, std::uint32_t(from));
         if (!fv) continue;
         for (const ev::Peer& p : fv->sends)
-          if (p.offset == off) box(std::uint32_t(from), s)->get<int>();
+          if (p.offset == off) {
+            blocked[s] =
+                fmt::format("op {} ('{}'): data from shard {}", op, leaf->element.task, from);
+            box(std::uint32_t(from), s)->get<int>();
+          }
       }
-      // Completions of remote points that this op's points wait for: a request and an answer.
+      // Completions of remote points that this op's points wait for: a request and an answer
+      // per shard asked (the runtime asks per point; those of one shard arrive together once
+      // it has got this far, so one round trip stands for them).
       std::uint64_t expected = 0;
       for (const ev::Peer& p : v->asks) {
         const std::int64_t to = std::int64_t(s) + p.offset;
-        if (to < 0 || to >= std::int64_t(ranks)) continue;
-        for (auto n = std::llround(draw(p.bytes, rng)); n > 0; --n, ++expected) {
-          asks_made.push_back(Ask{s, op});
-          sg4::Mailbox::by_name(fmt::format("ask>{}", to))
-              ->put_init(&asks_made.back(), 16)
-              ->detach();
-        }
+        if (to < 0 || to >= std::int64_t(ranks) || std::llround(draw(p.bytes, rng)) <= 0) continue;
+        // (The payload's address first: finding the mailbox may let other actors run.)
+        Ask* payload = &asks_made.emplace_back(Ask{s, op});
+        asks_out.push_back(sg4::Mailbox::by_name(fmt::format("ask>{}", to))->put_init(payload, 16));
+        asks_out.back()->start();
+        ++expected;
       }
+      blocked[s] = fmt::format("op {} ('{}'): answers from {} shard(s) it asked", op,
+                               leaf->element.task, expected);
       for (; expected > 0; --expected) answers->get<int>();
+      for (const sg4::CommPtr& ask : asks_out) ask->wait();  // (received: they were answered)
+      asks_out.clear();
       work.clear();
       // The shard's worker threads take the points (and copies) in turn: at most `workers`
       // run at once, sharing the node's cores with everything else on it.
@@ -352,7 +375,9 @@ struct Simulation {
       finished_op();
     }
     if (s == 0 && loop_begin >= 0 && loop_end < 0) loop_end = sg4::Engine::get_clock();
+    blocked[s] = "its last sends";
     for (const sg4::CommPtr& comm : sends) comm->wait();
+    blocked[s].clear();
     end_time = std::max(end_time, sg4::Engine::get_clock());
   }
 };
@@ -485,6 +510,8 @@ int main(int argc, char** argv) {
       sim.analysed.push_back(sg4::Semaphore::create(0));
       sim.issued.push_back(sg4::Semaphore::create(0));
       sim.ops_done.push_back(0);
+      sim.blocked.emplace_back("not started");
+      sim.waiting.emplace_back();
       sim.done_mutex.push_back(sg4::Mutex::create());
       sim.progress.push_back(sg4::ConditionVariable::create());
       sg4::Host* node = engine.host_by_name(fmt::format("n{}", s / per_node));
@@ -496,6 +523,13 @@ int main(int argc, char** argv) {
       sg4::Actor::create(fmt::format("shard{}", s), node, [&sim, s] { sim.driver(s); });
     }
     engine.run();
+    std::string stalled;
+    for (std::uint32_t s = 0; s < sim.ranks; ++s)
+      if (!sim.blocked[s].empty() && stalled.size() < 2000)
+        stalled += fmt::format("\n  shard {} waits for {}", s, sim.blocked[s]);
+    if (!stalled.empty())
+      throw Error(
+          fmt::format("the simulation stalled at {:.6f} s:{}", sg4::Engine::get_clock(), stalled));
     const double span = sim.loop_end - sim.loop_begin;
     fmt::print(
         "RESULT tool=whatif ranks={} iter_s={:.6g} util_frac={:.3f} total_s={:.6g} "
