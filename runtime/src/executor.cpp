@@ -200,8 +200,9 @@ void Executor::run_point(PointTask* t) {
   // (Profiling takes another path, so that the usual one stays as short as it was.)
   if (Profiler* prof = rt_.profiler()) [[unlikely]] {
     const std::uint64_t t0 = Profiler::stamp();
+    const std::uint64_t cpu0 = prof->cpu_times() ? Profiler::thread_cpu_now() : 0;
     std::exception_ptr point_error = execute_point(*t);
-    profile_point(*prof, *t, t0);
+    profile_point(*prof, *t, t0, cpu0);
     return finish_point(t, std::move(point_error));
   }
   finish_point(t, execute_point(*t));
@@ -264,7 +265,8 @@ void Executor::finish_point(PointTask* t, std::exception_ptr point_error) {
   count_off(*keep);
 }
 
-void Executor::profile_point(Profiler& prof, const PointTask& t, std::uint64_t t0) {
+void Executor::profile_point(Profiler& prof, const PointTask& t, std::uint64_t t0,
+                             std::uint64_t cpu0) {
   const Op& op = *t.op;
   Profiler::Kind kind = Profiler::Kind::Task;
   std::uint64_t bytes = 0;
@@ -279,7 +281,9 @@ void Executor::profile_point(Profiler& prof, const PointTask& t, std::uint64_t t
     if (t.send_to >= 0) peer = std::uint32_t(t.send_to);
     if (t.receive) peer = rt_.instances().shard_of(op.point_instances[0]->memory());
   }
-  prof.record(kind, op, t.point_index, t.point, t0, Profiler::stamp(), bytes, peer);
+  const std::uint64_t cpu =
+      cpu0 ? std::max<std::uint64_t>(1, Profiler::thread_cpu_now() - cpu0) : 0;
+  prof.record(kind, op, t.point_index, t.point, t0, Profiler::stamp(), bytes, peer, cpu);
 }
 
 }  // namespace reprise::detail

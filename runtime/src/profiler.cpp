@@ -123,9 +123,10 @@ Profiler::Buffer& Profiler::buffer() {
 
 void Profiler::record(Kind kind, const Op& op, std::uint32_t point_index, const DomainPoint& point,
                       std::uint64_t begin, std::uint64_t end, std::uint64_t bytes,
-                      std::uint32_t peer) {
+                      std::uint32_t peer, std::uint64_t cpu_ns) {
   Record& r = push(kind, begin, end);
   r.peer = peer;
+  r.cpu_ns = cpu_ns;
   r.replayed = op.replayed;
   r.trace = op.in_trace;
   r.seq = op.seq;
@@ -140,9 +141,10 @@ void Profiler::record(Kind kind, const Op& op, std::uint32_t point_index, const 
 
 void Profiler::to_evtrace(const Record& r) const {
   const bool message = r.kind == Kind::Message;
-  evtrace_->on_record(EvtraceRecorder::Seen{
-      int(r.kind), r.seq, r.op_kind, r.task, r.trace, to_ns(r.end) - to_ns(r.begin), r.bytes,
-      message ? r.index : r.peer, message && r.replayed, r.counted});
+  evtrace_->on_record(EvtraceRecorder::Seen{int(r.kind), r.seq, r.op_kind, r.task, r.trace,
+                                            r.cpu_ns ? r.cpu_ns : to_ns(r.end) - to_ns(r.begin),
+                                            r.bytes, message ? r.index : r.peer,
+                                            message && r.replayed, r.counted});
 }
 
 void Profiler::notify(const Record& r) const {
@@ -327,8 +329,16 @@ Profiler::Record& Profiler::push(Kind kind, std::uint64_t begin, std::uint64_t e
   return r;
 }
 
-void Profiler::record_analysis(const Op& op, std::uint64_t begin, std::uint64_t end) {
+std::uint64_t Profiler::thread_cpu_now() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return std::uint64_t(ts.tv_sec) * 1000000000ull + std::uint64_t(ts.tv_nsec);
+}
+
+void Profiler::record_analysis(const Op& op, std::uint64_t begin, std::uint64_t end,
+                               std::uint64_t cpu_ns) {
   Record& r = push(Kind::Analysis, begin, end);
+  r.cpu_ns = cpu_ns;
   r.counted = op.counted;
   r.op_kind = std::uint8_t(op.kind);
   r.seq = op.seq;

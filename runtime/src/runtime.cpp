@@ -687,6 +687,7 @@ void Runtime::utility_loop() {
       continue;
     }
     const std::uint64_t t0 = now_ns(), s0 = profiler_ ? Profiler::stamp() : 0;
+    const std::uint64_t c0 = evtrace_ ? Profiler::thread_cpu_now() : 0;
     if (evtrace_ && op->counted) [[unlikely]]
       evtrace_->analysing(op->seq);
     try {
@@ -695,7 +696,9 @@ void Runtime::utility_loop() {
       record_error(std::current_exception());
       op_completed(*op);
     }
-    if (profiler_) profiler_->record_analysis(*op, s0, Profiler::stamp());
+    if (profiler_)
+      profiler_->record_analysis(*op, s0, Profiler::stamp(),
+                                 evtrace_ ? Profiler::thread_cpu_now() - c0 : 0);
     analysis_busy_ns_.fetch_add(now_ns() - t0, std::memory_order_relaxed);
   }
   pipeline_->finish();

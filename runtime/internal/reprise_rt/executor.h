@@ -89,7 +89,9 @@ class Executor final : public GraphSink, public BatchSink {
   std::exception_ptr execute_point(PointTask& t);
   // Completion: proxies, the point's event, its batch's successors, its op.
   void finish_point(PointTask* t, std::exception_ptr point_error);
-  void profile_point(Profiler& prof, const PointTask& t, std::uint64_t begin_ns);
+  // cpu0: the thread's CPU time at the start (Profiler::cpu_times()), else 0.
+  void profile_point(Profiler& prof, const PointTask& t, std::uint64_t begin_ns,
+                     std::uint64_t cpu0 = 0);
   // A point of a batch is done: counts down its successors there (and the next batch's,
   // through elision links), and retires the batch after its last point.
   void finish_in_batch(ReplayBatch* batch, std::uint32_t index);

@@ -64,10 +64,11 @@ class Profiler {
     std::uint64_t begin = 0, end = 0, seq = 0, bytes = 0;
     const char* task = nullptr;  // the task's registered name
     DomainPoint point;
-    std::uint32_t index = 0;  // the point's index in its launch, or the copy's number
-    bool copy = false;        // a generated copy (index: its number)
-    std::uint32_t peer = 0;   // copy halves: the other shard
-    bool counted = true;      // analyses: a program op (not one the runtime made itself)
+    std::uint32_t index = 0;   // the point's index in its launch, or the copy's number
+    bool copy = false;         // a generated copy (index: its number)
+    std::uint32_t peer = 0;    // copy halves: the other shard
+    bool counted = true;       // analyses: a program op (not one the runtime made itself)
+    std::uint64_t cpu_ns = 0;  // the thread's CPU time in the interval (-lg:evtrace; 0: none)
   };
   // file: the -lg:prof file (empty: none); observers: told of each interval as it ends.
   Profiler(std::string file, std::uint32_t shard,
@@ -95,11 +96,18 @@ class Profiler {
   // (Copy halves: peer is the other shard.)
   void record(Kind kind, const Op& op, std::uint32_t point_index, const DomainPoint& point,
               std::uint64_t begin, std::uint64_t end, std::uint64_t bytes = 0,
-              std::uint32_t peer = 0);
+              std::uint32_t peer = 0, std::uint64_t cpu_ns = 0);
   // An interval of the runtime's own: the analysis of op `op` (seq, kind and task kept; the
   // name is made when the file is written), a replay of trace `trace` (count: its ops), a
   // wait.
-  void record_analysis(const Op& op, std::uint64_t begin, std::uint64_t end);
+  void record_analysis(const Op& op, std::uint64_t begin, std::uint64_t end,
+                       std::uint64_t cpu_ns = 0);
+  // -lg:evtrace wants each interval's CPU time too (a recording on an oversubscribed machine
+  // must not count the time other processes had the core): the calling thread's, in ns.
+  bool cpu_times() const {
+    return evtrace_ != nullptr;
+  }
+  static std::uint64_t thread_cpu_now();
   void record_replay(std::uint32_t trace, std::uint64_t ops, std::uint64_t begin,
                      std::uint64_t end);
   void record_wait(std::uint64_t begin, std::uint64_t end);
