@@ -35,6 +35,7 @@ SIZES = {
         "s": "-nx 256 -ny 256 -px 4 -py 4 -iters 400",
         "m": "-nx 1024 -ny 1024 -px 4 -py 4 -iters 500",
         "l": "-nx 4096 -ny 4096 -px 4 -py 4 -iters 40",
+        "w": "-nx 256 -ny 256 -px 4 -py 4 -iters 100",  # what-if figures: short, 16 tiles
     },
     "jacobi": {
         "xs": "-n 32 -tiles 2 -iters 60",
@@ -139,7 +140,7 @@ def plots(rows, timelines, out, coverage_run):
     colors = {"none": "tab:red", "manual": "tab:blue", "auto": "tab:green"}
     apps = sorted({r["app"] for r in rows})
     for app in apps:
-        sizes = [s for s in ["xs", "s", "m", "l"] if any(r["app"] == app and r["size"] == s for r in rows)]
+        sizes = [s for s in ["xs", "s", "w", "m", "l"] if any(r["app"] == app and r["size"] == s for r in rows)]
         fig, axes = plt.subplots(1, len(sizes), figsize=(4 * len(sizes), 3.2), squeeze=False)
         for ax, size in zip(axes[0], sizes):
             for mode in MODES[app]:
