@@ -77,7 +77,12 @@ def main():
                 cmd = [os.path.join(args.bin, "reprise-whatif"), trace, "--platform", platform]
                 if iter_task:
                     cmd += ["--iter-task", iter_task]
-                pred = run(cmd)
+                try:
+                    pred = run(cmd)
+                except RuntimeError as e:
+                    print("%-9s %5d %-7s %12.1f %12s %7s  %s" % (app, ranks, mode, measured * 1e6,
+                          "-", "-", str(e).strip().splitlines()[-1][:100]), flush=True)
+                    continue
                 # Without a task launched once per iteration, the whole program's time per
                 # iteration (the app times its iterations only: slightly more than measured).
                 predicted = float(pred["iter_s"]) if iter_task else float(pred["total_s"]) / iters
