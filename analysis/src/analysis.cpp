@@ -17,8 +17,9 @@ Analysis::Analysis(Runtime& rt)
     logical_.set_keep_summaries(true);
   }
   if (rt.instances().num_memories() > kMaxMemories)
-    throw Error(fmt::format("the machine has {} memories; at most {} are supported",
-                            rt.instances().num_memories(), kMaxMemories));
+    throw Error(fmt::format(
+        "the machine has {} memories (shards x memories per shard); at most {} are supported",
+        rt.instances().num_memories(), kMaxMemories));
 }
 
 Analysis::~Analysis() = default;

@@ -3,12 +3,15 @@
 // shows the analysis what the replays did (their physical effects, and a summary op for the
 // logical analysis).
 #include <algorithm>
+#include <unordered_map>
 
 #include "reprise_memoizer/gpu_groups.h"
 #include "reprise_memoizer/memoizer.h"
 #include "reprise_rt/log.h"
 #include "reprise_rt/op_token.h"
 #include "reprise_rt/profiler.h"
+#include "reprise_rt/shard_exchange.h"
+#include "reprise_rt/simulated_asks.h"
 
 namespace reprise::detail {
 
@@ -193,6 +196,58 @@ const ShardPlan& Memoizer::shard_plan(TraceTemplate& t) {
   return *t.shard_plan;
 }
 
+const std::vector<std::pair<std::uint32_t, std::uint32_t>>& Memoizer::simulated_asks(
+    TraceTemplate& t) {
+  if (t.simulated_asks) return *t.simulated_asks;
+  auto asks = std::make_unique<std::vector<std::pair<std::uint32_t, std::uint32_t>>>();
+  const std::size_t n = t.instrs.size();
+  const InstanceManager& im = rt_.instances();
+  const BatchEdges& succ = *t.successors;
+  // Per instruction: the shards it runs on (a copy: its halves'; a merge: every shard's).
+  auto on = [&](std::size_t i, std::uint32_t s) {
+    const Instruction& in = t.instrs[i];
+    if (in.kind == Instruction::Kind::Merge) return true;
+    if (in.kind == Instruction::Kind::Copy) {
+      const Op& c = *t.copies[in.op].copy;
+      return im.shard_of(c.point_instances[0]->memory()) == s ||
+             im.shard_of(c.point_instances[1]->memory()) == s;
+    }
+    return in.proc.shard == s;
+  };
+  // A point of an op that completes locally is asked for by another shard when something
+  // there waits for it: an in-trace successor, or an elision link of the next replay.
+  std::unordered_map<std::uint64_t, std::uint32_t> by_point;
+  for (std::uint32_t i = 0; i < n; ++i)
+    if (t.instrs[i].kind == Instruction::Kind::Op)
+      by_point.emplace(std::uint64_t(t.instrs[i].op) << 32 | t.instrs[i].point, i);
+  std::vector<bool> asked(n);
+  for (std::uint32_t s = 0; s < rt_.machine_shards(); ++s) {
+    asked.assign(n, false);
+    auto waited_for = [&](std::size_t i) {
+      const Instruction& in = t.instrs[i];
+      if (asked[i] || in.kind != Instruction::Kind::Op || on(i, s) ||
+          !ShardExchange::completes_locally(*buffer_[in.op]))
+        return;
+      asked[i] = true;
+      asks->emplace_back(s, in.proc.shard);
+    };
+    for (std::size_t i = 0; i < n; ++i) {
+      for (std::uint32_t k = 0; k < succ.count[i] && !asked[i]; ++k)
+        if (on(succ.targets[succ.begin[i] + k], s)) waited_for(i);
+      if (!on(i, s)) continue;
+      const Instruction& in = t.instrs[i];
+      for (std::uint32_t k = 0; k < in.link_count; ++k) {
+        const Link& l = t.links[in.link_begin + k];
+        if (l.from_copy) continue;
+        if (auto it = by_point.find(std::uint64_t(l.op) << 32 | l.point); it != by_point.end())
+          waited_for(it->second);
+      }
+    }
+  }
+  t.simulated_asks = std::move(asks);
+  return *t.simulated_asks;
+}
+
 void Memoizer::replay_batch(TraceTemplate& t, Event fence, bool elide) {
   const std::size_t n = t.instrs.size();
   if (n == 0) return;
@@ -202,6 +257,8 @@ void Memoizer::replay_batch(TraceTemplate& t, Event fence, bool elide) {
   // the shard's plan names is initialised.
   const bool sharded = rt_.num_shards() > 1;
   const ShardPlan* plan = sharded ? &shard_plan(t) : nullptr;
+  if (SimulatedAsks* sim = rt_.simulated_asks()) [[unlikely]]
+    sim->replayed(simulated_asks(t));
   const ElisionLinks* links = sharded ? nullptr : t.cross.get();
   // Fence elision after a batch of the same template: its points count down this batch's
   // links themselves (no events, no waiter lists).
@@ -283,6 +340,11 @@ void Memoizer::replay_batch(TraceTemplate& t, Event fence, bool elide) {
                             : buffer_[in.op];
       done = exec.init_sharded_point(task, *op, copy ? 0 : in.point, in.proc, edges,
                                      copy ? nullptr : &t.instr_points[i]);
+    } else if (copy && rt_.simulated()) [[unlikely]] {
+      // -lg:simulate_shards: the copy's records belong to this replay's op, as under mpirun.
+      const OpRef op = renumbered(t.copies[in.op].copy, *buffer_[t.copies[in.op].for_op]);
+      exec.init_point(task, *op, 0, in.proc, edges, nullptr, true);
+      done = task.done;
     } else if (copy) {
       exec.init_point(task, *t.copies[in.op].copy, 0, in.proc, edges, nullptr, true);
       done = task.done;

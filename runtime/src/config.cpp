@@ -241,6 +241,11 @@ const std::vector<FlagDef>& flag_table() {
               return c.evtrace_file.empty() ? std::string("(off)") : c.evtrace_file;
             },
             [](Config& c, const std::string& v) { c.evtrace_file = v; }));
+    add("-lg:simulate_shards", "R",
+        "one process plays R shards: the mapper, the analysis and -lg:evtrace see R shards "
+        "(their processors, memories and the copies between them) while every point runs "
+        "here; an event trace of it has the per-shard structure of an R-rank run",
+        i32(&Config::simulate_shards, 0, 1 << 16, "-lg:simulate_shards"));
     add("-lg:evtrace:shards", nullptr,
         "with -lg:evtrace: also write each shard's own trace, before merging, to FILE.<shard>",
         sw(&Config::evtrace_shards));

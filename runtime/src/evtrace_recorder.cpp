@@ -22,6 +22,11 @@ std::string kind_word(std::uint8_t op_kind) {
 constexpr std::uint64_t kMaxLag = 1u << 16;
 }  // namespace
 
+EvtraceRecorder::Work& EvtraceRecorder::work_of(Pending& p, std::uint32_t shard) {
+  if (p.shards.empty()) p.shards.resize(played_);
+  return p.shards[played_ > 1 ? shard % played_ : 0];
+}
+
 void EvtraceRecorder::on_record(const Seen& s) {
   using K = Profiler::Kind;
   const K kind = K(s.kind);
@@ -34,7 +39,7 @@ void EvtraceRecorder::on_record(const Seen& s) {
         if (current_ < written_below_)
           ++late_;
         else
-          ++pending_[current_].asks[std::int32_t(s.peer) - std::int32_t(shard_)];
+          ++work_of(pending_[current_], 0).asks[offset(s.peer, 0)];
       }
       return;
     case K::Wait:
@@ -73,24 +78,45 @@ void EvtraceRecorder::on_record(const Seen& s) {
       last_analysed_ = std::max(last_analysed_, s.seq);
       flush_ready();
       return;
-    case K::Task:
-      ++p.work.points;
-      p.point_ns.add(s.ns);
+    case K::Task: {
+      Work& w = work_of(p, s.shard);
+      ++w.work.points;
+      w.point_ns.add(s.ns);
       return;
+    }
     case K::Fill:
     case K::Copy:
-      ++p.work.copies;
-      p.copy_ns.add(s.ns);
-      return;
+      if (played_ > 1 && kind == K::Copy && s.shard != s.peer) {
+        // One process copied between two shards' memories: under mpirun, a send half on
+        // the source's shard and a receive half on the destination's.
+        work_of(p, s.shard).sends[offset(s.peer, s.shard)] += s.bytes;
+        work_of(p, s.peer).recvs[offset(s.shard, s.peer)] += s.bytes;
+        sent_["data"] += 1;
+        return;
+      } else {
+        Work& w = work_of(p, s.shard);
+        ++w.work.copies;
+        w.copy_ns.add(s.ns);
+        return;
+      }
     case K::Send:
-      p.sends[std::int32_t(s.peer) - std::int32_t(shard_)] += s.bytes;
+      work_of(p, s.shard).sends[offset(s.peer, s.shard)] += s.bytes;
       return;
     case K::Receive:
-      p.recvs[std::int32_t(s.peer) - std::int32_t(shard_)] += s.bytes;
+      work_of(p, s.shard).recvs[offset(s.peer, s.shard)] += s.bytes;
       return;
     default:
       return;
   }
+}
+
+void EvtraceRecorder::ask(std::uint32_t from, std::uint32_t to) {
+  std::lock_guard<std::mutex> g(mutex_);
+  ++sent_["request"];
+  if (current_ < written_below_)
+    ++late_;
+  else
+    ++work_of(pending_[current_], from).asks[offset(to, from)];
 }
 
 void EvtraceRecorder::program_waits(std::uint64_t seq) {
@@ -137,32 +163,36 @@ void EvtraceRecorder::flush_ready() {
 
 void EvtraceRecorder::write(std::uint64_t seq, Pending& p) {
   written_below_ = seq + 1;
-  evtrace::Node leaf;
-  evtrace::Element& e = leaf.element;
-  e.kind = kind_word(p.op_kind);
-  e.task = p.task ? p.task : "";
-  e.trace = p.trace;
-  e.then_waits = p.then_waits;
-  evtrace::Variant& v = p.work;
-  v.ranks = {shard_};
-  e.util.add(p.util_ns);
-  e.issue_ns.add(p.issue_ns);
-  e.point_ns = std::move(p.point_ns);
-  e.copy_ns = std::move(p.copy_ns);
-  for (const auto& [offset, bytes] : p.sends) {
-    v.sends.push_back(evtrace::Peer{offset, {}});
-    v.sends.back().bytes.add(bytes);
+  if (p.shards.empty()) p.shards.resize(played_);
+  for (std::uint32_t i = 0; i < played_; ++i) {
+    Work& w = p.shards[i];
+    evtrace::Node leaf;
+    evtrace::Element& e = leaf.element;
+    e.kind = kind_word(p.op_kind);
+    e.task = p.task ? p.task : "";
+    e.trace = p.trace;
+    e.then_waits = p.then_waits;
+    evtrace::Variant& v = w.work;
+    v.ranks = {played_ > 1 ? i : shard_};
+    // (Every shard analyses every op: the simulated shards' utility threads each take the
+    // time this one took.)
+    e.util.add(p.util_ns);
+    e.issue_ns.add(p.issue_ns);
+    e.point_ns = std::move(w.point_ns);
+    e.copy_ns = std::move(w.copy_ns);
+    auto peers = [](const std::map<std::int32_t, std::uint64_t>& by_offset,
+                    std::vector<evtrace::Peer>& out) {
+      for (const auto& [offset, value] : by_offset) {
+        out.push_back(evtrace::Peer{offset, {}});
+        out.back().bytes.add(value);
+      }
+    };
+    peers(w.sends, v.sends);
+    peers(w.recvs, v.recvs);
+    peers(w.asks, v.asks);
+    e.variants.push_back(std::move(v));
+    compressors_[i].append(std::move(leaf));
   }
-  for (const auto& [offset, bytes] : p.recvs) {
-    v.recvs.push_back(evtrace::Peer{offset, {}});
-    v.recvs.back().bytes.add(bytes);
-  }
-  for (const auto& [offset, count] : p.asks) {
-    v.asks.push_back(evtrace::Peer{offset, {}});
-    v.asks.back().bytes.add(count);
-  }
-  e.variants.push_back(std::move(v));
-  compressor_.append(std::move(leaf));
 }
 
 evtrace::Trace EvtraceRecorder::finish() {
@@ -172,8 +202,15 @@ evtrace::Trace EvtraceRecorder::finish() {
   pending_.clear();
   evtrace::Trace t;
   t.shards = shards_;
-  t.groups.push_back(evtrace::Group{{shard_}, compressor_.take()});
-  for (const auto& [channel, n] : sent_) t.messages[channel].add(n);
+  for (std::uint32_t i = 0; i < played_; ++i) {
+    evtrace::Trace one;
+    one.shards = shards_;
+    one.groups.push_back(evtrace::Group{{played_ > 1 ? i : shard_}, compressors_[i].take()});
+    evtrace::merge(t, std::move(one));
+  }
+  // (Per shard: a simulated run's messages are spread over the shards it played.)
+  for (const auto& [channel, n] : sent_)
+    for (std::uint32_t i = 0; i < played_; ++i) t.messages[channel].add(n / played_);
   t.waits_ns = waits_;
   t.late_records = late_;
   return t;

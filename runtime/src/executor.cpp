@@ -130,6 +130,8 @@ Event Executor::launch(Op& op, std::uint32_t point, Processor proc, std::span<co
 Event Executor::merge(std::span<const Event> events) {
   if (ShardExchange* x = rt_.exchange())
     for (Event e : events) x->need(e);
+  if (SimulatedAsks* asks = rt_.simulated_asks()) [[unlikely]]
+    asks->merged(events);
   Event merged = rt_.events().merge(events);
   if (Profiler* prof = rt_.profiler(); prof && prof->deps()) [[unlikely]] {
     // A merge of fewer than two pending events is none of its own (nothing, or its one
@@ -281,9 +283,20 @@ void Executor::profile_point(Profiler& prof, const PointTask& t, std::uint64_t t
     if (t.send_to >= 0) peer = std::uint32_t(t.send_to);
     if (t.receive) peer = rt_.instances().shard_of(op.point_instances[0]->memory());
   }
+  // -lg:simulate_shards: the shard the point ran for; a generated copy goes from its source's
+  // shard to its destination's.
+  std::uint32_t shard = 0;
+  if (rt_.simulated()) {
+    shard = t.proc.shard;
+    peer = shard;
+    if (op.kind == OpKind::Copy && op.generated()) {
+      shard = rt_.instances().shard_of(op.point_instances[0]->memory());
+      peer = rt_.instances().shard_of(op.point_instances[1]->memory());
+    }
+  }
   const std::uint64_t cpu =
       cpu0 ? std::max<std::uint64_t>(1, Profiler::thread_cpu_now() - cpu0) : 0;
-  prof.record(kind, op, t.point_index, t.point, t0, Profiler::stamp(), bytes, peer, cpu);
+  prof.record(kind, op, t.point_index, t.point, t0, Profiler::stamp(), bytes, peer, cpu, shard);
 }
 
 }  // namespace reprise::detail

@@ -48,6 +48,8 @@ void Executor::wait_for(PointTask* t, std::span<const Event> pre) {
   ShardExchange* x = rt_.exchange();
   if (Profiler* prof = rt_.profiler(); prof && prof->deps()) [[unlikely]]
     for (Event e : pre) prof->waits(*t->op, t->point_index, e);
+  if (SimulatedAsks* asks = rt_.simulated_asks()) [[unlikely]]
+    for (Event e : pre) simulated_wait(*asks, *t, e);
   for (Event e : pre) {
     // Most preconditions of a replayed or well-pipelined point have triggered already: a
     // lock-free check skips the waiter list.
@@ -59,10 +61,26 @@ void Executor::wait_for(PointTask* t, std::span<const Event> pre) {
   }
 }
 
+void Executor::simulated_wait(SimulatedAsks& asks, const PointTask& t, Event e) {
+  const Op& op = *t.op;
+  if (op.kind == OpKind::Copy && op.generated()) {
+    // Under mpirun both halves of a copy between shards wait for its preconditions.
+    const InstanceManager& im = rt_.instances();
+    const std::uint32_t from = im.shard_of(op.point_instances[0]->memory());
+    const std::uint32_t to = im.shard_of(op.point_instances[1]->memory());
+    asks.waits(from, e);
+    if (to != from) asks.waits(to, e);
+    return;
+  }
+  asks.waits(t.proc.shard, e);
+}
+
 void Executor::count_down_when(Event e, PointTask* t) {
   if (Profiler* prof = rt_.profiler(); prof && prof->deps()) [[unlikely]]
     prof->waits(*t->op, t->point_index, e);
   if (ShardExchange* x = rt_.exchange(); x && e.exists()) x->need(e);
+  if (SimulatedAsks* asks = rt_.simulated_asks()) [[unlikely]]
+    simulated_wait(*asks, *t, e);
   if (!rt_.events().add_waiter(e, &Executor::precondition_done, t, 0)) release(t);
 }
 
@@ -89,6 +107,9 @@ Event Executor::init_sharded_point(PointTask& t, Op& op, std::uint32_t point, Pr
   ShardExchange* x = rt_.exchange();
   if (!x) {
     init_point(t, op, point, proc, in_edges, coords, true);
+    if (SimulatedAsks* asks = rt_.simulated_asks();
+        asks && !op.generated() && ShardExchange::completes_locally(op)) [[unlikely]]
+      asks->produced(t.done, proc.shard);
     return t.done;
   }
   if (op.kind != OpKind::Copy || !op.generated()) {

@@ -123,9 +123,10 @@ Profiler::Buffer& Profiler::buffer() {
 
 void Profiler::record(Kind kind, const Op& op, std::uint32_t point_index, const DomainPoint& point,
                       std::uint64_t begin, std::uint64_t end, std::uint64_t bytes,
-                      std::uint32_t peer, std::uint64_t cpu_ns) {
+                      std::uint32_t peer, std::uint64_t cpu_ns, std::uint32_t shard) {
   Record& r = push(kind, begin, end);
   r.peer = peer;
+  r.shard = shard;
   r.cpu_ns = cpu_ns;
   r.replayed = op.replayed;
   r.trace = op.in_trace;
@@ -144,7 +145,7 @@ void Profiler::to_evtrace(const Record& r) const {
   evtrace_->on_record(EvtraceRecorder::Seen{int(r.kind), r.seq, r.op_kind, r.task, r.trace,
                                             r.cpu_ns ? r.cpu_ns : to_ns(r.end) - to_ns(r.begin),
                                             r.bytes, message ? r.index : r.peer,
-                                            message && r.replayed, r.counted});
+                                            message && r.replayed, r.counted, r.shard});
 }
 
 void Profiler::notify(const Record& r) const {

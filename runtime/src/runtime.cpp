@@ -85,10 +85,16 @@ Runtime::Runtime(Config config, std::unique_ptr<Mapper> mapper, Network* network
       device_(config_.gpus > 0 ? device : nullptr),
       mapper_(mapper ? std::move(mapper) : std::make_unique<DefaultMapper>()),
       network_(network),
-      instances_(std::size_t(config_.csize_mib) << 20, config_.numa, shard(), num_shards(),
+      instances_(std::size_t(config_.csize_mib) << 20, config_.numa, shard(), machine_shards(),
                  device_ ? config_.gpus : 0, std::size_t(config_.fsize_mib) << 20),
       executor_(*this),
       queue_(std::size_t(config_.window) + 2) {
+  if (config_.simulate_shards > 1 && num_shards() > 1)
+    throw Error(fmt::format(
+        "-lg:simulate_shards {}: one process plays the shards; it cannot run as one of {} MPI "
+        "ranks (run it without mpirun)",
+        config_.simulate_shards, num_shards()));
+  if (simulated()) instances_.hold_every_shard();
   forest_.set_waiter([this](Event e) { wait(e); });
   set_log_level(LogLevel(config_.log_level));
   for (const auto& [category, level] : config_.log_category_levels)
@@ -104,7 +110,9 @@ Runtime::Runtime(Config config, std::unique_ptr<Mapper> mapper, Network* network
     profiler_->set_deps(config_.prof_deps || !config_.spy_dir.empty());
     profiler_->set_spy_dir(config_.spy_dir);
     if (!config_.evtrace_file.empty()) {
-      evtrace_ = std::make_unique<EvtraceRecorder>(shard(), num_shards());
+      evtrace_ = std::make_unique<EvtraceRecorder>(shard(), machine_shards(), simulated());
+      if (simulated())
+        simulated_asks_ = std::make_unique<SimulatedAsks>(*evtrace_, events(), machine_shards());
       profiler_->set_evtrace(evtrace_.get());
     }
   }
@@ -152,7 +160,7 @@ void Runtime::set_pipeline(std::unique_ptr<OpSink> first_stage, GraphSink* graph
 }
 
 MachineInfo Runtime::machine() const {
-  return MachineInfo{executor_.num_cpus(), executor_.num_gpus(), shard(), num_shards(),
+  return MachineInfo{executor_.num_cpus(), executor_.num_gpus(), shard(), machine_shards(),
                      std::uint32_t(config_.numa)};
 }
 

@@ -54,6 +54,34 @@ case "$mode" in
     "$bin/reprise-evtrace" show r8.txt | grep -q "shards 1-6: 2 points, sends to -1"
     echo "evtrace ranks ok"
     ;;
+  simulate_shards)
+    # -lg:simulate_shards 4 in one process yields the per-shard structure of mpirun -np 4:
+    # the same points, copies and bytes sent and received per shard (exactly), and about the
+    # same completions asked (within 10%: a single process's templates link differently).
+    compare() {
+      "$bin/stencil" "$@" -lg:simulate_shards 4 -lg:evtrace sim.txt > sim.out
+      grep -q verified sim.out
+      "$mpirun" -np 4 --oversubscribe "$bin/stencil" "$@" -lg:evtrace real.txt > /dev/null
+      "$bin/reprise-evtrace" totals sim.txt > sim.tot
+      "$bin/reprise-evtrace" totals real.txt > real.tot
+      paste -d' ' sim.tot real.tot
+      [ "$(wc -l < sim.tot)" = 4 ]
+      paste -d' ' sim.tot real.tot | awk '{
+        for (i = 1; i <= NF; ++i) { split($i, kv, "="); v[i] = kv[2] }
+        half = NF / 2
+        for (i = 1; i < half; ++i) if (v[i] != v[i + half]) { print "differs: " $i " vs " $(i + half); bad = 1 }
+        a = v[half]; b = v[NF]
+        if (a < 0.9 * b || a > 1.1 * b) { print "asks differ: " a " vs " b; bad = 1 }
+      } END { exit bad }'
+    }
+    compare -nx 512 -ny 128 -px 8 -py 1 -iters 20 -ll:cpu 1 --trace none
+    compare -nx 512 -ny 128 -px 8 -py 1 -iters 20 -ll:cpu 1 --trace manual
+    compare -nx 256 -ny 256 -px 4 -py 2 -iters 20 -ll:cpu 2 -ll:numa 2 --trace manual
+    # Under mpirun it is a clear error, not a hang.
+    out=$("$mpirun" -np 2 --oversubscribe "$bin/stencil" -lg:simulate_shards 4 2>&1) && exit 1
+    echo "$out" | grep -q "one process plays the shards"
+    echo "simulate_shards ok"
+    ;;
   whatif_known)
     # Hand-written traces whose times follow from the platform alone.
     # One shard, 2 cores: per iteration 4 points of 1 ms on 2 cores, then 1 of 0.5 ms: 2.5 ms.

@@ -2,11 +2,14 @@
 // the op stream with their iteration counts and, per op, what each set of shards did (points
 // and their mean duration, the utility thread's time, data to and from other shards).
 // reprise-evtrace size FILE: records, ops they stand for, bytes.
+// reprise-evtrace totals FILE: per shard, over the whole run: ops, points, copies, bytes sent
+// and received, completions asked (compare a -lg:simulate_shards trace with an mpirun one).
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
 #include <cstdio>
 #include <exception>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -70,10 +73,47 @@ std::uint64_t count(const std::vector<ev::Node>& nodes, bool ops) {
   return n;
 }
 
+struct Totals {
+  std::uint64_t ops = 0, points = 0, copies = 0;
+  double sent = 0, received = 0, asks = 0;
+};
+
+// Adds what nodes stand for, `times` over, to each shard's totals. Counts in the shape
+// (points, copies) are per op; values (bytes, asks) are histograms over every iteration and
+// shard already, spread evenly over the variant's shards.
+void add_totals(const std::vector<ev::Node>& nodes, std::uint64_t times,
+                std::map<std::uint32_t, Totals>& out) {
+  for (const ev::Node& n : nodes) {
+    if (n.is_loop()) {
+      add_totals(n.body, times * n.count, out);
+      continue;
+    }
+    for (const ev::Variant& v : n.element.variants) {
+      const double share = 1.0 / double(v.ranks.size());
+      auto sum = [&](const std::vector<ev::Peer>& list) {
+        double total = 0;
+        for (const ev::Peer& p : list) total += p.bytes.sum;
+        return total * share;
+      };
+      for (std::uint32_t r : v.ranks) {
+        Totals& t = out[r];
+        t.ops += times;
+        t.points += times * v.points;
+        t.copies += times * v.copies;
+        t.sent += sum(v.sends);
+        t.received += sum(v.recvs);
+        t.asks += sum(v.asks);
+      }
+    }
+  }
+}
+
 int usage() {
   std::fprintf(stderr,
                "usage: reprise-evtrace show FILE   the trace's loops and ops, readably\n"
-               "       reprise-evtrace size FILE   its records, the ops they stand for, bytes\n");
+               "       reprise-evtrace size FILE   its records, the ops they stand for, bytes\n"
+               "       reprise-evtrace totals FILE per shard: ops, points, copies, bytes sent and\n"
+               "                                   received, completions asked\n");
   return 2;
 }
 
@@ -93,6 +133,16 @@ int main(int argc, char** argv) {
       const std::string text = ev::write(t);
       fmt::print("shards={} groups={} records={} ops={} bytes={}\n", t.shards, t.groups.size(),
                  records, ops, text.size());
+      return 0;
+    }
+    if (cmd == "totals") {
+      std::map<std::uint32_t, Totals> totals;
+      for (const ev::Group& g : t.groups) add_totals(g.seq, 1, totals);
+      for (const auto& [rank, x] : totals)
+        fmt::print(
+            "shard={} ops={} points={} copies={} sent_bytes={:.0f} received_bytes={:.0f} "
+            "asks={:.0f}\n",
+            rank, x.ops, x.points, x.copies, x.sent, x.received, x.asks);
       return 0;
     }
     if (cmd != "show") return usage();

@@ -118,6 +118,8 @@ struct TraceTemplate {
   std::shared_ptr<const ElisionLinks> cross;  // the links, reversed
   std::vector<DomainPoint> instr_points;      // each op instruction's point
   std::unique_ptr<ShardPlan> shard_plan;      // control replication: made at the first replay
+  // -lg:simulate_shards: Memoizer::simulated_asks (made at the first replay).
+  std::unique_ptr<std::vector<std::pair<std::uint32_t, std::uint32_t>>> simulated_asks;
   // Replays as graphs (-ll:gpu, one shard): planned at the first replay (null: none).
   std::shared_ptr<GpuGroups> gpu_groups;
   bool gpu_groups_planned = false;

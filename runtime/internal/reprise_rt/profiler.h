@@ -64,9 +64,12 @@ class Profiler {
     std::uint64_t begin = 0, end = 0, seq = 0, bytes = 0;
     const char* task = nullptr;  // the task's registered name
     DomainPoint point;
-    std::uint32_t index = 0;   // the point's index in its launch, or the copy's number
-    bool copy = false;         // a generated copy (index: its number)
-    std::uint32_t peer = 0;    // copy halves: the other shard
+    std::uint32_t index = 0;  // the point's index in its launch, or the copy's number
+    bool copy = false;        // a generated copy (index: its number)
+    std::uint32_t peer = 0;   // copy halves: the other shard
+    // -lg:simulate_shards: the shard a point ran for, or a copy's source's (peer: its
+    // destination's).
+    std::uint32_t shard = 0;
     bool counted = true;       // analyses: a program op (not one the runtime made itself)
     std::uint64_t cpu_ns = 0;  // the thread's CPU time in the interval (-lg:evtrace; 0: none)
   };
@@ -96,7 +99,7 @@ class Profiler {
   // (Copy halves: peer is the other shard.)
   void record(Kind kind, const Op& op, std::uint32_t point_index, const DomainPoint& point,
               std::uint64_t begin, std::uint64_t end, std::uint64_t bytes = 0,
-              std::uint32_t peer = 0, std::uint64_t cpu_ns = 0);
+              std::uint32_t peer = 0, std::uint64_t cpu_ns = 0, std::uint32_t shard = 0);
   // An interval of the runtime's own: the analysis of op `op` (seq, kind and task kept; the
   // name is made when the file is written), a replay of trace `trace` (count: its ops), a
   // wait.

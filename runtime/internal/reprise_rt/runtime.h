@@ -31,6 +31,7 @@
 #include "reprise_rt/op_queue.h"
 #include "reprise_rt/profiler.h"
 #include "reprise_rt/shard_exchange.h"
+#include "reprise_rt/simulated_asks.h"
 #include "reprise_rt/stream_check.h"
 
 namespace reprise {
@@ -147,7 +148,16 @@ class Runtime {
   Network* network() const { return network_; }
   std::uint32_t shard() const { return network_ ? network_->rank() : 0; }
   std::uint32_t num_shards() const { return network_ ? network_->size() : 1; }
+  // The shards the mapper and the analysis see: num_shards(), or the shards one process
+  // plays under -lg:simulate_shards (every point still runs here; no exchange).
+  std::uint32_t machine_shards() const {
+    return network_ || config_.simulate_shards < 2 ? num_shards()
+                                                   : std::uint32_t(config_.simulate_shards);
+  }
+  bool simulated() const { return machine_shards() != num_shards(); }
   ShardExchange* exchange() const { return exchange_.get(); }
+  // -lg:simulate_shards with -lg:evtrace: the Requests the shards would send (else null).
+  SimulatedAsks* simulated_asks() const { return simulated_asks_.get(); }
   // -lg:prof: the profiler (null when off: every hook is one branch).
   Profiler* profiler() const { return profiler_.get(); }
   // -lg:evtrace: the program is about to wait (on the application thread) for a result,
@@ -233,6 +243,7 @@ class Runtime {
   // -lg:evtrace: this shard's recorder (fed by the profiler) and the merge at exit.
   std::unique_ptr<EvtraceRecorder> evtrace_;
   std::unique_ptr<EvtraceMerge> evtrace_merge_;
+  std::unique_ptr<SimulatedAsks> simulated_asks_;
   void write_evtrace();
   std::unique_ptr<StreamCheck> stream_check_;
   // Control replication: what each of the last ops was (to name the first that differs).

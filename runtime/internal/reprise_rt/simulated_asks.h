@@ -1,0 +1,50 @@
+#pragma once
+// -lg:simulate_shards with -lg:evtrace: the completions a shard would ask of another under
+// mpirun. There a point of an op that completes locally (a void index task, a fill, a copy)
+// is announced only to the shards that ask for it: the first time something of shard S
+// waits for a point of shard T (a point or copy half of S, or a merge, which every shard
+// makes), S sends T a Request. One process playing every shard sees the same waits, and
+// counts each (asking shard, point) pair once, like the exchange's proxies.
+#include <cstdint>
+#include <mutex>
+#include <span>
+#include <unordered_map>
+#include <utility>
+
+#include "reprise_rt/event.h"
+
+namespace reprise::detail {
+
+class EvtraceRecorder;
+class EventTable;
+
+class SimulatedAsks {
+ public:
+  SimulatedAsks(EvtraceRecorder& recorder, EventTable& events, std::uint32_t shards)
+      : recorder_(recorder), events_(events), shards_(shards) {}
+  // `done` stands for a point of shard `owner` that other shards would have to ask for.
+  void produced(Event done, std::uint32_t owner);
+  // Shard `waiter` waits for e.
+  void waits(std::uint32_t waiter, Event e);
+  // Every shard merges `events` (a fence, a replay's entry).
+  void merged(std::span<const Event> events);
+  // A replay: each (asker, owner) pair is one completion asked for.
+  void replayed(std::span<const std::pair<std::uint32_t, std::uint32_t>> asks);
+
+ private:
+  struct Owner {
+    std::uint32_t shard;
+    std::uint64_t asked = 0;  // bit s: shard s has asked
+  };
+  void ask(Owner& o, std::uint32_t waiter);  // (mutex_ held)
+  static std::uint64_t key(Event e) { return std::uint64_t(e.id) << 32 | e.gen; }
+
+  EvtraceRecorder& recorder_;
+  EventTable& events_;
+  std::uint32_t shards_;
+  std::mutex mutex_;
+  std::unordered_map<std::uint64_t, Owner> owners_;
+  std::size_t prune_at_ = 1 << 14;
+};
+
+}  // namespace reprise::detail

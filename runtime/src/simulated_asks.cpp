@@ -1,0 +1,48 @@
+#include "reprise_rt/simulated_asks.h"
+
+#include <algorithm>
+
+#include "reprise_rt/evtrace_recorder.h"
+
+namespace reprise::detail {
+
+void SimulatedAsks::produced(Event done, std::uint32_t owner) {
+  if (!done.exists()) return;
+  std::lock_guard<std::mutex> g(mutex_);
+  owners_[key(done)] = Owner{owner, 0};
+  if (owners_.size() >= prune_at_) {
+    // Points that have finished are asked for rarely after a while (the analysis prunes its
+    // users by completion): forget them, so that the table stays the size of the window.
+    std::erase_if(owners_, [&](const auto& entry) {
+      const auto& [k, o] = entry;
+      return events_.has_triggered(Event{std::uint32_t(k >> 32), std::uint32_t(k)});
+    });
+    prune_at_ = std::max<std::size_t>(1 << 14, owners_.size() * 2);
+  }
+}
+
+void SimulatedAsks::ask(Owner& o, std::uint32_t waiter) {
+  if (waiter == o.shard || waiter >= 64) return;
+  const std::uint64_t bit = std::uint64_t(1) << waiter;
+  if (o.asked & bit) return;
+  o.asked |= bit;
+  recorder_.ask(waiter, o.shard);
+}
+
+void SimulatedAsks::waits(std::uint32_t waiter, Event e) {
+  std::lock_guard<std::mutex> g(mutex_);
+  if (auto it = owners_.find(key(e)); it != owners_.end()) ask(it->second, waiter);
+}
+
+void SimulatedAsks::merged(std::span<const Event> events) {
+  std::lock_guard<std::mutex> g(mutex_);
+  for (Event e : events)
+    if (auto it = owners_.find(key(e)); it != owners_.end())
+      for (std::uint32_t s = 0; s < shards_; ++s) ask(it->second, s);
+}
+
+void SimulatedAsks::replayed(std::span<const std::pair<std::uint32_t, std::uint32_t>> asks) {
+  for (const auto& [from, to] : asks) recorder_.ask(from, to);
+}
+
+}  // namespace reprise::detail
