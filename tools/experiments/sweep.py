@@ -16,6 +16,10 @@ points, the platform written on the plot (whatif_<app>_<size>.png, whatif.csv):
     /usr/bin/python3 tools/experiments/sweep.py --apps stencil --sizes s --ranks 1,4 \
         --whatif 1,4,16,64,256,1024 --platform cores=4,lat=1us,bw=10GBps --out results/whatif
 
+With --simulate S the traces come instead from one more run per app, size and mode in a
+single process that plays S shards (-lg:simulate_shards S: the per-shard structure of an
+S-rank run, at most 16 shards, without mpirun).
+
 Plots need Debian's python3-matplotlib, which only /usr/bin/python3 sees; without it the CSVs
 and the table are still written. Ranks above 1 run under mpirun (control replication).
 """
@@ -74,11 +78,13 @@ def parse_keys(line):
 ITER_TASK = {"stencil": "stencil", "jacobi2d": "sweep"}
 
 
-def run_one(bindir, app, size, mode, ranks, cpus, timeout, evtrace=None):
+def run_one(bindir, app, size, mode, ranks, cpus, timeout, evtrace=None, simulate=0):
     cmd = [os.path.join(bindir, app)] + SIZES[app][size].split()
     cmd += ["--trace", mode, "-ll:cpu", str(cpus), "-lg:coverage_log"]
     if evtrace:
         cmd += ["-lg:evtrace", evtrace]
+    if simulate:
+        cmd += ["-lg:simulate_shards", str(simulate)]
     if ranks > 1:
         mpirun = shutil.which("mpirun")
         if not mpirun:
@@ -271,6 +277,8 @@ def main():
     ap.add_argument("--out", default="results/sweep")
     ap.add_argument("--timeout", type=int, default=900)
     ap.add_argument("--whatif", default="", help="rank counts to predict with reprise-whatif")
+    ap.add_argument("--simulate", type=int, default=0,
+                    help="record the what-if traces in one process playing this many shards")
     ap.add_argument("--platform", default="cores=4,lat=1us,bw=10GBps",
                     help="reprise-whatif's --platform for the predictions")
     ap.add_argument("--coverage-run", default="", help="app,size,ranks for the coverage plot "
@@ -292,7 +300,7 @@ def main():
     for k, (app, size, ranks, mode) in enumerate(plan, 1):
         runs = []
         evtrace = None
-        if args.whatif and ranks == traced_ranks:
+        if args.whatif and ranks == traced_ranks and not args.simulate:
             evtrace = os.path.abspath(os.path.join(args.out, "evtrace_%s_%s_%s.txt" % (app, size, mode)))
             traces[(app, size, mode)] = evtrace
         for _ in range(args.repeat):
@@ -325,6 +333,13 @@ def main():
     else:
         cov = next((key for key in timelines if key[3] == "auto"), None)
     made = plots(rows, timelines, args.out, cov)
+    if args.whatif and args.simulate:
+        for app, size, mode in sorted({(a, s, m) for a, s, _, m in plan}):
+            trace = os.path.abspath(os.path.join(
+                args.out, "evtrace_%s_%s_%s_sim%d.txt" % (app, size, mode, args.simulate)))
+            run_one(args.bin, app, size, mode, 1, args.cpus, args.timeout, trace, args.simulate)
+            traces[(app, size, mode)] = trace
+            print("recorded %s %s %s playing %d shards" % (app, size, mode, args.simulate), flush=True)
     if args.whatif:
         pred = []
         for (app, size, mode), trace in sorted(traces.items()):
