@@ -196,10 +196,9 @@ const ShardPlan& Memoizer::shard_plan(TraceTemplate& t) {
   return *t.shard_plan;
 }
 
-const std::vector<std::pair<std::uint32_t, std::uint32_t>>& Memoizer::simulated_asks(
-    TraceTemplate& t) {
+const SimulatedReplayAsks& Memoizer::simulated_asks(TraceTemplate& t) {
   if (t.simulated_asks) return *t.simulated_asks;
-  auto asks = std::make_unique<std::vector<std::pair<std::uint32_t, std::uint32_t>>>();
+  auto asks = std::make_unique<SimulatedReplayAsks>();
   const std::size_t n = t.instrs.size();
   const InstanceManager& im = rt_.instances();
   const BatchEdges& succ = *t.successors;
@@ -223,24 +222,25 @@ const std::vector<std::pair<std::uint32_t, std::uint32_t>>& Memoizer::simulated_
   std::vector<bool> asked(n);
   for (std::uint32_t s = 0; s < rt_.machine_shards(); ++s) {
     asked.assign(n, false);
-    auto waited_for = [&](std::size_t i) {
+    auto waited_for = [&](std::size_t i, std::vector<std::pair<std::uint32_t, std::uint32_t>>& to) {
       const Instruction& in = t.instrs[i];
       if (asked[i] || in.kind != Instruction::Kind::Op || on(i, s) ||
           !ShardExchange::completes_locally(*buffer_[in.op]))
         return;
       asked[i] = true;
-      asks->emplace_back(s, in.proc.shard);
+      to.emplace_back(s, in.proc.shard);
     };
-    for (std::size_t i = 0; i < n; ++i) {
+    for (std::size_t i = 0; i < n; ++i)
       for (std::uint32_t k = 0; k < succ.count[i] && !asked[i]; ++k)
-        if (on(succ.targets[succ.begin[i] + k], s)) waited_for(i);
+        if (on(succ.targets[succ.begin[i] + k], s)) waited_for(i, asks->every);
+    for (std::size_t i = 0; i < n; ++i) {
       if (!on(i, s)) continue;
       const Instruction& in = t.instrs[i];
       for (std::uint32_t k = 0; k < in.link_count; ++k) {
         const Link& l = t.links[in.link_begin + k];
         if (l.from_copy) continue;
         if (auto it = by_point.find(std::uint64_t(l.op) << 32 | l.point); it != by_point.end())
-          waited_for(it->second);
+          waited_for(it->second, asks->linked);
       }
     }
   }
@@ -257,8 +257,13 @@ void Memoizer::replay_batch(TraceTemplate& t, Event fence, bool elide) {
   // the shard's plan names is initialised.
   const bool sharded = rt_.num_shards() > 1;
   const ShardPlan* plan = sharded ? &shard_plan(t) : nullptr;
-  if (SimulatedAsks* sim = rt_.simulated_asks()) [[unlikely]]
-    sim->replayed(simulated_asks(t));
+  if (SimulatedAsks* sim = rt_.simulated_asks()) [[unlikely]] {
+    const SimulatedReplayAsks& asks = simulated_asks(t);
+    sim->replayed(asks.every);
+    // (Under mpirun the previous replay's linked points are asked for when this one waits
+    // on them: only after a replay of the same template.)
+    if (elide && prev_block_ && prev_block_->cross == t.cross) sim->replayed(asks.linked);
+  }
   const ElisionLinks* links = sharded ? nullptr : t.cross.get();
   // Fence elision after a batch of the same template: its points count down this batch's
   // links themselves (no events, no waiter lists).

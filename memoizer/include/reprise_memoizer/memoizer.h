@@ -43,9 +43,8 @@ class Memoizer final : public OpSink {
   void replay_batch(TraceTemplate& t, Event fence, bool elide);
   // Control replication: t's plan for this shard (made at its first replay).
   const ShardPlan& shard_plan(TraceTemplate& t);
-  // -lg:simulate_shards: the completions each simulated shard would ask another for at each
-  // replay of t (what its shard plan's proxies cost under mpirun), as (asker, owner) pairs.
-  const std::vector<std::pair<std::uint32_t, std::uint32_t>>& simulated_asks(TraceTemplate& t);
+  // -lg:simulate_shards: what the simulated shards would ask each other for at a replay of t.
+  const SimulatedReplayAsks& simulated_asks(TraceTemplate& t);
   // Appends to scratch_ what instruction `in` waits for from outside the replay.
   void gather_external(const TraceTemplate& t, const Instruction& in, Event fence, bool elide);
   void apply_summary();

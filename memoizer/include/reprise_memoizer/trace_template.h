@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "reprise/types.h"
@@ -88,6 +89,14 @@ struct ShardPlan {
   std::uint64_t unseen_copy_bytes = 0;  // copies between other shards (the bytes statistic)
 };
 
+// -lg:simulate_shards: the completions each simulated shard would ask another for at a replay
+// (what its shard plan's proxies cost under mpirun), as (asker, owner) pairs: at every replay
+// (in-trace successors), and when the replay follows one of the same template and waits on
+// it through elision links.
+struct SimulatedReplayAsks {
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> every, linked;
+};
+
 struct TraceTemplate {
   TraceID id = 0;
   std::vector<TemplateOp> ops;
@@ -119,7 +128,7 @@ struct TraceTemplate {
   std::vector<DomainPoint> instr_points;      // each op instruction's point
   std::unique_ptr<ShardPlan> shard_plan;      // control replication: made at the first replay
   // -lg:simulate_shards: Memoizer::simulated_asks (made at the first replay).
-  std::unique_ptr<std::vector<std::pair<std::uint32_t, std::uint32_t>>> simulated_asks;
+  std::unique_ptr<SimulatedReplayAsks> simulated_asks;
   // Replays as graphs (-ll:gpu, one shard): planned at the first replay (null: none).
   std::shared_ptr<GpuGroups> gpu_groups;
   bool gpu_groups_planned = false;
