@@ -146,21 +146,23 @@ bool Memoizer::conditions_hold(const TraceTemplate& t) {
 }
 
 std::vector<bool> Memoizer::runs_here(const TraceTemplate& t) const {
-  std::vector<bool> here;
-  if (rt_.num_shards() == 1) return here;
-  const std::uint32_t me = rt_.shard();
+  if (rt_.num_shards() == 1) return {};
+  return runs_on(t, rt_.shard());
+}
+
+std::vector<bool> Memoizer::runs_on(const TraceTemplate& t, std::uint32_t shard) const {
+  std::vector<bool> on;
   const InstanceManager& im = rt_.instances();
-  here.reserve(t.instrs.size());
+  on.reserve(t.instrs.size());
   for (const Instruction& in : t.instrs) {
     if (in.kind == Instruction::Kind::Copy) {
-      const Op& c = *t.copies[in.op].copy;
-      here.push_back(im.is_local(c.point_instances[0]->memory()) ||
-                     im.is_local(c.point_instances[1]->memory()));
+      const auto [from, to] = im.copy_shards(*t.copies[in.op].copy);
+      on.push_back(from == shard || to == shard);
     } else {
-      here.push_back(in.kind == Instruction::Kind::Merge || in.proc.shard == me);
+      on.push_back(in.kind == Instruction::Kind::Merge || in.proc.shard == shard);
     }
   }
-  return here;
+  return on;
 }
 
 void Memoizer::record(TraceID id) {

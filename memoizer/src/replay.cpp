@@ -158,17 +158,14 @@ const ShardPlan& Memoizer::shard_plan(TraceTemplate& t) {
         needed[i] = true;
     }
   // The next replay's elision links of instructions that run here name points of this one.
-  std::unordered_map<std::uint64_t, std::uint32_t> by_point;
-  for (std::uint32_t i = 0; i < n; ++i)
-    if (t.instrs[i].kind == Instruction::Kind::Op)
-      by_point.emplace(std::uint64_t(t.instrs[i].op) << 32 | t.instrs[i].point, i);
+  const auto by_point = point_instructions(t);
   for (std::size_t i = 0; i < n; ++i) {
     if (!here[i]) continue;
     const Instruction& in = t.instrs[i];
     for (std::uint32_t k = 0; k < in.link_count; ++k) {
       const Link& l = t.links[in.link_begin + k];
       if (l.from_copy) continue;  // a copy either has a half here or no event at all
-      auto it = by_point.find(std::uint64_t(l.op) << 32 | l.point);
+      auto it = by_point.find(point_key(l.op, l.point));
       if (it != by_point.end()) needed[it->second] = true;
     }
   }
@@ -200,31 +197,17 @@ const SimulatedReplayAsks& Memoizer::simulated_asks(TraceTemplate& t) {
   if (t.simulated_asks) return *t.simulated_asks;
   auto asks = std::make_unique<SimulatedReplayAsks>();
   const std::size_t n = t.instrs.size();
-  const InstanceManager& im = rt_.instances();
   const BatchEdges& succ = *t.successors;
-  // Per instruction: the shards it runs on (a copy: its halves'; a merge: every shard's).
-  auto on = [&](std::size_t i, std::uint32_t s) {
-    const Instruction& in = t.instrs[i];
-    if (in.kind == Instruction::Kind::Merge) return true;
-    if (in.kind == Instruction::Kind::Copy) {
-      const Op& c = *t.copies[in.op].copy;
-      return im.shard_of(c.point_instances[0]->memory()) == s ||
-             im.shard_of(c.point_instances[1]->memory()) == s;
-    }
-    return in.proc.shard == s;
-  };
+  const auto by_point = point_instructions(t);
   // A point of an op that completes locally is asked for by another shard when something
   // there waits for it: an in-trace successor, or an elision link of the next replay.
-  std::unordered_map<std::uint64_t, std::uint32_t> by_point;
-  for (std::uint32_t i = 0; i < n; ++i)
-    if (t.instrs[i].kind == Instruction::Kind::Op)
-      by_point.emplace(std::uint64_t(t.instrs[i].op) << 32 | t.instrs[i].point, i);
   std::vector<bool> asked(n);
   for (std::uint32_t s = 0; s < rt_.machine_shards(); ++s) {
+    const std::vector<bool> on = runs_on(t, s);
     asked.assign(n, false);
     auto waited_for = [&](std::size_t i, std::vector<std::pair<std::uint32_t, std::uint32_t>>& to) {
       const Instruction& in = t.instrs[i];
-      if (asked[i] || in.kind != Instruction::Kind::Op || on(i, s) ||
+      if (asked[i] || in.kind != Instruction::Kind::Op || on[i] ||
           !ShardExchange::completes_locally(*buffer_[in.op]))
         return;
       asked[i] = true;
@@ -232,14 +215,14 @@ const SimulatedReplayAsks& Memoizer::simulated_asks(TraceTemplate& t) {
     };
     for (std::size_t i = 0; i < n; ++i)
       for (std::uint32_t k = 0; k < succ.count[i] && !asked[i]; ++k)
-        if (on(succ.targets[succ.begin[i] + k], s)) waited_for(i, asks->every);
+        if (on[succ.targets[succ.begin[i] + k]]) waited_for(i, asks->every);
     for (std::size_t i = 0; i < n; ++i) {
-      if (!on(i, s)) continue;
+      if (!on[i]) continue;
       const Instruction& in = t.instrs[i];
       for (std::uint32_t k = 0; k < in.link_count; ++k) {
         const Link& l = t.links[in.link_begin + k];
         if (l.from_copy) continue;
-        if (auto it = by_point.find(std::uint64_t(l.op) << 32 | l.point); it != by_point.end())
+        if (auto it = by_point.find(point_key(l.op, l.point)); it != by_point.end())
           waited_for(it->second, asks->linked);
       }
     }

@@ -553,4 +553,12 @@ std::string to_dot(const TraceTemplate& t, const std::vector<std::string>& op_na
   return s + "}\n";
 }
 
+std::unordered_map<std::uint64_t, std::uint32_t> point_instructions(const TraceTemplate& t) {
+  std::unordered_map<std::uint64_t, std::uint32_t> by_point;
+  for (std::uint32_t i = 0; i < t.instrs.size(); ++i)
+    if (t.instrs[i].kind == Instruction::Kind::Op)
+      by_point.emplace(point_key(t.instrs[i].op, t.instrs[i].point), i);
+  return by_point;
+}
+
 }  // namespace reprise::detail

@@ -93,12 +93,13 @@ void EvtraceRecorder::on_record(const Seen& s) {
         work_of(p, s.peer).recvs[offset(s.shard, s.peer)] += s.bytes;
         sent_["data"] += 1;
         return;
-      } else {
+      }
+      {
         Work& w = work_of(p, s.shard);
         ++w.work.copies;
         w.copy_ns.add(s.ns);
-        return;
       }
+      return;
     case K::Send:
       work_of(p, s.shard).sends[offset(s.peer, s.shard)] += s.bytes;
       return;
@@ -163,9 +164,8 @@ void EvtraceRecorder::flush_ready() {
 
 void EvtraceRecorder::write(std::uint64_t seq, Pending& p) {
   written_below_ = seq + 1;
-  if (p.shards.empty()) p.shards.resize(played_);
   for (std::uint32_t i = 0; i < played_; ++i) {
-    Work& w = p.shards[i];
+    Work& w = work_of(p, i);
     evtrace::Node leaf;
     evtrace::Element& e = leaf.element;
     e.kind = kind_word(p.op_kind);

@@ -290,8 +290,9 @@ void Executor::profile_point(Profiler& prof, const PointTask& t, std::uint64_t t
     shard = t.proc.shard;
     peer = shard;
     if (op.kind == OpKind::Copy && op.generated()) {
-      shard = rt_.instances().shard_of(op.point_instances[0]->memory());
-      peer = rt_.instances().shard_of(op.point_instances[1]->memory());
+      const auto ends = rt_.instances().copy_shards(op);
+      shard = ends.from;
+      peer = ends.to;
     }
   }
   const std::uint64_t cpu =

@@ -65,9 +65,7 @@ void Executor::simulated_wait(SimulatedAsks& asks, const PointTask& t, Event e) 
   const Op& op = *t.op;
   if (op.kind == OpKind::Copy && op.generated()) {
     // Under mpirun both halves of a copy between shards wait for its preconditions.
-    const InstanceManager& im = rt_.instances();
-    const std::uint32_t from = im.shard_of(op.point_instances[0]->memory());
-    const std::uint32_t to = im.shard_of(op.point_instances[1]->memory());
+    const auto [from, to] = rt_.instances().copy_shards(op);
     asks.waits(from, e);
     if (to != from) asks.waits(to, e);
     return;
@@ -123,8 +121,7 @@ Event Executor::init_sharded_point(PointTask& t, Op& op, std::uint32_t point, Pr
   // Control replication: the halves of a copy run on the shards of its two memories.
   const InstanceManager& im = rt_.instances();
   const std::uint32_t me = rt_.shard();
-  const std::uint32_t from = im.shard_of(op.point_instances[0]->memory());
-  const std::uint32_t to = im.shard_of(op.point_instances[1]->memory());
+  const auto [from, to] = im.copy_shards(op);
   rt_.count_shard_bytes(im.bytes_between_shards(op));
   if (from != me && to != me) {
     // Nothing here waits for it: it reads and writes other shards' memories only.

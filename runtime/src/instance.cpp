@@ -17,9 +17,12 @@ std::uint64_t copy_bytes(const Op& copy) {
   return bytes;
 }
 
+InstanceManager::CopyShards InstanceManager::copy_shards(const Op& copy) const {
+  return {shard_of(copy.point_instances[0]->memory()), shard_of(copy.point_instances[1]->memory())};
+}
+
 std::uint64_t InstanceManager::bytes_between_shards(const Op& copy) const {
-  const std::uint32_t from = shard_of(copy.point_instances[0]->memory());
-  const std::uint32_t to = shard_of(copy.point_instances[1]->memory());
+  const auto [from, to] = copy_shards(copy);
   return from == to ? 0 : copy_bytes(copy);
 }
 

@@ -39,6 +39,8 @@ class Memoizer final : public OpSink {
   void record(TraceID id);
   // Per instruction of t: whether it runs on this shard (empty in a single process).
   std::vector<bool> runs_here(const TraceTemplate& t) const;
+  // Per instruction of t: whether it runs on `shard` (a copy: either half; a merge: always).
+  std::vector<bool> runs_on(const TraceTemplate& t, std::uint32_t shard) const;
   void replay(TraceTemplate& t, bool elide);
   void replay_batch(TraceTemplate& t, Event fence, bool elide);
   // Control replication: t's plan for this shard (made at its first replay).

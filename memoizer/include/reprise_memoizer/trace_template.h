@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -96,6 +97,14 @@ struct ShardPlan {
 struct SimulatedReplayAsks {
   std::vector<std::pair<std::uint32_t, std::uint32_t>> every, linked;
 };
+
+struct TraceTemplate;
+
+// The op instructions of a template by (op, point): point_key(op, point) -> instruction.
+inline std::uint64_t point_key(std::uint32_t op, std::uint32_t point) {
+  return std::uint64_t(op) << 32 | point;
+}
+std::unordered_map<std::uint64_t, std::uint32_t> point_instructions(const TraceTemplate& t);
 
 struct TraceTemplate {
   TraceID id = 0;

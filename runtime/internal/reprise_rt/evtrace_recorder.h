@@ -56,7 +56,6 @@ class EvtraceRecorder {
   // Simulated shards: shard `from` would ask shard `to` for a completion while the current
   // op is analysed (what a Request message does under mpirun).
   void ask(std::uint32_t from, std::uint32_t to);
-  bool simulated() const { return played_ > 1; }
   // Everything recorded, as this shard's trace (one group).
   evtrace::Trace finish();
 

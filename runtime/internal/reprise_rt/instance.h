@@ -176,6 +176,11 @@ class InstanceManager {
   // Of the bytes a generated copy moves, those that cross between shards (0 within one
   // shard): the statistic of bytes between shards, which every shard counts.
   std::uint64_t bytes_between_shards(const Op& copy) const;
+  // The shards of a generated copy's source and destination memories.
+  struct CopyShards {
+    std::uint32_t from, to;
+  };
+  CopyShards copy_shards(const Op& copy) const;
   // The NUMA node a memory's data is bound to: with several system memories per shard on a
   // machine with several NUMA nodes, memory i of a shard binds to node i (modulo the nodes);
   // -1 (unbound) otherwise.
