@@ -16,10 +16,6 @@ Analysis::Analysis(Runtime& rt)
     local_uses_ = std::make_unique<LocalUses>(rt.events());
     logical_.set_keep_summaries(true);
   }
-  if (rt.instances().num_memories() > kMaxMemories)
-    throw Error(fmt::format(
-        "the machine has {} memories (shards x memories per shard); at most {} are supported",
-        rt.instances().num_memories(), kMaxMemories));
 }
 
 Analysis::~Analysis() = default;

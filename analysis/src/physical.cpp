@@ -1,9 +1,9 @@
 #include "reprise_analysis/physical.h"
 
 #include <algorithm>
-#include <bit>
 #include <span>
 
+#include "reprise_rt/assert.h"
 #include "reprise_rt/hasher.h"
 
 namespace reprise::detail {
@@ -54,7 +54,7 @@ PhysicalState::Pieces& PhysicalState::pieces(std::uint32_t tree, const Domain& r
     // A new instance is zero-filled, like the region's initial contents: valid everywhere.
     Piece whole;
     whole.rect = t.root;
-    whole.valid = all_memories();
+    whole.everywhere = true;
     add(f, whole);
   }
   return f;
@@ -127,27 +127,31 @@ void PhysicalState::read(std::uint32_t tree, const Domain& root, int fi, const D
                          std::uint32_t mem, std::vector<Event>& waits, std::vector<CopyNeed>& needs,
                          std::vector<FoldNeed>& folds) {
   if (rect.empty()) return;
-  const MemMask bit = MemMask(1) << mem;
   Pieces& f = pieces(tree, root, fi);
   meeting(f, rect);
   for (std::uint32_t slot : hits_) {
     const Piece& p = f.slots[slot];
     const Domain part = p.rect & rect;
     // A fact for each memory whose validity the recording relies on and did not decide itself
-    // (a piece copied into one memory in the trace keeps the other memories' bits from before).
-    const MemMask before = journaling_ ? from_before(p) : 0;
+    // (a piece copied into one memory in the trace keeps the other memories' validity from
+    // before).
     if (p.pending) folds.push_back(FoldNeed{fi, part, p.pending});
-    if (p.valid & bit) {
-      if (p.ready[mem].exists()) waits.push_back(p.ready[mem]);
-      if (before & bit) facts_.push_back(PhysicalFact{tree, fi, part, mem, true});
+    if (const Holder* h = holder(p, mem); h || p.everywhere) {
+      if (h && h->ready.exists()) waits.push_back(h->ready);
+      if (from_before(p, mem)) facts_.push_back(PhysicalFact{tree, fi, part, mem, true});
       continue;
     }
-    // Copy from a memory that is not itself still being filled, else from the first.
-    const MemMask settled = p.valid & ~p.filled;
-    const std::uint32_t src = std::uint32_t(std::countr_zero(settled ? settled : p.valid));
-    needs.push_back(CopyNeed{fi, part, src, p.ready[src]});
-    if (before & bit) facts_.push_back(PhysicalFact{tree, fi, part, mem, false});
-    if (before & (MemMask(1) << src)) facts_.push_back(PhysicalFact{tree, fi, part, src, true});
+    // Copy from the first memory that is not itself still being filled, else from the first.
+    REPRISE_ASSERT(!p.holders.empty(), "a piece's data is valid in some memory");
+    const Holder* src = &p.holders.front();
+    for (const Holder& c : p.holders)
+      if (!c.filled) {
+        src = &c;
+        break;
+      }
+    needs.push_back(CopyNeed{fi, part, src->mem, src->ready});
+    if (from_before(p, mem)) facts_.push_back(PhysicalFact{tree, fi, part, mem, false});
+    if (from_before(p, src->mem)) facts_.push_back(PhysicalFact{tree, fi, part, src->mem, true});
   }
 }
 
@@ -158,10 +162,10 @@ void PhysicalState::copied(std::uint32_t tree, const Domain& root, int fi, const
     effects_.push_back(
         PhysicalEffect{tree, fi, root, rect, mem, PhysicalEffect::Kind::Copied, ready});
   cut(pieces(tree, root, fi), rect, [&](Piece& p) {
-    p.valid |= MemMask(1) << mem;
-    p.ready[mem] = ready;
-    p.filled |= MemMask(1) << mem;
-    decide(p, MemMask(1) << mem);
+    Holder& h = hold(p, mem);
+    h.ready = ready;
+    h.filled = true;
+    decide(p, mem);
   });
 }
 
@@ -192,12 +196,11 @@ void PhysicalState::written(std::uint32_t tree, const Domain& root, int fi, cons
     keep = add(f, w);
   }
   Piece& w = f.slots[keep];
-  w.valid = MemMask(1) << mem;
-  w.ready = {};
-  w.filled = 0;
+  w.everywhere = false;
+  w.holders.assign({Holder{mem}});
   w.pending = 0;
   w.stamp = 0;
-  decide(w, all_memories());
+  decide_all(w);
 }
 
 void PhysicalState::reduced(std::uint32_t tree, const Domain& root, int fi, const Domain& rect,
@@ -226,21 +229,50 @@ void PhysicalState::folded(std::uint32_t tree, const Domain& root, int fi, const
   mark_reduced(tree);
   cut(pieces(tree, root, fi), rect, [&](Piece& p) {
     p.pending = 0;
-    p.valid = MemMask(1) << mem;
-    p.ready = {};
-    p.ready[mem] = ready;
-    p.filled = MemMask(1) << mem;
-    decide(p, all_memories());
+    p.everywhere = false;
+    p.holders.assign({Holder{mem, true, false, ready}});
+    decide_all(p);
   });
 }
 
-void PhysicalState::decide(Piece& p, MemMask mask) const {
+const PhysicalState::Holder* PhysicalState::holder(const Piece& p, std::uint32_t mem) {
+  for (const Holder& h : p.holders)
+    if (h.mem >= mem) return h.mem == mem ? &h : nullptr;
+  return nullptr;
+}
+
+PhysicalState::Holder& PhysicalState::hold(Piece& p, std::uint32_t mem) {
+  std::size_t at = 0;
+  while (at < p.holders.size() && p.holders[at].mem < mem) ++at;
+  if (at < p.holders.size() && p.holders[at].mem == mem) return p.holders[at];
+  p.holders.push_back(Holder{mem});
+  std::rotate(p.holders.begin() + std::ptrdiff_t(at), p.holders.end() - 1, p.holders.end());
+  return p.holders[at];
+}
+
+bool PhysicalState::from_before(const Piece& p, std::uint32_t mem) const {
+  if (!journaling_) return false;
+  if (p.stamp != epoch_) return true;
+  if (p.decided_all) return false;
+  const Holder* h = holder(p, mem);
+  return !h || !h->decided;
+}
+
+void PhysicalState::decide_all(Piece& p) const {
+  if (!journaling_) return;
+  p.stamp = epoch_;
+  p.decided_all = true;
+}
+
+void PhysicalState::decide(Piece& p, std::uint32_t mem) const {
   if (!journaling_) return;
   if (p.stamp != epoch_) {
     p.stamp = epoch_;
-    p.decided = 0;
+    p.decided_all = false;
+    for (Holder& h : p.holders) h.decided = false;
   }
-  p.decided |= mask;
+  for (Holder& h : p.holders)
+    if (h.mem == mem) h.decided = true;
 }
 
 void PhysicalState::mark_reduced(std::uint32_t tree) {
@@ -318,12 +350,11 @@ void PhysicalState::forget_tree(std::uint32_t tree) {
 
 bool PhysicalState::holds(const PhysicalFact& f) const {
   if (f.kind == PhysicalFact::Kind::Pending) return pending_signature(f.tree) == f.pending;
-  const MemMask bit = MemMask(1) << f.mem;
   const Pieces* pieces = find(f.tree, f.field);
   if (!pieces) return f.valid;  // untouched: valid everywhere
   meeting(*pieces, f.rect);
   for (std::uint32_t slot : hits_)
-    if (bool(pieces->slots[slot].valid & bit) != f.valid) return false;
+    if (valid_in(pieces->slots[slot], f.mem) != f.valid) return false;
   return true;
 }
 

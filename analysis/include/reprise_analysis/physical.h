@@ -17,11 +17,9 @@
 #include "reprise/geometry.h"
 #include "reprise_analysis/rect_index.h"
 #include "reprise_rt/event.h"
+#include "reprise_rt/inline_vector.h"
 
 namespace reprise::detail {
-
-constexpr std::uint32_t kMaxMemories = 16;
-using MemMask = std::uint32_t;
 
 class Instance;
 
@@ -130,19 +128,30 @@ class PhysicalState {
   std::size_t piece_count(std::uint32_t tree, int fi) const;
 
  private:
+  // A memory that holds a piece's current data.
+  struct Holder {
+    std::uint32_t mem;
+    // Made valid by a copy issued since the last write (not "settled"): the same on every
+    // shard (under control replication a shard holds no event for other shards' copies), so
+    // choices made from it are too.
+    bool filled = false;
+    bool decided = false;  // the current journal decided this memory's validity (see Piece)
+    Event ready{};         // the copy still making it valid there, or none
+  };
   struct Piece {
     Domain rect;
-    MemMask valid = 0;
+    // Valid in every memory (the region's zero-filled initial contents), besides `holders`.
+    // The holders are kept by memory id, so the lowest one is what a bit mask's lowest bit
+    // was: the set scales to any number of memories (one per shard and NUMA domain) while a
+    // piece usually has one to three.
+    bool everywhere = false;
+    InlineVector<Holder, 2> holders;
     std::uint32_t stamp = 0;  // the journal that last changed it
-    // The memories whose validity that journal decided (a write decides all of them, a copy
-    // only its target): the others' bits still come from before the trace and need facts.
-    MemMask decided = 0;
-    std::uint32_t pending = 0;                // reductions to fold in (a list; 0: none)
-    std::array<Event, kMaxMemories> ready{};  // per memory: the copy making it valid there
-    // The memories a copy was issued into since the last write: the same on every shard
-    // (under control replication a shard holds no event for other shards' copies), so
-    // choices made from it are too.
-    MemMask filled = 0;
+    // That journal decided every memory's validity (a write or a fold); otherwise only the
+    // holders marked `decided` (copies into them): the others still come from before the
+    // trace and need facts.
+    bool decided_all = false;
+    std::uint32_t pending = 0;  // reductions to fold in (a list; 0: none)
   };
   // The pieces of one field: they tile the root without overlapping. Slots of removed pieces
   // (empty rect) are reused; `index` finds the pieces meeting a rectangle.
@@ -175,14 +184,18 @@ class PhysicalState {
   std::uint32_t append(std::uint32_t list, Instance* add);
   std::uint64_t pending_signature(std::uint32_t tree) const;
   void note_tree_journaled(std::uint32_t tree);
-  MemMask all_memories() const { return num_memories_ >= 32 ? ~0u : (1u << num_memories_) - 1; }
-  // The memories of p whose validity the current journal has not decided (all when not
-  // journaling, where it does not matter).
-  MemMask from_before(const Piece& p) const {
-    return journaling_ && p.stamp == epoch_ ? ~p.decided : ~MemMask(0);
+  static const Holder* holder(const Piece& p, std::uint32_t mem);
+  static bool valid_in(const Piece& p, std::uint32_t mem) {
+    return p.everywhere || holder(p, mem) != nullptr;
   }
-  // While journaling: p's validity in the memories of `mask` is now the trace's doing.
-  void decide(Piece& p, MemMask mask) const;
+  // The holder of mem in p, added (not filled, nothing to wait for) if p had none.
+  static Holder& hold(Piece& p, std::uint32_t mem);
+  // Whether a recording relies on p's validity in mem as it was before the trace: the
+  // current journal has not decided it.
+  bool from_before(const Piece& p, std::uint32_t mem) const;
+  // While journaling: p's validity in every memory, or in `mem`, is now the trace's doing.
+  void decide_all(Piece& p) const;
+  void decide(Piece& p, std::uint32_t mem) const;
 
   std::uint32_t num_memories_;
   std::vector<Tree> trees_;
