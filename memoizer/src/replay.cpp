@@ -204,6 +204,7 @@ const SimulatedReplayAsks& Memoizer::simulated_asks(TraceTemplate& t) {
   std::vector<bool> asked(n);
   for (std::uint32_t s = 0; s < rt_.machine_shards(); ++s) {
     const std::vector<bool> on = runs_on(t, s);
+    asks->instructions.push_back(std::uint32_t(std::count(on.begin(), on.end(), true)));
     asked.assign(n, false);
     auto waited_for = [&](std::size_t i, std::vector<std::pair<std::uint32_t, std::uint32_t>>& to) {
       const Instruction& in = t.instrs[i];
@@ -242,7 +243,7 @@ void Memoizer::replay_batch(TraceTemplate& t, Event fence, bool elide) {
   const ShardPlan* plan = sharded ? &shard_plan(t) : nullptr;
   if (SimulatedAsks* sim = rt_.simulated_asks()) [[unlikely]] {
     const SimulatedReplayAsks& asks = simulated_asks(t);
-    sim->replayed(asks.every);
+    sim->replayed(asks.every, asks.instructions);
     // (Under mpirun the previous replay's linked points are asked for when this one waits
     // on them: only after a replay of the same template.)
     if (elide && prev_block_ && prev_block_->cross == t.cross) sim->replayed(asks.linked);

@@ -120,6 +120,17 @@ void EvtraceRecorder::ask(std::uint32_t from, std::uint32_t to) {
     ++work_of(pending_[current_], from).asks[offset(to, from)];
 }
 
+void EvtraceRecorder::replay_shares(std::span<const std::uint32_t> shares) {
+  std::lock_guard<std::mutex> g(mutex_);
+  if (current_ < written_below_ || shares.size() != played_) return;
+  Pending& p = pending_[current_];
+  p.replay_shares.resize(played_, 0);
+  for (std::uint32_t s = 0; s < played_; ++s) {
+    p.replay_shares[s] += shares[s];
+    p.replay_total += shares[s];
+  }
+}
+
 void EvtraceRecorder::program_waits(std::uint64_t seq) {
   std::lock_guard<std::mutex> g(mutex_);
   if (seq < written_below_) {
@@ -175,8 +186,13 @@ void EvtraceRecorder::write(std::uint64_t seq, Pending& p) {
     evtrace::Variant& v = w.work;
     v.ranks = {played_ > 1 ? i : shard_};
     // (Every shard analyses every op: the simulated shards' utility threads each take the
-    // time this one took.)
-    e.util.add(p.util_ns);
+    // time this one took — except for replays, where each shard's part of the instructions
+    // this process replayed for all of them is its part of the time.)
+    if (p.replay_total)
+      e.util.add(std::uint64_t(double(p.util_ns) * double(p.replay_shares[i]) /
+                               double(p.replay_total)));
+    else
+      e.util.add(p.util_ns);
     e.issue_ns.add(p.issue_ns);
     e.point_ns = std::move(w.point_ns);
     e.copy_ns = std::move(w.copy_ns);

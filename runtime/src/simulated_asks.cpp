@@ -9,7 +9,7 @@ namespace reprise::detail {
 void SimulatedAsks::produced(Event done, std::uint32_t owner) {
   if (!done.exists()) return;
   std::lock_guard<std::mutex> g(mutex_);
-  owners_[key(done)] = Owner{owner, 0};
+  owners_[key(done)] = Owner{owner, {}};
   if (owners_.size() >= prune_at_) {
     // Points that have finished are asked for rarely after a while (the analysis prunes its
     // users by completion): forget them, so that the table stays the size of the window.
@@ -22,10 +22,12 @@ void SimulatedAsks::produced(Event done, std::uint32_t owner) {
 }
 
 void SimulatedAsks::ask(Owner& o, std::uint32_t waiter) {
-  if (waiter == o.shard || waiter >= 64) return;
-  const std::uint64_t bit = std::uint64_t(1) << waiter;
-  if (o.asked & bit) return;
-  o.asked |= bit;
+  if (waiter == o.shard) return;
+  if (o.asked.empty()) o.asked.resize((shards_ + 63) / 64);
+  std::uint64_t& word = o.asked[waiter / 64];
+  const std::uint64_t bit = std::uint64_t(1) << (waiter % 64);
+  if (word & bit) return;
+  word |= bit;
   recorder_.ask(waiter, o.shard);
 }
 
@@ -41,8 +43,10 @@ void SimulatedAsks::merged(std::span<const Event> events) {
       for (std::uint32_t s = 0; s < shards_; ++s) ask(it->second, s);
 }
 
-void SimulatedAsks::replayed(std::span<const std::pair<std::uint32_t, std::uint32_t>> asks) {
+void SimulatedAsks::replayed(std::span<const std::pair<std::uint32_t, std::uint32_t>> asks,
+                             std::span<const std::uint32_t> instructions) {
   for (const auto& [from, to] : asks) recorder_.ask(from, to);
+  if (!instructions.empty()) recorder_.replay_shares(instructions);
 }
 
 }  // namespace reprise::detail

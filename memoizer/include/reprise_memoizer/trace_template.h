@@ -96,6 +96,9 @@ struct ShardPlan {
 // it through elision links.
 struct SimulatedReplayAsks {
   std::vector<std::pair<std::uint32_t, std::uint32_t>> every, linked;
+  // Per shard: the instructions its shard plan would initialise, link and release (a replay
+  // here does every shard's; each shard's part of its time is its part of these).
+  std::vector<std::uint32_t> instructions;
 };
 
 struct TraceTemplate;

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <map>
 #include <mutex>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -56,6 +57,9 @@ class EvtraceRecorder {
   // Simulated shards: shard `from` would ask shard `to` for a completion while the current
   // op is analysed (what a Request message does under mpirun).
   void ask(std::uint32_t from, std::uint32_t to);
+  // Simulated shards: the current op replays a template of which shard s would run
+  // shares[s] instructions (under mpirun each shard replays only its own part).
+  void replay_shares(std::span<const std::uint32_t> shares);
   // Everything recorded, as this shard's trace (one group).
   evtrace::Trace finish();
 
@@ -72,6 +76,9 @@ class EvtraceRecorder {
     const char* task = nullptr;
     std::uint32_t trace = 0;
     std::uint64_t util_ns = 0, issue_ns = 0;
+    // Simulated replays: each shard's instructions in them (empty: none), and their sum.
+    std::vector<std::uint64_t> replay_shares;
+    std::uint64_t replay_total = 0;
     std::vector<Work> shards;  // one per shard played (by index; sized on first use)
   };
   // The work of `shard` (an index among the shards played) for op record p.

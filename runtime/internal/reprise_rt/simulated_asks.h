@@ -10,6 +10,7 @@
 #include <span>
 #include <unordered_map>
 #include <utility>
+#include <vector>
 
 #include "reprise_rt/event.h"
 
@@ -28,13 +29,15 @@ class SimulatedAsks {
   void waits(std::uint32_t waiter, Event e);
   // Every shard merges `events` (a fence, a replay's entry).
   void merged(std::span<const Event> events);
-  // A replay: each (asker, owner) pair is one completion asked for.
-  void replayed(std::span<const std::pair<std::uint32_t, std::uint32_t>> asks);
+  // A replay: each (asker, owner) pair is one completion asked for; `instructions` (per
+  // shard, or empty) are each shard's part of the replay.
+  void replayed(std::span<const std::pair<std::uint32_t, std::uint32_t>> asks,
+                std::span<const std::uint32_t> instructions = {});
 
  private:
   struct Owner {
     std::uint32_t shard;
-    std::uint64_t asked = 0;  // bit s: shard s has asked
+    std::vector<std::uint64_t> asked;  // bit s: shard s has asked (sized on the first ask)
   };
   void ask(Owner& o, std::uint32_t waiter);  // (mutex_ held)
   static std::uint64_t key(Event e) { return std::uint64_t(e.id) << 32 | e.gen; }
