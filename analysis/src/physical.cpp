@@ -102,11 +102,24 @@ void PhysicalState::reshape(Pieces& f, std::uint32_t slot, const Domain& rect) {
 void PhysicalState::add_outside(Pieces& f, std::uint32_t slot, const Domain& rect) {
   parts_.clear();
   subtract(f.slots[slot].rect, rect, parts_);
-  Piece part = f.slots[slot];
+  if (parts_.empty()) return;
+  const Piece whole = f.slots[slot];  // (add may move the slots)
   for (const Domain& d : parts_) {
+    Piece part = whole;
     part.rect = d;
+    clip(part);
     add(f, part);
   }
+}
+
+void PhysicalState::clip(Piece& p) {
+  std::size_t kept = 0;
+  for (std::size_t i = 0; i < p.holders.size(); ++i) {
+    Holder h = p.holders[i];
+    h.rect = h.rect & p.rect;
+    if (!h.rect.empty()) p.holders[kept++] = h;
+  }
+  p.holders.resize(kept);
 }
 
 template <class Fn>
@@ -118,6 +131,7 @@ void PhysicalState::cut(Pieces& f, const Domain& rect, Fn&& fn) {
       const Domain part = f.slots[slot].rect & rect;
       add_outside(f, slot, rect);
       reshape(f, slot, part);
+      clip(f.slots[slot]);
     }
     fn(f.slots[slot]);
   }
@@ -132,26 +146,69 @@ void PhysicalState::read(std::uint32_t tree, const Domain& root, int fi, const D
   for (std::uint32_t slot : hits_) {
     const Piece& p = f.slots[slot];
     const Domain part = p.rect & rect;
-    // A fact for each memory whose validity the recording relies on and did not decide itself
-    // (a piece copied into one memory in the trace keeps the other memories' validity from
-    // before).
     if (p.pending) folds.push_back(FoldNeed{fi, part, p.pending});
-    if (const Holder* h = holder(p, mem); h || p.everywhere) {
-      if (h && h->ready.exists()) waits.push_back(h->ready);
-      if (from_before(p, mem)) facts_.push_back(PhysicalFact{tree, fi, part, mem, true});
+    // What mem holds of the part is valid there (once its copies are done); a fact for each
+    // such fragment whose validity the recording relies on and did not make itself.
+    uncovered_.assign(1, part);
+    bool made = false;  // (everywhere: whether a copy of the trace made all of the part valid)
+    for (const Holder& h : p.holders) {
+      if (h.mem != mem || !h.rect.overlaps(part)) continue;
+      if (h.ready.exists()) waits.push_back(h.ready);
+      made = made || (decided(p, &h) && h.rect.contains(part));
+      if (p.everywhere) continue;
+      if (journaling_ && !decided(p, &h))
+        facts_.push_back(PhysicalFact{tree, fi, h.rect & part, mem, true});
+      if (h.rect.contains(part)) {
+        uncovered_.clear();  // (the usual case: one holder holds all of it)
+        continue;
+      }
+      scratch_.clear();
+      for (const Domain& u : uncovered_) subtract(u, h.rect, scratch_);
+      uncovered_.swap(scratch_);
+    }
+    if (p.everywhere) {
+      if (journaling_ && !decided(p, nullptr) && !made)
+        facts_.push_back(PhysicalFact{tree, fi, part, mem, true});
       continue;
     }
-    // Copy from the first memory that is not itself still being filled, else from the first.
-    REPRISE_ASSERT(!p.holders.empty(), "a piece's data is valid in some memory");
-    const Holder* src = &p.holders.front();
-    for (const Holder& c : p.holders)
-      if (!c.filled) {
-        src = &c;
-        break;
-      }
-    needs.push_back(CopyNeed{fi, part, src->mem, src->ready});
-    if (from_before(p, mem)) facts_.push_back(PhysicalFact{tree, fi, part, mem, false});
-    if (from_before(p, src->mem)) facts_.push_back(PhysicalFact{tree, fi, part, src->mem, true});
+    // The rest is copied in, each fragment from one memory that holds all of it.
+    for (const Domain& u : uncovered_) {
+      const Holder& src = source(p, u);
+      needs.push_back(CopyNeed{fi, u, src.mem, src.ready});
+      if (journaling_ && !decided(p, nullptr))
+        facts_.push_back(PhysicalFact{tree, fi, u, mem, false});
+      if (journaling_ && !decided(p, &src))
+        facts_.push_back(PhysicalFact{tree, fi, u, src.mem, true});
+    }
+  }
+}
+
+const PhysicalState::Holder& PhysicalState::source(const Piece& p, const Domain& u) {
+  const Holder* first = nullptr;
+  for (const Holder& h : p.holders) {
+    if (!h.rect.contains(u)) continue;
+    if (!h.filled) return h;
+    if (!first) first = &h;
+  }
+  REPRISE_ASSERT(first, "the memory that wrote a piece (or folded into it) holds all of it");
+  return *first;
+}
+
+void PhysicalState::add_holder(Piece& p, const Domain& rect, std::uint32_t mem, Event ready) {
+  uncovered_.assign(1, rect & p.rect);
+  for (const Holder& h : p.holders) {
+    if (h.mem != mem || !h.rect.overlaps(rect)) continue;
+    scratch_.clear();
+    for (const Domain& u : uncovered_) subtract(u, h.rect, scratch_);
+    uncovered_.swap(scratch_);
+  }
+  touch(p);
+  for (const Domain& u : uncovered_) {
+    if (u.empty()) continue;
+    std::size_t at = 0;  // after the holders of lower or equal memories
+    while (at < p.holders.size() && p.holders[at].mem <= mem) ++at;
+    p.holders.push_back(Holder{u, mem, true, journaling_, ready});
+    std::rotate(p.holders.begin() + std::ptrdiff_t(at), p.holders.end() - 1, p.holders.end());
   }
 }
 
@@ -161,12 +218,10 @@ void PhysicalState::copied(std::uint32_t tree, const Domain& root, int fi, const
   if (journaling_)
     effects_.push_back(
         PhysicalEffect{tree, fi, root, rect, mem, PhysicalEffect::Kind::Copied, ready});
-  cut(pieces(tree, root, fi), rect, [&](Piece& p) {
-    Holder& h = hold(p, mem);
-    h.ready = ready;
-    h.filled = true;
-    decide(p, mem);
-  });
+  // (No cut: the copy adds holders, see Holder.)
+  Pieces& f = pieces(tree, root, fi);
+  meeting(f, rect);
+  for (std::uint32_t slot : hits_) add_holder(f.slots[slot], rect, mem, ready);
 }
 
 void PhysicalState::written(std::uint32_t tree, const Domain& root, int fi, const Domain& rect,
@@ -197,7 +252,7 @@ void PhysicalState::written(std::uint32_t tree, const Domain& root, int fi, cons
   }
   Piece& w = f.slots[keep];
   w.everywhere = false;
-  w.holders.assign({Holder{mem}});
+  w.holders.assign({Holder{whole, mem}});
   w.pending = 0;
   w.stamp = 0;
   decide_all(w);
@@ -230,32 +285,9 @@ void PhysicalState::folded(std::uint32_t tree, const Domain& root, int fi, const
   cut(pieces(tree, root, fi), rect, [&](Piece& p) {
     p.pending = 0;
     p.everywhere = false;
-    p.holders.assign({Holder{mem, true, false, ready}});
+    p.holders.assign({Holder{p.rect, mem, true, false, ready}});
     decide_all(p);
   });
-}
-
-const PhysicalState::Holder* PhysicalState::holder(const Piece& p, std::uint32_t mem) {
-  for (const Holder& h : p.holders)
-    if (h.mem >= mem) return h.mem == mem ? &h : nullptr;
-  return nullptr;
-}
-
-PhysicalState::Holder& PhysicalState::hold(Piece& p, std::uint32_t mem) {
-  std::size_t at = 0;
-  while (at < p.holders.size() && p.holders[at].mem < mem) ++at;
-  if (at < p.holders.size() && p.holders[at].mem == mem) return p.holders[at];
-  p.holders.push_back(Holder{mem});
-  std::rotate(p.holders.begin() + std::ptrdiff_t(at), p.holders.end() - 1, p.holders.end());
-  return p.holders[at];
-}
-
-bool PhysicalState::from_before(const Piece& p, std::uint32_t mem) const {
-  if (!journaling_) return false;
-  if (p.stamp != epoch_) return true;
-  if (p.decided_all) return false;
-  const Holder* h = holder(p, mem);
-  return !h || !h->decided;
 }
 
 void PhysicalState::decide_all(Piece& p) const {
@@ -264,15 +296,11 @@ void PhysicalState::decide_all(Piece& p) const {
   p.decided_all = true;
 }
 
-void PhysicalState::decide(Piece& p, std::uint32_t mem) const {
-  if (!journaling_) return;
-  if (p.stamp != epoch_) {
-    p.stamp = epoch_;
-    p.decided_all = false;
-    for (Holder& h : p.holders) h.decided = false;
-  }
-  for (Holder& h : p.holders)
-    if (h.mem == mem) h.decided = true;
+void PhysicalState::touch(Piece& p) const {
+  if (!journaling_ || p.stamp == epoch_) return;
+  p.stamp = epoch_;
+  p.decided_all = false;
+  for (Holder& h : p.holders) h.decided = false;
 }
 
 void PhysicalState::mark_reduced(std::uint32_t tree) {
@@ -353,8 +381,19 @@ bool PhysicalState::holds(const PhysicalFact& f) const {
   const Pieces* pieces = find(f.tree, f.field);
   if (!pieces) return f.valid;  // untouched: valid everywhere
   meeting(*pieces, f.rect);
-  for (std::uint32_t slot : hits_)
-    if (valid_in(pieces->slots[slot], f.mem) != f.valid) return false;
+  for (std::uint32_t slot : hits_) {
+    const Piece& p = pieces->slots[slot];
+    if (p.everywhere) {
+      if (!f.valid) return false;
+      continue;
+    }
+    // The holders of one memory do not overlap: their parts' volumes add up.
+    const Domain part = p.rect & f.rect;
+    coord_t held = 0;
+    for (const Holder& h : p.holders)
+      if (h.mem == f.mem) held += (h.rect & part).volume();
+    if (f.valid ? held != part.volume() : held != 0) return false;
+  }
   return true;
 }
 

@@ -242,7 +242,20 @@ TEST(Physical, StateAgreesWithACellModel) {
   for (int step = 0; step < 2000; ++step) {
     const Domain rect = random_rect(rng, kSize);
     const std::uint32_t mem = std::uint32_t(rng() % kMems);
-    switch (rng() % 3) {
+    switch (rng() % 4) {
+      case 3: {
+        // A fact holds exactly where every cell agrees with it (a replay's preconditions).
+        coord_t held = 0;
+        for (coord_t x = rect.lo[0]; x <= rect.hi[0]; ++x)
+          for (coord_t y = rect.lo[1]; y <= rect.hi[1]; ++y)
+            if (cell(x, y) & (1u << mem)) ++held;
+        for (const bool valid : {true, false}) {
+          const PhysicalFact fact{0, 0, rect, mem, valid};
+          const bool expected = valid ? held == rect.volume() : held == 0;
+          ASSERT_EQ(s.holds(fact), expected) << "step " << step << " " << rect.str();
+        }
+        break;
+      }
       case 0:
         s.written(0, root, 0, rect, mem);
         for (coord_t x = rect.lo[0]; x <= rect.hi[0]; ++x)
@@ -276,7 +289,7 @@ TEST(Physical, StateAgreesWithACellModel) {
       }
     }
   }
-  // Writes merge what reads and copies cut: a whole write leaves one piece.
+  // A whole write leaves one piece (copies add holders; writes merge what other writes cut).
   s.written(0, root, 0, root, 0);
   EXPECT_EQ(s.piece_count(0, 0), 1u);
 }

@@ -1,7 +1,8 @@
 #pragma once
 // The physical state of DESIGN.md §5: per (region tree, field), the root's rectangle cut into
-// pieces, each with the set of memories whose instance holds its current data and, per
-// memory, the copy that is still making it so, and the reduction instances whose
+// pieces (by writes, folds and reductions), each with the memories whose instance holds its
+// current data (the writer all of it, copies parts of it: see Holder) and the copies still
+// making it so, and the reduction instances whose
 // contributions are still to be folded in (in the order they were launched). Reads find what
 // must be copied in and folded first; writes leave the written memory the only valid one and
 // drop pending reductions.
@@ -9,7 +10,6 @@
 // While a trace is recorded the state keeps a journal: the facts about the state before the
 // trace that the recording relied on (its preconditions) and the changes it made (its
 // postconditions, applied again after each replay).
-#include <array>
 #include <cstdint>
 #include <unordered_map>
 #include <vector>
@@ -128,28 +128,34 @@ class PhysicalState {
   std::size_t piece_count(std::uint32_t tree, int fi) const;
 
  private:
-  // A memory that holds a piece's current data.
+  // A memory that holds (part of) a piece's current data.
   struct Holder {
+    // The part it holds: the whole piece for the memory that wrote it (or folded into it),
+    // the rectangles copied into it for the others. A field's pieces are cut only by writes,
+    // folds and reductions; copies add holders instead of cutting, so that a tile's halo
+    // copies do not cut it into strips that its next write merges again (the write layer
+    // and the copy layer of docs/ctrlrepl.md). One memory's holders never overlap.
+    Domain rect;
     std::uint32_t mem;
     // Made valid by a copy issued since the last write (not "settled"): the same on every
     // shard (under control replication a shard holds no event for other shards' copies), so
     // choices made from it are too.
     bool filled = false;
-    bool decided = false;  // the current journal decided this memory's validity (see Piece)
+    bool decided = false;  // the current journal made this holder (see Piece)
     Event ready{};         // the copy still making it valid there, or none
   };
   struct Piece {
     Domain rect;
-    // Valid in every memory (the region's zero-filled initial contents), besides `holders`.
-    // The holders are kept by memory id, so the lowest one is what a bit mask's lowest bit
-    // was: the set scales to any number of memories (one per shard and NUMA domain) while a
-    // piece usually has one to three.
+    // Valid in every memory (the region's zero-filled initial contents); holders then only
+    // carry the copies still in flight.
     bool everywhere = false;
+    // Sorted by memory id (stable): the first settled holder is what a bit mask's lowest
+    // bit was. Any number of memories (one per shard and NUMA domain); usually one to three.
     InlineVector<Holder, 2> holders;
     std::uint32_t stamp = 0;  // the journal that last changed it
-    // That journal decided every memory's validity (a write or a fold); otherwise only the
-    // holders marked `decided` (copies into them): the others still come from before the
-    // trace and need facts.
+    // That journal decided every memory's validity (a write or a fold); otherwise only over
+    // its holders marked `decided` (copies it made): the rest still comes from before the
+    // trace and needs facts.
     bool decided_all = false;
     std::uint32_t pending = 0;  // reductions to fold in (a list; 0: none)
   };
@@ -184,23 +190,27 @@ class PhysicalState {
   std::uint32_t append(std::uint32_t list, Instance* add);
   std::uint64_t pending_signature(std::uint32_t tree) const;
   void note_tree_journaled(std::uint32_t tree);
-  static const Holder* holder(const Piece& p, std::uint32_t mem);
-  static bool valid_in(const Piece& p, std::uint32_t mem) {
-    return p.everywhere || holder(p, mem) != nullptr;
+  // Drops what p's holders hold outside p.rect (after p was cut).
+  static void clip(Piece& p);
+  // Adds to p a holder of mem, filled by a copy that is done once `ready` triggers, for the
+  // parts of rect (inside p) that mem does not hold yet.
+  void add_holder(Piece& p, const Domain& rect, std::uint32_t mem, Event ready);
+  // The memory to copy u (inside p, held by no holder of the reader) from: the first
+  // settled holder that holds all of u, else the first that does.
+  static const Holder& source(const Piece& p, const Domain& u);
+  // Whether the current journal decided p's validity everywhere, or made holder h.
+  bool decided(const Piece& p, const Holder* h) const {
+    return journaling_ && p.stamp == epoch_ && (p.decided_all || (h && h->decided));
   }
-  // The holder of mem in p, added (not filled, nothing to wait for) if p had none.
-  static Holder& hold(Piece& p, std::uint32_t mem);
-  // Whether a recording relies on p's validity in mem as it was before the trace: the
-  // current journal has not decided it.
-  bool from_before(const Piece& p, std::uint32_t mem) const;
-  // While journaling: p's validity in every memory, or in `mem`, is now the trace's doing.
+  // While journaling: p is the current trace's doing from now on (its stamp), everywhere or
+  // only in the holders it marks decided.
   void decide_all(Piece& p) const;
-  void decide(Piece& p, std::uint32_t mem) const;
+  void touch(Piece& p) const;
 
   std::uint32_t num_memories_;
   std::vector<Tree> trees_;
   mutable std::vector<std::uint32_t> hits_;
-  std::vector<Domain> parts_;
+  std::vector<Domain> parts_, uncovered_, scratch_;
   bool journaling_ = false;
   std::uint32_t epoch_ = 0;
   std::vector<PhysicalFact> facts_;
