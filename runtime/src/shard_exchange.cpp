@@ -141,7 +141,7 @@ Event ShardExchange::remote(Op& op, std::uint32_t index, std::uint32_t owner) {
       // (Triggered below.)
     } else if (op.local_completion) {
       // Its owner says nothing until asked (need()).
-      lazy_.emplace(e.id, Lazy{e.gen, &op, index, owner});
+      lazy_.put(e, Lazy{e.gen, &op, index, owner});
       rt_.events().mark(e);
       auto [it, fresh] = groups_.try_emplace(&op);
       if (fresh) {
@@ -178,8 +178,8 @@ void ShardExchange::sweep(std::vector<Event>& out) {
       continue;
     }
     for (Event e : it->second.events) {
-      auto l = lazy_.find(e.id);
-      if (l == lazy_.end() || l->second.gen != e.gen) continue;  // asked for meanwhile
+      Lazy* l = lazy_.find(e);
+      if (!l) continue;  // asked for meanwhile
       lazy_.erase(l);
       out.push_back(e);  // nobody can wait for it: its slot may be reused
     }
@@ -193,9 +193,9 @@ void ShardExchange::need(Event e) {
   OpRef op;
   {
     std::lock_guard<std::mutex> g(mutex_);
-    auto it = lazy_.find(e.id);
-    if (it == lazy_.end() || it->second.gen != e.gen) return;
-    l = it->second;
+    Lazy* it = lazy_.find(e);
+    if (!it) return;
+    l = *it;
     lazy_.erase(it);
     rt_.events().unmark(e);
     l.op->add_ref();
@@ -285,8 +285,7 @@ void ShardExchange::answer(std::uint64_t seq, std::uint32_t index, std::uint32_t
     } else {
       op = it->second;
       const Event e = op->point_done[index];
-      auto l = lazy_.find(e.id);
-      elsewhere = proxies_.count(key(seq, index)) || (l != lazy_.end() && l->second.gen == e.gen);
+      elsewhere = proxies_.count(key(seq, index)) || lazy_.find(e) != nullptr;
     }
   }
   if (elsewhere) {
@@ -564,7 +563,7 @@ void ShardExchange::abandon() {
     proxies_.clear();
     for (auto& [k, t] : recvs_) recvs.push_back(t);
     recvs_.clear();
-    for (auto& [id, l] : lazy_) lazy.push_back(Event{id, l.gen});
+    lazy_.for_each([&](Event e) { lazy.push_back(e); });
     lazy_.clear();
     groups_.clear();
     launched_ops_.clear();

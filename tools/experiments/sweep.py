@@ -18,7 +18,7 @@ points, the platform written on the plot (whatif_<app>_<size>.png, whatif.csv):
 
 With --simulate S the traces come instead from one more run per app, size and mode in a
 single process that plays S shards (-lg:simulate_shards S: the per-shard structure of an
-S-rank run, at most 16 shards, without mpirun).
+S-rank run, without mpirun; any S: 1,024 shards of a small stencil take ~18 s).
 
 Plots need Debian's python3-matplotlib, which only /usr/bin/python3 sees; without it the CSVs
 and the table are still written. Ranks above 1 run under mpirun (control replication).

@@ -118,6 +118,42 @@ class ShardExchange {
     std::uint32_t index = 0;
     std::uint32_t owner = 0;
   };
+  // The lazy proxies by event id: a flat table (ids are slots of the event table, reused, so
+  // it stays the size of the events alive at once), as a hash map cost a node and a hash per
+  // remote point of every launch.
+  class LazyTable {
+   public:
+    void put(Event e, const Lazy& l) {
+      if (by_id_.size() <= e.id) by_id_.resize(std::size_t(e.id) + 1);
+      by_id_[e.id] = l;
+      ++live_;
+    }
+    // The entry of e (of its generation), or nullptr.
+    Lazy* find(Event e) {
+      if (e.id >= by_id_.size() || by_id_[e.id].op == nullptr || by_id_[e.id].gen != e.gen)
+        return nullptr;
+      return &by_id_[e.id];
+    }
+    void erase(Lazy* l) {
+      *l = Lazy{};
+      --live_;
+    }
+    template <class Fn>
+    void for_each(Fn&& fn) const {
+      for (std::size_t id = 0; id < by_id_.size(); ++id)
+        if (by_id_[id].op) fn(Event{std::uint32_t(id), by_id_[id].gen});
+    }
+    void clear() {
+      by_id_.clear();
+      live_ = 0;
+    }
+    std::size_t size() const { return live_; }
+    bool empty() const { return live_ == 0; }
+
+   private:
+    std::vector<Lazy> by_id_;
+    std::size_t live_ = 0;
+  };
   // The lazy proxies of one op, with the reference that keeps it alive until it is otherwise
   // unreachable (then nobody can wait for them any more).
   struct Group {
@@ -146,7 +182,7 @@ class ShardExchange {
   std::unordered_map<std::uint64_t, DoneMsg> early_done_;
   std::unordered_map<std::uint64_t, PointTask*> recvs_;
   std::unordered_map<std::uint64_t, std::vector<std::byte>> data_;  // arrived, not unpacked
-  std::unordered_map<std::uint32_t, Lazy> lazy_;
+  LazyTable lazy_;
   std::unordered_map<const Op*, Group> groups_;
   std::size_t sweep_at_ = 256;
   // Owner side: ops launched here and not complete yet; requests for ops not launched yet.
