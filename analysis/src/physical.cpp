@@ -183,15 +183,12 @@ void PhysicalState::read(std::uint32_t tree, const Domain& root, int fi, const D
   }
 }
 
-const PhysicalState::Holder& PhysicalState::source(const Piece& p, const Domain& u) {
-  const Holder* first = nullptr;
-  for (const Holder& h : p.holders) {
-    if (!h.rect.contains(u)) continue;
-    if (!h.filled) return h;
-    if (!first) first = &h;
-  }
-  REPRISE_ASSERT(first, "the memory that wrote a piece (or folded into it) holds all of it");
-  return *first;
+const PhysicalState::Holder& PhysicalState::source(const Piece& p,
+                                                   [[maybe_unused]] const Domain& u) {
+  REPRISE_ASSERT(!p.holders.empty() && p.holders.front().writer &&
+                     p.holders.front().rect.contains(u),
+                 "the memory that wrote a piece (or folded into it) holds all of it, first");
+  return p.holders.front();
 }
 
 void PhysicalState::add_holder(Piece& p, const Domain& rect, std::uint32_t mem, Event ready) {
@@ -203,13 +200,8 @@ void PhysicalState::add_holder(Piece& p, const Domain& rect, std::uint32_t mem, 
     uncovered_.swap(scratch_);
   }
   touch(p);
-  for (const Domain& u : uncovered_) {
-    if (u.empty()) continue;
-    std::size_t at = 0;  // after the holders of lower or equal memories
-    while (at < p.holders.size() && p.holders[at].mem <= mem) ++at;
-    p.holders.push_back(Holder{u, mem, true, journaling_, ready});
-    std::rotate(p.holders.begin() + std::ptrdiff_t(at), p.holders.end() - 1, p.holders.end());
-  }
+  for (const Domain& u : uncovered_)
+    if (!u.empty()) p.holders.push_back(Holder{u, mem, false, journaling_, ready});
 }
 
 void PhysicalState::copied(std::uint32_t tree, const Domain& root, int fi, const Domain& rect,
@@ -252,7 +244,7 @@ void PhysicalState::written(std::uint32_t tree, const Domain& root, int fi, cons
   }
   Piece& w = f.slots[keep];
   w.everywhere = false;
-  w.holders.assign({Holder{whole, mem}});
+  w.holders.assign({Holder{whole, mem, true}});
   w.pending = 0;
   w.stamp = 0;
   decide_all(w);
@@ -285,7 +277,7 @@ void PhysicalState::folded(std::uint32_t tree, const Domain& root, int fi, const
   cut(pieces(tree, root, fi), rect, [&](Piece& p) {
     p.pending = 0;
     p.everywhere = false;
-    p.holders.assign({Holder{p.rect, mem, true, false, ready}});
+    p.holders.assign({Holder{p.rect, mem, true, false, ready}});  // (the folder is the writer)
     decide_all(p);
   });
 }

@@ -93,7 +93,7 @@ TEST(Physical, CopySourceDoesNotDependOnEvents) {
     s.copied(0, root, 0, root, 0, ready);  // a copy fills memory 0 (event or not)
     s.read(0, root, 0, root, 2, waits, needs, folds);
     ASSERT_EQ(needs.size(), 1u);
-    EXPECT_EQ(needs[0].src_mem, 1u) << "copy from the memory not being filled";
+    EXPECT_EQ(needs[0].src_mem, 1u) << "copy from the memory that wrote it";
     EXPECT_FALSE(needs[0].src_ready.exists());
   }
 }

@@ -137,10 +137,11 @@ class PhysicalState {
     // and the copy layer of docs/ctrlrepl.md). One memory's holders never overlap.
     Domain rect;
     std::uint32_t mem;
-    // Made valid by a copy issued since the last write (not "settled"): the same on every
-    // shard (under control replication a shard holds no event for other shards' copies), so
-    // choices made from it are too.
-    bool filled = false;
+    // The memory that wrote the piece (or folded into it): the first holder of every piece
+    // that is not valid everywhere, and the source of every copy out of it (DESIGN §8: the
+    // last writer's memory), so that no choice depends on copies — under control
+    // replication a shard does not see every copy between two other shards.
+    bool writer = false;
     bool decided = false;  // the current journal made this holder (see Piece)
     Event ready{};         // the copy still making it valid there, or none
   };
@@ -149,8 +150,8 @@ class PhysicalState {
     // Valid in every memory (the region's zero-filled initial contents); holders then only
     // carry the copies still in flight.
     bool everywhere = false;
-    // Sorted by memory id (stable): the first settled holder is what a bit mask's lowest
-    // bit was. Any number of memories (one per shard and NUMA domain); usually one to three.
+    // The writer first, then the copies in the order they were made. Any number of memories
+    // (one per shard and NUMA domain); usually one to three.
     InlineVector<Holder, 2> holders;
     std::uint32_t stamp = 0;  // the journal that last changed it
     // That journal decided every memory's validity (a write or a fold); otherwise only over
@@ -192,11 +193,10 @@ class PhysicalState {
   void note_tree_journaled(std::uint32_t tree);
   // Drops what p's holders hold outside p.rect (after p was cut).
   static void clip(Piece& p);
-  // Adds to p a holder of mem, filled by a copy that is done once `ready` triggers, for the
+  // Adds to p a holder of mem, made by a copy that is done once `ready` triggers, for the
   // parts of rect (inside p) that mem does not hold yet.
   void add_holder(Piece& p, const Domain& rect, std::uint32_t mem, Event ready);
-  // The memory to copy u (inside p, held by no holder of the reader) from: the first
-  // settled holder that holds all of u, else the first that does.
+  // The memory to copy u (inside p, not held by the reader) from: the writer's.
   static const Holder& source(const Piece& p, const Domain& u);
   // Whether the current journal decided p's validity everywhere, or made holder h.
   bool decided(const Piece& p, const Holder* h) const {
