@@ -168,7 +168,17 @@ void Analysis::analyse_points(const OpRef& ref) {
   }
 
   pre_.reset(points);
-  logical_.dependences(op, pre_);
+  // Control replication, untraced: another shard's point here only stands for its completion
+  // (its own waits are its shard's business), so its preconditions are computed only for
+  // the copies with a half here that it reads through (ensure_point_pre).
+  lazy_pre_ = local_uses_ && !graph_ && physical;
+  if (lazy_pre_) {
+    mine_.assign(points, false);
+    for (std::size_t p = 0; p < points; ++p) mine_[p] = procs_[p].shard == rt_.shard();
+    logical_.dependences(op, pre_, PointSubset{0, points, &mine_});
+  } else {
+    logical_.dependences(op, pre_);
+  }
   for (const Future& f : op.futures())
     if (Event e = pending_event(f); e.exists()) pre_.add_all(e);
   if (fence_event_.exists()) {
@@ -269,8 +279,8 @@ OpRef make_copy(Op& for_op, std::uint32_t index, bool fold, std::uint32_t tree,
 void Analysis::launch_with_copies(Op& op, std::uint32_t p) {
   if (p == 0) copies_made_ = 0;  // copies are numbered per op (control replication matches them)
   const std::size_t nreq = op.reqs.size();
-  const auto logical_pre = pre_.of(p);
-  point_pre_.assign(logical_pre.begin(), logical_pre.end());
+  point_pre_.assign(pre_.of(p).begin(), pre_.of(p).end());
+  pre_ready_ = !lazy_pre_ || mine_[p];
   const Processor copy_proc = rt_.config().utils > 1 || procs_[p].kind != ProcessorKind::CPU
                                   ? Processor{ProcessorKind::Utility, 0, procs_[p].shard}
                                   : procs_[p];
@@ -290,20 +300,23 @@ void Analysis::launch_with_copies(Op& op, std::uint32_t p) {
       if (needs_[i].field < 0) continue;  // taken by an earlier copy
       FieldIndexList fields;
       FieldMask mask = 0;
-      copy_pre_.assign(logical_pre.begin(), logical_pre.end());
+      src_ready_.clear();
       const CopyNeed first = needs_[i];
       take_group(
           needs_, i,
           [&](const CopyNeed& n) { return n.src_mem == first.src_mem && n.rect == first.rect; },
           fields, mask,
           [&](const CopyNeed& n) {
-            if (n.src_ready.exists()) copy_pre_.push_back(n.src_ready);
+            if (n.src_ready.exists()) src_ready_.push_back(n.src_ready);
           });
       Instance* src = instance_for(q.tree, first.src_mem);
       if (between_other_shards(*src, *dst, fields, first.rect)) {
         for (int fi : fields) physical_.copied(q.tree, root, fi, first.rect, dst->memory(), {});
         continue;
       }
+      ensure_point_pre(op, p);
+      copy_pre_.assign(pre_.of(p).begin(), pre_.of(p).end());
+      copy_pre_.insert(copy_pre_.end(), src_ready_.begin(), src_ready_.end());
       OpRef c = make_copy(op, copies_made_++, false, q.tree, root_region, fields, mask, first.rect,
                           src, dst);
       order_copy(*c, mask);
@@ -373,6 +386,15 @@ void local_ends(const InstanceManager& im, const Op& copy, Fn&& fn) {
 }
 }  // namespace
 
+void Analysis::ensure_point_pre(const Op& op, std::uint32_t p) {
+  if (pre_ready_) return;
+  pre_ready_ = true;
+  const std::size_t had = pre_.of(p).size();
+  logical_.dependences(op, pre_, PointSubset{p, std::size_t(p) + 1, nullptr});
+  const auto all = pre_.of(p);
+  point_pre_.insert(point_pre_.end(), all.begin() + std::ptrdiff_t(had), all.end());
+}
+
 bool Analysis::between_other_shards(const Instance& src, const Instance& dst,
                                     const FieldIndexList& fields, const Domain& rect) {
   // Untraced only: a template records every copy (each shard replays its own part of it).
@@ -430,6 +452,7 @@ void Analysis::fold_pending(Op& op, std::uint32_t p, std::size_t r, Processor co
       last = kNoEvent;  // (what the executor gave such a fold: the next waits for nothing)
       return;
     }
+    ensure_point_pre(op, p);
     // The first fold waits for the data it folds into (copies and earlier folds, in
     // point_pre_); each later one for the fold before it, which waited for all that (a wait
     // for every input per fold made templates of many folds carry reducers × folds edges).

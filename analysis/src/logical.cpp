@@ -70,7 +70,7 @@ constexpr std::size_t kScanPoints = 16;
 }  // namespace
 
 void LogicalAnalysis::add_pair(const Op& op, std::uint32_t r, const LogicalUser& u,
-                               PointPreconditions& pre) const {
+                               PointPreconditions& pre, const PointSubset& subset) const {
   const Op& prev = *u.op;
   const ReqInfo& a = op.reqs[r];
   const ReqInfo& b = prev.reqs[u.req];
@@ -81,9 +81,10 @@ void LogicalAnalysis::add_pair(const Op& op, std::uint32_t r, const LogicalUser&
       a.projection.kind() == Projection::Kind::Identity &&
       b.projection.kind() == Projection::Kind::Identity) {
     // Same disjoint partition, both by identity: point c only meets point c.
-    const std::size_t points = op.num_points();
+    const std::size_t points = std::min(op.num_points(), subset.end);
     const bool same_domain = op.domain == prev.domain;
-    for (std::size_t p = 0; p < points; ++p) {
+    for (std::size_t p = subset.begin; p < points; ++p) {
+      if (!subset.has(p)) continue;
       if (same_domain) {
         pre.add(p, prev.point_done[p]);
       } else {
@@ -94,13 +95,15 @@ void LogicalAnalysis::add_pair(const Op& op, std::uint32_t r, const LogicalUser&
     }
     return;
   }
-  const std::size_t points = op.num_points(), prev_points = prev.num_points();
+  const std::size_t points = std::min(op.num_points(), subset.end),
+                    prev_points = prev.num_points();
   const std::size_t nreq = op.reqs.size(), prev_nreq = prev.reqs.size();
   if (b.whole_partition && prev_points > kScanPoints) {
     // prev's point q used piece q of its partition: ask the partition's index which pieces
     // each point meets (in color order, like the scan below).
     const RectIndex& index = piece_index(prev, u.req);
-    for (std::size_t p = 0; p < points; ++p) {
+    for (std::size_t p = subset.begin; p < points; ++p) {
+      if (!subset.has(p)) continue;
       const Domain& rp = op.point_rects[p * nreq + r];
       if (!rp.overlaps(b.bbox)) continue;
       colors_.clear();
@@ -112,7 +115,8 @@ void LogicalAnalysis::add_pair(const Op& op, std::uint32_t r, const LogicalUser&
     }
     return;
   }
-  for (std::size_t p = 0; p < points; ++p) {
+  for (std::size_t p = subset.begin; p < points; ++p) {
+    if (!subset.has(p)) continue;
     const Domain& rp = op.point_rects[p * nreq + r];
     if (!rp.overlaps(b.bbox)) continue;
     for (std::size_t q = 0; q < prev_points; ++q)
@@ -132,7 +136,8 @@ const RectIndex& LogicalAnalysis::piece_index(const Op& prev, std::uint32_t req)
   return it->second.index;
 }
 
-void LogicalAnalysis::dependences(const Op& op, PointPreconditions& pre) const {
+void LogicalAnalysis::dependences(const Op& op, PointPreconditions& pre,
+                                   PointSubset points) const {
   for (std::uint32_t r = 0; r < op.reqs.size(); ++r) {
     const ReqInfo& a = op.reqs[r];
     if (a.tree >= trees_.size()) continue;
@@ -140,7 +145,7 @@ void LogicalAnalysis::dependences(const Op& op, PointPreconditions& pre) const {
       if (!(u.mask & a.mask)) continue;
       const ReqInfo& b = u.op->reqs[u.req];
       if (!privileges_conflict(a, b) || !a.bbox.overlaps(b.bbox)) continue;
-      add_pair(op, r, u, pre);
+      add_pair(op, r, u, pre, points);
     }
   }
 }

@@ -58,6 +58,9 @@ class Analysis final : public OpSink {
   // Control replication: orders a generated copy after the earlier accesses to its instances
   // that run here (adds to copy_pre_), and records it once launched (done).
   void order_copy(const Op& copy, FieldMask mask);
+  // Control replication, untraced: computes the logical preconditions of another shard's
+  // point p (into pre_ and point_pre_) the first time a copy with a half here needs them.
+  void ensure_point_pre(const Op& op, std::uint32_t p);
   void note_copy(const Op& copy, FieldMask mask, Event done);
   void fence(const OpRef& op);
   void destroy_region(const OpRef& op);
@@ -72,7 +75,10 @@ class Analysis final : public OpSink {
   std::vector<Instance*> instance_cache_;  // [tree * memories + memory]
   PhysicalState physical_;
   std::unique_ptr<LocalUses> local_uses_;  // control replication only
-  std::vector<Event> point_pre_, copy_pre_;
+  std::vector<Event> point_pre_, copy_pre_, src_ready_;
+  bool lazy_pre_ = false;   // the op's other-shard points wait for ensure_point_pre
+  bool pre_ready_ = false;  // the current point's logical preconditions are in pre_
+  std::vector<bool> mine_;  // per point of the op: it runs on this shard
   std::vector<CopyNeed> needs_;
   std::vector<FoldNeed> folds_;
   // fold_pending: a fragment of a read over which a reduction instance has contributions.

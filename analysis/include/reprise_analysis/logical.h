@@ -36,6 +36,14 @@ class PointPreconditions {
   std::size_t points_ = 0;
 };
 
+// The points of a launch whose preconditions to compute: [begin, end), and of those only the
+// ones `mask` marks (when given).
+struct PointSubset {
+  std::size_t begin = 0, end = SIZE_MAX;
+  const std::vector<bool>* mask = nullptr;
+  bool has(std::size_t p) const { return !mask || (*mask)[p]; }
+};
+
 class LogicalAnalysis {
  public:
   // prune_completed: drop users whose op has completed (off when the events are not real).
@@ -43,8 +51,9 @@ class LogicalAnalysis {
       : forest_(forest), events_(events), prune_completed_(prune_completed) {}
   // Fills op.point_rects and each requirement's bbox.
   void compute_rects(Op& op) const;
-  // Adds the events of earlier conflicting users to each point's list.
-  void dependences(const Op& op, PointPreconditions& pre) const;
+  // Adds the events of earlier conflicting users to each point's list (of the points in
+  // `points`: control replication computes other shards' points only when it needs them).
+  void dependences(const Op& op, PointPreconditions& pre, PointSubset points = {}) const;
   // Records op's requirements as users, pruning users they make irrelevant.
   void record(const OpRef& op);
   // Every user of a tree (for destruction).
@@ -63,7 +72,8 @@ class LogicalAnalysis {
   std::size_t user_count() const;
 
  private:
-  void add_pair(const Op& op, std::uint32_t r, const LogicalUser& u, PointPreconditions& pre) const;
+  void add_pair(const Op& op, std::uint32_t r, const LogicalUser& u, PointPreconditions& pre,
+                const PointSubset& points) const;
   bool covers(const Op& op, std::uint32_t r, const LogicalUser& u) const;
   void drop_completed(std::vector<LogicalUser>& users) const;
   // The pieces of the partition that requirement `req` of `prev` names over its whole color
