@@ -95,8 +95,7 @@ void LogicalAnalysis::add_pair(const Op& op, std::uint32_t r, const LogicalUser&
     }
     return;
   }
-  const std::size_t points = std::min(op.num_points(), subset.end),
-                    prev_points = prev.num_points();
+  const std::size_t points = std::min(op.num_points(), subset.end), prev_points = prev.num_points();
   const std::size_t nreq = op.reqs.size(), prev_nreq = prev.reqs.size();
   if (b.whole_partition && prev_points > kScanPoints) {
     // prev's point q used piece q of its partition: ask the partition's index which pieces
@@ -136,8 +135,7 @@ const RectIndex& LogicalAnalysis::piece_index(const Op& prev, std::uint32_t req)
   return it->second.index;
 }
 
-void LogicalAnalysis::dependences(const Op& op, PointPreconditions& pre,
-                                   PointSubset points) const {
+void LogicalAnalysis::dependences(const Op& op, PointPreconditions& pre, PointSubset points) const {
   for (std::uint32_t r = 0; r < op.reqs.size(); ++r) {
     const ReqInfo& a = op.reqs[r];
     if (a.tree >= trees_.size()) continue;

@@ -185,9 +185,9 @@ void PhysicalState::read(std::uint32_t tree, const Domain& root, int fi, const D
 
 const PhysicalState::Holder& PhysicalState::source(const Piece& p,
                                                    [[maybe_unused]] const Domain& u) {
-  REPRISE_ASSERT(!p.holders.empty() && p.holders.front().writer &&
-                     p.holders.front().rect.contains(u),
-                 "the memory that wrote a piece (or folded into it) holds all of it, first");
+  REPRISE_ASSERT(
+      !p.holders.empty() && p.holders.front().writer && p.holders.front().rect.contains(u),
+      "the memory that wrote a piece (or folded into it) holds all of it, first");
   return p.holders.front();
 }
 
@@ -227,7 +227,8 @@ void PhysicalState::written(std::uint32_t tree, const Domain& root, int fi, cons
   if (whole.empty()) return;
   meeting(f, rect);
   // Steady state: the written rectangle is a piece already (the same tile written again).
-  // Otherwise it becomes one piece again: writes undo the cuts reads made.
+  // Otherwise it becomes one piece again: a write undoes the cuts of earlier writes, folds
+  // and reductions.
   std::uint32_t keep = UINT32_MAX;
   for (std::uint32_t slot : hits_) {
     if (keep == UINT32_MAX && f.slots[slot].rect == whole) {

@@ -189,8 +189,8 @@ void EvtraceRecorder::write(std::uint64_t seq, Pending& p) {
     // time this one took — except for replays, where each shard's part of the instructions
     // this process replayed for all of them is its part of the time.)
     if (p.replay_total)
-      e.util.add(std::uint64_t(double(p.util_ns) * double(p.replay_shares[i]) /
-                               double(p.replay_total)));
+      e.util.add(
+          std::uint64_t(double(p.util_ns) * double(p.replay_shares[i]) / double(p.replay_total)));
     else
       e.util.add(p.util_ns);
     e.issue_ns.add(p.issue_ns);
