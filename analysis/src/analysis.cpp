@@ -10,8 +10,7 @@
 
 namespace reprise::detail {
 
-Analysis::Analysis(Runtime& rt)
-    : rt_(rt), logical_(rt.forest(), rt.events()), physical_(rt.instances().num_memories()) {
+Analysis::Analysis(Runtime& rt) : rt_(rt), logical_(rt.forest(), rt.events()) {
   if (rt.num_shards() > 1) {
     local_uses_ = std::make_unique<LocalUses>(rt.events());
     logical_.set_keep_summaries(true);

@@ -42,8 +42,6 @@ void subtract(const Domain& rect, const Domain& hole, std::vector<Domain>& out) 
   }
 }
 
-PhysicalState::PhysicalState(std::uint32_t num_memories) : num_memories_(num_memories) {}
-
 PhysicalState::Pieces& PhysicalState::pieces(std::uint32_t tree, const Domain& root, int fi) {
   if (trees_.size() <= tree) trees_.resize(tree + 1);
   Tree& t = trees_[tree];
@@ -158,13 +156,10 @@ void PhysicalState::read(std::uint32_t tree, const Domain& root, int fi, const D
       if (p.everywhere) continue;
       if (journaling_ && !decided(p, &h))
         facts_.push_back(PhysicalFact{tree, fi, h.rect & part, mem, true});
-      if (h.rect.contains(part)) {
+      if (h.rect.contains(part))
         uncovered_.clear();  // (the usual case: one holder holds all of it)
-        continue;
-      }
-      scratch_.clear();
-      for (const Domain& u : uncovered_) subtract(u, h.rect, scratch_);
-      uncovered_.swap(scratch_);
+      else
+        uncover_minus(h.rect);
     }
     if (p.everywhere) {
       if (journaling_ && !decided(p, nullptr) && !made)
@@ -191,14 +186,16 @@ const PhysicalState::Holder& PhysicalState::source(const Piece& p,
   return p.holders.front();
 }
 
+void PhysicalState::uncover_minus(const Domain& hole) {
+  scratch_.clear();
+  for (const Domain& u : uncovered_) subtract(u, hole, scratch_);
+  uncovered_.swap(scratch_);
+}
+
 void PhysicalState::add_holder(Piece& p, const Domain& rect, std::uint32_t mem, Event ready) {
   uncovered_.assign(1, rect & p.rect);
-  for (const Holder& h : p.holders) {
-    if (h.mem != mem || !h.rect.overlaps(rect)) continue;
-    scratch_.clear();
-    for (const Domain& u : uncovered_) subtract(u, h.rect, scratch_);
-    uncovered_.swap(scratch_);
-  }
+  for (const Holder& h : p.holders)
+    if (h.mem == mem && h.rect.overlaps(rect)) uncover_minus(h.rect);
   touch(p);
   for (const Domain& u : uncovered_)
     if (!u.empty()) p.holders.push_back(Holder{u, mem, false, journaling_, ready});

@@ -125,10 +125,7 @@ void EvtraceRecorder::replay_shares(std::span<const std::uint32_t> shares) {
   if (current_ < written_below_ || shares.size() != played_) return;
   Pending& p = pending_[current_];
   p.replay_shares.resize(played_, 0);
-  for (std::uint32_t s = 0; s < played_; ++s) {
-    p.replay_shares[s] += shares[s];
-    p.replay_total += shares[s];
-  }
+  for (std::uint32_t s = 0; s < played_; ++s) p.replay_shares[s] += shares[s];
 }
 
 void EvtraceRecorder::program_waits(std::uint64_t seq) {
@@ -175,6 +172,8 @@ void EvtraceRecorder::flush_ready() {
 
 void EvtraceRecorder::write(std::uint64_t seq, Pending& p) {
   written_below_ = seq + 1;
+  std::uint64_t replayed = 0;  // every shard's instructions in the op's simulated replays
+  for (std::uint64_t n : p.replay_shares) replayed += n;
   for (std::uint32_t i = 0; i < played_; ++i) {
     Work& w = work_of(p, i);
     evtrace::Node leaf;
@@ -188,9 +187,8 @@ void EvtraceRecorder::write(std::uint64_t seq, Pending& p) {
     // (Every shard analyses every op: the simulated shards' utility threads each take the
     // time this one took — except for replays, where each shard's part of the instructions
     // this process replayed for all of them is its part of the time.)
-    if (p.replay_total)
-      e.util.add(
-          std::uint64_t(double(p.util_ns) * double(p.replay_shares[i]) / double(p.replay_total)));
+    if (replayed)
+      e.util.add(std::uint64_t(double(p.util_ns) * double(p.replay_shares[i]) / double(replayed)));
     else
       e.util.add(p.util_ns);
     e.issue_ns.add(p.issue_ns);

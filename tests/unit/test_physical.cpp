@@ -47,7 +47,7 @@ TEST(Physical, SubtractLeavesDisjointCover) {
 }
 
 TEST(Physical, ReadsCopyWhatWritesInvalidated) {
-  PhysicalState s(2);
+  PhysicalState s;
   const Domain root = r1(0, 99);
   std::vector<Event> waits;
   std::vector<CopyNeed> needs;
@@ -84,7 +84,7 @@ TEST(Physical, ReadsCopyWhatWritesInvalidated) {
 // choose the same copy source: the choice follows what was copied, not which events exist.
 TEST(Physical, CopySourceDoesNotDependOnEvents) {
   for (const Event ready : {Event{9, 1}, Event{}}) {
-    PhysicalState s(3);
+    PhysicalState s;
     const Domain root = r1(0, 9);
     std::vector<Event> waits;
     std::vector<CopyNeed> needs;
@@ -99,7 +99,7 @@ TEST(Physical, CopySourceDoesNotDependOnEvents) {
 }
 
 TEST(Physical, ReductionsKeepTheCopyTheyWaitFor) {
-  PhysicalState s(2);
+  PhysicalState s;
   const Domain root = r1(0, 9);
   s.written(0, root, 0, root, 1);
   std::vector<Event> waits;
@@ -118,7 +118,7 @@ TEST(Physical, ReductionsKeepTheCopyTheyWaitFor) {
 }
 
 TEST(Physical, JournalRecordsFactsBeforeTheTraceAndEffects) {
-  PhysicalState s(2);
+  PhysicalState s;
   const Domain root = r1(0, 19);
   s.written(0, root, 0, r1(0, 9), 0);  // [0,9] only in memory 0
   s.start_journal();
@@ -234,7 +234,7 @@ TEST(Physical, StateAgreesWithACellModel) {
   constexpr coord_t kSize = 12;
   constexpr std::uint32_t kMems = 3;
   std::mt19937 rng(11);
-  PhysicalState s(kMems);
+  PhysicalState s;
   const Domain root = r2(0, 0, kSize - 1, kSize - 1);
   // Per cell: the memories holding valid data.
   std::vector<std::uint32_t> model(kSize * kSize, (1u << kMems) - 1);

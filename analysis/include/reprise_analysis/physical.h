@@ -73,9 +73,6 @@ struct CopyNeed {
 
 class PhysicalState {
  public:
-  explicit PhysicalState(std::uint32_t num_memories);
-  std::uint32_t num_memories() const { return num_memories_; }
-
   // A read of field fi of tree over rect from memory mem (root: the tree's root rectangle):
   // appends to waits the copies into mem still in flight that it needs, and to needs the
   // parts that are not valid in mem (with the memory to copy each from).
@@ -198,6 +195,8 @@ class PhysicalState {
   void add_holder(Piece& p, const Domain& rect, std::uint32_t mem, Event ready);
   // The memory to copy u (inside p, not held by the reader) from: the writer's.
   static const Holder& source(const Piece& p, const Domain& u);
+  // Takes hole out of the rectangles in uncovered_.
+  void uncover_minus(const Domain& hole);
   // Whether the current journal decided p's validity everywhere, or made holder h.
   bool decided(const Piece& p, const Holder* h) const {
     return journaling_ && p.stamp == epoch_ && (p.decided_all || (h && h->decided));
@@ -207,7 +206,6 @@ class PhysicalState {
   void decide_all(Piece& p) const;
   void touch(Piece& p) const;
 
-  std::uint32_t num_memories_;
   std::vector<Tree> trees_;
   mutable std::vector<std::uint32_t> hits_;
   std::vector<Domain> parts_, uncovered_, scratch_;

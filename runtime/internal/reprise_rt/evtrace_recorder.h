@@ -76,9 +76,8 @@ class EvtraceRecorder {
     const char* task = nullptr;
     std::uint32_t trace = 0;
     std::uint64_t util_ns = 0, issue_ns = 0;
-    // Simulated replays: each shard's instructions in them (empty: none), and their sum.
+    // Simulated replays: each shard's instructions in them (empty: none).
     std::vector<std::uint64_t> replay_shares;
-    std::uint64_t replay_total = 0;
     std::vector<Work> shards;  // one per shard played (by index; sized on first use)
   };
   // The work of `shard` (an index among the shards played) for op record p.
