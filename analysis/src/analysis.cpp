@@ -14,6 +14,8 @@ Analysis::Analysis(Runtime& rt) : rt_(rt), logical_(rt.forest(), rt.events()) {
   if (rt.num_shards() > 1) {
     local_uses_ = std::make_unique<LocalUses>(rt.events());
     logical_.set_keep_summaries(true);
+    const std::uint32_t per_shard = rt.instances().memories_per_shard();
+    physical_.set_local_memories(rt.shard() * per_shard, per_shard);
   }
 }
 
@@ -248,12 +250,13 @@ void take_group(std::vector<Need>& needs, std::size_t i, Same&& same, FieldIndex
 }
 
 // A generated copy of `fields` of tree over rect, from src to dst.
-OpRef make_copy(Op& for_op, std::uint32_t index, bool fold, std::uint32_t tree,
-                std::uint32_t root_region, const FieldIndexList& fields, FieldMask mask,
-                const Domain& rect, Instance* src, Instance* dst) {
+OpRef make_copy(Op& for_op, std::uint32_t index, bool fold, std::uint32_t point,
+                std::uint32_t name, std::uint32_t tree, std::uint32_t root_region,
+                const FieldIndexList& fields, FieldMask mask, const Domain& rect, Instance* src,
+                Instance* dst) {
   OpRef c = make_op();
   c->kind = OpKind::Copy;
-  c->make_generated_copy(index, fold, for_op.local_completion ? &for_op : nullptr);
+  c->make_generated_copy(index, fold, for_op.local_completion ? &for_op : nullptr, point, name);
   c->counted = false;
   c->seq = for_op.seq;
   c->in_trace = for_op.in_trace;
@@ -276,10 +279,16 @@ OpRef make_copy(Op& for_op, std::uint32_t index, bool fold, std::uint32_t tree,
 }  // namespace
 
 void Analysis::launch_with_copies(Op& op, std::uint32_t p) {
-  if (p == 0) copies_made_ = 0;  // copies are numbered per op (control replication matches them)
+  if (p == 0) copies_made_ = 0;  // copies are numbered per op (profiles and templates)
+  names_.clear();
   const std::size_t nreq = op.reqs.size();
   point_pre_.assign(pre_.of(p).begin(), pre_.of(p).end());
   pre_ready_ = !lazy_pre_ || mine_[p];
+  // Control replication, untraced: another shard's point is analysed here only where it
+  // meets this shard's data (copies out of it, folds; see PhysicalState::read). A recording
+  // takes every point whole: every shard's template facts must be the same (the memoizer
+  // checks them after PhysicalState::drop_copies, from the state every shard keeps alike).
+  const bool elsewhere = local_uses_ && !graph_ && procs_[p].shard != rt_.shard();
   const Processor copy_proc = rt_.config().utils > 1 || procs_[p].kind != ProcessorKind::CPU
                                   ? Processor{ProcessorKind::Utility, 0, procs_[p].shard}
                                   : procs_[p];
@@ -293,7 +302,7 @@ void Analysis::launch_with_copies(Op& op, std::uint32_t p) {
     needs_.clear();
     folds_.clear();
     for (int fi : q.field_indices)
-      physical_.read(q.tree, root, fi, rect, dst->memory(), point_pre_, needs_, folds_);
+      physical_.read(q.tree, root, fi, rect, dst->memory(), point_pre_, needs_, folds_, elsewhere);
     // One copy per (rectangle, source memory) carries every field that needs it.
     for (std::size_t i = 0; i < needs_.size(); ++i) {
       if (needs_[i].field < 0) continue;  // taken by an earlier copy
@@ -309,15 +318,15 @@ void Analysis::launch_with_copies(Op& op, std::uint32_t p) {
             if (n.src_ready.exists()) src_ready_.push_back(n.src_ready);
           });
       Instance* src = instance_for(q.tree, first.src_mem);
-      if (between_other_shards(*src, *dst, fields, first.rect)) {
+      if (between_other_shards(*src, *dst)) {
         for (int fi : fields) physical_.copied(q.tree, root, fi, first.rect, dst->memory(), {});
         continue;
       }
       ensure_point_pre(op, p);
       copy_pre_.assign(pre_.of(p).begin(), pre_.of(p).end());
       copy_pre_.insert(copy_pre_.end(), src_ready_.begin(), src_ready_.end());
-      OpRef c = make_copy(op, copies_made_++, false, q.tree, root_region, fields, mask, first.rect,
-                          src, dst);
+      OpRef c = make_copy(op, copies_made_++, false, p, next_name(src->memory()), q.tree,
+                          root_region, fields, mask, first.rect, src, dst);
       order_copy(*c, mask);
       Event done = graph().copy(c, copy_proc, copy_pre_, p);
       note_copy(*c, mask, done);
@@ -394,20 +403,21 @@ void Analysis::ensure_point_pre(const Op& op, std::uint32_t p) {
   point_pre_.insert(point_pre_.end(), all.begin() + std::ptrdiff_t(had), all.end());
 }
 
-bool Analysis::between_other_shards(const Instance& src, const Instance& dst,
-                                    const FieldIndexList& fields, const Domain& rect) {
+bool Analysis::between_other_shards(const Instance& src, const Instance& dst) {
   // Untraced only: a template records every copy (each shard replays its own part of it).
   if (!local_uses_ || graph_) return false;
   const InstanceManager& im = rt_.instances();
   const std::uint32_t from = im.shard_of(src.memory()), to = im.shard_of(dst.memory());
-  if (from == rt_.shard() || to == rt_.shard()) return false;
-  if (from != to) {  // counted on every shard, like the copies that are made
-    std::uint64_t bytes = 0;
-    for (int fi : fields) bytes += src.field_size(fi) * std::uint64_t(rect.volume());
-    rt_.count_shard_bytes(bytes);
-  }
-  ++copies_made_;  // the copies after it keep their numbers (their messages match by them)
-  return true;
+  // (Its name is not taken: names count per source shard, see GeneratedCopy.)
+  return from != rt_.shard() && to != rt_.shard();
+}
+
+std::uint32_t Analysis::next_name(std::uint32_t src_mem) {
+  const std::uint32_t shard = rt_.instances().shard_of(src_mem);
+  for (auto& [s, named] : names_)
+    if (s == shard) return named++;
+  names_.emplace_back(shard, 1);
+  return 0;
 }
 
 void Analysis::order_copy(const Op& copy, FieldMask mask) {
@@ -447,7 +457,7 @@ void Analysis::fold_pending(Op& op, std::uint32_t p, std::size_t r, Processor co
                    });
   Event last;
   auto fold = [&](Instance* red, const FieldIndexList& fields, FieldMask mask, const Domain& rect) {
-    if (between_other_shards(*red, *dst, fields, rect)) {
+    if (between_other_shards(*red, *dst)) {
       last = kNoEvent;  // (what the executor gave such a fold: the next waits for nothing)
       return;
     }
@@ -459,8 +469,8 @@ void Analysis::fold_pending(Op& op, std::uint32_t p, std::size_t r, Processor co
       copy_pre_.assign(1, last);
     else
       copy_pre_.assign(point_pre_.begin(), point_pre_.end());
-    OpRef c =
-        make_copy(op, copies_made_++, true, q.tree, root_region, fields, mask, rect, red, dst);
+    OpRef c = make_copy(op, copies_made_++, true, p, next_name(red->memory()), q.tree, root_region,
+                        fields, mask, rect, red, dst);
     order_copy(*c, mask);
     last = graph().copy(c, copy_proc, copy_pre_, p);
     note_copy(*c, mask, last);

@@ -64,11 +64,24 @@ const PhysicalState::Pieces* PhysicalState::find(std::uint32_t tree, int fi) con
   return f.slots.empty() ? nullptr : &f;
 }
 
-void PhysicalState::meeting(const Pieces& f, const Domain& rect) const {
+void PhysicalState::meeting(const Pieces& f, const Domain& rect, bool local) const {
   hits_.clear();
-  f.index.candidates(rect, [&](std::uint32_t slot) {
+  (local ? f.local : f.index).candidates(rect, [&](std::uint32_t slot) {
     if (f.slots[slot].rect.overlaps(rect)) hits_.push_back(slot);
   });
+}
+
+void PhysicalState::sync_local(Pieces& f, std::uint32_t slot) {
+  if (local_count_ == 0) return;
+  Piece& p = f.slots[slot];
+  const bool want =
+      p.pending != 0 || (!p.everywhere && !p.holders.empty() && is_local(p.holders.front().mem));
+  if (want == p.in_local) return;
+  if (want)
+    f.local.insert(p.rect, slot);
+  else
+    f.local.erase(p.rect, slot);
+  p.in_local = want;
 }
 
 std::uint32_t PhysicalState::add(Pieces& f, const Piece& p) {
@@ -82,17 +95,24 @@ std::uint32_t PhysicalState::add(Pieces& f, const Piece& p) {
     f.slots[slot] = p;
   }
   f.index.insert(p.rect, slot);
+  f.slots[slot].in_local = false;  // (p may be a copy of an indexed piece)
+  sync_local(f, slot);
   return slot;
 }
 
 void PhysicalState::remove(Pieces& f, std::uint32_t slot) {
   f.index.erase(f.slots[slot].rect, slot);
+  if (f.slots[slot].in_local) f.local.erase(f.slots[slot].rect, slot);
   f.slots[slot] = Piece{};  // an empty rect marks a free slot
   f.free_slots.push_back(slot);
 }
 
 void PhysicalState::reshape(Pieces& f, std::uint32_t slot, const Domain& rect) {
   f.index.erase(f.slots[slot].rect, slot);
+  if (f.slots[slot].in_local) {
+    f.local.erase(f.slots[slot].rect, slot);
+    f.local.insert(rect, slot);
+  }
   f.slots[slot].rect = rect;
   f.index.insert(rect, slot);
 }
@@ -132,19 +152,24 @@ void PhysicalState::cut(Pieces& f, const Domain& rect, Fn&& fn) {
       clip(f.slots[slot]);
     }
     fn(f.slots[slot]);
+    sync_local(f, slot);
   }
 }
 
 void PhysicalState::read(std::uint32_t tree, const Domain& root, int fi, const Domain& rect,
                          std::uint32_t mem, std::vector<Event>& waits, std::vector<CopyNeed>& needs,
-                         std::vector<FoldNeed>& folds) {
+                         std::vector<FoldNeed>& folds, bool written_here) {
   if (rect.empty()) return;
   Pieces& f = pieces(tree, root, fi);
-  meeting(f, rect);
+  REPRISE_ASSERT(!written_here || local_count_ > 0,
+                 "a read restricted to this shard's pieces needs to know its memories");
+  meeting(f, rect, written_here);
   for (std::uint32_t slot : hits_) {
     const Piece& p = f.slots[slot];
     const Domain part = p.rect & rect;
     if (p.pending) folds.push_back(FoldNeed{fi, part, p.pending});
+    if (written_here && (p.everywhere || !is_local(p.holders.front().mem)))
+      continue;  // (in f.local for its pending reductions only)
     // What mem holds of the part is valid there (once its copies are done); a fact for each
     // such fragment whose validity the recording relies on and did not make itself.
     uncovered_.assign(1, part);
@@ -222,18 +247,27 @@ void PhysicalState::written(std::uint32_t tree, const Domain& root, int fi, cons
   Pieces& f = pieces(tree, root, fi);
   const Domain whole = rect & trees_[tree].root;
   if (whole.empty()) return;
-  meeting(f, rect);
-  // Steady state: the written rectangle is a piece already (the same tile written again).
+  // Steady state: the written rectangle is a piece already (the same tile written again);
+  // pieces do not overlap, so no other piece meets it (found by its low corner, without a
+  // range query: control replication applies every shard's writes).
+  std::uint32_t keep = UINT32_MAX;
+  f.index.at_low_corner(whole, [&](std::uint32_t slot) {
+    if (f.slots[slot].rect != whole) return false;
+    keep = slot;
+    return true;
+  });
   // Otherwise it becomes one piece again: a write undoes the cuts of earlier writes, folds
   // and reductions.
-  std::uint32_t keep = UINT32_MAX;
-  for (std::uint32_t slot : hits_) {
-    if (keep == UINT32_MAX && f.slots[slot].rect == whole) {
-      keep = slot;
-      continue;
+  if (keep == UINT32_MAX) {
+    meeting(f, rect);
+    for (std::uint32_t slot : hits_) {
+      if (keep == UINT32_MAX && f.slots[slot].rect == whole) {
+        keep = slot;
+        continue;
+      }
+      add_outside(f, slot, rect);
+      remove(f, slot);
     }
-    add_outside(f, slot, rect);
-    remove(f, slot);
   }
   if (keep == UINT32_MAX) {
     Piece w;
@@ -246,6 +280,7 @@ void PhysicalState::written(std::uint32_t tree, const Domain& root, int fi, cons
   w.pending = 0;
   w.stamp = 0;
   decide_all(w);
+  sync_local(f, keep);
 }
 
 void PhysicalState::reduced(std::uint32_t tree, const Domain& root, int fi, const Domain& rect,
@@ -366,7 +401,14 @@ void PhysicalState::forget_tree(std::uint32_t tree) {
   if (tree < pending_trees_.size()) pending_trees_[tree] = false;
 }
 
-bool PhysicalState::holds(const PhysicalFact& f) const {
+void PhysicalState::drop_copies() {
+  for (Tree& t : trees_)
+    for (Pieces& f : t.fields)
+      for (Piece& p : f.slots)
+        if (!p.rect.empty() && !p.everywhere && p.holders.size() > 1) p.holders.resize(1);
+}
+
+bool PhysicalState::holds(const PhysicalFact& f, bool copies_dropped) const {
   if (f.kind == PhysicalFact::Kind::Pending) return pending_signature(f.tree) == f.pending;
   const Pieces* pieces = find(f.tree, f.field);
   if (!pieces) return f.valid;  // untouched: valid everywhere
@@ -381,7 +423,7 @@ bool PhysicalState::holds(const PhysicalFact& f) const {
     const Domain part = p.rect & f.rect;
     coord_t held = 0;
     for (const Holder& h : p.holders)
-      if (h.mem == f.mem) held += (h.rect & part).volume();
+      if (h.mem == f.mem && (h.writer || !copies_dropped)) held += (h.rect & part).volume();
     if (f.valid ? held != part.volume() : held != 0) return false;
   }
   return true;

@@ -190,9 +190,9 @@ void top_level(Context& ctx, const Params& p) {
   });
   const double shard_bytes =
       double(ctx.trace_stats().shard_bytes - bytes_before) / double(std::max(p.iters, 1));
-  // What the halos need at the least per iteration: per shard, the cells of its tiles' halos
-  // that other shards' tiles own (the default mapper's blocks of tiles per shard), counted
-  // once per shard (tiles of one shard share its instance), one field. Skipped (-1) for grids
+  // What the halos need at the least per iteration, into this shard: the cells of its tiles'
+  // halos that other shards' tiles own (the default mapper's blocks of tiles per shard),
+  // counted once (tiles of one shard share its instance), one field. Skipped (-1) for grids
   // above 64 M cells.
   const coord_t ntiles = p.px * p.py;
   auto shard_of_tile = [&](coord_t t) { return coord_t(ctx.num_shards()) * t / ntiles; };
@@ -200,22 +200,19 @@ void top_level(Context& ctx, const Params& p) {
   if (ctx.num_shards() > 1 && p.nx * p.ny <= (coord_t(1) << 26)) {
     halo_min = 0;
     std::vector<std::uint8_t> needed(std::size_t(p.nx * p.ny));
-    for (coord_t s = 0; s < coord_t(ctx.num_shards()); ++s) {
-      std::fill(needed.begin(), needed.end(), 0);
-      for (coord_t a = 0; a < ntiles; ++a) {
-        if (shard_of_tile(a) != s) continue;
-        for (coord_t b = 0; b < ntiles; ++b) {
-          if (shard_of_tile(b) == s) continue;
-          const DomainPoint ca = Point<2>{a / p.py, a % p.py}, cb = Point<2>{b / p.py, b % p.py};
-          const Domain part = halo.rect(ca) & interior.rect(cb);
-          if (part.empty()) continue;
-          for (coord_t i = part.lo[0]; i <= part.hi[0]; ++i)
-            for (coord_t j = part.lo[1]; j <= part.hi[1]; ++j)
-              needed[std::size_t(i * p.ny + j)] = 1;
-        }
+    const coord_t s = coord_t(ctx.shard());
+    for (coord_t a = 0; a < ntiles; ++a) {
+      if (shard_of_tile(a) != s) continue;
+      for (coord_t b = 0; b < ntiles; ++b) {
+        if (shard_of_tile(b) == s) continue;
+        const DomainPoint ca = Point<2>{a / p.py, a % p.py}, cb = Point<2>{b / p.py, b % p.py};
+        const Domain part = halo.rect(ca) & interior.rect(cb);
+        if (part.empty()) continue;
+        for (coord_t i = part.lo[0]; i <= part.hi[0]; ++i)
+          for (coord_t j = part.lo[1]; j <= part.hi[1]; ++j) needed[std::size_t(i * p.ny + j)] = 1;
       }
-      for (std::uint8_t n : needed) halo_min += n * double(sizeof(double));
     }
+    for (std::uint8_t n : needed) halo_min += n * double(sizeof(double));
   }
 
   IndexLauncher norm(TID_NORM, tiles, TaskArgs{args});

@@ -76,6 +76,7 @@ void Memoizer::begin(const OpRef& op) {
 void Memoizer::end(const OpRef& op) {
   in_trace_ = false;
   handed_ = 0;
+  copies_dropped_ = false;
   for (const OpRef& o : buffer_) token_of(*o);  // match and record compare tokens
   try {
     TraceTemplate* t = match(current_);
@@ -129,7 +130,15 @@ TraceTemplate* Memoizer::match(TraceID id) {
   return nullptr;
 }
 
+void Memoizer::drop_copies_once() {
+  if (rt_.num_shards() == 1 || copies_dropped_) return;
+  apply_physical();
+  analysis_->physical().drop_copies();
+  copies_dropped_ = true;
+}
+
 bool Memoizer::conditions_hold(const TraceTemplate& t) {
+  drop_copies_once();
   apply_physical();
   // The instances recorded must still be the ones the analysis would use,
   for (const Condition& c : t.preconditions)
@@ -170,6 +179,7 @@ void Memoizer::record(TraceID id) {
   const std::uint64_t prof_t0 = prof ? Profiler::stamp() : 0;
   apply_summary();
   drop_prev_block();
+  drop_copies_once();
   recurrent_ = false;
   last_replayed_ = nullptr;
   auto t = std::make_unique<TraceTemplate>();
@@ -214,10 +224,13 @@ void Memoizer::record(TraceID id) {
   compute_elision_links(*t, buffer_, analysis_->forest(), rt_.events());
   build_cross_links(*t);
   compute_conditions(*t, buffer_);
-  // Idempotent only if the state the trace leaves behind is the one it started from.
+  // Idempotent only if the state the trace leaves behind is the one it started from (under
+  // control replication: once the copies are dropped, as they were before it was recorded).
   const PhysicalState& state = analysis_->physical();
-  t->idempotent = t->idempotent && std::all_of(t->facts.begin(), t->facts.end(),
-                                               [&](const auto& f) { return state.holds(f); });
+  const bool dropped = rt_.num_shards() > 1;
+  t->idempotent =
+      t->idempotent && std::all_of(t->facts.begin(), t->facts.end(),
+                                   [&](const auto& f) { return state.holds(f, dropped); });
   t->last_used = ++use_clock_;
   REPRISE_LOG_INFO(
       LogCategory::Tracing,

@@ -122,7 +122,8 @@ OpRef renumbered(const OpRef& proto, Op& for_op) {
   const Op& p = *proto;
   c->kind = p.kind;
   const GeneratedCopy& g = *p.generated_copy();
-  c->make_generated_copy(g.index, g.fold, for_op.local_completion ? &for_op : nullptr);
+  c->make_generated_copy(g.index, g.fold, for_op.local_completion ? &for_op : nullptr, g.point,
+                        g.name);
   c->counted = false;
   c->seq = for_op.seq;
   c->replayed = for_op.replayed;
@@ -181,11 +182,7 @@ const ShardPlan& Memoizer::shard_plan(TraceTemplate& t) {
     }
     plan->skipped.push_back(i);
     if (counted[i]) plan->skipped_counted.push_back(i);
-    if (is_copy(i)) {
-      plan->unseen_copy_bytes += rt_.instances().bytes_between_shards(*t.copies[in.op].copy);
-    } else {
-      ++skipped_points[in.op];
-    }
+    if (!is_copy(i)) ++skipped_points[in.op];
   }
   for (std::uint32_t op = 0; op < skipped_points.size(); ++op)
     if (skipped_points[op]) plan->count_offs.emplace_back(op, skipped_points[op]);
@@ -364,7 +361,6 @@ void Memoizer::replay_batch(TraceTemplate& t, Event fence, bool elide) {
     for (std::uint32_t i : plan->active) init(i);
     // Other shards' points nothing here waits for: done with here at once.
     for (const auto& [op, points] : plan->count_offs) exec.count_off(*buffer_[op], points);
-    rt_.count_shard_bytes(plan->unseen_copy_bytes);
     rt_.count_replay_instructions(n, plan->active.size());
   } else {
     for (std::size_t i = 0; i < n; ++i) init(i);

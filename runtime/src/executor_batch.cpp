@@ -122,7 +122,7 @@ Event Executor::init_sharded_point(PointTask& t, Op& op, std::uint32_t point, Pr
   const InstanceManager& im = rt_.instances();
   const std::uint32_t me = rt_.shard();
   const auto [from, to] = im.copy_shards(op);
-  rt_.count_shard_bytes(im.bytes_between_shards(op));
+  if (to == me && from != me) rt_.count_shard_bytes(copy_bytes(op));
   if (from != me && to != me) {
     // Nothing here waits for it: it reads and writes other shards' memories only.
     leave_elsewhere(t);

@@ -21,11 +21,6 @@ InstanceManager::CopyShards InstanceManager::copy_shards(const Op& copy) const {
   return {shard_of(copy.point_instances[0]->memory()), shard_of(copy.point_instances[1]->memory())};
 }
 
-std::uint64_t InstanceManager::bytes_between_shards(const Op& copy) const {
-  const auto [from, to] = copy_shards(copy);
-  return from == to ? 0 : copy_bytes(copy);
-}
-
 Instance::Instance(std::uint32_t tree, std::uint32_t memory, const Domain& bounds,
                    const FieldSpaceInfo& fs, const Placement& where)
     : tree_(tree),

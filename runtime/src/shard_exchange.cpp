@@ -371,10 +371,10 @@ void ShardExchange::finished(const Op& op, std::uint32_t point, const std::excep
   // After a failure here every completion carries it: the receiver records it before it
   // completes anything this Done completes (the Abort travels on another channel).
   const std::exception_ptr error = failure || !rt_.failed() ? failure : rt_.first_error();
-  REPRISE_LOG_DEBUG(LogCategory::CtrlRepl, "op #{} index {:x} done", op.seq, index_of(op, point));
+  REPRISE_LOG_DEBUG(LogCategory::CtrlRepl, "op #{} point {} done", op.seq, point);
   std::vector<std::byte> b;
   put(b, op.seq);
-  put(b, index_of(op, point));
+  put(b, point);
   put(b, op.generated() ? std::uint64_t(0) : shape_of(op));
   const TaskResult* value = nullptr;
   if (!op.generated()) {
@@ -443,8 +443,10 @@ void ShardExchange::send_data(const Op& copy, std::uint32_t to) {
   const Instance& src = *copy.point_instances[0];
   const Domain& rect = copy.point_rects[0];
   std::vector<std::byte> b;
+  const GeneratedCopy& g = *copy.generated_copy();
   put(b, copy.seq);
-  put(b, index_of(copy, 0));
+  put(b, g.point);
+  put(b, g.name);
   for (int fi : copy.reqs[0].field_indices) {
     if (copy.folds()) {
       // A reduction instance: its element type and operator travel with it (the receiver
@@ -470,19 +472,27 @@ void ShardExchange::send_data(const Op& copy, std::uint32_t to) {
       b.insert(b.end(), from, from + n);
     });
   }
-  REPRISE_LOG_DEBUG(LogCategory::CtrlRepl, "data op #{} index {:x} to {} ({} bytes)", copy.seq,
-                    index_of(copy, 0), to, b.size());
+  REPRISE_LOG_DEBUG(LogCategory::CtrlRepl, "data op #{} point {} copy {} to {} ({} bytes)",
+                    copy.seq, g.point, g.name, to, b.size());
   send(to, Channel::Data, std::move(b));
 }
 
-void ShardExchange::on_data(std::uint32_t, std::vector<std::byte>&& b) {
+ShardExchange::CopyKey ShardExchange::copy_key(const Op& copy) const {
+  const GeneratedCopy& g = *copy.generated_copy();
+  return CopyKey{copy.seq, g.point, g.name,
+                 rt_.instances().shard_of(copy.point_instances[0]->memory())};
+}
+
+void ShardExchange::on_data(std::uint32_t from, std::vector<std::byte>&& b) {
   std::size_t at = 0;
-  const auto seq = get<std::uint64_t>(b, at);
-  const auto index = get<std::uint32_t>(b, at);
+  CopyKey k;
+  k.seq = get<std::uint64_t>(b, at);
+  k.point = get<std::uint32_t>(b, at);
+  k.name = get<std::uint32_t>(b, at);
+  k.from = from;
   PointTask* t = nullptr;
   {
     std::lock_guard<std::mutex> g(mutex_);
-    const std::uint64_t k = key(seq, index);
     data_.emplace(k, std::move(b));
     auto it = recvs_.find(k);
     if (it == recvs_.end()) return;  // the analysis has not reached this copy yet
@@ -493,7 +503,7 @@ void ShardExchange::on_data(std::uint32_t, std::vector<std::byte>&& b) {
 }
 
 void ShardExchange::expect_data(PointTask* t) {
-  const std::uint64_t k = key(t->op->seq, index_of(*t->op, 0));
+  const CopyKey k = copy_key(*t->op);
   {
     std::lock_guard<std::mutex> g(mutex_);
     if (!data_.count(k) && !abandoned_) {
@@ -508,14 +518,14 @@ void ShardExchange::unpack(const Op& copy) {
   std::vector<std::byte> b;
   {
     std::lock_guard<std::mutex> g(mutex_);
-    auto it = data_.find(key(copy.seq, index_of(copy, 0)));
+    auto it = data_.find(copy_key(copy));
     if (it == data_.end()) return;  // abandoned after an error
     b = std::move(it->second);
     data_.erase(it);
   }
   const Instance& dst = *copy.point_instances[1];
   const Domain& rect = copy.point_rects[0];
-  std::size_t at = sizeof(std::uint64_t) + sizeof(std::uint32_t);
+  std::size_t at = sizeof(std::uint64_t) + 2 * sizeof(std::uint32_t);
   for (int fi : copy.reqs[1].field_indices) {
     ReductionField rf;
     if (copy.folds()) {
@@ -529,8 +539,10 @@ void ShardExchange::unpack(const Op& copy) {
       // Into a framebuffer: a device copy out of the message.
       const std::size_t n = std::size_t(rect.volume()) * size;
       if (at + n > b.size())
-        throw Error(fmt::format("control replication: copy {:x}'s data is too short ({} bytes)",
-                                index_of(copy, 0), b.size()));
+        throw Error(fmt::format("control replication: the data of op #{}'s copy {}.{} is too "
+                                            "short ({} bytes)",
+                                            copy.seq, copy.generated_copy()->point,
+                                            copy.generated_copy()->name, b.size()));
       stage(dst.device_index(), dst.layout(fi, rect),
             StridedLayout::dense(b.data() + at, rect, size), rect, size, true);
       at += n;
@@ -539,8 +551,10 @@ void ShardExchange::unpack(const Op& copy) {
     std::byte* base = dst.field_data(fi);
     Instance::for_each_row(rect, size, [&](const DomainPoint& row, std::size_t n) {
       if (at + n > b.size())
-        throw Error(fmt::format("control replication: copy {:x}'s data is too short ({} bytes)",
-                                index_of(copy, 0), b.size()));
+        throw Error(fmt::format("control replication: the data of op #{}'s copy {}.{} is too "
+                                            "short ({} bytes)",
+                                            copy.seq, copy.generated_copy()->point,
+                                            copy.generated_copy()->name, b.size()));
       std::byte* to = base + dst.offset_of(row, size);
       if (copy.folds())
         fold_elements(rf.type, rf.op, to, b.data() + at, n / size);
@@ -575,14 +589,6 @@ void ShardExchange::abandon() {
   for (PointTask* t : recvs) rt_.executor().release(t);
 }
 
-namespace {
-// How a message names a point or a generated copy, for people.
-std::string describe_index(std::uint32_t index) {
-  return index & ShardExchange::kCopyBit ? fmt::format("copy {}", index & ~ShardExchange::kCopyBit)
-                                         : fmt::format("point {}", index);
-}
-}  // namespace
-
 std::string ShardExchange::describe_held() {
   std::lock_guard<std::mutex> g(mutex_);
   std::string out;
@@ -592,7 +598,7 @@ std::string ShardExchange::describe_held() {
     std::sort(keys.begin(), keys.end());
     out += fmt::format("; {} {}:", keys.size(), what);
     for (std::size_t i = 0; i < std::min<std::size_t>(keys.size(), 4); ++i)
-      out += fmt::format(" op #{} {}{}", keys[i] >> 32, describe_index(std::uint32_t(keys[i])),
+      out += fmt::format(" op #{} point {}{}", keys[i] >> 32, std::uint32_t(keys[i]),
                          extra(keys[i]));
     if (keys.size() > 4) out += " ...";
   };
@@ -601,9 +607,20 @@ std::string ShardExchange::describe_held() {
   for (const auto& [key, p] : proxies_) k.push_back(key);
   oldest("completions awaited from other shards", k, none);
   k.clear();
-  for (const auto& [key, t] : recvs_) k.push_back(key);
-  oldest("copies waiting for their data", k, none);
-  k.clear();
+  // The oldest few copies of a table (op number, point, name, source shard).
+  const auto oldest_copies = [&](const char* what, std::vector<CopyKey> keys) {
+    if (keys.empty()) return;
+    std::sort(keys.begin(), keys.end());
+    out += fmt::format("; {} {}:", keys.size(), what);
+    for (std::size_t i = 0; i < std::min<std::size_t>(keys.size(), 4); ++i)
+      out += fmt::format(" op #{} copy {}.{} (from shard {})", keys[i].seq, keys[i].point,
+                         keys[i].name, keys[i].from);
+    if (keys.size() > 4) out += " ...";
+  };
+  std::vector<CopyKey> copies;
+  for (const auto& [key, t] : recvs_) copies.push_back(key);
+  oldest_copies("copies waiting for their data", std::move(copies));
+  copies.clear();
   for (const auto& [key, from] : early_requests_) k.push_back(key);
   oldest("requests for ops not launched here yet", k, [&](std::uint64_t key) {
     return fmt::format(" (from shard {})", early_requests_.at(key).front());
@@ -612,8 +629,8 @@ std::string ShardExchange::describe_held() {
   for (const auto& [key, m] : early_done_) k.push_back(key);
   oldest("completions heard of before their op was launched here", k, none);
   k.clear();
-  for (const auto& [key, bytes] : data_) k.push_back(key);
-  oldest("copies' data not unpacked yet", k, none);
+  for (const auto& [key, bytes] : data_) copies.push_back(key);
+  oldest_copies("copies' data not unpacked yet", std::move(copies));
   if (!lazy_.empty())
     out += fmt::format("; {} proxies of other shards' points nobody here waited for", lazy_.size());
   if (out.empty()) return "nothing held for other shards";

@@ -52,9 +52,10 @@ class Analysis final : public OpSink {
   void reduce_futures(const OpRef& op);
   void drop_triggered(std::vector<Event>& events) const;
   // Control replication, untraced: a copy between two other shards' memories is not made at
-  // all (nothing here would run or wait for it); it keeps its number and its bytes count.
-  bool between_other_shards(const Instance& src, const Instance& dst, const FieldIndexList& fields,
-                            const Domain& rect);
+  // all (nothing here would run or wait for it).
+  bool between_other_shards(const Instance& src, const Instance& dst);
+  // The name of the current point's next copy out of memory src_mem (GeneratedCopy::name).
+  std::uint32_t next_name(std::uint32_t src_mem);
   // Control replication: orders a generated copy after the earlier accesses to its instances
   // that run here (adds to copy_pre_), and records it once launched (done).
   void order_copy(const Op& copy, FieldMask mask);
@@ -90,6 +91,8 @@ class Analysis final : public OpSink {
   };
   std::vector<FoldPart> fold_parts_;
   std::uint32_t copies_made_ = 0;   // for the op being analysed
+  // For the point being analysed: per source shard, the copies named so far.
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> names_;
   std::vector<Event> since_fence_;  // completion of every op since the last fence
   // The last full_fence() and the completions since it (it covers everything before it).
   std::vector<Event> since_full_fence_;

@@ -77,8 +77,19 @@ class PhysicalState {
   // appends to waits the copies into mem still in flight that it needs, and to needs the
   // parts that are not valid in mem (with the memory to copy each from).
   // Parts with pending reductions go to folds (their copy, if any, is in needs too).
+  // written_here (control replication, a read of another shard's point): only the pieces
+  // this shard's memories wrote are looked at for copies — their copies' send halves run here,
+  // and what the reader holds of them came from here, so this shard knows it exactly — and
+  // every part with pending reductions for folds (they change the write layer, which every
+  // shard keeps). Costs the pieces it finds, not the pieces the read meets.
   void read(std::uint32_t tree, const Domain& root, int fi, const Domain& rect, std::uint32_t mem,
-            std::vector<Event>& waits, std::vector<CopyNeed>& needs, std::vector<FoldNeed>& folds);
+            std::vector<Event>& waits, std::vector<CopyNeed>& needs, std::vector<FoldNeed>& folds,
+            bool written_here = false);
+  // Control replication: this shard's memories are [first, first + count) (see read).
+  void set_local_memories(std::uint32_t first, std::uint32_t count) {
+    local_first_ = first;
+    local_count_ = count;
+  }
   // The data of rect is in mem too once `ready` (the copy) triggers.
   void copied(std::uint32_t tree, const Domain& root, int fi, const Domain& rect, std::uint32_t mem,
               Event ready);
@@ -113,7 +124,14 @@ class PhysicalState {
   }
   void forget_tree(std::uint32_t tree);
 
-  bool holds(const PhysicalFact& f) const;
+  // copies_dropped: as if drop_copies() had been called first.
+  bool holds(const PhysicalFact& f, bool copies_dropped = false) const;
+  // Control replication: every memory forgets the copies it holds of data another memory
+  // wrote (the next reads copy again; always safe). What remains is the write layer, which
+  // every shard keeps alike, while a shard knows only some of the copies between two other
+  // shards (see read): the memoizer calls this before it checks or records a template, so
+  // that every shard takes the same decision from the same state.
+  void drop_copies();
   void apply(const PhysicalEffect& e);
 
   void start_journal();
@@ -156,6 +174,7 @@ class PhysicalState {
     // trace and needs facts.
     bool decided_all = false;
     std::uint32_t pending = 0;  // reductions to fold in (a list; 0: none)
+    bool in_local = false;      // in Pieces::local (see there)
   };
   // The pieces of one field: they tile the root without overlapping. Slots of removed pieces
   // (empty rect) are reused; `index` finds the pieces meeting a rectangle.
@@ -163,6 +182,9 @@ class PhysicalState {
     std::vector<Piece> slots;
     std::vector<std::uint32_t> free_slots;
     RectIndex index;
+    // Control replication: the pieces a read of another shard's point looks at (written by
+    // this shard's memories, or with pending reductions), indexed alike.
+    RectIndex local;
     std::size_t live() const { return slots.size() - free_slots.size(); }
   };
   struct Tree {
@@ -171,8 +193,12 @@ class PhysicalState {
   };
   Pieces& pieces(std::uint32_t tree, const Domain& root, int fi);
   const Pieces* find(std::uint32_t tree, int fi) const;
-  // Fills hits_ with the slots of the pieces of f that meet rect, in index order.
-  void meeting(const Pieces& f, const Domain& rect) const;
+  // Fills hits_ with the slots of the pieces of f that meet rect, in index order (of
+  // f.local's pieces only: `local`).
+  void meeting(const Pieces& f, const Domain& rect, bool local = false) const;
+  // Keeps piece `slot` in f.local or out of it, as its state now says.
+  void sync_local(Pieces& f, std::uint32_t slot);
+  bool is_local(std::uint32_t mem) const { return mem - local_first_ < local_count_; }
   std::uint32_t add(Pieces& f, const Piece& p);
   void remove(Pieces& f, std::uint32_t slot);
   void reshape(Pieces& f, std::uint32_t slot, const Domain& rect);
@@ -207,6 +233,7 @@ class PhysicalState {
   void touch(Piece& p) const;
 
   std::vector<Tree> trees_;
+  std::uint32_t local_first_ = 0, local_count_ = 0;  // none: no Pieces::local
   mutable std::vector<std::uint32_t> hits_;
   std::vector<Domain> parts_, uncovered_, scratch_;
   bool journaling_ = false;

@@ -35,6 +35,15 @@ class RectIndex {
     forget(widths_, r.hi[0] - r.lo[0]);
     forget(heights_, hi1(r) - lo1(r));
   }
+  // Calls fn(id) for every id whose rectangle has the low bounds of q in dimensions 0 and 1
+  // (of rectangles that tile without overlapping: at most one in 1-d and 2-d), until fn
+  // returns true.
+  template <class Fn>
+  void at_low_corner(const Domain& q, Fn&& fn) const {
+    for (auto it = by_lo_.lower_bound(Key{q.lo[0], lo1(q), 0});
+         it != by_lo_.end() && it->lo0 == q.lo[0] && it->lo1 == lo1(q); ++it)
+      if (fn(it->id)) return;
+  }
   // Calls fn(id) for every id whose rectangle may meet q (a superset: callers test overlap).
   template <class Fn>
   void candidates(const Domain& q, Fn&& fn) const {

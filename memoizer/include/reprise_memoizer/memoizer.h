@@ -36,6 +36,10 @@ class Memoizer final : public OpSink {
   TraceTemplate* match(TraceID id);  // the buffered ops' template whose conditions hold
   bool same_ops_ = false;  // match() found templates with the buffered ops (conditions failed)
   bool conditions_hold(const TraceTemplate& t);
+  // Control replication: before a template is checked or recorded, every memory forgets its
+  // copies of data other memories wrote (PhysicalState::drop_copies), once per trace.
+  void drop_copies_once();
+  bool copies_dropped_ = false;
   void record(TraceID id);
   // Per instruction of t: whether it runs on this shard (empty in a single process).
   std::vector<bool> runs_here(const TraceTemplate& t) const;

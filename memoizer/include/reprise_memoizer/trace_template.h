@@ -87,7 +87,6 @@ struct ShardPlan {
   std::vector<std::int32_t> unseen_preds;
   // Per op of the trace that completes locally: its points skipped here (done with at once).
   std::vector<std::pair<std::uint32_t, std::uint32_t>> count_offs;
-  std::uint64_t unseen_copy_bytes = 0;  // copies between other shards (the bytes statistic)
 };
 
 // -lg:simulate_shards: the completions each simulated shard would ask another for at a replay

@@ -94,7 +94,7 @@ class Context {
     std::uint64_t replays = 0;
     std::uint64_t mismatches = 0;   // traces whose ops differed from every template
     std::uint64_t copies = 0;       // copies between memories the runtime generated and ran
-    std::uint64_t shard_bytes = 0;  // bytes those copies moved between shards (every shard's)
+    std::uint64_t shard_bytes = 0;  // bytes those copies brought into this shard from others
     // This shard's cost: messages it sent to other shards (MPI sends, after batching), and
     // the time its utility thread spent analysing and replaying.
     std::uint64_t messages_sent = 0;

@@ -170,12 +170,10 @@ class InstanceManager {
   const Memory& memory(std::uint32_t id) const { return memories_[id]; }
   std::uint32_t num_memories() const { return std::uint32_t(memories_.size()); }
   std::uint32_t shard_of(std::uint32_t memory) const { return memory / per_shard_; }
+  std::uint32_t memories_per_shard() const { return per_shard_; }
   bool is_local(std::uint32_t memory) const { return all_local_ || shard_of(memory) == shard_; }
   // -lg:simulate_shards: this process plays every shard, so it holds every memory's data.
   void hold_every_shard() { all_local_ = true; }
-  // Of the bytes a generated copy moves, those that cross between shards (0 within one
-  // shard): the statistic of bytes between shards, which every shard counts.
-  std::uint64_t bytes_between_shards(const Op& copy) const;
   // The shards of a generated copy's source and destination memories.
   struct CopyShards {
     std::uint32_t from, to;

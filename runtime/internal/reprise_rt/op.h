@@ -91,8 +91,14 @@ class Op;
 // A copy the physical analysis generated: no program op stands behind it, so its points
 // complete without completing the op; it may be launched again by every replay.
 struct GeneratedCopy {
-  std::uint32_t index = 0;  // the k-th copy made for op `seq`
+  std::uint32_t index = 0;  // the k-th copy this process made for op `seq`
   bool fold = false;        // folds a reduction instance (the source) into its destination
+  // Control replication: what both halves' shards call the copy (with the op's number and
+  // the source's shard) — the k-th copy for point `point` out of the source's shard. Each
+  // shard derives it from replicated state and its own memories, whatever it knows of the
+  // copies between other shards (index does not travel: it counts only the copies made here).
+  std::uint32_t point = 0;
+  std::uint32_t name = 0;
   // The program op it was made for (one reference held). Control replication counts a
   // copy's send half towards that op's completion on the sending shard.
   Op* parent = nullptr;
@@ -191,9 +197,10 @@ class Op {
   }
   // Makes the op the `index`-th copy generated for an op; parent: that op, when the copy's
   // send half counts towards its completion (one reference held), else null.
-  void make_generated_copy(std::uint32_t index, bool fold, Op* parent) {
+  void make_generated_copy(std::uint32_t index, bool fold, Op* parent, std::uint32_t point = 0,
+                           std::uint32_t name = 0) {
     if (parent) parent->add_ref();
-    payload = GeneratedCopy{index, fold, parent};
+    payload = GeneratedCopy{index, fold, point, name, parent};
   }
 
   void add_ref() { refs_.fetch_add(1, std::memory_order_relaxed); }

@@ -72,7 +72,7 @@ struct RuntimeStats {
   std::uint64_t replays = 0;
   std::uint64_t mismatches = 0;
   std::uint64_t copies = 0;               // generated copies run (between memories)
-  std::uint64_t shard_bytes = 0;          // moved between shards by copies (all shards)
+  std::uint64_t shard_bytes = 0;          // copies brought into this shard from others
   std::uint64_t analysis_cpu_ns = 0;      // CPU time of the utility thread (spinning included)
   std::uint64_t analysis_busy_ns = 0;     // wall time the utility thread spent inside the pipeline
   std::uint64_t messages_sent = 0;        // to other shards (MPI sends)
