@@ -250,10 +250,9 @@ void take_group(std::vector<Need>& needs, std::size_t i, Same&& same, FieldIndex
 }
 
 // A generated copy of `fields` of tree over rect, from src to dst.
-OpRef make_copy(Op& for_op, std::uint32_t index, bool fold, std::uint32_t point,
-                std::uint32_t name, std::uint32_t tree, std::uint32_t root_region,
-                const FieldIndexList& fields, FieldMask mask, const Domain& rect, Instance* src,
-                Instance* dst) {
+OpRef make_copy(Op& for_op, std::uint32_t index, bool fold, std::uint32_t point, std::uint32_t name,
+                std::uint32_t tree, std::uint32_t root_region, const FieldIndexList& fields,
+                FieldMask mask, const Domain& rect, Instance* src, Instance* dst) {
   OpRef c = make_op();
   c->kind = OpKind::Copy;
   c->make_generated_copy(index, fold, for_op.local_completion ? &for_op : nullptr, point, name);

@@ -123,7 +123,7 @@ OpRef renumbered(const OpRef& proto, Op& for_op) {
   c->kind = p.kind;
   const GeneratedCopy& g = *p.generated_copy();
   c->make_generated_copy(g.index, g.fold, for_op.local_completion ? &for_op : nullptr, g.point,
-                        g.name);
+                         g.name);
   c->counted = false;
   c->seq = for_op.seq;
   c->replayed = for_op.replayed;

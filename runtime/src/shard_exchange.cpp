@@ -539,10 +539,10 @@ void ShardExchange::unpack(const Op& copy) {
       // Into a framebuffer: a device copy out of the message.
       const std::size_t n = std::size_t(rect.volume()) * size;
       if (at + n > b.size())
-        throw Error(fmt::format("control replication: the data of op #{}'s copy {}.{} is too "
-                                            "short ({} bytes)",
-                                            copy.seq, copy.generated_copy()->point,
-                                            copy.generated_copy()->name, b.size()));
+        throw Error(fmt::format(
+            "control replication: the data of op #{}'s copy {}.{} is too "
+            "short ({} bytes)",
+            copy.seq, copy.generated_copy()->point, copy.generated_copy()->name, b.size()));
       stage(dst.device_index(), dst.layout(fi, rect),
             StridedLayout::dense(b.data() + at, rect, size), rect, size, true);
       at += n;
@@ -551,10 +551,10 @@ void ShardExchange::unpack(const Op& copy) {
     std::byte* base = dst.field_data(fi);
     Instance::for_each_row(rect, size, [&](const DomainPoint& row, std::size_t n) {
       if (at + n > b.size())
-        throw Error(fmt::format("control replication: the data of op #{}'s copy {}.{} is too "
-                                            "short ({} bytes)",
-                                            copy.seq, copy.generated_copy()->point,
-                                            copy.generated_copy()->name, b.size()));
+        throw Error(fmt::format(
+            "control replication: the data of op #{}'s copy {}.{} is too "
+            "short ({} bytes)",
+            copy.seq, copy.generated_copy()->point, copy.generated_copy()->name, b.size()));
       std::byte* to = base + dst.offset_of(row, size);
       if (copy.folds())
         fold_elements(rf.type, rf.op, to, b.data() + at, n / size);
@@ -598,8 +598,8 @@ std::string ShardExchange::describe_held() {
     std::sort(keys.begin(), keys.end());
     out += fmt::format("; {} {}:", keys.size(), what);
     for (std::size_t i = 0; i < std::min<std::size_t>(keys.size(), 4); ++i)
-      out += fmt::format(" op #{} point {}{}", keys[i] >> 32, std::uint32_t(keys[i]),
-                         extra(keys[i]));
+      out +=
+          fmt::format(" op #{} point {}{}", keys[i] >> 32, std::uint32_t(keys[i]), extra(keys[i]));
     if (keys.size() > 4) out += " ...";
   };
   const auto none = [](std::uint64_t) { return std::string(); };

@@ -90,7 +90,7 @@ class Analysis final : public OpSink {
     Domain rect;
   };
   std::vector<FoldPart> fold_parts_;
-  std::uint32_t copies_made_ = 0;   // for the op being analysed
+  std::uint32_t copies_made_ = 0;  // for the op being analysed
   // For the point being analysed: per source shard, the copies named so far.
   std::vector<std::pair<std::uint32_t, std::uint32_t>> names_;
   std::vector<Event> since_fence_;  // completion of every op since the last fence
