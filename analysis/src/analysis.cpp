@@ -16,6 +16,7 @@ Analysis::Analysis(Runtime& rt) : rt_(rt), logical_(rt.forest(), rt.events()) {
     logical_.set_keep_summaries(true);
     const std::uint32_t per_shard = rt.instances().memories_per_shard();
     physical_.set_local_memories(rt.shard() * per_shard, per_shard);
+    logical_.set_proxy_maker(&Analysis::make_proxy, this);
   }
 }
 
@@ -367,7 +368,15 @@ void Analysis::launch_with_copies(Op& op, std::uint32_t p) {
     each_access([&](const Instance* inst, const Domain& rect, FieldMask mask, bool writes) {
       local_uses_->conflicts(inst, rect, mask, writes, point_pre_);
     });
-  const Event done = graph().op(op, p, procs_[p], point_pre_);
+  Event done;
+  if (elsewhere && op.local_completion && nreq > 0) {
+    // Its proxy is made when something here names it (make_proxy): most remote points are
+    // never named here. Done with here at once, like Executor::remote_point.
+    op.deferred_proxies = true;
+    rt_.executor().count_off(op);
+  } else {
+    done = graph().op(op, p, procs_[p], point_pre_);
+  }
   if (local)
     each_access([&](const Instance* inst, const Domain& rect, FieldMask mask, bool writes) {
       local_uses_->add(inst, rect, mask, writes, done);
@@ -400,6 +409,14 @@ void Analysis::ensure_point_pre(const Op& op, std::uint32_t p) {
   logical_.dependences(op, pre_, PointSubset{p, std::size_t(p) + 1, nullptr});
   const auto all = pre_.of(p);
   point_pre_.insert(point_pre_.end(), all.begin() + std::ptrdiff_t(had), all.end());
+}
+
+Event Analysis::make_proxy(void* self, Op& op, std::uint32_t p) {
+  Runtime& rt = static_cast<Analysis*>(self)->rt_;
+  // (A point maps its requirements to its own shard's memories.)
+  const std::uint32_t owner =
+      rt.instances().shard_of(op.point_instances[std::size_t(p) * op.reqs.size()]->memory());
+  return rt.exchange()->remote(op, p, owner);
 }
 
 bool Analysis::between_other_shards(const Instance& src, const Instance& dst) {

@@ -71,7 +71,7 @@ constexpr std::size_t kScanPoints = 16;
 
 void LogicalAnalysis::add_pair(const Op& op, std::uint32_t r, const LogicalUser& u,
                                PointPreconditions& pre, const PointSubset& subset) const {
-  const Op& prev = *u.op;
+  Op& prev = *u.op;
   const ReqInfo& a = op.reqs[r];
   const ReqInfo& b = prev.reqs[u.req];
   // (Users are compared by uid: another user's partition may have been destroyed, and its
@@ -86,11 +86,11 @@ void LogicalAnalysis::add_pair(const Op& op, std::uint32_t r, const LogicalUser&
     for (std::size_t p = subset.begin; p < points; ++p) {
       if (!subset.has(p)) continue;
       if (same_domain) {
-        pre.add(p, prev.point_done[p]);
+        pre.add(p, done_of(prev, p));
       } else {
         DomainPoint c = op.domain.delinearize(coord_t(p));
         if (prev.domain.contains(c))
-          pre.add(p, prev.point_done[std::size_t(prev.domain.linearize(c))]);
+          pre.add(p, done_of(prev, std::size_t(prev.domain.linearize(c))));
       }
     }
     return;
@@ -110,7 +110,7 @@ void LogicalAnalysis::add_pair(const Op& op, std::uint32_t r, const LogicalUser&
         if (rp.overlaps(prev.point_rects[q * prev_nreq + u.req])) colors_.push_back(q);
       });
       std::sort(colors_.begin(), colors_.end());
-      for (std::uint32_t q : colors_) pre.add(p, prev.point_done[q]);
+      for (std::uint32_t q : colors_) pre.add(p, done_of(prev, q));
     }
     return;
   }
@@ -119,7 +119,7 @@ void LogicalAnalysis::add_pair(const Op& op, std::uint32_t r, const LogicalUser&
     const Domain& rp = op.point_rects[p * nreq + r];
     if (!rp.overlaps(b.bbox)) continue;
     for (std::size_t q = 0; q < prev_points; ++q)
-      if (rp.overlaps(prev.point_rects[q * prev_nreq + u.req])) pre.add(p, prev.point_done[q]);
+      if (rp.overlaps(prev.point_rects[q * prev_nreq + u.req])) pre.add(p, done_of(prev, q));
   }
 }
 

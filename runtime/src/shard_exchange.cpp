@@ -129,13 +129,14 @@ Event ShardExchange::remote(Op& op, std::uint32_t index, std::uint32_t owner) {
   Event e = rt_.events().create();
   REPRISE_LOG_DEBUG(LogCategory::CtrlRepl, "proxy for op #{} index {:x} on shard {}", op.seq, index,
                     owner);
-  if (!op.generated() && index < op.point_done.size()) op.point_done[index] = e;
   const std::uint64_t k = key(op.seq, index);
   DoneMsg early;
   bool have_early = false, abandoned = false;
   std::vector<Event> swept;
   {
     std::lock_guard<std::mutex> g(mutex_);
+    // (Under the lock: answer() reads it, and a deferred proxy is made after the op launched.)
+    if (!op.generated() && index < op.point_done.size()) op.point_done[index] = e;
     abandoned = abandoned_;
     if (abandoned) {
       // (Triggered below.)
@@ -285,7 +286,8 @@ void ShardExchange::answer(std::uint64_t seq, std::uint32_t index, std::uint32_t
     } else {
       op = it->second;
       const Event e = op->point_done[index];
-      elsewhere = proxies_.count(key(seq, index)) || lazy_.find(e) != nullptr;
+      // (A point of this shard always has an event; another's may have none yet: deferred.)
+      elsewhere = !e.exists() || proxies_.count(key(seq, index)) || lazy_.find(e) != nullptr;
     }
   }
   if (elsewhere) {

@@ -62,6 +62,9 @@ class Analysis final : public OpSink {
   // Control replication, untraced: computes the logical preconditions of another shard's
   // point p (into pre_ and point_pre_) the first time a copy with a half here needs them.
   void ensure_point_pre(const Op& op, std::uint32_t p);
+  // LogicalAnalysis::ProxyMaker: the proxy of another shard's point p of op, made when a
+  // dependence here first names it (Op::deferred_proxies).
+  static Event make_proxy(void* self, Op& op, std::uint32_t p);
   void note_copy(const Op& copy, FieldMask mask, Event done);
   void fence(const OpRef& op);
   void destroy_region(const OpRef& op);

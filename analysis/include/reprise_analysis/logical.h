@@ -70,6 +70,19 @@ class LogicalAnalysis {
   // until it completes or a fence.
   void set_keep_summaries(bool on) { keep_summaries_ = on; }
   std::size_t user_count() const;
+  // Control replication: makes (and stores in op.point_done) the proxy event of another
+  // shard's point whose event was deferred (Op::deferred_proxies).
+  using ProxyMaker = Event (*)(void* ctx, Op& op, std::uint32_t point);
+  void set_proxy_maker(ProxyMaker fn, void* ctx) {
+    make_proxy_ = fn;
+    proxy_ctx_ = ctx;
+  }
+  // Point q's completion event (made now if it was deferred).
+  Event done_of(Op& op, std::size_t q) const {
+    const Event e = op.point_done[q];
+    if (e.exists() || !op.deferred_proxies || !make_proxy_) return e;
+    return make_proxy_(proxy_ctx_, op, std::uint32_t(q));
+  }
 
  private:
   void add_pair(const Op& op, std::uint32_t r, const LogicalUser& u, PointPreconditions& pre,
@@ -94,6 +107,8 @@ class LogicalAnalysis {
   };
   mutable std::unordered_map<std::uint64_t, PieceIndex> piece_index_;
   mutable std::vector<std::uint32_t> colors_;
+  ProxyMaker make_proxy_ = nullptr;
+  void* proxy_ctx_ = nullptr;
 };
 
 bool privileges_conflict(const ReqInfo& a, const ReqInfo& b);
