@@ -665,6 +665,7 @@ Context::TraceStats Context::trace_stats() const {
                     s.analysis_busy_ns,
                     s.peers_heard,
                     s.requests_sent,
+                    s.remote_proxies,
                     s.replay_instructions,
                     s.replay_instructions_here,
                     s.gpu_kernels,

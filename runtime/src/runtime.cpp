@@ -198,6 +198,7 @@ RuntimeStats Runtime::stats() const {
     const ShardExchange::Counters c = exchange_->counters();
     s.peers_heard = c.peers_heard;
     s.requests_sent = c.requests_sent;
+    s.remote_proxies = c.remote_proxies;
   }
   return s;
 }

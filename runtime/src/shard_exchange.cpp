@@ -135,6 +135,7 @@ Event ShardExchange::remote(Op& op, std::uint32_t index, std::uint32_t owner) {
   std::vector<Event> swept;
   {
     std::lock_guard<std::mutex> g(mutex_);
+    ++remote_proxies_;
     // (Under the lock: answer() reads it, and a deferred proxy is made after the op launched.)
     if (!op.generated() && index < op.point_done.size()) op.point_done[index] = e;
     abandoned = abandoned_;
@@ -335,6 +336,7 @@ ShardExchange::Counters ShardExchange::counters() {
   for (std::uint64_t n : heard_)
     if (n) ++c.peers_heard;
   c.requests_sent = requests_sent_;
+  c.remote_proxies = remote_proxies_;
   return c;
 }
 

@@ -69,6 +69,19 @@ foreach(h ${heard})
   endif()
 endforeach()
 message(STATUS "neighbours, 8 ranks: ${heard}")
+# Nor does every remote point cost a proxy: untraced, a shard makes an event for another
+# shard's point only when a dependence here names it — per launch, the two neighbouring
+# tiles its halos read (written by the launch before) and the two that read its tiles
+# (before it overwrites them): at most 4 per launch, 80 in 20 launches; one per remote point
+# would be 20 × 14 = 280.
+string(REGEX MATCHALL "proxies=[0-9]+" proxies "${out}")
+foreach(p ${proxies})
+  string(REPLACE "proxies=" "" p "${p}")
+  if(p GREATER 80)
+    message(FATAL_ERROR "neighbours on 8 ranks: a shard made ${p} proxies of other shards' points, expected at most 80 (its neighbours'):\n${out}")
+  endif()
+endforeach()
+message(STATUS "neighbours, 8 ranks: ${proxies}")
 
 # Replays are per shard: with the same loop under a manual trace, each shard's replays set up
 # only its own instructions and its neighbours' points it waits for (a third of the

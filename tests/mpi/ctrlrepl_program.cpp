@@ -102,9 +102,10 @@ int main(int argc, char** argv) {
       ctx.fence().wait();  // every point of this shard has run: it heard what it needed
       const Context::TraceStats st = ctx.trace_stats();
       std::printf(
-          "shard %u heard_from=%u requests=%llu replays=%llu replay_instructions=%llu "
-          "here=%llu\n",
+          "shard %u heard_from=%u requests=%llu proxies=%llu replays=%llu "
+          "replay_instructions=%llu here=%llu\n",
           ctx.shard(), st.peers_heard, (unsigned long long)st.requests_sent,
+          (unsigned long long)st.remote_proxies,
           (unsigned long long)st.replays, (unsigned long long)st.replay_instructions,
           (unsigned long long)st.replay_instructions_here);
       return;  // (the checksum below is a single task whose value every shard hears of)

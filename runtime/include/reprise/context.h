@@ -104,6 +104,9 @@ class Context {
     // it), and the completions of remote points it asked for.
     std::uint32_t peers_heard = 0;
     std::uint64_t requests_sent = 0;
+    // The events it made to stand for other shards' points (untraced, only for the points
+    // some dependence here names: its neighbours' in a halo loop, not every point).
+    std::uint64_t remote_proxies = 0;
     // Batch replays: instructions of the templates replayed, and of those the ones this
     // shard's replays set up (its own, and the other shards' points it waits for).
     std::uint64_t replay_instructions = 0;

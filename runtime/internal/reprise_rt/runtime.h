@@ -78,6 +78,7 @@ struct RuntimeStats {
   std::uint64_t messages_sent = 0;        // to other shards (MPI sends)
   std::uint32_t peers_heard = 0;          // shards this one had a completion or request from
   std::uint64_t requests_sent = 0;        // completions of remote points this shard asked for
+  std::uint64_t remote_proxies = 0;       // events made for other shards' points
   std::uint64_t replay_instructions = 0;  // in the templates replayed
   std::uint64_t replay_instructions_here = 0;  // of those, initialised by this shard's replays
   std::uint64_t gpu_kernels = 0;               // kernels launched on GPU processors' streams

@@ -84,6 +84,7 @@ class ShardExchange {
   struct Counters {
     std::uint32_t peers_heard = 0;
     std::uint64_t requests_sent = 0;
+    std::uint64_t remote_proxies = 0;  // events made for other shards' points
   };
   Counters counters();
 
@@ -207,6 +208,7 @@ class ShardExchange {
   bool launched_any_ = false;
   std::vector<std::uint64_t> heard_;  // per shard: Done and Request messages received
   std::uint64_t requests_sent_ = 0;
+  std::uint64_t remote_proxies_ = 0;
   bool abandoned_ = false;
   bool abort_sent_ = false;
 };
