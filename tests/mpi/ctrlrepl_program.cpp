@@ -105,8 +105,8 @@ int main(int argc, char** argv) {
           "shard %u heard_from=%u requests=%llu proxies=%llu replays=%llu "
           "replay_instructions=%llu here=%llu\n",
           ctx.shard(), st.peers_heard, (unsigned long long)st.requests_sent,
-          (unsigned long long)st.remote_proxies,
-          (unsigned long long)st.replays, (unsigned long long)st.replay_instructions,
+          (unsigned long long)st.remote_proxies, (unsigned long long)st.replays,
+          (unsigned long long)st.replay_instructions,
           (unsigned long long)st.replay_instructions_here);
       return;  // (the checksum below is a single task whose value every shard hears of)
     }
