@@ -405,7 +405,8 @@ void PhysicalState::drop_copies() {
   for (Tree& t : trees_)
     for (Pieces& f : t.fields)
       for (Piece& p : f.slots)
-        if (!p.rect.empty() && !p.everywhere && p.holders.size() > 1) p.holders.resize(1);
+        if (!p.rect.empty() && !p.everywhere)
+          while (p.holders.size() > 1) p.holders.pop_back();  // (the writer is first)
 }
 
 bool PhysicalState::holds(const PhysicalFact& f, bool copies_dropped) const {

@@ -25,13 +25,15 @@ namespace reprise::detail {
 class RectIndex {
  public:
   void insert(const Domain& r, std::uint32_t id) {
+    if (by_lo_.empty()) hull_ = Domain();
+    if (!r.empty()) hull_ = hull_.empty() ? r : hull(hull_, r);
     by_lo_.insert(Key{r.lo[0], lo1(r), id});
     ++widths_[r.hi[0] - r.lo[0]];
     ++heights_[hi1(r) - lo1(r)];
   }
   // r must be the rectangle id was inserted with.
   void erase(const Domain& r, std::uint32_t id) {
-    by_lo_.erase(Key{r.lo[0], lo1(r), id});
+    by_lo_.erase(Key{r.lo[0], lo1(r), id});  // (hull_ only shrinks when it empties)
     forget(widths_, r.hi[0] - r.lo[0]);
     forget(heights_, hi1(r) - lo1(r));
   }
@@ -47,7 +49,9 @@ class RectIndex {
   // Calls fn(id) for every id whose rectangle may meet q (a superset: callers test overlap).
   template <class Fn>
   void candidates(const Domain& q, Fn&& fn) const {
-    if (by_lo_.empty()) return;
+    // (A query far from every rectangle — another shard's point against this shard's pieces —
+    // ends here.)
+    if (by_lo_.empty() || !q.overlaps(hull_)) return;
     const coord_t lowest = std::numeric_limits<coord_t>::min();
     const coord_t from1 = reach_below(lo1(q), heights_.rbegin()->first), to1 = hi1(q);
     auto it = by_lo_.lower_bound(Key{reach_below(q.lo[0], widths_.rbegin()->first), lowest, 0});
@@ -64,6 +68,14 @@ class RectIndex {
 
  private:
   static coord_t lo1(const Domain& r) { return r.dim > 1 ? r.lo[1] : 0; }
+  static Domain hull(const Domain& a, const Domain& b) {
+    Domain u = a;
+    for (int i = 0; i < a.dim; ++i) {
+      u.lo[i] = std::min(a.lo[i], b.lo[i]);
+      u.hi[i] = std::max(a.hi[i], b.hi[i]);
+    }
+    return u;
+  }
   static coord_t hi1(const Domain& r) { return r.dim > 1 ? r.hi[1] : 0; }
   // The smallest low bound a rectangle at most `widest` wide may have and still reach `lo`.
   static coord_t reach_below(coord_t lo, coord_t widest) {
@@ -85,6 +97,7 @@ class RectIndex {
     if (--it->second == 0) e.erase(it);
   }
   std::set<Key> by_lo_;
+  Domain hull_;  // holds every indexed rectangle (and perhaps erased ones)
   Extents widths_;   // hi[0] - lo[0] of the indexed rectangles
   Extents heights_;  // hi[1] - lo[1] of the indexed rectangles
 };
