@@ -97,7 +97,7 @@ class RectIndex {
     if (--it->second == 0) e.erase(it);
   }
   std::set<Key> by_lo_;
-  Domain hull_;  // holds every indexed rectangle (and perhaps erased ones)
+  Domain hull_;      // holds every indexed rectangle (and perhaps erased ones)
   Extents widths_;   // hi[0] - lo[0] of the indexed rectangles
   Extents heights_;  // hi[1] - lo[1] of the indexed rectangles
 };
