@@ -8,17 +8,6 @@
 
 namespace reprise::detail {
 
-Domain bounding_union(const Domain& a, const Domain& b) {
-  if (a.empty()) return b;
-  if (b.empty()) return a;
-  Domain u = a;
-  for (int i = 0; i < a.dim; ++i) {
-    u.lo[i] = std::min(a.lo[i], b.lo[i]);
-    u.hi[i] = std::max(a.hi[i], b.hi[i]);
-  }
-  return u;
-}
-
 void subtract(const Domain& rect, const Domain& hole, std::vector<Domain>& out) {
   if (!rect.overlaps(hole)) {
     if (!rect.empty()) out.push_back(rect);
@@ -74,8 +63,7 @@ void PhysicalState::meeting(const Pieces& f, const Domain& rect, bool local) con
 void PhysicalState::sync_local(Pieces& f, std::uint32_t slot) {
   if (local_count_ == 0) return;
   Piece& p = f.slots[slot];
-  const bool want =
-      p.pending != 0 || (!p.everywhere && !p.holders.empty() && is_local(p.holders.front().mem));
+  const bool want = p.pending != 0 || written_here(p);
   if (want == p.in_local) return;
   if (want)
     f.local.insert(p.rect, slot);
@@ -158,17 +146,17 @@ void PhysicalState::cut(Pieces& f, const Domain& rect, Fn&& fn) {
 
 void PhysicalState::read(std::uint32_t tree, const Domain& root, int fi, const Domain& rect,
                          std::uint32_t mem, std::vector<Event>& waits, std::vector<CopyNeed>& needs,
-                         std::vector<FoldNeed>& folds, bool written_here) {
+                         std::vector<FoldNeed>& folds, bool only_written_here) {
   if (rect.empty()) return;
   Pieces& f = pieces(tree, root, fi);
-  REPRISE_ASSERT(!written_here || local_count_ > 0,
+  REPRISE_ASSERT(!only_written_here || local_count_ > 0,
                  "a read restricted to this shard's pieces needs to know its memories");
-  meeting(f, rect, written_here);
+  meeting(f, rect, only_written_here);
   for (std::uint32_t slot : hits_) {
     const Piece& p = f.slots[slot];
     const Domain part = p.rect & rect;
     if (p.pending) folds.push_back(FoldNeed{fi, part, p.pending});
-    if (written_here && (p.everywhere || !is_local(p.holders.front().mem)))
+    if (only_written_here && !written_here(p))
       continue;  // (in f.local for its pending reductions only)
     // What mem holds of the part is valid there (once its copies are done); a fact for each
     // such fragment whose validity the recording relies on and did not make itself.
@@ -261,15 +249,9 @@ void PhysicalState::written(std::uint32_t tree, const Domain& root, int fi, cons
   if (keep == UINT32_MAX) {
     meeting(f, rect);
     for (std::uint32_t slot : hits_) {
-      if (keep == UINT32_MAX && f.slots[slot].rect == whole) {
-        keep = slot;
-        continue;
-      }
       add_outside(f, slot, rect);
       remove(f, slot);
     }
-  }
-  if (keep == UINT32_MAX) {
     Piece w;
     w.rect = whole;
     keep = add(f, w);

@@ -227,10 +227,9 @@ void Memoizer::record(TraceID id) {
   // Idempotent only if the state the trace leaves behind is the one it started from (under
   // control replication: once the copies are dropped, as they were before it was recorded).
   const PhysicalState& state = analysis_->physical();
-  const bool dropped = rt_.num_shards() > 1;
   t->idempotent =
       t->idempotent && std::all_of(t->facts.begin(), t->facts.end(),
-                                   [&](const auto& f) { return state.holds(f, dropped); });
+                                   [&](const auto& f) { return state.holds(f, copies_dropped_); });
   t->last_used = ++use_clock_;
   REPRISE_LOG_INFO(
       LogCategory::Tracing,

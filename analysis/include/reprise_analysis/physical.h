@@ -77,14 +77,14 @@ class PhysicalState {
   // appends to waits the copies into mem still in flight that it needs, and to needs the
   // parts that are not valid in mem (with the memory to copy each from).
   // Parts with pending reductions go to folds (their copy, if any, is in needs too).
-  // written_here (control replication, a read of another shard's point): only the pieces
+  // only_written_here (control replication, a read of another shard's point): only the pieces
   // this shard's memories wrote are looked at for copies — their copies' send halves run here,
   // and what the reader holds of them came from here, so this shard knows it exactly — and
   // every part with pending reductions for folds (they change the write layer, which every
   // shard keeps). Costs the pieces it finds, not the pieces the read meets.
   void read(std::uint32_t tree, const Domain& root, int fi, const Domain& rect, std::uint32_t mem,
             std::vector<Event>& waits, std::vector<CopyNeed>& needs, std::vector<FoldNeed>& folds,
-            bool written_here = false);
+            bool only_written_here = false);
   // Control replication: this shard's memories are [first, first + count) (see read).
   void set_local_memories(std::uint32_t first, std::uint32_t count) {
     local_first_ = first;
@@ -199,6 +199,10 @@ class PhysicalState {
   // Keeps piece `slot` in f.local or out of it, as its state now says.
   void sync_local(Pieces& f, std::uint32_t slot);
   bool is_local(std::uint32_t mem) const { return mem - local_first_ < local_count_; }
+  // Whether a memory of this shard wrote p (it is not valid everywhere; its writer is first).
+  bool written_here(const Piece& p) const {
+    return !p.everywhere && !p.holders.empty() && is_local(p.holders.front().mem);
+  }
   std::uint32_t add(Pieces& f, const Piece& p);
   void remove(Pieces& f, std::uint32_t slot);
   void reshape(Pieces& f, std::uint32_t slot, const Domain& rect);
@@ -252,8 +256,6 @@ class PhysicalState {
   std::vector<std::uint32_t> noted_;  // per tree: the journal that recorded its Pending fact
 };
 
-// The smallest rectangle holding a and b (an empty one holds nothing).
-Domain bounding_union(const Domain& a, const Domain& b);
 // rect minus hole, as up to 2 * dim disjoint rectangles appended to out.
 void subtract(const Domain& rect, const Domain& hole, std::vector<Domain>& out);
 

@@ -22,11 +22,22 @@
 
 namespace reprise::detail {
 
+// The smallest rectangle holding a and b (an empty one holds nothing).
+inline Domain bounding_union(const Domain& a, const Domain& b) {
+  if (a.empty()) return b;
+  if (b.empty()) return a;
+  Domain u = a;
+  for (int i = 0; i < a.dim; ++i) {
+    u.lo[i] = std::min(a.lo[i], b.lo[i]);
+    u.hi[i] = std::max(a.hi[i], b.hi[i]);
+  }
+  return u;
+}
+
 class RectIndex {
  public:
   void insert(const Domain& r, std::uint32_t id) {
-    if (by_lo_.empty()) hull_ = Domain();
-    if (!r.empty()) hull_ = hull_.empty() ? r : hull(hull_, r);
+    hull_ = bounding_union(by_lo_.empty() ? Domain() : hull_, r);
     by_lo_.insert(Key{r.lo[0], lo1(r), id});
     ++widths_[r.hi[0] - r.lo[0]];
     ++heights_[hi1(r) - lo1(r)];
@@ -68,14 +79,6 @@ class RectIndex {
 
  private:
   static coord_t lo1(const Domain& r) { return r.dim > 1 ? r.lo[1] : 0; }
-  static Domain hull(const Domain& a, const Domain& b) {
-    Domain u = a;
-    for (int i = 0; i < a.dim; ++i) {
-      u.lo[i] = std::min(a.lo[i], b.lo[i]);
-      u.hi[i] = std::max(a.hi[i], b.hi[i]);
-    }
-    return u;
-  }
   static coord_t hi1(const Domain& r) { return r.dim > 1 ? r.hi[1] : 0; }
   // The smallest low bound a rectangle at most `widest` wide may have and still reach `lo`.
   static coord_t reach_below(coord_t lo, coord_t widest) {
