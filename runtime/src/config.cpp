@@ -214,6 +214,38 @@ const std::vector<FlagDef>& flag_table() {
         "category or per category (runtime, analysis, tracing, auto_trace, ctrlrepl, gpu)",
         std::make_pair([](const Config& c) { return std::to_string(c.log_level); },
                        [](Config& c, const std::string& v) { parse_levels(c, v); }));
+    add("-ll:othr", "T",
+        "threads per CPU processor for fork-join work inside its tasks (reprise/fork_join.h): "
+        "its worker and T-1 helper threads that steal; 1: fork-join runs sequentially",
+        i32(&Config::othr, 1, 1024, "-ll:othr"));
+    add("-lg:steal_policy", "work-first|help-first", "how forks inside tasks offer work to thieves",
+        std::make_pair([](const Config& c) { return std::string(to_string(c.steal_policy)); },
+                       [](Config& c, const std::string& v) {
+                         if (v == "work-first")
+                           c.steal_policy = StealPolicy::WorkFirst;
+                         else if (v == "help-first")
+                           c.steal_policy = StealPolicy::HelpFirst;
+                         else
+                           throw Error(fmt::format(
+                               "flag -lg:steal_policy: '{}' is neither work-first nor help-first",
+                               v));
+                       }));
+    add("-lg:steal_trace", "FILE",
+        "write the steal tree of every fork-join region inside tasks to FILE (`%`: the shard "
+        "number); reprise-steals prints it",
+        std::make_pair(
+            [](const Config& c) {
+              return c.steal_trace_file.empty() ? std::string("(off)") : c.steal_trace_file;
+            },
+            [](Config& c, const std::string& v) { c.steal_trace_file = v; }));
+    add("-lg:retentive", "0|1",
+        "retentive stealing: a task point replayed in a trace starts its fork-join regions "
+        "from the schedule they had the last time",
+        std::make_pair(
+            [](const Config& c) { return std::string(c.retentive ? "1" : "0"); },
+            [](Config& c, const std::string& v) {
+              c.retentive = parse_int("-lg:retentive", v, 0, 1) != 0;
+            }));
     add("-lg:prof", "FILE",
         "profile: write each shard's timeline to FILE as Chrome trace-event JSON (`%`: the "
         "shard number; ui.perfetto.dev opens it); Legion's -lg:prof N profiles every shard "

@@ -48,6 +48,11 @@ Executor::Executor(Runtime& rt) : rt_(rt) {
   if (rt.device())
     for (int i = 0; i < rt.config().gpus; ++i)
       gpu_queues_.push_back(std::make_unique<ReadyQueue>());
+  if (rt.config().othr > 1)
+    for (int i = 0; i < rt.config().cpus; ++i)
+      steal_pools_.push_back(
+          std::make_unique<StealPool>(rt.config().othr, rt.config().steal_policy));
+  if (!rt.config().steal_trace_file.empty()) steal_sink_ = std::make_unique<StealTraceSink>();
 }
 
 Executor::~Executor() {
@@ -87,11 +92,16 @@ void Executor::stop() {
   for (auto& t : threads_)
     if (t.joinable()) t.join();
   threads_.clear();
+  steal_pools_.clear();  // joins their helpers (idle: every task has run)
   // (Every point has completed: the streams hold nothing more.)
   for (DeviceStream s : gpu_streams_) rt_.device()->destroy_stream(s);
   for (DeviceStream s : copy_streams_) rt_.device()->destroy_stream(s);
   gpu_streams_.clear();
   copy_streams_.clear();
+}
+
+void Executor::write_steal_trace(const std::string& path) const {
+  if (steal_sink_) steal_sink_->write(path);
 }
 
 ReadyQueue& Executor::queue_of(const Processor& p) {

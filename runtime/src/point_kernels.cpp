@@ -31,7 +31,21 @@ void Executor::run_task_body(PointTask& t) {
     ~Running() { set_running_task(prev); }
     const Op* prev;
   } running(&op);
-  t.variant->entry(t.variant->fn, tc, result);
+  if (!steal_pools_.empty() && t.proc.kind == ProcessorKind::CPU) [[unlikely]] {
+    StealTaskScope scope;
+    if (t.batch) {
+      scope.memos = &t.batch->successors->steal_memos;
+      scope.point = t.batch_index;
+    }
+    scope.retentive = rt_.config().retentive;
+    scope.sink = steal_sink_.get();
+    scope.task = tc.task_name();
+    scope.launch_point = t.point_index;
+    StealBinding bind(*steal_pools_[t.proc.index % steal_pools_.size()], scope);
+    t.variant->entry(t.variant->fn, tc, result);
+  } else {
+    t.variant->entry(t.variant->fn, tc, result);
+  }
   if (op.future) {
     op.future->value = result;
   } else if (op.future_map && op.future_map->kind != ValueKind::None) {

@@ -285,6 +285,18 @@ void Runtime::run(const std::function<void(Context&)>& top_level) {
     network_->stop();
   }
   executor_.stop();
+  if (!config_.steal_trace_file.empty()) {
+    try {
+      std::string path = config_.steal_trace_file;
+      if (const std::size_t pct = path.find('%'); pct != std::string::npos)
+        path.replace(pct, 1, std::to_string(shard()));
+      else if (shard() > 0)
+        path += fmt::format(".{}", shard());
+      executor_.write_steal_trace(path);
+    } catch (...) {
+      if (!app_error) app_error = std::current_exception();
+    }
+  }
   if (evtrace_ && !network_) {
     try {
       write_evtrace();

@@ -5,6 +5,8 @@
 #include <utility>
 #include <vector>
 
+#include "reprise/fork_join.h"
+
 namespace reprise::detail {
 
 struct Config {
@@ -37,6 +39,11 @@ struct Config {
   std::string spy_dir;         // -lg:spy DIR: dependence graphs (DOT) and templates
   bool no_tracing = false;     // -lg:no_tracing: begin_trace/end_trace do nothing
   int ncpu = 0;                // -ll:ncpu: CPU workers per NUMA memory (0: unset)
+  // Fork-join inside tasks (reprise/fork_join.h, docs/forkjoin.md).
+  int othr = 1;                 // -ll:othr: threads per CPU processor (its worker + helpers)
+  StealPolicy steal_policy = StealPolicy::WorkFirst;  // -lg:steal_policy
+  std::string steal_trace_file;  // -lg:steal_trace FILE (`%`: the shard number)
+  bool retentive = true;         // -lg:retentive 0|1: replayed points start from their last tree
   std::string trace_dot_dir;   // -lg:trace:dot
   int max_templates = 8;       // -lg:trace:max_templates
   bool coverage_log = false;   // -lg:coverage_log

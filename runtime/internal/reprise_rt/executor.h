@@ -17,6 +17,7 @@
 #include "reprise_rt/point_task.h"
 #include "reprise_rt/ready_queue.h"
 #include "reprise_rt/replay_batch.h"
+#include "reprise_rt/steal_scope.h"
 
 namespace reprise::detail {
 
@@ -64,6 +65,8 @@ class Executor final : public GraphSink, public BatchSink {
   DeviceStream copy_stream(int device) const { return copy_streams_[std::size_t(device)]; }
   // A graph no group launches any more: destroyed later from a GPU thread (or at stop).
   void retire_graph(DeviceGraph g);
+  // -lg:steal_trace: writes the steal trees of the regions inside tasks (after stop()).
+  void write_steal_trace(const std::string& path) const;
 
  private:
   static void precondition_done(void* ctx, std::uint64_t);
@@ -117,6 +120,9 @@ class Executor final : public GraphSink, public BatchSink {
   std::mutex retired_graphs_mutex_;
   std::vector<DeviceGraph> retired_graphs_;
   std::vector<std::thread> threads_;
+  // -ll:othr > 1: per CPU processor, the pool its tasks fork into (docs/forkjoin.md).
+  std::vector<std::unique_ptr<StealPool>> steal_pools_;
+  std::unique_ptr<StealTraceSink> steal_sink_;  // -lg:steal_trace
 };
 
 }  // namespace reprise::detail

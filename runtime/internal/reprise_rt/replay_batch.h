@@ -11,6 +11,7 @@
 
 #include "reprise_rt/point_task.h"
 #include "reprise_rt/pool.h"
+#include "reprise_rt/steal_scope.h"
 
 namespace reprise::detail {
 
@@ -34,6 +35,9 @@ struct BatchEdges {
   // them, which makes the stack free of ABA.
   mutable std::atomic<ReplayBatch*> retired{nullptr};
   mutable ReplayBatch* reusable = nullptr;  // taken from `retired`; launching thread only
+  // Retentive stealing: per point, the steal trees of its fork-join regions in the last
+  // replay, where the next replay of the point starts (docs/forkjoin.md).
+  mutable StealMemos steal_memos;
   ReplayBatch* take_spare() const;
   BatchEdges() = default;
   BatchEdges(const BatchEdges&) = delete;
