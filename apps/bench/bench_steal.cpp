@@ -13,6 +13,7 @@
 // per iteration, steals per iteration in steady state).
 #include <reprise/fork_join.h>
 #include <reprise/reprise.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
@@ -23,8 +24,6 @@
 #include <numeric>
 #include <string>
 #include <vector>
-
-#include <unistd.h>
 
 #include "reprise_rt/steal_tree.h"
 
@@ -46,7 +45,9 @@ struct Options {
 
 // ---- kernels (each returns a checksum; the caller checks it against the first run) ----
 
-std::uint64_t fib_serial(int n) { return n < 2 ? std::uint64_t(n) : fib_serial(n - 1) + fib_serial(n - 2); }
+std::uint64_t fib_serial(int n) {
+  return n < 2 ? std::uint64_t(n) : fib_serial(n - 1) + fib_serial(n - 2);
+}
 
 std::uint64_t fib(int n) {
   if (n < 18) return fib_serial(n);  // sequential cutoff
@@ -130,9 +131,13 @@ struct Kernel {
 
 const Kernel kKernels[] = {
     {"fib", [](double s) { return fib(30 + int(std::floor(std::log2(s)))); }},
-    {"nqueens", [](double s) { return queens(s >= 4 ? 12 : s >= 0.5 ? 11 : 9, 0, 0, 0, 0); }},
+    {"nqueens", [](double s) { return queens(s >= 4     ? 12
+                                             : s >= 0.5 ? 11
+                                                        : 9,
+                                             0, 0, 0, 0); }},
     {"heat", [](double s) { return heat(int(1024 * std::sqrt(s)), 8); }},
-    {"matmul", [](double s) { return matmul(std::max(32, int(320 * std::cbrt(s)) / 32 * 32), 32); }},
+    {"matmul",
+     [](double s) { return matmul(std::max(32, int(320 * std::cbrt(s)) / 32 * 32), 32); }},
     {"imbalanced", [](double s) { return imbalanced(512, std::max(1, int(6000 * s))); }},
 };
 
@@ -152,8 +157,9 @@ double run_kernel(const Options& o, const Kernel& k, const std::vector<std::stri
                   int launches, bool traced, std::uint64_t& checksum) {
   g_kernel = &k;
   g_scale = o.scale;
-  std::vector<std::string> flags = {"-ll:cpu",          "1", "-ll:othr", std::to_string(o.threads),
-                                    "-lg:steal_policy", o.policy, "-lg:no_auto_tracing"};
+  std::vector<std::string> flags = {
+      "-ll:cpu",          "1",      "-ll:othr",           std::to_string(o.threads),
+      "-lg:steal_policy", o.policy, "-lg:no_auto_tracing"};
   flags.insert(flags.end(), extra.begin(), extra.end());
   double seconds = 0;
   reprise::run(flags, [&](Context& ctx) {
@@ -165,8 +171,8 @@ double run_kernel(const Options& o, const Kernel& k, const std::vector<std::stri
       if (traced) ctx.end_trace(1);
       checksum = f.get<std::uint64_t>();
     }
-    seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() /
-              launches;
+    seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() / launches;
   });
   return seconds;
 }
@@ -185,10 +191,9 @@ Sample stats(const std::vector<double>& v) {
 
 // Two-sided 99% Student's t for df degrees of freedom (table; df >= 30 uses the normal's).
 double t99(int df) {
-  static const double t[] = {0,     63.66, 9.925, 5.841, 4.604, 4.032, 3.707, 3.499, 3.355,
-                             3.250, 3.169, 3.106, 3.055, 3.012, 2.977, 2.947, 2.921, 2.898,
-                             2.878, 2.861, 2.845, 2.831, 2.819, 2.807, 2.797, 2.787, 2.779,
-                             2.771, 2.763, 2.756};
+  static const double t[] = {0,     63.66, 9.925, 5.841, 4.604, 4.032, 3.707, 3.499, 3.355, 3.250,
+                             3.169, 3.106, 3.055, 3.012, 2.977, 2.947, 2.921, 2.898, 2.878, 2.861,
+                             2.845, 2.831, 2.819, 2.807, 2.797, 2.787, 2.779, 2.771, 2.763, 2.756};
   return df < 30 ? t[std::max(df, 1)] : 2.576;
 }
 
@@ -251,9 +256,8 @@ struct Retention {
 Retention measure_retention(const Options& o, const Kernel& k, bool retentive) {
   const std::string file = "/tmp/bench_steal_r" + std::to_string(::getpid()) + ".txt";
   std::uint64_t got = 0;
-  const double s = run_kernel(o, k,
-                              {"-lg:steal_trace", file, "-lg:retentive", retentive ? "1" : "0"},
-                              o.iters, true, got);
+  const double s = run_kernel(
+      o, k, {"-lg:steal_trace", file, "-lg:retentive", retentive ? "1" : "0"}, o.iters, true, got);
   const auto f = detail::StealTraceFile::read(file);
   std::remove(file.c_str());
   std::vector<double> steals, delivered;
@@ -296,19 +300,28 @@ int main(int argc, char** argv) {
     const std::string a = argv[i];
     if (i + 1 >= argc) return usage();
     const char* v = argv[++i];
-    if (a == "-reps") o.reps = std::max(2, std::atoi(v));
-    else if (a == "-launches") o.launches = std::max(1, std::atoi(v));
-    else if (a == "-iters") o.iters = std::max(4, std::atoi(v));
-    else if (a == "-threads") o.threads = std::max(2, std::atoi(v));
-    else if (a == "-scale") o.scale = std::max(0.01, std::atof(v));
-    else if (a == "-policy") o.policy = v;
-    else if (a == "-kernel") o.only = v;
-    else return usage();
+    if (a == "-reps")
+      o.reps = std::max(2, std::atoi(v));
+    else if (a == "-launches")
+      o.launches = std::max(1, std::atoi(v));
+    else if (a == "-iters")
+      o.iters = std::max(4, std::atoi(v));
+    else if (a == "-threads")
+      o.threads = std::max(2, std::atoi(v));
+    else if (a == "-scale")
+      o.scale = std::max(0.01, std::atof(v));
+    else if (a == "-policy")
+      o.policy = v;
+    else if (a == "-kernel")
+      o.only = v;
+    else
+      return usage();
   }
   TaskRegistry::add(T_KERNEL, "kernel", {cpu(kernel_task)});
-  std::printf("bench_steal: threads=%d (-ll:cpu 1 -ll:othr %d) policy=%s reps=%d launches=%d "
-              "iters=%d scale=%g\n",
-              o.threads, o.threads, o.policy.c_str(), o.reps, o.launches, o.iters, o.scale);
+  std::printf(
+      "bench_steal: threads=%d (-ll:cpu 1 -ll:othr %d) policy=%s reps=%d launches=%d "
+      "iters=%d scale=%g\n",
+      o.threads, o.threads, o.policy.c_str(), o.reps, o.launches, o.iters, o.scale);
   Overhead imb;
   const Kernel* imbalanced_kernel = &kKernels[4];
   for (const Kernel& k : kKernels) {
@@ -318,11 +331,12 @@ int main(int argc, char** argv) {
   }
   const Retention plain = measure_retention(o, *imbalanced_kernel, false);
   const Retention kept = measure_retention(o, *imbalanced_kernel, true);
-  std::printf("retention in-trace plain:     steals_per_iter=%.1f ms_per_iter=%.3f\n",
-              plain.steals, plain.ms);
-  std::printf("retention in-trace retentive: steals_per_iter=%.1f handed_over_per_iter=%.1f "
-              "ms_per_iter=%.3f\n",
-              kept.steals, kept.delivered, kept.ms);
+  std::printf("retention in-trace plain:     steals_per_iter=%.1f ms_per_iter=%.3f\n", plain.steals,
+              plain.ms);
+  std::printf(
+      "retention in-trace retentive: steals_per_iter=%.1f handed_over_per_iter=%.1f "
+      "ms_per_iter=%.3f\n",
+      kept.steals, kept.delivered, kept.ms);
   const Retention pool_plain = pool_retention(o, *imbalanced_kernel, false);
   const Retention pool_kept = pool_retention(o, *imbalanced_kernel, true);
   std::printf("retention StealPool plain:     steals_per_iter=%.1f ms_per_iter=%.3f\n",

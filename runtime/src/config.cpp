@@ -241,11 +241,10 @@ const std::vector<FlagDef>& flag_table() {
     add("-lg:retentive", "0|1",
         "retentive stealing: a task point replayed in a trace starts its fork-join regions "
         "from the schedule they had the last time",
-        std::make_pair(
-            [](const Config& c) { return std::string(c.retentive ? "1" : "0"); },
-            [](Config& c, const std::string& v) {
-              c.retentive = parse_int("-lg:retentive", v, 0, 1) != 0;
-            }));
+        std::make_pair([](const Config& c) { return std::string(c.retentive ? "1" : "0"); },
+                       [](Config& c, const std::string& v) {
+                         c.retentive = parse_int("-lg:retentive", v, 0, 1) != 0;
+                       }));
     add("-lg:prof", "FILE",
         "profile: write each shard's timeline to FILE as Chrome trace-event JSON (`%`: the "
         "shard number; ui.perfetto.dev opens it); Legion's -lg:prof N profiles every shard "

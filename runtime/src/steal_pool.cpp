@@ -88,14 +88,19 @@ void deliver(StealWorker& to, StealJob& j) {
 StealJob* steal_one(StealWorker& w) {
   StealPool::Impl& pool = *w.pool;
   const std::size_t n = pool.workers.size();
-  if (n < 2 || !pool.allow_steals) return nullptr;
+  if (n < 2) return nullptr;
   w.rng ^= w.rng << 13;
   w.rng ^= w.rng >> 17;
   w.rng ^= w.rng << 5;
   const std::size_t start = w.rng % (n - 1);
   for (std::size_t k = 0; k + 1 < n; ++k) {
     const std::size_t v = (std::size_t(w.id) + 1 + (start + k) % (n - 1)) % n;
-    if (StealJob* j = pool.workers[v]->deque.steal()) return j;
+    StealDeque<StealJob>& d = pool.workers[v]->deque;
+    // Seeing the entry orders this after the region's start, so the flag read is that
+    // region's (an exact replay forbids steals).
+    if (!d.maybe_nonempty()) continue;
+    if (!pool.allow_steals.load(std::memory_order_relaxed)) return nullptr;
+    if (StealJob* j = d.steal()) return j;
   }
   return nullptr;
 }
@@ -338,8 +343,8 @@ struct Region {
   bool record = false;
 };
 
-void begin_region(Region& r, StealWorker& w, std::shared_ptr<const StealTree> replay,
-                  bool record, bool allow_steals) {
+void begin_region(Region& r, StealWorker& w, std::shared_ptr<const StealTree> replay, bool record,
+                  bool allow_steals) {
   StealPool::Impl& pool = *w.pool;
   REPRISE_ASSERT(w.id == 0 && !w.frame, "regions begin on worker 0, outside any region");
   r.w = &w;
@@ -347,7 +352,7 @@ void begin_region(Region& r, StealWorker& w, std::shared_ptr<const StealTree> re
   r.record = record;
   pool.replay = r.replay.get();
   pool.recording = record;
-  pool.allow_steals = allow_steals;
+  pool.allow_steals.store(allow_steals, std::memory_order_relaxed);
   for (auto& x : pool.workers) x->log.clear();
   if (record) w.log.emplace_back();  // the root phase
   r.root.frontier = r.replay ? r.replay->trie(0, 0) : nullptr;
@@ -469,10 +474,12 @@ void fork_erased(const ForkFn* fns, std::size_t n) {
 
 void parallel_for_erased(std::int64_t lo, std::int64_t hi, std::int64_t grain, RangeFn fn) {
   if (grain < 1)
-    throw Error(fmt::format("parallel_for: grain {} is not positive (it is the most indices one "
-                            "piece runs)",
-                            grain));
-  if (hi < lo) throw Error(fmt::format("parallel_for: the range [{}, {}) ends before it begins", lo, hi));
+    throw Error(
+        fmt::format("parallel_for: grain {} is not positive (it is the most indices one "
+                    "piece runs)",
+                    grain));
+  if (hi < lo)
+    throw Error(fmt::format("parallel_for: the range [{}, {}) ends before it begins", lo, hi));
   StealWorker* w = tl_worker;
   if (!w) return fn.call(fn.obj, lo, hi);
   if (w->frame) return parallel_for_in(*w, lo, hi, grain, fn);
@@ -587,10 +594,18 @@ StealSchedule::StealSchedule() = default;
 StealSchedule::~StealSchedule() = default;
 StealSchedule::StealSchedule(StealSchedule&&) noexcept = default;
 StealSchedule& StealSchedule::operator=(StealSchedule&&) noexcept = default;
-bool StealSchedule::empty() const { return !tree_; }
-std::size_t StealSchedule::phases() const { return tree_ ? tree_->num_phases() : 0; }
-std::size_t StealSchedule::bytes() const { return tree_ ? tree_->bytes() : 0; }
-std::string StealSchedule::text() const { return tree_ ? tree_->text() : std::string(); }
+bool StealSchedule::empty() const {
+  return !tree_;
+}
+std::size_t StealSchedule::phases() const {
+  return tree_ ? tree_->num_phases() : 0;
+}
+std::size_t StealSchedule::bytes() const {
+  return tree_ ? tree_->bytes() : 0;
+}
+std::string StealSchedule::text() const {
+  return tree_ ? tree_->text() : std::string();
+}
 
 // ---- StealPool ----
 
@@ -668,7 +683,11 @@ StealStats StealPool::stats() const {
   return s;
 }
 
-int StealPool::threads() const { return int(impl_->workers.size()); }
-StealPolicy StealPool::policy() const { return impl_->policy; }
+int StealPool::threads() const {
+  return int(impl_->workers.size());
+}
+StealPolicy StealPool::policy() const {
+  return impl_->policy;
+}
 
 }  // namespace reprise

@@ -43,9 +43,10 @@ void StealTree::index() {
       if (ph.victim < 0) continue;  // the root
       if (std::size_t(ph.victim) >= phases.size() ||
           ph.victim_phase >= phases[std::size_t(ph.victim)].size() || ph.path.empty())
-        throw Error(fmt::format("steal tree: phase {} of worker {} names victim {}/{}, which is "
-                                "not in the tree",
-                                p, w, ph.victim, ph.victim_phase));
+        throw Error(
+            fmt::format("steal tree: phase {} of worker {} names victim {}/{}, which is "
+                        "not in the tree",
+                        p, w, ph.victim, ph.victim_phase));
       StealTrie* node = &tries[std::size_t(ph.victim)][ph.victim_phase];
       for (std::size_t l = 0; l + 1 < ph.path.size(); ++l) {
         StealTrie::Entry& e = node->at(ph.path[l]);
@@ -54,9 +55,10 @@ void StealTree::index() {
       }
       StealTrie::Entry& leaf = node->at(ph.path.back());
       if (leaf.thief >= 0)
-        throw Error(fmt::format("steal tree: two phases took the job at one place of worker "
-                                "{}'s phase {}",
-                                ph.victim, ph.victim_phase));
+        throw Error(
+            fmt::format("steal tree: two phases took the job at one place of worker "
+                        "{}'s phase {}",
+                        ph.victim, ph.victim_phase));
       leaf.thief = std::int32_t(w);
       leaf.thief_phase = std::uint32_t(p);
     }
@@ -216,7 +218,8 @@ StealTraceFile StealTraceFile::read(const std::string& path) {
       continue;
     }
     if (line.empty() || line[0] == '#') continue;
-    if (line.rfind("region ", 0) == 0) flush();
+    if (line.rfind("region ", 0) == 0)
+      flush();
     else if (region.empty())
       bad_line(line, "a phase before any region");
     region.push_back(line);

@@ -134,9 +134,8 @@ std::uint64_t parallel(const Node& n) {
     fork([&] { v[0] = parallel(n.kids[0]); }, [&] { v[1] = parallel(n.kids[1]); },
          [&] { v[2] = parallel(n.kids[2]); });
   } else if (n.construct == 1 || k < 2) {
-    parallel_for(0, std::int64_t(k), 1, [&](std::int64_t i) {
-      v[std::size_t(i)] = parallel(n.kids[std::size_t(i)]);
-    });
+    parallel_for(0, std::int64_t(k), 1,
+                 [&](std::int64_t i) { v[std::size_t(i)] = parallel(n.kids[std::size_t(i)]); });
   } else {
     FinishScope scope;
     for (std::size_t i = 0; i < k; ++i) scope.spawn([&, i] { v[i] = parallel(n.kids[i]); });
@@ -234,8 +233,8 @@ void spin_for(int units) {
 
 TEST(StealTree, RecordedTreeRoundTripsAsText) {
   StealPool pool(3, StealPolicy::HelpFirst);
-  pool.run([] { parallel_for(0, 512, 1, [](std::int64_t i) { spin_for(int(i % 7)); }); },
-           nullptr, true);
+  pool.run([] { parallel_for(0, 512, 1, [](std::int64_t i) { spin_for(int(i % 7)); }); }, nullptr,
+           true);
   StealSchedule s = pool.last_schedule();
   ASSERT_FALSE(s.empty());
   std::string text = s.text();
@@ -282,8 +281,8 @@ TEST(StealTree, ExactReplayRunsEveryLeafWhereItRan) {
         parallel_for(0, kLeaves, 2, [&into](std::int64_t i) {
           spin_for(int(i % 5) + 1);
           // Which pool worker runs it: helpers run on their own threads.
-          into.by[std::size_t(i)] = int(std::hash<std::thread::id>{}(std::this_thread::get_id()) %
-                                        1000003);
+          into.by[std::size_t(i)] =
+              int(std::hash<std::thread::id>{}(std::this_thread::get_id()) % 1000003);
         });
       };
     };

@@ -40,7 +40,8 @@ void smooth(TaskContext& tc) {
   parallel_for(lo, hi, 64, [&](std::int64_t i) {
     double s = a[i];
     const int reps = 1 + int((i - lo) * 8 / (hi - lo));
-    for (int k = 0; k < reps; ++k) s = 0.5 * s + 0.25 * (a[i > lo ? i - 1 : i] + a[i + 1 < hi ? i + 1 : i]);
+    for (int k = 0; k < reps; ++k)
+      s = 0.5 * s + 0.25 * (a[i > lo ? i - 1 : i] + a[i + 1 < hi ? i + 1 : i]);
     b[i] = s;
   });
   parallel_for(lo, hi, 256, [&](std::int64_t i) { a[i] = b[i]; });
@@ -57,8 +58,8 @@ std::vector<double> serial(int iters) {
         double s = a[std::size_t(i)];
         const int reps = 1 + int((i - lo) * 8 / (hi - lo));
         for (int k = 0; k < reps; ++k)
-          s = 0.5 * s + 0.25 * (a[std::size_t(i > lo ? i - 1 : i)] +
-                                a[std::size_t(i + 1 < hi ? i + 1 : i)]);
+          s = 0.5 * s +
+              0.25 * (a[std::size_t(i > lo ? i - 1 : i)] + a[std::size_t(i + 1 < hi ? i + 1 : i)]);
         b[std::size_t(i)] = s;
       }
       for (std::int64_t i = lo; i < hi; ++i) a[std::size_t(i)] = b[std::size_t(i)];
@@ -97,9 +98,9 @@ TEST(ForkJoinTasks, BitIdenticalToSerialInEveryMode) {
   const std::vector<double> want = serial(6);
   for (const char* policy : {"work-first", "help-first"})
     for (bool traced : {false, true}) {
-      const auto got = run_app({"-ll:cpu", "2", "-ll:othr", "2", "-lg:steal_policy", policy,
-                                "-lg:no_auto_tracing"},
-                               6, traced);
+      const auto got = run_app(
+          {"-ll:cpu", "2", "-ll:othr", "2", "-lg:steal_policy", policy, "-lg:no_auto_tracing"}, 6,
+          traced);
       ASSERT_EQ(got, want) << policy << (traced ? " traced" : " untraced");
     }
   // Without helpers fork-join runs sequentially.
@@ -110,9 +111,8 @@ TEST(ForkJoinTasks, StealTraceFileAndRetentionUnderReplay) {
   const std::string path = ::testing::TempDir() + "/steals.txt";
   std::remove(path.c_str());
   const std::vector<double> want = serial(12);
-  const auto got = run_app({"-ll:cpu", "1", "-ll:othr", "2", "-lg:steal_trace", path,
-                            "-lg:no_auto_tracing"},
-                           12, true);
+  const auto got = run_app(
+      {"-ll:cpu", "1", "-ll:othr", "2", "-lg:steal_trace", path, "-lg:no_auto_tracing"}, 12, true);
   ASSERT_EQ(got, want);
   const detail::StealTraceFile f = detail::StealTraceFile::read(path);
   // Two regions per point, two points per iteration.
@@ -136,11 +136,17 @@ TEST(ForkJoinTasks, StealTraceFileAndRetentionUnderReplay) {
 }
 
 TEST(ForkJoinTasks, BadFlagsAreErrors) {
-  EXPECT_EQ(error_text([] { run_app({"-ll:othr", "0"}, 1, false); }),
+  EXPECT_EQ(error_text([] {
+              run_app({"-ll:othr", "0"}, 1, false);
+            }),
             "flag -ll:othr: '0' is not an integer in [1, 1024]");
-  EXPECT_EQ(error_text([] { run_app({"-lg:steal_policy", "random"}, 1, false); }),
+  EXPECT_EQ(error_text([] {
+              run_app({"-lg:steal_policy", "random"}, 1, false);
+            }),
             "flag -lg:steal_policy: 'random' is neither work-first nor help-first");
-  EXPECT_EQ(error_text([] { run_app({"-lg:retentive", "2"}, 1, false); }),
+  EXPECT_EQ(error_text([] {
+              run_app({"-lg:retentive", "2"}, 1, false);
+            }),
             "flag -lg:retentive: '2' is not an integer in [0, 1]");
   EXPECT_NE(error_text([] {
               run_app({"-ll:othr", "2", "-lg:steal_trace", "/nonexistent-dir/x"}, 1, false);

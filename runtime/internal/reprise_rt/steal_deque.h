@@ -14,7 +14,8 @@ class StealDeque {
   static constexpr std::int64_t kCapacity = 1 << 12;
 
   StealDeque() : slots_(new std::atomic<T*>[kCapacity]) {
-    for (std::int64_t i = 0; i < kCapacity; ++i) slots_[i].store(nullptr, std::memory_order_relaxed);
+    for (std::int64_t i = 0; i < kCapacity; ++i)
+      slots_[i].store(nullptr, std::memory_order_relaxed);
   }
 
   // Owner only. False when full.
@@ -30,10 +31,11 @@ class StealDeque {
 
   // Owner only: the newest entry, or null when empty (or when a thief took the last one).
   T* pop() {
+    // seq_cst store then load (not relaxed ones and a fence: ThreadSanitizer does not model
+    // fences): a thief's seq_cst loads of top then bottom see this bottom or this sees its top.
     const std::int64_t b = bottom_.load(std::memory_order_relaxed) - 1;
-    bottom_.store(b, std::memory_order_relaxed);
-    std::atomic_thread_fence(std::memory_order_seq_cst);
-    std::int64_t t = top_.load(std::memory_order_relaxed);
+    bottom_.store(b, std::memory_order_seq_cst);
+    std::int64_t t = top_.load(std::memory_order_seq_cst);
     if (t > b) {
       bottom_.store(b + 1, std::memory_order_relaxed);
       return nullptr;
@@ -50,9 +52,8 @@ class StealDeque {
 
   // Any thread: the oldest entry, or null (empty, or lost a race: try again later).
   T* steal() {
-    std::int64_t t = top_.load(std::memory_order_acquire);
-    std::atomic_thread_fence(std::memory_order_seq_cst);
-    const std::int64_t b = bottom_.load(std::memory_order_acquire);
+    std::int64_t t = top_.load(std::memory_order_seq_cst);
+    const std::int64_t b = bottom_.load(std::memory_order_seq_cst);
     if (t >= b) return nullptr;
     T* x = slots_[t & kMask].load(std::memory_order_relaxed);
     if (!top_.compare_exchange_strong(t, t + 1, std::memory_order_seq_cst,
@@ -63,9 +64,11 @@ class StealDeque {
 
   // Owner only: where the bottom is (entries at or above a mark taken here were pushed since).
   std::int64_t bottom() const { return bottom_.load(std::memory_order_relaxed); }
-  // Any thread, racy: whether there may be something to steal.
+  // Any thread, racy: whether there may be something to steal. Acquire: what the owner wrote
+  // before the push it sees is visible after.
   bool maybe_nonempty() const {
-    return top_.load(std::memory_order_relaxed) < bottom_.load(std::memory_order_relaxed);
+    const std::int64_t b = bottom_.load(std::memory_order_acquire);
+    return top_.load(std::memory_order_relaxed) < b;
   }
 
  private:

@@ -49,10 +49,10 @@ class StealTraceSink {
 
 // The task body now running on this thread, for its regions.
 struct StealTaskScope {
-  StealMemos* memos = nullptr;  // the template's (null: the point is not being replayed)
-  std::uint32_t point = 0;      // the point's place in the template
+  StealMemos* memos = nullptr;     // the template's (null: the point is not being replayed)
+  std::uint32_t point = 0;         // the point's place in the template
   std::uint32_t launch_point = 0;  // its index in its launch (for labels)
-  bool retentive = true;        // -lg:retentive
+  bool retentive = true;           // -lg:retentive
   StealTraceSink* sink = nullptr;
   const char* task = "";
   std::uint32_t regions = 0;  // regions begun so far

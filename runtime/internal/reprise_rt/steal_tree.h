@@ -17,10 +17,10 @@
 namespace reprise::detail {
 
 struct StealPhase {
-  std::int32_t victim = -1;        // the worker the job came from (-1: the region's root)
-  std::uint32_t victim_phase = 0;  // which of the victim's phases
-  bool continuation = false;       // a work-first continuation (else a child task)
-  bool delivered = false;          // handed over by a retained schedule (else stolen)
+  std::int32_t victim = -1;         // the worker the job came from (-1: the region's root)
+  std::uint32_t victim_phase = 0;   // which of the victim's phases
+  bool continuation = false;        // a work-first continuation (else a child task)
+  bool delivered = false;           // handed over by a retained schedule (else stolen)
   std::vector<std::uint32_t> path;  // steps from the victim phase's root to the job
 };
 

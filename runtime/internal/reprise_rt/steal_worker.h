@@ -21,10 +21,10 @@
 namespace reprise::detail {
 
 struct StealFrame {
-  const StealFrame* parent = nullptr;  // null at a working phase's root
-  std::uint32_t step_in_parent = 0;    // the step its parent spawned it at
-  std::uint32_t steps = 0;             // the step of its next child
-  std::uint32_t phase = 0;             // the worker's phase it runs in (when recording)
+  const StealFrame* parent = nullptr;   // null at a working phase's root
+  std::uint32_t step_in_parent = 0;     // the step its parent spawned it at
+  std::uint32_t steps = 0;              // the step of its next child
+  std::uint32_t phase = 0;              // the worker's phase it runs in (when recording)
   const StealTrie* frontier = nullptr;  // retained schedule: jobs taken below this task
 };
 
@@ -49,9 +49,9 @@ struct WorkFirstGroup;
 struct StealJob {
   enum class Kind : std::uint8_t { Child, Continuation };
   Kind kind = Kind::Child;
-  ForkFn fn{};                     // Child
+  ForkFn fn{};                      // Child
   WorkFirstGroup* group = nullptr;  // Continuation: the fork whose later children it spawns
-  std::uint32_t next = 0;          // Continuation: the first of them
+  std::uint32_t next = 0;           // Continuation: the first of them
   StealJoin* join = nullptr;
   const StealFrame* parent = nullptr;  // the task that offered it
   std::uint32_t step = 0;              // its step in that task
@@ -96,7 +96,7 @@ struct StealPool::Impl {
   std::atomic<bool> active{false}, stop{false};
   // Set by worker 0 before a region's first job is offered, read by the region's jobs.
   bool recording = false;
-  bool allow_steals = true;
+  std::atomic<bool> allow_steals{true};  // (idle helpers read it between regions too)
   const detail::StealTree* replay = nullptr;
   std::atomic<std::uint64_t> regions{0}, phases{0}, tree_bytes{0};
   std::mutex last_mutex;
