@@ -34,7 +34,7 @@ void step(TaskContext& tc) {
   auto next = tc.accessor<double, 1>(0, F_NEXT);
   const Rect<1> r(tc.domain(0));
   const std::int64_t lo = r.lo[0], hi = r.hi[0];
-  parallel_for(lo, hi + 1, 512, [&](std::int64_t i) {
+  tc.parallel_for(r, 512, [&](std::int64_t i) {
     next[i] = evolve(u[i > lo ? i - 1 : i], u[i], u[i < hi ? i + 1 : i], i);
   });
   parallel_for(lo, hi + 1, 2048, [&](std::int64_t i) { u[i] = next[i]; });

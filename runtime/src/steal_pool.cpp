@@ -32,6 +32,16 @@ thread_local StealTaskScope* tl_scope = nullptr;
 // while a region runs is short (20 µs, doubling to 1 ms), so that work offered meanwhile is
 // found without a wake-up on every push.
 constexpr unsigned kSpinRounds = 32;
+// A worker that a retained schedule gives work waits this long for the first of it before it
+// steals (paper §8.2: each worker begins with what it ran last time); the bound covers a
+// schedule whose steps the program no longer reaches.
+constexpr std::int64_t kRetainWaitNs = 1'000'000;
+
+std::int64_t now_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
 
 void wake(StealWorker& w) {
   if (w.parked.load(std::memory_order_seq_cst)) {
@@ -89,6 +99,10 @@ StealJob* steal_one(StealWorker& w) {
   StealPool::Impl& pool = *w.pool;
   const std::size_t n = pool.workers.size();
   if (n < 2) return nullptr;
+  if (w.received_mail.load(std::memory_order_relaxed) == 0 &&
+      w.expected_mail.load(std::memory_order_relaxed) > 0 &&
+      now_ns() - pool.region_start_ns.load(std::memory_order_relaxed) < kRetainWaitNs)
+    return nullptr;
   w.rng ^= w.rng << 13;
   w.rng ^= w.rng >> 17;
   w.rng ^= w.rng << 5;
@@ -145,6 +159,7 @@ void run_job(StealWorker& w, StealJob& j, bool phase_root, std::uint32_t phase) 
 // path from the victim phase's root down to the job.
 void begin_phase(StealWorker& w, StealJob& j, bool delivered) {
   (delivered ? w.deliveries : w.steals).fetch_add(1, std::memory_order_relaxed);
+  if (delivered) w.received_mail.fetch_add(1, std::memory_order_relaxed);
   std::uint32_t phase = 0;
   if (w.pool->recording) {
     StealPhase ph;
@@ -353,7 +368,16 @@ void begin_region(Region& r, StealWorker& w, std::shared_ptr<const StealTree> re
   pool.replay = r.replay.get();
   pool.recording = record;
   pool.allow_steals.store(allow_steals, std::memory_order_relaxed);
-  for (auto& x : pool.workers) x->log.clear();
+  for (std::size_t i = 0; i < pool.workers.size(); ++i) {
+    StealWorker& x = *pool.workers[i];
+    x.log.clear();
+    const std::size_t given = r.replay && i < r.replay->phases.size()
+                                  ? r.replay->phases[i].size() - (i == 0 && !r.replay->phases[i].empty())
+                                  : 0;
+    x.expected_mail.store(std::uint32_t(given), std::memory_order_relaxed);
+    x.received_mail.store(0, std::memory_order_relaxed);
+  }
+  pool.region_start_ns.store(now_ns(), std::memory_order_relaxed);
   if (record) w.log.emplace_back();  // the root phase
   r.root.frontier = r.replay ? r.replay->trie(0, 0) : nullptr;
   w.frame = &r.root;

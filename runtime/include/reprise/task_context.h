@@ -8,6 +8,7 @@
 
 #include "reprise/accessor.h"
 #include "reprise/error.h"
+#include "reprise/fork_join.h"
 #include "reprise/future.h"
 
 namespace reprise {
@@ -72,6 +73,21 @@ class TaskContext {
     return future_handle(i).get<T>();
   }
   const Future& future_handle(int i) const;
+
+  // Fork-join inside this task (reprise/fork_join.h, docs/forkjoin.md): parallel on the
+  // processor's helpers with -ll:othr, sequential without. FinishScope is the spawn/sync form.
+  template <typename F>
+  void parallel_for(std::int64_t lo, std::int64_t hi, std::int64_t grain, F&& fn) const {
+    reprise::parallel_for(lo, hi, grain, std::forward<F>(fn));
+  }
+  template <typename F>
+  void parallel_for(const Rect<1>& r, std::int64_t grain, F&& fn) const {
+    reprise::parallel_for(r.lo[0], r.hi[0] + 1, grain, std::forward<F>(fn));
+  }
+  template <typename... F>
+  void fork(F&&... fns) const {
+    reprise::fork(std::forward<F>(fns)...);
+  }
 
   // GPU variants (-ll:gpu, docs/gpu.md): whether this point runs on a GPU processor, whether
   // that GPU is a CUDA device (else the host device backend), and the processor's stream (a

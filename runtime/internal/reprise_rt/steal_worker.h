@@ -81,6 +81,9 @@ struct StealWorker {
   std::atomic<bool> parked{false};
   StealFrame* frame = nullptr;  // the task it runs now (null: none; worker 0 outside regions)
   std::vector<StealPhase> log;  // phases begun in this region (when recording)
+  // Retentive regions: the phases the retained tree gives this worker, and how many it has
+  // been handed so far; until the first arrives (or kRetainWait passes) it does not steal.
+  std::atomic<std::uint32_t> expected_mail{0}, received_mail{0};
   std::atomic<std::uint64_t> steals{0}, deliveries{0};
   std::uint32_t rng = 0;
 };
@@ -99,6 +102,7 @@ struct StealPool::Impl {
   std::atomic<bool> allow_steals{true};  // (idle helpers read it between regions too)
   const detail::StealTree* replay = nullptr;
   std::atomic<std::uint64_t> regions{0}, phases{0}, tree_bytes{0};
+  std::atomic<std::int64_t> region_start_ns{0};  // steady clock, when the region began
   std::mutex last_mutex;
   std::shared_ptr<const detail::StealTree> last;
 };
