@@ -112,10 +112,10 @@ std::uint64_t matmul(int n, int block) {
   return std::uint64_t(sum);
 }
 
-// Imbalanced: item i costs 1 unit, the first eighth 24 units, split in pieces of 4 items.
+// Imbalanced: item i costs 1 unit, the first eighth 24 units, one item per piece.
 std::uint64_t imbalanced(int items, int unit) {
   std::vector<std::uint64_t> out(static_cast<std::size_t>(items));
-  parallel_for(0, items, 4, [&](std::int64_t i) {
+  parallel_for(0, items, 1, [&](std::int64_t i) {
     const int work = (i < items / 8 ? 24 : 1) * unit;
     std::uint64_t x = std::uint64_t(i);
     for (int k = 0; k < work; ++k) x = x * 6364136223846793005ull + 1442695040888963407ull;
