@@ -371,9 +371,10 @@ void begin_region(Region& r, StealWorker& w, std::shared_ptr<const StealTree> re
   for (std::size_t i = 0; i < pool.workers.size(); ++i) {
     StealWorker& x = *pool.workers[i];
     x.log.clear();
-    const std::size_t given = r.replay && i < r.replay->phases.size()
-                                  ? r.replay->phases[i].size() - (i == 0 && !r.replay->phases[i].empty())
-                                  : 0;
+    const std::size_t given =
+        r.replay && i < r.replay->phases.size()
+            ? r.replay->phases[i].size() - (i == 0 && !r.replay->phases[i].empty())
+            : 0;
     x.expected_mail.store(std::uint32_t(given), std::memory_order_relaxed);
     x.received_mail.store(0, std::memory_order_relaxed);
   }

@@ -163,8 +163,8 @@ TEST(ForkJoinTasks, AutomaticTracesRetainToo) {
       delivered += r.tree.deliveries();
     }
   EXPECT_GT(replayed, f.regions.size() / 10) << "automatic tracing replayed too little";
-  std::printf("(automatic: %zu of %zu regions replayed, %zu stolen, %zu handed over)\n",
-              replayed, f.regions.size(), stolen, delivered);
+  std::printf("(automatic: %zu of %zu regions replayed, %zu stolen, %zu handed over)\n", replayed,
+              f.regions.size(), stolen, delivered);
 }
 
 TEST(ForkJoinTasks, BadFlagsAreErrors) {
