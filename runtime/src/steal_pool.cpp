@@ -36,6 +36,10 @@ constexpr unsigned kSpinRounds = 32;
 // steals (paper §8.2: each worker begins with what it ran last time); the bound covers a
 // schedule whose steps the program no longer reaches.
 constexpr std::int64_t kRetainWaitNs = 1'000'000;
+// Every steal in a retentive run splits a retained phase, and phases are never merged again,
+// so a schedule that keeps being corrected fragments; past this many phases per thread it is
+// dropped and the next run steals afresh (and records a new one).
+constexpr std::size_t kMaxRetainedPhasesPerThread = 32;
 
 std::int64_t now_ns() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(
@@ -362,6 +366,9 @@ void begin_region(Region& r, StealWorker& w, std::shared_ptr<const StealTree> re
                   bool allow_steals) {
   StealPool::Impl& pool = *w.pool;
   REPRISE_ASSERT(w.id == 0 && !w.frame, "regions begin on worker 0, outside any region");
+  if (replay && allow_steals &&
+      replay->num_phases() > kMaxRetainedPhasesPerThread * pool.workers.size())
+    replay = nullptr;
   r.w = &w;
   r.replay = std::move(replay);
   r.record = record;
@@ -630,6 +637,19 @@ std::size_t StealSchedule::bytes() const {
 }
 std::string StealSchedule::text() const {
   return tree_ ? tree_->text() : std::string();
+}
+
+StealSchedule StealSchedule::from_text(const std::string& text) {
+  std::vector<std::string> lines;
+  for (std::size_t from = 0; from < text.size();) {
+    const std::size_t nl = std::min(text.find('\n', from), text.size());
+    if (nl > from && text[from] != '#') lines.push_back(text.substr(from, nl - from));
+    from = nl + 1;
+  }
+  std::string label;
+  StealSchedule s;
+  s.tree_ = std::make_shared<detail::StealTree>(detail::StealTree::parse_region(lines, label));
+  return s;
 }
 
 // ---- StealPool ----

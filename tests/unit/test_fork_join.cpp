@@ -270,6 +270,11 @@ TEST(StealTree, CorruptTreesAreErrors) {
             "phases=1 label=x'");
 }
 
+std::string fmt_header(int phases) {
+  return "region threads=2 policy=work-first phases=" + std::to_string(phases) +
+         " label=by hand\nphase 0 0 root\n";
+}
+
 // Replaying a recorded schedule runs every leaf on the worker that ran it, with no steals.
 TEST(StealTree, ExactReplayRunsEveryLeafWhereItRan) {
   for (StealPolicy policy : {StealPolicy::WorkFirst, StealPolicy::HelpFirst}) {
@@ -324,6 +329,43 @@ TEST(StealTree, RetentiveRunsStayCorrectAndHandWorkOver) {
   const std::uint64_t before = pool.stats().deliveries;
   run_once();
   EXPECT_GT(pool.stats().deliveries, before);
+}
+
+// A retained schedule that has fragmented past 32 phases per thread is dropped (the next run
+// steals afresh); a small one is followed. Both built by hand: the root's continuation at step
+// 1 (the right half of a work-first parallel_for) went to worker 1 — and, in the large one,
+// continuations along the leftmost path far deeper than this loop reaches.
+TEST(StealTree, FragmentedSchedulesAreDropped) {
+  auto schedule = [](int phases) {
+    std::string text = fmt_header(phases);
+    std::string path = "1";
+    for (int p = 0; p < phases - 1; ++p) {
+      text += "phase 1 " + std::to_string(p) + " victim=0/0 cont stolen path=" + path + "\n";
+      path = "0." + path;
+    }
+    return StealSchedule::from_text(text);
+  };
+  for (int phases : {5, 101}) {
+    StealPool pool(2, StealPolicy::WorkFirst);
+    StealSchedule s = schedule(phases);
+    ASSERT_EQ(s.phases(), std::size_t(phases));
+    std::vector<int> out(256);
+    pool.run(
+        [&] { parallel_for(0, 256, 1, [&](std::int64_t i) { out[std::size_t(i)] = int(i); }); },
+        &s);
+    for (int i = 0; i < 256; ++i) ASSERT_EQ(out[std::size_t(i)], i);
+    if (phases <= 64) {
+      EXPECT_GE(pool.stats().deliveries, 1u) << phases;
+    } else {
+      EXPECT_EQ(pool.stats().deliveries, 0u) << phases;
+    }
+  }
+  EXPECT_EQ(error_text([] {
+              StealSchedule::from_text(
+                  "region threads=2 policy=work-first\nphase 0 0 root\nphase 1 0 "
+                  "victim=0/0 cont stolen\n");
+            }),
+            "steal trace: the path is missing in line 'phase 1 0 victim=0/0 cont stolen'");
 }
 
 }  // namespace
