@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -39,7 +40,25 @@ std::vector<std::pair<int, std::uint32_t>> taken_from(const StealTree& t, int wo
   return out;
 }
 
+// The paper's view of one phase: per level, the steps of the jobs taken from it.
+std::string per_level(const StealTree& t, int worker, std::uint32_t phase) {
+  std::map<std::size_t, std::vector<std::uint32_t>> levels;
+  for (const auto& [w, p] : taken_from(t, worker, phase)) {
+    const StealPhase& ph = t.phases[std::size_t(w)][p];
+    levels[ph.path.size()].push_back(ph.path.back());
+  }
+  std::string s;
+  for (const auto& [level, steps] : levels) {
+    s += fmt::format("{}level {}: {} taken (step", s.empty() ? "" : "; ", level, steps.size());
+    for (std::size_t i = 0; i < steps.size(); ++i)
+      s += fmt::format("{}{}", i ? "," : " ", steps[i]);
+    s += ")";
+  }
+  return s.empty() ? "nothing taken" : s;
+}
+
 void print_phase(const StealTree& t, int worker, std::uint32_t phase, int depth) {
+  fmt::print("{:{}}[{}]\n", "", 2 * depth + 6, per_level(t, worker, phase));
   for (const auto& [w, p] : taken_from(t, worker, phase)) {
     const StealPhase& ph = t.phases[std::size_t(w)][p];
     fmt::print("{:{}}at {:<12} -> worker {} phase {} ({} {})\n", "", 2 * depth + 4,
