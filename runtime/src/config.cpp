@@ -318,6 +318,17 @@ const std::vector<FlagDef>& flag_table() {
                                 "-ll:zsize is accepted for compatibility: there is no zero-copy "
                                 "memory yet");
                           }));
+    legion("-ll:ocpu", "N",
+           "accepted; no separate OpenMP processors: -ll:othr T gives every CPU processor T "
+           "threads for fork-join inside its tasks",
+           std::make_pair([](const Config&) { return std::string("-"); },
+                          [](Config& c, const std::string& v) {
+                            parse_int("-ll:ocpu", v, 0, 1024);
+                            c.notices.push_back(
+                                "-ll:ocpu is accepted for compatibility: there are no separate "
+                                "OpenMP processors; -ll:othr T gives every CPU processor T "
+                                "threads for fork-join inside its tasks (docs/forkjoin.md)");
+                          }));
     legion("-ll:nsize", "MiB", "capacity of each NUMA (system) memory, as -ll:csize",
            std::make_pair([](const Config& c) { return std::to_string(c.csize_mib); },
                           [](Config& c, const std::string& v) {

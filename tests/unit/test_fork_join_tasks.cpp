@@ -177,6 +177,13 @@ TEST(ForkJoinTasks, BadFlagsAreErrors) {
             }),
             "flag -lg:steal_policy: 'random' is neither work-first nor help-first");
   EXPECT_EQ(error_text([] {
+              run_app({"-ll:ocpu", "x"}, 1, false);
+            }),
+            "flag -ll:ocpu: 'x' is not an integer in [0, 1024]");
+  // Legion's OpenMP processor count is accepted (with a notice) and changes nothing.
+  EXPECT_EQ(run_app({"-ll:ocpu", "1", "-ll:othr", "2", "-lg:no_auto_tracing"}, 2, false),
+            serial(2));
+  EXPECT_EQ(error_text([] {
               run_app({"-lg:retentive", "2"}, 1, false);
             }),
             "flag -lg:retentive: '2' is not an integer in [0, 1]");
