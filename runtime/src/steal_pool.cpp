@@ -40,6 +40,10 @@ constexpr std::int64_t kRetainWaitNs = 1'000'000;
 // so a schedule that keeps being corrected fragments; past this many phases per thread it is
 // dropped and the next run steals afresh (and records a new one).
 constexpr std::size_t kMaxRetainedPhasesPerThread = 32;
+// A worker that ran phases and then sat idle for more than this share of the region's time
+// makes its tree unbalanced: a retained split is corrected only by steals, which come too
+// late when the last pieces are coarse, so the next run steals afresh instead.
+constexpr double kIdleShareUnbalanced = 0.02;
 
 std::int64_t now_ns() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(
@@ -156,6 +160,7 @@ void run_job(StealWorker& w, StealJob& j, bool phase_root, std::uint32_t phase) 
     if (local.failed.load()) join->fail(local.error);
   }
   w.frame = prev;
+  if (phase_root && w.pool->recording) w.last_done_ns = now_ns();
   join->done();
 }
 
@@ -367,7 +372,8 @@ void begin_region(Region& r, StealWorker& w, std::shared_ptr<const StealTree> re
   StealPool::Impl& pool = *w.pool;
   REPRISE_ASSERT(w.id == 0 && !w.frame, "regions begin on worker 0, outside any region");
   if (replay && allow_steals &&
-      replay->num_phases() > kMaxRetainedPhasesPerThread * pool.workers.size())
+      (!replay->balanced ||
+       replay->num_phases() > kMaxRetainedPhasesPerThread * pool.workers.size()))
     replay = nullptr;
   r.w = &w;
   r.replay = std::move(replay);
@@ -404,6 +410,12 @@ std::shared_ptr<StealTree> end_region(Region& r) {
   auto tree = std::make_shared<StealTree>();
   tree->threads = int(pool.workers.size());
   tree->policy = pool.policy;
+  const std::int64_t end = now_ns();
+  const std::int64_t span = end - pool.region_start_ns.load(std::memory_order_relaxed);
+  for (std::size_t i = 1; i < pool.workers.size(); ++i)
+    if (!pool.workers[i]->log.empty() &&
+        double(end - pool.workers[i]->last_done_ns) > kIdleShareUnbalanced * double(span))
+      tree->balanced = false;
   for (auto& x : pool.workers) tree->phases.push_back(std::move(x->log));
   tree->index();
   pool.phases.fetch_add(tree->num_phases(), std::memory_order_relaxed);
@@ -628,6 +640,9 @@ StealSchedule::StealSchedule(StealSchedule&&) noexcept = default;
 StealSchedule& StealSchedule::operator=(StealSchedule&&) noexcept = default;
 bool StealSchedule::empty() const {
   return !tree_;
+}
+bool StealSchedule::balanced() const {
+  return tree_ && tree_->balanced;
 }
 std::size_t StealSchedule::phases() const {
   return tree_ ? tree_->num_phases() : 0;

@@ -118,8 +118,8 @@ std::uint32_t to_u32(const std::string& line, const std::string& s) {
 }  // namespace
 
 std::string StealTree::text(std::string_view label) const {
-  std::string out = fmt::format("region threads={} policy={} phases={} label={}\n", threads,
-                                to_string(policy), num_phases(), label);
+  std::string out = fmt::format("region threads={} policy={} phases={} balanced={} label={}\n",
+                                threads, to_string(policy), num_phases(), balanced ? 1 : 0, label);
   for (std::size_t w = 0; w < phases.size(); ++w)
     for (std::size_t p = 0; p < phases[w].size(); ++p) {
       const StealPhase& ph = phases[w][p];
@@ -152,6 +152,7 @@ StealTree StealTree::parse_region(const std::vector<std::string>& lines, std::st
       t.policy = StealPolicy::HelpFirst;
     else
       bad_line(h, "the policy is unknown");
+    t.balanced = h.find(" balanced=0") == std::string::npos;
     const std::size_t at = h.find(" label=");
     label = at == std::string::npos ? std::string() : h.substr(at + 7);
     t.phases.resize(std::size_t(threads));

@@ -111,7 +111,9 @@ class StealSchedule {
   bool empty() const;
   std::size_t phases() const;
   std::size_t bytes() const;  // encoded size (docs/forkjoin.md)
-  std::string text() const;   // the tree, one working phase per line
+  // Whether its workers finished close together; a retentive run starts only from such a one.
+  bool balanced() const;
+  std::string text() const;  // the tree, one working phase per line
   // A schedule from text() output (one region of a -lg:steal_trace file): to keep one across
   // program runs. An Error names the line that is malformed.
   static StealSchedule from_text(const std::string& text);

@@ -42,7 +42,10 @@ struct StealTree {
   int threads = 0;
   StealPolicy policy = StealPolicy::WorkFirst;
   std::vector<std::vector<StealPhase>> phases;  // per worker, in the order they began
-  std::vector<std::vector<StealTrie>> tries;    // per worker and phase, from index()
+  // Whether the workers finished close together (recorded runs only; a parsed tree is taken
+  // as balanced): a retentive run does not start from an unbalanced tree.
+  bool balanced = true;
+  std::vector<std::vector<StealTrie>> tries;  // per worker and phase, from index()
 
   // Builds the tries from the phases. Throws Error if a phase names a victim phase that is
   // not there or two jobs at one place (a corrupt file).

@@ -84,6 +84,8 @@ struct StealWorker {
   // Retentive regions: the phases the retained tree gives this worker, and how many it has
   // been handed so far; until the first arrives (or kRetainWait passes) it does not steal.
   std::atomic<std::uint32_t> expected_mail{0}, received_mail{0};
+  // When its last phase ended (steady clock; written before the phase's join counts down).
+  std::int64_t last_done_ns = 0;
   std::atomic<std::uint64_t> steals{0}, deliveries{0};
   std::uint32_t rng = 0;
 };
