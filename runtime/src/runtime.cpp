@@ -287,11 +287,9 @@ void Runtime::run(const std::function<void(Context&)>& top_level) {
   executor_.stop();
   if (!config_.steal_trace_file.empty()) {
     try {
-      std::string path = config_.steal_trace_file;
-      if (const std::size_t pct = path.find('%'); pct != std::string::npos)
-        path.replace(pct, 1, std::to_string(shard()));
-      else if (shard() > 0)
-        path += fmt::format(".{}", shard());
+      // Without a `%`, shards other than 0 add their number, so that none overwrites another.
+      std::string path = shard_file(config_.steal_trace_file, shard());
+      if (path == config_.steal_trace_file && shard() > 0) path += fmt::format(".{}", shard());
       executor_.write_steal_trace(path);
     } catch (...) {
       if (!app_error) app_error = std::current_exception();

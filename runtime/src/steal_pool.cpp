@@ -186,6 +186,17 @@ void begin_phase(StealWorker& w, StealJob& j, bool delivered) {
   run_job(w, j, true, phase);
 }
 
+// An idle or waiting worker's next work: what was handed to it, else what it can steal, run as
+// a new working phase. False if it found nothing.
+bool run_found_work(StealWorker& w) {
+  StealJob* j = take_mail(w);
+  const bool delivered = j != nullptr;
+  if (!j) j = steal_one(w);
+  if (!j) return false;
+  begin_phase(w, *j, delivered);
+  return true;
+}
+
 enum class Offer { Pushed, Delivered, Inline };
 
 // Makes a job available: to the worker that ran it in the retained schedule, else to thieves
@@ -274,11 +285,7 @@ void drain(StealWorker& w, std::int64_t mark) {
 void wait_join(StealWorker& w, StealJoin& join) {
   unsigned idle = 0;
   while (join.pending.load(std::memory_order_acquire) > 0) {
-    StealJob* j = take_mail(w);
-    const bool delivered = j != nullptr;
-    if (!j) j = steal_one(w);
-    if (j) {
-      begin_phase(w, *j, delivered);
+    if (run_found_work(w)) {
       idle = 0;
       continue;
     }
@@ -479,11 +486,7 @@ void helper_loop(StealWorker& w) {
       idle = 0;
       continue;
     }
-    StealJob* j = take_mail(w);
-    const bool delivered = j != nullptr;
-    if (!j) j = steal_one(w);
-    if (j) {
-      begin_phase(w, *j, delivered);
+    if (run_found_work(w)) {
       idle = 0;
       continue;
     }

@@ -10,6 +10,12 @@
 
 namespace reprise::detail {
 
+std::string StealPhase::path_text() const {
+  std::string s;
+  for (std::size_t i = 0; i < path.size(); ++i) s += fmt::format("{}{}", i ? "." : "", path[i]);
+  return s;
+}
+
 const StealTrie::Entry* StealTrie::find(std::uint32_t step) const {
   for (const Entry& e : entries)
     if (e.step == step) return &e;
@@ -99,12 +105,6 @@ std::size_t StealTree::bytes() const {
 
 namespace {
 
-std::string path_text(const std::vector<std::uint32_t>& path) {
-  std::string s;
-  for (std::size_t i = 0; i < path.size(); ++i) s += fmt::format("{}{}", i ? "." : "", path[i]);
-  return s;
-}
-
 [[noreturn]] void bad_line(const std::string& line, const char* why) {
   throw Error(fmt::format("steal trace: {} in line '{}'", why, line));
 }
@@ -129,7 +129,7 @@ std::string StealTree::text(std::string_view label) const {
       }
       out += fmt::format("phase {} {} victim={}/{} {} {} path={}\n", w, p, ph.victim,
                          ph.victim_phase, ph.continuation ? "cont" : "child",
-                         ph.delivered ? "delivered" : "stolen", path_text(ph.path));
+                         ph.delivered ? "delivered" : "stolen", ph.path_text());
     }
   return out;
 }

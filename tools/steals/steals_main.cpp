@@ -18,12 +18,6 @@ using reprise::detail::StealTree;
 
 namespace {
 
-std::string path_text(const std::vector<std::uint32_t>& path) {
-  std::string s;
-  for (std::size_t i = 0; i < path.size(); ++i) s += fmt::format("{}{}", i ? "." : "", path[i]);
-  return s;
-}
-
 // The phases taken from (worker, phase), in the order of their place in it.
 std::vector<std::pair<int, std::uint32_t>> taken_from(const StealTree& t, int worker,
                                                       std::uint32_t phase) {
@@ -61,8 +55,8 @@ void print_phase(const StealTree& t, int worker, std::uint32_t phase, int depth)
   fmt::print("{:{}}[{}]\n", "", 2 * depth + 6, per_level(t, worker, phase));
   for (const auto& [w, p] : taken_from(t, worker, phase)) {
     const StealPhase& ph = t.phases[std::size_t(w)][p];
-    fmt::print("{:{}}at {:<12} -> worker {} phase {} ({} {})\n", "", 2 * depth + 4,
-               path_text(ph.path), w, p, ph.continuation ? "continuation" : "task",
+    fmt::print("{:{}}at {:<12} -> worker {} phase {} ({} {})\n", "", 2 * depth + 4, ph.path_text(),
+               w, p, ph.continuation ? "continuation" : "task",
                ph.delivered ? "handed over" : "stolen");
     if (depth < 64) print_phase(t, w, p, depth + 1);
   }

@@ -36,19 +36,19 @@ struct Config {
   // -lg:simulate_shards R: one process plays R shards (their processors, memories, copies
   // between them) so that -lg:evtrace records the per-shard structure of an R-rank run.
   int simulate_shards = 0;
-  std::string spy_dir;      // -lg:spy DIR: dependence graphs (DOT) and templates
-  bool no_tracing = false;  // -lg:no_tracing: begin_trace/end_trace do nothing
-  int ncpu = 0;             // -ll:ncpu: CPU workers per NUMA memory (0: unset)
+  std::string spy_dir;         // -lg:spy DIR: dependence graphs (DOT) and templates
+  bool no_tracing = false;     // -lg:no_tracing: begin_trace/end_trace do nothing
+  int ncpu = 0;                // -ll:ncpu: CPU workers per NUMA memory (0: unset)
+  std::string trace_dot_dir;   // -lg:trace:dot
+  int max_templates = 8;       // -lg:trace:max_templates
+  bool coverage_log = false;   // -lg:coverage_log
+  bool safe_ctrlrepl = false;  // -lg:safe_ctrlrepl
+  int stall_report_s = 0;      // -lg:stall_report S: what a stalled shard waits for (0: off)
   // Fork-join inside tasks (reprise/fork_join.h, docs/forkjoin.md).
   int othr = 1;  // -ll:othr: threads per CPU processor (its worker + helpers)
   StealPolicy steal_policy = StealPolicy::WorkFirst;  // -lg:steal_policy
   std::string steal_trace_file;  // -lg:steal_trace FILE (`%`: the shard number)
   bool retentive = true;         // -lg:retentive 0|1: replayed points start from their last tree
-  std::string trace_dot_dir;     // -lg:trace:dot
-  int max_templates = 8;         // -lg:trace:max_templates
-  bool coverage_log = false;     // -lg:coverage_log
-  bool safe_ctrlrepl = false;    // -lg:safe_ctrlrepl
-  int stall_report_s = 0;        // -lg:stall_report S: what a stalled shard waits for (0: off)
   // Automatic tracing (Apophenia); the defaults are documented in docs/tracing.md.
   bool auto_tracing = true;                  // -lg:no_auto_tracing turns it off
   int at_min_length = 5;                     // -lg:auto_trace:min_trace_length

@@ -22,6 +22,7 @@ struct StealPhase {
   bool continuation = false;        // a work-first continuation (else a child task)
   bool delivered = false;           // handed over by a retained schedule (else stolen)
   std::vector<std::uint32_t> path;  // steps from the victim phase's root to the job
+  std::string path_text() const;    // "1.0.3", as in the text format
 };
 
 // The jobs taken from one phase, as a trie of their paths.
