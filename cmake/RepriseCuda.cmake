@@ -26,7 +26,8 @@ message(STATUS "Reprise CUDA support: ${REPRISE_HAVE_CUDA}")
 
 # reprise_cuda_kernels(target SOURCES ...): .cu files with GPU variants written with
 # kernel::for_each (reprise/gpu.h), compiled by nvcc as C++20 with extended lambdas into an
-# object library that sees the public headers only.
+# object library that sees the public headers only. --fmad=false: no fused multiply-adds, so
+# that a kernel rounds as the CPU variant's loop does (results bit-identical to CPU runs).
 function(reprise_cuda_kernels target)
   cmake_parse_arguments(ARG "" "" "SOURCES" ${ARGN})
   add_library(${target}_kernels OBJECT ${ARG_SOURCES})
@@ -35,7 +36,7 @@ function(reprise_cuda_kernels target)
     $<TARGET_PROPERTY:reprise_runtime,INTERFACE_INCLUDE_DIRECTORIES> ${CMAKE_CURRENT_SOURCE_DIR})
   target_compile_definitions(${target}_kernels PRIVATE
     $<TARGET_PROPERTY:reprise_runtime,INTERFACE_COMPILE_DEFINITIONS>)
-  target_compile_options(${target}_kernels PRIVATE --extended-lambda --expt-relaxed-constexpr
+  target_compile_options(${target}_kernels PRIVATE --extended-lambda --expt-relaxed-constexpr --fmad=false
                          -Werror=all-warnings)
   target_link_libraries(${target} PRIVATE ${target}_kernels CUDA::cudart)
 endfunction()

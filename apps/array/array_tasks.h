@@ -1,5 +1,5 @@
 #pragma once
-// The tasks behind the array ops (CPU variants) and their arguments.
+// The tasks behind the array ops and their arguments.
 #include <reprise/reprise.h>
 
 #include <cstdint>
@@ -50,8 +50,38 @@ struct ViewArgs {
 
 // Registers every task once per process.
 void register_all();
-// The value of element k of random array `seed`.
-double random_value(std::uint64_t seed, std::uint64_t k);
-double apply(Op op, double a, double b);
+// The value of element k of random array `seed` (on CPUs and in GPU kernels alike).
+REPRISE_HOST_DEVICE inline double random_value(std::uint64_t seed, std::uint64_t k) {
+  std::uint64_t z = seed * 0x9e3779b97f4a7c15ull + k + 1;
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  z ^= z >> 31;
+  return double(z >> 11) * 0x1.0p-53;
+}
+REPRISE_HOST_DEVICE inline double apply(Op op, double a, double b) {
+  switch (op) {
+    case Op::Add:
+      return a + b;
+    case Op::Sub:
+      return a - b;
+    case Op::Mul:
+      return a * b;
+    case Op::Div:
+      return a / b;
+    case Op::Neg:
+      return -a;
+  }
+  return 0;
+}
+
+// The element-wise tasks (array_kernels.cu), each registered as its CPU and its GPU variant.
+void set_task(TaskContext& tc);
+void random_task(TaskContext& tc);
+void binary_task(TaskContext& tc);
+void scalar_task(TaskContext& tc);
+void copy_task(TaskContext& tc);
+void dot_task(TaskContext& tc);
+void diag_task(TaskContext& tc);
+void diag_matrix_task(TaskContext& tc);
 
 }  // namespace reprise::array::tasks

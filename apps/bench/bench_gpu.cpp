@@ -1,9 +1,10 @@
-// GPU launch costs on the device backend this machine has (the host device backend without a
-// CUDA device): (1) the backend's own cost per kernel — empty kernels enqueued one by one vs
-// the same kernels captured once and launched as graphs; (2) the runtime's — a traced loop of
-// dependent GPU launches replayed kernel by kernel (-lg:gpu_graphs 0) vs as one graph per GPU
-// processor, both in one run, alternating, medians of -reps.
-//   bench_gpu [-kernels N] [-iters N] [-pieces P] [-steps S] [-gpus G] [-reps R]
+// GPU launch costs on a device backend (-backend host, the default, or cuda on a GPU): (1) the
+// backend's own cost per kernel — empty kernels enqueued one by one vs the same kernels
+// captured once and launched as graphs; (2) the runtime's — a traced loop of dependent GPU
+// launches replayed kernel by kernel (-lg:gpu_graphs 0) vs as one graph per GPU processor,
+// both in one run, alternating, medians of -reps.
+//   bench_gpu [-backend host|cuda] [-kernels N] [-iters N] [-pieces P] [-steps S] [-gpus G]
+//             [-reps R]
 // RESULT lines: bench=gpu_device ... and bench=gpu_replay mode=kernels|graphs ...
 #include <reprise/reprise.h>
 
@@ -15,19 +16,15 @@
 #include <string>
 #include <vector>
 
+#include "bench_gpu_kernels.h"
 #include "reprise_gpu/devices.h"
 
 using namespace reprise;
 
 namespace {
 
-enum : TaskID { T_BUMP = 9700 };
-enum : FieldID { FV = 0 };
+using namespace bench_gpu;
 
-void bump_gpu(TaskContext& tc) {
-  auto acc = tc.accessor<std::int64_t, 1>(0, FV);
-  kernel::for_each(tc, Rect<1>(tc.domain(0)), [=](const Point<1>& p) { acc[p] += 1; });
-}
 void bump_cpu(TaskContext& tc) {
   auto acc = tc.accessor<std::int64_t, 1>(0, FV);
   for (auto p : Rect<1>(tc.domain(0))) acc[p] += 1;
@@ -42,17 +39,23 @@ double median(std::vector<double> v) {
   return v[v.size() / 2];
 }
 
-// Empty kernels on one stream of the host backend: one by one, and as captured graphs of
-// `per_graph` kernels. Returns microseconds per kernel for both.
-std::pair<double, double> device_costs(int kernels, int per_graph) {
-  auto dev = devices::make_host_device(1);
+// Empty kernels on one stream of the backend (CUDA kernels on cuda, host functions on host):
+// one by one, and as captured graphs of `per_graph` kernels. Returns microseconds per kernel
+// for both.
+std::pair<double, double> device_costs(const std::string& backend, int kernels, int per_graph) {
+  std::string notice;
+  auto dev = devices::make_device(backend, notice);
+  const bool cuda = std::string(dev->backend()) == "cuda";
   auto s = dev->create_stream(0);
+  const auto empty_kernel = [&] {
+    if (!cuda || !enqueue_empty_kernel(s.handle)) dev->launch_host(s, [] {});
+  };
   auto t0 = std::chrono::steady_clock::now();
-  for (int i = 0; i < kernels; ++i) dev->launch_host(s, [] {});
+  for (int i = 0; i < kernels; ++i) empty_kernel();
   dev->synchronize(s);
   const double one_by_one = seconds_since(t0) * 1e6 / kernels;
   dev->begin_capture(s);
-  for (int i = 0; i < per_graph; ++i) dev->launch_host(s, [] {});
+  for (int i = 0; i < per_graph; ++i) empty_kernel();
   auto g = dev->end_capture(s);
   t0 = std::chrono::steady_clock::now();
   for (int i = 0; i < kernels / per_graph; ++i) dev->launch_graph(s, g);
@@ -68,11 +71,12 @@ struct ReplayRun {
   std::uint64_t kernels = 0, graphs = 0, replays = 0;
 };
 
-ReplayRun replay_run(bool graphs, int iters, int pieces, int steps, int gpus) {
+ReplayRun replay_run(const std::string& backend, bool graphs, int iters, int pieces, int steps,
+                     int gpus) {
   ReplayRun out;
   const std::string g = std::to_string(gpus);
-  reprise::run({"-ll:cpu", "1", "-ll:gpu", g.c_str(), "-ll:gpu_backend", "host", "-lg:gpu_graphs",
-                graphs ? "1" : "0"},
+  reprise::run({"-ll:cpu", "1", "-ll:gpu", g.c_str(), "-ll:gpu_backend", backend.c_str(),
+                "-lg:gpu_graphs", graphs ? "1" : "0"},
                [&](Context& ctx) {
                  const coord_t n = 64 * pieces;
                  Region r = ctx.create_region(ctx.create_index_space(Rect<1>({0}, {n - 1})),
@@ -105,10 +109,13 @@ ReplayRun replay_run(bool graphs, int iters, int pieces, int steps, int gpus) {
 
 int main(int argc, char** argv) {
   int kernels = 200000, iters = 2000, pieces = 4, steps = 8, gpus = 2, reps = 5;
+  std::string backend = "host";
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string a = argv[i];
     const int v = std::atoi(argv[i + 1]);
-    if (a == "-kernels")
+    if (a == "-backend")
+      backend = argv[i + 1];
+    else if (a == "-kernels")
       kernels = v;
     else if (a == "-iters")
       iters = v;
@@ -129,29 +136,30 @@ int main(int argc, char** argv) {
   std::vector<double> one, graph, by_kernel, by_graph;
   ReplayRun last_k, last_g;
   for (int r = 0; r < reps; ++r) {
-    const auto [o, g] = device_costs(kernels, 64);
+    const auto [o, g] = device_costs(backend, kernels, 64);
     one.push_back(o);
     graph.push_back(g);
-    last_k = replay_run(false, iters, pieces, steps, gpus);
-    last_g = replay_run(true, iters, pieces, steps, gpus);
+    last_k = replay_run(backend, false, iters, pieces, steps, gpus);
+    last_g = replay_run(backend, true, iters, pieces, steps, gpus);
     by_kernel.push_back(last_k.seconds * 1e6 / iters);
     by_graph.push_back(last_g.seconds * 1e6 / iters);
   }
   std::printf(
-      "RESULT bench=gpu_device backend=host us_per_kernel=%.3f us_per_kernel_in_graph=%.3f "
+      "RESULT bench=gpu_device backend=%s us_per_kernel=%.3f us_per_kernel_in_graph=%.3f "
       "ratio=%.2f\n",
-      median(one), median(graph), median(one) / median(graph));
+      backend.c_str(), median(one), median(graph), median(one) / median(graph));
   const double points = double(pieces) * steps;
   std::printf(
-      "RESULT bench=gpu_replay mode=kernels gpus=%d points_per_replay=%.0f "
+      "RESULT bench=gpu_replay backend=%s mode=kernels gpus=%d points_per_replay=%.0f "
       "us_per_iter=%.2f us_per_point=%.3f gpu_kernels=%llu gpu_graph_launches=%llu\n",
-      gpus, points, median(by_kernel), median(by_kernel) / points,
+      backend.c_str(), gpus, points, median(by_kernel), median(by_kernel) / points,
       (unsigned long long)last_k.kernels, (unsigned long long)last_k.graphs);
   std::printf(
-      "RESULT bench=gpu_replay mode=graphs gpus=%d points_per_replay=%.0f "
+      "RESULT bench=gpu_replay backend=%s mode=graphs gpus=%d points_per_replay=%.0f "
       "us_per_iter=%.2f us_per_point=%.3f gpu_kernels=%llu gpu_graph_launches=%llu "
       "speedup=%.2f\n",
-      gpus, points, median(by_graph), median(by_graph) / points, (unsigned long long)last_g.kernels,
-      (unsigned long long)last_g.graphs, median(by_kernel) / median(by_graph));
+      backend.c_str(), gpus, points, median(by_graph), median(by_graph) / points,
+      (unsigned long long)last_g.kernels, (unsigned long long)last_g.graphs,
+      median(by_kernel) / median(by_graph));
   return 0;
 }

@@ -13,13 +13,12 @@
 #include <vector>
 
 #include "app_support.h"
+#include "jacobi2d_kernels.h"
 
 using namespace reprise;
+using namespace jacobi2d;
 
 namespace {
-
-enum : TaskID { TID_INIT = 200, TID_SWEEP, TID_CHECKSUM };
-enum : FieldID { FID_U = 0, FID_V = 1 };
 
 struct Params {
   coord_t n = 256;
@@ -43,11 +42,6 @@ void init_task(TaskContext& tc) {
   for (auto p : Rect<2>(tc.domain(0))) u[p] = v[p] = initial(p[0], p[1], n);
 }
 
-struct SweepArgs {
-  coord_t n;
-  FieldID from, to;
-};
-
 // to = Jacobi(from) on this tile's interior points; boundary points keep their values.
 void sweep_task(TaskContext& tc) {
   const auto a = tc.args<SweepArgs>();
@@ -62,29 +56,6 @@ void sweep_task(TaskContext& tc) {
       }
       out[{i, j}] = 0.25 * (in[{i - 1, j}] + in[{i + 1, j}] + in[{i, j - 1}] + in[{i, j + 1}]);
     }
-}
-
-// GPU variants (-ll:gpu): the same arithmetic per point, as kernels (kernel::for_each).
-void init_gpu(TaskContext& tc) {
-  auto u = tc.accessor<double, 2>(0, FID_U);
-  auto v = tc.accessor<double, 2>(0, FID_V);
-  kernel::for_each(tc, Rect<2>(tc.domain(0)), [=] REPRISE_HOST_DEVICE(const Point<2>& p) {
-    u[p] = v[p] = p[0] == 0 ? 1.0 : 0.0;  // initial(): 1 on the top edge
-  });
-}
-
-void sweep_gpu(TaskContext& tc) {
-  const auto a = tc.args<SweepArgs>();
-  auto out = tc.accessor<double, 2>(0, a.to);
-  auto in = tc.accessor<const double, 2>(1, a.from);
-  const coord_t n = a.n;
-  kernel::for_each(tc, Rect<2>(tc.domain(0)), [=] REPRISE_HOST_DEVICE(const Point<2>& p) {
-    const coord_t i = p[0], j = p[1];
-    if (i == 0 || j == 0 || i == n - 1 || j == n - 1)
-      out[p] = in[p];
-    else
-      out[p] = 0.25 * (in[{i - 1, j}] + in[{i + 1, j}] + in[{i, j - 1}] + in[{i, j + 1}]);
-  });
 }
 
 std::uint64_t checksum_task(TaskContext& tc) {

@@ -6,11 +6,16 @@
 #include <cuda_runtime_api.h>
 #include <fmt/core.h>
 
+#include <functional>
 #include <memory>
+#include <mutex>
+#include <unordered_set>
 #include <utility>
+#include <vector>
 
 #include "reprise/error.h"
 #include "reprise_gpu/devices.h"
+#include "reprise_rt/assert.h"
 
 namespace reprise::devices {
 
@@ -30,19 +35,47 @@ cudaStream_t raw(DeviceStream s) {
   return static_cast<cudaStream_t>(s.handle);
 }
 
-void run_function(void* arg) {
-  std::unique_ptr<std::function<void()>> fn(static_cast<std::function<void()>*>(arg));
-  (*fn)();
-}
-
 struct Callback {
   void (*fn)(void*);
   void* arg;
 };
-void run_callback(void* arg) {
+
+// Host functions enqueued outside a capture run once and free themselves; those captured
+// into a graph run at every launch, so the graph owns them (CudaGraph) and they don't.
+void run_function_once(void* arg) {
+  std::unique_ptr<std::function<void()>> fn(static_cast<std::function<void()>*>(arg));
+  (*fn)();
+}
+void run_callback_once(void* arg) {
   std::unique_ptr<Callback> cb(static_cast<Callback*>(arg));
   cb->fn(cb->arg);
 }
+void run_function(void* arg) {
+  (*static_cast<std::function<void()>*>(arg))();
+}
+void run_callback(void* arg) {
+  const auto* cb = static_cast<const Callback*>(arg);
+  cb->fn(cb->arg);
+}
+
+// An instantiated graph and the host functions its nodes call.
+struct CudaGraph {
+  cudaGraphExec_t exec = nullptr;
+  std::vector<std::unique_ptr<Callback>> callbacks;
+  std::vector<std::unique_ptr<std::function<void()>>> functions;
+  cudaStream_t last_stream = nullptr;  // where it was last launched
+};
+void free_graph(void* arg) {
+  std::unique_ptr<CudaGraph> g(static_cast<CudaGraph*>(arg));
+}
+
+// The capture this thread is making (cudaStreamCaptureModeThreadLocal: the thread that begins
+// a capture enqueues everything captured, then ends it).
+struct Capture {
+  cudaStream_t stream = nullptr;
+  std::unique_ptr<CudaGraph> graph;
+};
+thread_local Capture tl_capture;
 
 class CudaDevice final : public detail::Device {
  public:
@@ -71,10 +104,14 @@ class CudaDevice final : public detail::Device {
     check(cudaSetDevice(device), "cudaSetDevice");
     cudaStream_t s = nullptr;
     check(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), "cudaStreamCreateWithFlags");
+    std::lock_guard<std::mutex> lock(streams_mutex_);
+    live_streams_.insert(s);
     return DeviceStream{s, device};
   }
   void destroy_stream(DeviceStream s) override {
     check(cudaStreamSynchronize(raw(s)), "cudaStreamSynchronize");
+    std::lock_guard<std::mutex> lock(streams_mutex_);
+    live_streams_.erase(raw(s));
     check(cudaStreamDestroy(raw(s)), "cudaStreamDestroy");
   }
 
@@ -97,12 +134,24 @@ class CudaDevice final : public detail::Device {
     check(cudaMemcpy3DAsync(&p, raw(s)), "cudaMemcpy3DAsync");
   }
   void launch_host(DeviceStream s, std::function<void()> kernel) override {
-    auto* fn = new std::function<void()>(std::move(kernel));  // owned by run_function
-    check(cudaLaunchHostFunc(raw(s), &run_function, fn), "cudaLaunchHostFunc");
+    auto fn = std::make_unique<std::function<void()>>(std::move(kernel));
+    if (CudaGraph* g = capturing(s)) {
+      check(cudaLaunchHostFunc(raw(s), &run_function, fn.get()), "cudaLaunchHostFunc");
+      g->functions.push_back(std::move(fn));
+      return;
+    }
+    check(cudaLaunchHostFunc(raw(s), &run_function_once, fn.get()), "cudaLaunchHostFunc");
+    (void)fn.release();  // owned by run_function_once
   }
   void callback(DeviceStream s, void (*fn)(void*), void* arg) override {
-    auto* cb = new Callback{fn, arg};  // owned by run_callback
-    check(cudaLaunchHostFunc(raw(s), &run_callback, cb), "cudaLaunchHostFunc");
+    auto cb = std::make_unique<Callback>(Callback{fn, arg});
+    if (CudaGraph* g = capturing(s)) {
+      check(cudaLaunchHostFunc(raw(s), &run_callback, cb.get()), "cudaLaunchHostFunc");
+      g->callbacks.push_back(std::move(cb));
+      return;
+    }
+    check(cudaLaunchHostFunc(raw(s), &run_callback_once, cb.get()), "cudaLaunchHostFunc");
+    (void)cb.release();  // owned by run_callback_once
   }
   DeviceEvent record(DeviceStream s) override {
     cudaEvent_t e = nullptr;
@@ -130,28 +179,49 @@ class CudaDevice final : public detail::Device {
   }
 
   void begin_capture(DeviceStream s) override {
+    REPRISE_ASSERT(!tl_capture.graph, "a thread captures one stream at a time");
     check(cudaStreamBeginCapture(raw(s), cudaStreamCaptureModeThreadLocal),
           "cudaStreamBeginCapture");
+    tl_capture = Capture{raw(s), std::make_unique<CudaGraph>()};
   }
   DeviceGraph end_capture(DeviceStream s) override {
+    REPRISE_ASSERT(capturing(s), "end_capture ends this thread's capture of that stream");
+    std::unique_ptr<CudaGraph> owned = std::move(tl_capture.graph);
+    tl_capture = Capture{};
     cudaGraph_t graph = nullptr;
     check(cudaStreamEndCapture(raw(s), &graph), "cudaStreamEndCapture");
-    cudaGraphExec_t exec = nullptr;
-    check(cudaGraphInstantiate(&exec, graph, 0), "cudaGraphInstantiate");
+    const cudaError_t made = cudaGraphInstantiate(&owned->exec, graph, 0);
     check(cudaGraphDestroy(graph), "cudaGraphDestroy");
-    return DeviceGraph{exec};
+    check(made, "cudaGraphInstantiate");
+    return DeviceGraph{owned.release()};
   }
   void launch_graph(DeviceStream s, DeviceGraph g) override {
-    if (g.handle)
-      check(cudaGraphLaunch(static_cast<cudaGraphExec_t>(g.handle), raw(s)), "cudaGraphLaunch");
+    if (!g.handle) return;
+    auto* graph = static_cast<CudaGraph*>(g.handle);
+    graph->last_stream = raw(s);
+    check(cudaGraphLaunch(graph->exec, raw(s)), "cudaGraphLaunch");
   }
   void destroy_graph(DeviceGraph g) override {
-    if (g.handle)
-      check(cudaGraphExecDestroy(static_cast<cudaGraphExec_t>(g.handle)), "cudaGraphExecDestroy");
+    if (!g.handle) return;
+    std::unique_ptr<CudaGraph> graph(static_cast<CudaGraph*>(g.handle));
+    // A launch still in flight finishes (CUDA frees the executable graph after it); the host
+    // functions its nodes call go once the stream it last ran on has passed it.
+    check(cudaGraphExecDestroy(graph->exec), "cudaGraphExecDestroy");
+    std::lock_guard<std::mutex> lock(streams_mutex_);
+    if (graph->last_stream && live_streams_.count(graph->last_stream)) {
+      check(cudaLaunchHostFunc(graph->last_stream, &free_graph, graph.get()), "cudaLaunchHostFunc");
+      (void)graph.release();  // owned by free_graph
+    }
   }
 
  private:
+  static CudaGraph* capturing(DeviceStream s) {
+    return tl_capture.graph && tl_capture.stream == raw(s) ? tl_capture.graph.get() : nullptr;
+  }
+
   int devices_;
+  std::mutex streams_mutex_;
+  std::unordered_set<cudaStream_t> live_streams_;  // destroy_graph's deferred frees need one
 };
 
 }  // namespace
