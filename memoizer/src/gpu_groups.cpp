@@ -84,6 +84,14 @@ std::shared_ptr<GpuGroups> plan_gpu_groups(const TraceTemplate& t, const std::ve
     }
     edges->count[i] = std::uint32_t(edges->targets.size()) - edges->begin[i];
   }
+  // A point's completion matters early only to successors outside its group; the others (and
+  // the op's completion) can wait for the next callback in the graph.
+  for (auto& group : plan->groups) {
+    const std::size_t m = group->members.size();
+    group->callback_after.assign(m, false);
+    for (std::size_t k = 0; k < m; ++k)
+      group->callback_after[k] = k + 1 == m || edges->count[group->members[k]] > 0;
+  }
   plan->successors = std::move(edges);
   return plan;
 }

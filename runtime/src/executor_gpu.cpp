@@ -111,14 +111,20 @@ void Executor::launch_group(ReplayBatch& b, GpuGroup& group) {
     return;
   }
   if (!group.graph.handle) {
-    // Capture: each point's variant enqueues its kernels, then the callback that completes it.
-    group.steps.resize(group.members.size());
-    std::vector<std::exception_ptr> errors(group.members.size());
+    // Capture: each point's variant enqueues its kernels; a callback completes the points
+    // since the previous one (reprise_rt/gpu_groups.h).
+    const std::size_t m = group.members.size();
+    group.steps.resize(
+        std::size_t(std::count(group.callback_after.begin(), group.callback_after.end(), true)));
+    std::vector<std::exception_ptr> errors(m);
     device.begin_capture(s);
-    for (std::size_t k = 0; k < group.members.size(); ++k) {
+    std::uint32_t first = 0, step = 0;
+    for (std::uint32_t k = 0; k < m; ++k) {
       errors[k] = execute_point(b.tasks[group.members[k]]);
-      group.steps[k] = GpuGroup::Step{this, &group, std::uint32_t(k)};
-      device.callback(s, &Executor::graph_step_done, &group.steps[k]);
+      if (!group.callback_after[k]) continue;
+      group.steps[step] = GpuGroup::Step{this, &group, first, k};
+      device.callback(s, &Executor::graph_step_done, &group.steps[step++]);
+      first = k + 1;
     }
     const DeviceGraph graph = device.end_capture(s);
     if (std::any_of(errors.begin(), errors.end(), [](const auto& e) { return e != nullptr; })) {
@@ -126,7 +132,7 @@ void Executor::launch_group(ReplayBatch& b, GpuGroup& group) {
       // group runs kernel by kernel from now on.
       if (graph.handle) retire_graph(graph);
       group.off = true;
-      for (std::size_t k = 0; k < group.members.size(); ++k)
+      for (std::size_t k = 0; k < m; ++k)
         complete_from_stream(&b.tasks[group.members[k]], s, std::move(errors[k]), 0);
       return;
     }
@@ -153,10 +159,15 @@ void Executor::graph_step_done(void* arg) {
     // Graphs run in launch order on the stream: this step belongs to the oldest launch.
     std::lock_guard<std::mutex> g(group.mutex);
     b = group.in_flight.front();
-    if (step.index + 1 == group.members.size()) group.in_flight.pop_front();
+    if (step.last + 1 == group.members.size()) group.in_flight.pop_front();
   }
-  // (The group may go with the batch once its last point is done: nothing of it is read after.)
-  step.exec->finish_point(&b->tasks[group.members[step.index]], nullptr);
+  // (The group may go with the batch once its last point is done; until then the unfinished
+  // points keep the batch, and so the group, alive: nothing of it is read after the last.)
+  Executor* exec = step.exec;
+  const std::uint32_t first = step.first, last = step.last;
+  for (std::uint32_t k = first; k < last; ++k)
+    exec->finish_point(&b->tasks[group.members[k]], nullptr);
+  exec->finish_point(&b->tasks[group.members[last]], nullptr);
 }
 
 void Executor::retire_graph(DeviceGraph g) {

@@ -12,7 +12,10 @@ pack=${1:-.gpucheck}
 out=${2:-/tmp/gpucheck}
 mkdir -p "$out"
 bin=$pack/bin
-export LD_LIBRARY_PATH="$pack/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+libs=$pack/lib
+# Open MPI's libraries from the pack only where the machine has none (its mpirun needs its own).
+ldconfig -p | grep -q "libmpi.so.40 " || libs=$libs:$pack/lib/mpi
+export LD_LIBRARY_PATH="$libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 summary=$out/summary.txt
 log=$out/log.txt
 : >"$summary"
@@ -120,6 +123,27 @@ if run "big cpu" 120 "$bin/stencil" $big -ll:cpu "$((cores > 2 ? cores - 2 : 1))
   fi
 else
   fail "stencil $big: $(echo "$last" | tail -3 | tr '\n' ' ')"
+fi
+
+# Two ranks, one GPU each (data between ranks staged through host memory), where the machine
+# has Open MPI.
+if command -v mpirun >/dev/null && ldconfig -p | grep -q "libmpi.so.40 "; then
+  margs="-nx 96 -ny 80 -px 4 -py 1 -iters 24 -ll:cpu 1"
+  # shellcheck disable=SC2086
+  run "mpi cpu" 60 "$bin/stencil" $margs --trace none
+  want=$(field checksum)
+  for mode in none manual auto; do
+    # shellcheck disable=SC2086
+    if run "mpi $mode" 90 mpirun --allow-run-as-root --oversubscribe -np 2 \
+      -x LD_LIBRARY_PATH "$bin/stencil" $margs --trace $mode -ll:gpu 1 -ll:gpu_backend cuda &&
+      [ "$(field checksum)" = "$want" ]; then
+      pass "mpirun -np 2 stencil $margs --trace $mode -ll:gpu 1: $want $(field gpu_copies)"
+    else
+      fail "mpirun -np 2 stencil --trace $mode -ll:gpu 1: $(field checksum) vs $want $(echo "$last" | tail -3 | tr '\n' ' ')"
+    fi
+  done
+else
+  say "     (no Open MPI here: the two-rank GPU run is skipped)"
 fi
 
 # Launch costs on the device (RESULT lines of bench_gpu), when packed.

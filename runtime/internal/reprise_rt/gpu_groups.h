@@ -1,7 +1,9 @@
 #pragma once
 // Replays as graphs (DESIGN.md §9): the GPU points of a replayed template that run on one GPU
-// processor form a group, captured once as a device graph — their kernels and a completion
-// callback per point, in template order — and launched as one unit per replay.
+// processor form a group, captured once as a device graph — their kernels in template order,
+// and completion callbacks — and launched as one unit per replay. A callback (a host node on
+// CUDA, costing a round trip to a host thread) follows only a point whose successors lie
+// outside the group, and the last point; it completes every point since the previous one.
 //
 // A group's in-group edges are left to the stream's order (the group's batch counters do not
 // count them), so its points become ready together once their outside preconditions hold; the
@@ -25,6 +27,7 @@ class Executor;
 struct GpuGroup {
   Processor proc;
   std::vector<std::uint32_t> members;  // instructions of the template, in its order
+  std::vector<bool> callback_after;    // per member: a completion callback follows its kernels
   // The graph (none before its first capture, or once stale) and what it was captured with
   // (read and written by proc's GPU thread only).
   DeviceGraph graph;
@@ -38,7 +41,7 @@ struct GpuGroup {
   struct Step {
     Executor* exec;
     GpuGroup* group;
-    std::uint32_t index;  // into members
+    std::uint32_t first, last;  // the members it completes (indices into members)
   };
   std::vector<Step> steps;  // the callbacks' arguments (addresses fixed at capture)
 };
