@@ -302,6 +302,53 @@ TEST(Gpu, AReplayLaunchesOneGraphPerGpuProcessor) {
   EXPECT_LT(graph_stats.gpu_kernels, kernel_stats.gpu_kernels);
 }
 
+// Inside one trace a CPU task reads what the first GPU step wrote, before the second step
+// writes again: the first step's points have a successor outside their graph (the copy out of
+// the framebuffer), so the graph completes them before its end. Sums per iteration.
+std::vector<std::int64_t> run_traced_read_between(const std::vector<std::string>& flags,
+                                                  Context::TraceStats* out) {
+  std::vector<std::int64_t> sums;
+  reprise::run(flags, [&](Context& ctx) {
+    const coord_t n = 4000;
+    Region r = ctx.create_region(ctx.create_index_space(Rect<1>({0}, {n - 1})),
+                                 ctx.create_field_space({{FV, sizeof(std::int64_t)}}));
+    Partition p = ctx.partition_by_blocks(r, Point<1>{n / 4});
+    ctx.fill(r, FV, std::int64_t(1));
+    std::vector<Future> between;
+    for (int it = 0; it < 10; ++it) {
+      ctx.begin_trace(8);
+      for (std::int64_t a : {2, 3}) {
+        IndexLauncher axpy(T_AXPY, p.color_space());
+        axpy.set_args(TaskArgs(a));
+        axpy.add(p, Projection::identity(), Privilege::ReadWrite, {FV});
+        ctx.execute(axpy);
+        if (a == 2) {
+          TaskLauncher sum(T_SUM_ROWS);
+          sum.add(r, Privilege::ReadOnly, {FV});
+          between.push_back(ctx.execute(sum));
+        }
+      }
+      ctx.end_trace(8);
+    }
+    for (Future& f : between) sums.push_back(f.get<std::int64_t>());
+    ctx.fence().wait();  // (the last steps need not have run when the sums are in)
+    *out = ctx.trace_stats();
+  });
+  return sums;
+}
+
+TEST(Gpu, AGraphCompletesPointsThatWorkOutsideItWaitsForBeforeItsEnd) {
+  register_all();
+  Context::TraceStats cpu_stats, gpu_stats;
+  const auto want = run_traced_read_between({"-ll:cpu", "2"}, &cpu_stats);
+  const auto got = run_traced_read_between(
+      {"-ll:cpu", "1", "-ll:gpu", "2", "-ll:gpu_backend", "host"}, &gpu_stats);
+  EXPECT_EQ(got, want);
+  ASSERT_GT(gpu_stats.replays, 0u);
+  // Two levels per GPU (the CPU's read in between splits the steps): two graphs each.
+  EXPECT_EQ(gpu_stats.gpu_graph_launches, 4 * gpu_stats.replays);
+}
+
 TEST(Gpu, AGraphIsCapturedAgainWhenArgumentsChangeAndGivenUpWhenTheyKeepChanging) {
   register_all();
   const std::vector<std::string> gpus = {"-ll:cpu", "1", "-ll:gpu", "2", "-ll:gpu_backend", "host"};
