@@ -2,7 +2,8 @@
 // backend's own cost per kernel — empty kernels enqueued one by one vs the same kernels
 // captured once and launched as graphs; (2) the runtime's — a traced loop of dependent GPU
 // launches replayed kernel by kernel (-lg:gpu_graphs 0) vs as one graph per GPU processor,
-// both in one run, alternating, medians of -reps.
+// and the same loop untraced with and without -lg:gpu_early, all in one run, alternating,
+// medians of -reps.
 //   bench_gpu [-backend host|cuda] [-kernels N] [-iters N] [-pieces P] [-steps S] [-gpus G]
 //             [-reps R]
 // RESULT lines: bench=gpu_device ... and bench=gpu_replay mode=kernels|graphs ...
@@ -71,37 +72,43 @@ struct ReplayRun {
   std::uint64_t kernels = 0, graphs = 0, replays = 0;
 };
 
-ReplayRun replay_run(const std::string& backend, bool graphs, int iters, int pieces, int steps,
+// How a run issues its GPU points: replayed as graphs or kernel by kernel, or untraced with
+// or without -lg:gpu_early.
+enum class Mode { Graphs, Kernels, Untraced, UntracedLate };
+
+ReplayRun replay_run(const std::string& backend, Mode mode, int iters, int pieces, int steps,
                      int gpus) {
   ReplayRun out;
   const std::string g = std::to_string(gpus);
-  reprise::run({"-ll:cpu", "1", "-ll:gpu", g.c_str(), "-ll:gpu_backend", backend.c_str(),
-                "-lg:gpu_graphs", graphs ? "1" : "0"},
-               [&](Context& ctx) {
-                 const coord_t n = 64 * pieces;
-                 Region r = ctx.create_region(ctx.create_index_space(Rect<1>({0}, {n - 1})),
-                                              ctx.create_field_space({{FV, sizeof(std::int64_t)}}));
-                 Partition p = ctx.partition_by_blocks(r, Point<1>{n / pieces});
-                 ctx.fill(r, FV, std::int64_t(0));
-                 IndexLauncher bump(T_BUMP, p.color_space());
-                 bump.add(p, Projection::identity(), Privilege::ReadWrite, {FV});
-                 const auto iteration = [&] {
-                   ctx.begin_trace(1);
-                   for (int k = 0; k < steps; ++k) ctx.execute(bump);
-                   ctx.end_trace(1);
-                 };
-                 for (int i = 0; i < 3; ++i) iteration();  // record, first replays, capture
-                 ctx.fence().wait();
-                 const Context::TraceStats before = ctx.trace_stats();
-                 const auto t0 = std::chrono::steady_clock::now();
-                 for (int i = 0; i < iters; ++i) iteration();
-                 ctx.fence().wait();
-                 out.seconds = seconds_since(t0);
-                 const Context::TraceStats after = ctx.trace_stats();
-                 out.kernels = after.gpu_kernels - before.gpu_kernels;
-                 out.graphs = after.gpu_graph_launches - before.gpu_graph_launches;
-                 out.replays = after.replays - before.replays;
-               });
+  const bool traced = mode == Mode::Graphs || mode == Mode::Kernels;
+  reprise::run(
+      {"-ll:cpu", "1", "-ll:gpu", g.c_str(), "-ll:gpu_backend", backend.c_str(), "-lg:gpu_graphs",
+       mode == Mode::Graphs ? "1" : "0", "-lg:gpu_early", mode == Mode::UntracedLate ? "0" : "1"},
+      [&](Context& ctx) {
+        const coord_t n = 64 * pieces;
+        Region r = ctx.create_region(ctx.create_index_space(Rect<1>({0}, {n - 1})),
+                                     ctx.create_field_space({{FV, sizeof(std::int64_t)}}));
+        Partition p = ctx.partition_by_blocks(r, Point<1>{n / pieces});
+        ctx.fill(r, FV, std::int64_t(0));
+        IndexLauncher bump(T_BUMP, p.color_space());
+        bump.add(p, Projection::identity(), Privilege::ReadWrite, {FV});
+        const auto iteration = [&] {
+          if (traced) ctx.begin_trace(1);
+          for (int k = 0; k < steps; ++k) ctx.execute(bump);
+          if (traced) ctx.end_trace(1);
+        };
+        for (int i = 0; i < 3; ++i) iteration();  // record, first replays, capture
+        ctx.fence().wait();
+        const Context::TraceStats before = ctx.trace_stats();
+        const auto t0 = std::chrono::steady_clock::now();
+        for (int i = 0; i < iters; ++i) iteration();
+        ctx.fence().wait();
+        out.seconds = seconds_since(t0);
+        const Context::TraceStats after = ctx.trace_stats();
+        out.kernels = after.gpu_kernels - before.gpu_kernels;
+        out.graphs = after.gpu_graph_launches - before.gpu_graph_launches;
+        out.replays = after.replays - before.replays;
+      });
   return out;
 }
 
@@ -133,16 +140,20 @@ int main(int argc, char** argv) {
     }
   }
   TaskRegistry::add(T_BUMP, "bump", {cpu(bump_cpu), gpu(bump_gpu)});
-  std::vector<double> one, graph, by_kernel, by_graph;
+  std::vector<double> one, graph, by_kernel, by_graph, untraced, untraced_late;
   ReplayRun last_k, last_g;
   for (int r = 0; r < reps; ++r) {
     const auto [o, g] = device_costs(backend, kernels, 64);
     one.push_back(o);
     graph.push_back(g);
-    last_k = replay_run(backend, false, iters, pieces, steps, gpus);
-    last_g = replay_run(backend, true, iters, pieces, steps, gpus);
+    last_k = replay_run(backend, Mode::Kernels, iters, pieces, steps, gpus);
+    last_g = replay_run(backend, Mode::Graphs, iters, pieces, steps, gpus);
     by_kernel.push_back(last_k.seconds * 1e6 / iters);
     by_graph.push_back(last_g.seconds * 1e6 / iters);
+    untraced.push_back(replay_run(backend, Mode::Untraced, iters, pieces, steps, gpus).seconds *
+                       1e6 / iters);
+    untraced_late.push_back(
+        replay_run(backend, Mode::UntracedLate, iters, pieces, steps, gpus).seconds * 1e6 / iters);
   }
   std::printf(
       "RESULT bench=gpu_device backend=%s us_per_kernel=%.3f us_per_kernel_in_graph=%.3f "
@@ -161,5 +172,10 @@ int main(int argc, char** argv) {
       backend.c_str(), gpus, points, median(by_graph), median(by_graph) / points,
       (unsigned long long)last_g.kernels, (unsigned long long)last_g.graphs,
       median(by_kernel) / median(by_graph));
+  std::printf(
+      "RESULT bench=gpu_untraced backend=%s gpus=%d points_per_iter=%.0f "
+      "us_per_iter_early=%.2f us_per_iter_late=%.2f speedup=%.2f\n",
+      backend.c_str(), gpus, points, median(untraced), median(untraced_late),
+      median(untraced_late) / median(untraced));
   return 0;
 }

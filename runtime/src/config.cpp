@@ -146,6 +146,10 @@ const std::vector<FlagDef>& flag_table() {
         "launch the GPU points of a replayed trace as one captured graph per GPU processor "
         "(0: kernel by kernel)",
         i32(&Config::gpu_graphs, 0, 1, "-lg:gpu_graphs"));
+    add("-lg:gpu_early", "0|1",
+        "start a GPU task point once the GPU work it waits for is enqueued on its own stream, "
+        "not finished (0: once finished)",
+        i32(&Config::gpu_early, 0, 1, "-lg:gpu_early"));
     add("-lg:window", "N", "ops in flight before the application thread waits",
         i32(&Config::window, 2, 1 << 24, "-lg:window"));
     add("-lg:stall_report", "S",

@@ -81,6 +81,28 @@ void EventTable::trigger(Event e) {
   push_free(e.id);
 }
 
+void EventTable::link_early(Event e, Event early, std::uint32_t tag) {
+  Slot& s = slot(e.id);
+  s.lock.lock();
+  s.early_for_gen = e.gen;
+  s.early_tag = tag;
+  s.early = early;
+  s.lock.unlock();
+}
+
+Event EventTable::early_stand_in(Event e, std::uint32_t tag) const {
+  if (e.id == 0) return e;
+  const Slot& s = slot(e.id);
+  s.lock.lock();
+  // (A triggered e needs no stand-in; an untriggered one still owns its slot, so a link made
+  // for its generation is its own.)
+  const bool linked = s.triggered_gen.load(std::memory_order_relaxed) < e.gen &&
+                      s.early_for_gen == e.gen && s.early_tag == tag;
+  const Event out = linked ? s.early : e;
+  s.lock.unlock();
+  return out;
+}
+
 bool EventTable::add_waiter(Event e, WaiterFn fn, void* ctx, std::uint64_t arg) {
   if (e.id == 0) return false;
   Slot& s = slot(e.id);

@@ -112,6 +112,21 @@ ReadyQueue& Executor::queue_of(const Processor& p) {
   return *cpu_queues_[p.index % cpu_queues_.size()];
 }
 
+std::uint32_t Executor::stream_tag(const PointTask& t) const {
+  // Only a task point on a GPU whose host code reads no futures (a future is ready only when
+  // its producer has finished) and folds nothing on the host; not under control replication
+  // (a remote shard's event has no stand-in) nor -lg:simulate_shards.
+  if (t.proc.kind != ProcessorKind::GPU || !rt_.device() || !rt_.config().gpu_early) return 0;
+  if (rt_.exchange() || rt_.simulated()) return 0;
+  const Op& op = *t.op;
+  if (op.kind != OpKind::Task && op.kind != OpKind::IndexTask) return 0;
+  if (!t.variant || t.variant != op.task_info->variant(ProcessorKind::GPU)) return 0;
+  if (!op.futures().empty()) return 0;
+  for (const ReqInfo& q : op.reqs)
+    if (q.privilege == Privilege::Reduce) return 0;
+  return t.proc.index + 1;
+}
+
 void Executor::precondition_done(void* ctx, std::uint64_t) {
   auto* t = static_cast<PointTask*>(ctx);
   t->exec->release(t);
@@ -131,6 +146,10 @@ Event Executor::launch(Op& op, std::uint32_t point, Processor proc, std::span<co
   PoolPtr<PointTask> task = make_pooled<PointTask>();
   const Event done = init_sharded_point(*task, op, point, proc, 0, nullptr);
   if (task->elsewhere) return done;
+  if (const std::uint32_t tag = stream_tag(*task)) {
+    task->issued = rt_.events().create();
+    rt_.events().link_early(done, task->issued, tag);
+  }
   PointTask* t = task.release();  // owned by the executor until it has run
   wait_for(t, pre);
   release(t);

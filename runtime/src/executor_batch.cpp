@@ -26,6 +26,7 @@ void Executor::init_point(PointTask& t, Op& op, std::uint32_t point, Processor p
     if (!t.variant) t.variant = op.task_info->variant(ProcessorKind::CPU);
   }
   t.done = completion_event ? rt_.events().create() : kNoEvent;
+  t.issued = kNoEvent;
   op.point_done[point] = t.done;
   if (Profiler* prof = rt_.profiler(); prof && prof->deps()) [[unlikely]] {
     prof->produced(t.done, op, point);
@@ -46,6 +47,9 @@ void Executor::finish_in_batch(ReplayBatch* batch, std::uint32_t index) {
 
 void Executor::wait_for(PointTask* t, std::span<const Event> pre) {
   ShardExchange* x = rt_.exchange();
+  // A GPU point whose host code only enqueues work (stream_tag) waits for work of its own
+  // stream only until that work is enqueued: the stream runs it first.
+  const std::uint32_t tag = stream_tag(*t);
   if (Profiler* prof = rt_.profiler(); prof && prof->deps()) [[unlikely]]
     for (Event e : pre) prof->waits(*t->op, t->point_index, e);
   if (SimulatedAsks* asks = rt_.simulated_asks()) [[unlikely]]
@@ -54,6 +58,10 @@ void Executor::wait_for(PointTask* t, std::span<const Event> pre) {
     // Most preconditions of a replayed or well-pipelined point have triggered already: a
     // lock-free check skips the waiter list.
     if (rt_.events().has_triggered(e)) continue;
+    if (tag) {
+      e = rt_.events().early_stand_in(e, tag);
+      if (rt_.events().has_triggered(e)) continue;
+    }
     if (x) x->need(e);
     t->pending.fetch_add(1, std::memory_order_relaxed);
     if (!rt_.events().add_waiter(e, &Executor::precondition_done, t, 0))

@@ -65,7 +65,10 @@ void Executor::run_point_with_device(PointTask* t) {
     if (Profiler* prof = rt_.profiler()) profile_point(*prof, *t, t0);
     return finish_point(t, std::move(error));
   }
+  const Event issued = t->issued;  // (t may be gone once its completion is enqueued)
   complete_from_stream(t, s, std::move(error), t0);
+  // Its work is on the stream: later points of this stream may follow (Executor::wait_for).
+  if (issued.exists()) rt_.events().trigger(issued);
 }
 
 void Executor::complete_from_stream(PointTask* t, DeviceStream s, std::exception_ptr error,

@@ -363,6 +363,56 @@ TEST(Gpu, AGraphIsCapturedAgainWhenArgumentsChangeAndGivenUpWhenTheyKeepChanging
   }
 }
 
+// -lg:gpu_early: the second of two dependent points on one GPU runs its host code (which only
+// enqueues kernels) once the first's kernel is enqueued on their stream, not finished. The
+// first kernel waits (bounded) for the second's host code to have run.
+std::atomic<bool> g_second_host_ran{false};
+std::atomic<bool> g_first_saw_second{false};
+std::chrono::milliseconds g_first_waits_at_most{0};
+void first_gpu(TaskContext& tc) {
+  auto acc = tc.accessor<std::int64_t, 1>(0, FV);
+  tc.launch_kernel([acc, r = Rect<1>(tc.domain(0))] {
+    const auto until = std::chrono::steady_clock::now() + g_first_waits_at_most;
+    while (!g_second_host_ran.load() && std::chrono::steady_clock::now() < until)
+      std::this_thread::sleep_for(std::chrono::microseconds(100));
+    g_first_saw_second = g_second_host_ran.load();
+    for (auto p : r) acc[p] = 5;
+  });
+}
+void second_gpu(TaskContext& tc) {
+  g_second_host_ran = true;
+  auto acc = tc.accessor<std::int64_t, 1>(0, FV);
+  kernel::for_each(tc, Rect<1>(tc.domain(0)), [=](const Point<1>& p) { acc[p] *= 3; });
+}
+
+TEST(Gpu, APointFollowsWorkOfItsOwnStreamOnceItIsEnqueued) {
+  register_all();
+  enum : TaskID { T_FIRST = 9420, T_SECOND };
+  TaskRegistry::add(T_FIRST, "first", {cpu(cpu_only), gpu(first_gpu)});
+  TaskRegistry::add(T_SECOND, "second", {cpu(cpu_only), gpu(second_gpu)});
+  for (const char* early : {"1", "0"}) {
+    g_second_host_ran = g_first_saw_second = false;
+    g_first_waits_at_most = std::chrono::milliseconds(early[0] == '1' ? 20000 : 300);
+    std::int64_t sum = 0;
+    reprise::run(
+        {"-ll:cpu", "1", "-ll:gpu", "1", "-ll:gpu_backend", "host", "-lg:gpu_early", early},
+        [&](Context& ctx) {
+          Region r = ctx.create_region(ctx.create_index_space(Rect<1>({0}, {99})),
+                                       ctx.create_field_space({{FV, sizeof(std::int64_t)}}));
+          TaskLauncher first(T_FIRST), second(T_SECOND);
+          first.add(r, Privilege::WriteDiscard, {FV});
+          second.add(r, Privilege::ReadWrite, {FV});
+          ctx.execute(first);
+          ctx.execute(second);
+          TaskLauncher total(T_SUM_ROWS);
+          total.add(r, Privilege::ReadOnly, {FV});
+          sum = ctx.execute(total).get<std::int64_t>();
+        });
+    EXPECT_EQ(sum, 100 * 15) << "-lg:gpu_early " << early;  // in order: 5, then times 3
+    EXPECT_EQ(g_first_saw_second.load(), early[0] == '1') << "-lg:gpu_early " << early;
+  }
+}
+
 TEST(Gpu, ATaskWithoutAGpuVariantOnAGpuIsAnError) {
   register_all();
   try {

@@ -17,15 +17,16 @@ struct Config {
   std::int64_t fsize_mib = 256;      // -ll:fsize (framebuffer per GPU)
   std::string gpu_backend = "auto";  // -ll:gpu_backend cuda|host|auto
   int gpu_graphs = 1;                // -lg:gpu_graphs 0|1 (replays' GPU work as graphs)
-  std::int64_t csize_mib = 1024;     // -ll:csize (per system memory)
-  bool pin = true;                   // -ll:pin
-  int spin_us = 50;                  // -ll:spin
-  int spin_yield = -1;               // -ll:spin_yield 0|1 (-1: auto, when oversubscribed)
-  bool bounds_checks = false;        // -lg:bounds_checks
-  bool inorder = false;              // -lg:inorder
-  int window = 1024;                 // -lg:window
-  bool help = false;                 // -lg:help
-  int log_level = 4;                 // -level N (every category)
+  int gpu_early = 1;  // -lg:gpu_early 0|1 (a GPU point follows same-stream work once enqueued)
+  std::int64_t csize_mib = 1024;  // -ll:csize (per system memory)
+  bool pin = true;                // -ll:pin
+  int spin_us = 50;               // -ll:spin
+  int spin_yield = -1;            // -ll:spin_yield 0|1 (-1: auto, when oversubscribed)
+  bool bounds_checks = false;     // -lg:bounds_checks
+  bool inorder = false;           // -lg:inorder
+  int window = 1024;              // -lg:window
+  bool help = false;              // -lg:help
+  int log_level = 4;              // -level N (every category)
   // -level CAT=N,...: per category (names: reprise_rt/log.h), after log_level.
   std::vector<std::pair<std::string, int>> log_category_levels;
   std::string log_file;         // -logfile (`%`: the shard number); empty: stderr

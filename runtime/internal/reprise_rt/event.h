@@ -44,6 +44,13 @@ class EventTable {
   bool marked(Event e) const {
     return e.id != 0 && slot(e.id).marked_gen.load(std::memory_order_acquire) == e.gen;
   }
+  // An earlier event that stands in for e for waiters that carry `tag` (GPU points of one
+  // stream: e is a point's completion, `early` the moment its work was enqueued on the stream,
+  // after which later work on that stream is ordered behind it anyway). Set once, right
+  // after e is created.
+  void link_early(Event e, Event early, std::uint32_t tag);
+  // e's stand-in for a waiter with this tag (nonzero), or e itself.
+  Event early_stand_in(Event e, std::uint32_t tag) const;
   // Blocks the calling thread until e triggers.
   void wait(Event e);
   // An event that triggers when all of events have (kNoEvent if they all have already).
@@ -63,8 +70,12 @@ class EventTable {
     std::atomic<std::uint32_t> marked_gen{0};
     std::uint32_t next_gen = 1;
     std::atomic<std::uint32_t> next_free{0};
-    SpinLock lock;
+    mutable SpinLock lock;
     std::vector<Waiter> waiters;
+    // link_early's stand-in (under lock), valid while triggered_gen < early_for_gen.
+    std::uint32_t early_for_gen = 0;
+    std::uint32_t early_tag = 0;
+    Event early;
   };
   static constexpr std::uint32_t kChunkBits = 12;
   static constexpr std::uint32_t kChunk = 1u << kChunkBits;

@@ -70,6 +70,9 @@ class Executor final : public GraphSink, public BatchSink {
 
  private:
   static void precondition_done(void* ctx, std::uint64_t);
+  // Nonzero (its GPU processor's tag) for a point that may start once same-stream work it
+  // waits for is enqueued rather than finished; 0 otherwise.
+  std::uint32_t stream_tag(const PointTask& t) const;
   // Control replication: point `point` of op runs on shard `owner` (its proxy here, if any).
   Event remote_point(Op& op, std::uint32_t point, std::uint32_t owner);
   // A single point or copy: a task of its own, released once its preconditions hold.

@@ -25,6 +25,9 @@ struct PointTask {
   Processor proc;
   const TaskVariant* variant = nullptr;
   Event done;
+  // A GPU task point outside a batch: triggered once its work is enqueued on its GPU's stream,
+  // so that later points of that stream need not wait for it to finish (Executor::wait_for).
+  Event issued;
   std::atomic<std::int32_t> pending{1};
   PointTask* next = nullptr;     // intrusive link for ready queues
   ReplayBatch* batch = nullptr;  // batch launches only (the batch owns the point)
