@@ -6,13 +6,16 @@
 #include <cuda_runtime_api.h>
 #include <fmt/core.h>
 
+#include <cstdlib>
+#include <cstring>
 #include <functional>
 #include <memory>
 #include <mutex>
-#include <unordered_set>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
+#include "cuda_completion_queue.h"
 #include "reprise/error.h"
 #include "reprise_gpu/devices.h"
 #include "reprise_rt/assert.h"
@@ -79,7 +82,11 @@ thread_local Capture tl_capture;
 
 class CudaDevice final : public detail::Device {
  public:
-  explicit CudaDevice(int devices) : devices_(devices) {}
+  explicit CudaDevice(int devices) : devices_(devices) {
+    // Completions through host functions instead of the completion queues: for comparisons.
+    const char* how = std::getenv("REPRISE_CUDA_COMPLETIONS");
+    host_function_completions_ = how && std::strcmp(how, "host_functions") == 0;
+  }
   const char* backend() const override { return "cuda"; }
   int devices() const override { return devices_; }
   bool host_addressable() const override { return false; }
@@ -105,13 +112,20 @@ class CudaDevice final : public detail::Device {
     cudaStream_t s = nullptr;
     check(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), "cudaStreamCreateWithFlags");
     std::lock_guard<std::mutex> lock(streams_mutex_);
-    live_streams_.insert(s);
+    streams_.emplace(
+        s, host_function_completions_ ? nullptr : std::make_unique<CudaCompletionQueue>(s, device));
     return DeviceStream{s, device};
   }
   void destroy_stream(DeviceStream s) override {
     check(cudaStreamSynchronize(raw(s)), "cudaStreamSynchronize");
-    std::lock_guard<std::mutex> lock(streams_mutex_);
-    live_streams_.erase(raw(s));
+    std::unique_ptr<CudaCompletionQueue> queue;
+    {
+      std::lock_guard<std::mutex> lock(streams_mutex_);
+      auto it = streams_.find(raw(s));
+      queue = std::move(it->second);
+      streams_.erase(it);
+    }
+    queue.reset();  // (runs what is left: everything has completed)
     check(cudaStreamDestroy(raw(s)), "cudaStreamDestroy");
   }
 
@@ -144,6 +158,14 @@ class CudaDevice final : public detail::Device {
     (void)fn.release();  // owned by run_function_once
   }
   void callback(DeviceStream s, void (*fn)(void*), void* arg) override {
+    if (!capturing(s)) {
+      CudaCompletionQueue* queue;
+      {
+        std::lock_guard<std::mutex> lock(streams_mutex_);
+        queue = streams_.at(raw(s)).get();
+      }
+      if (queue) return queue->add(fn, arg);
+    }
     auto cb = std::make_unique<Callback>(Callback{fn, arg});
     if (CudaGraph* g = capturing(s)) {
       check(cudaLaunchHostFunc(raw(s), &run_callback, cb.get()), "cudaLaunchHostFunc");
@@ -208,7 +230,7 @@ class CudaDevice final : public detail::Device {
     // functions its nodes call go once the stream it last ran on has passed it.
     check(cudaGraphExecDestroy(graph->exec), "cudaGraphExecDestroy");
     std::lock_guard<std::mutex> lock(streams_mutex_);
-    if (graph->last_stream && live_streams_.count(graph->last_stream)) {
+    if (graph->last_stream && streams_.count(graph->last_stream)) {
       check(cudaLaunchHostFunc(graph->last_stream, &free_graph, graph.get()), "cudaLaunchHostFunc");
       (void)graph.release();  // owned by free_graph
     }
@@ -220,8 +242,11 @@ class CudaDevice final : public detail::Device {
   }
 
   int devices_;
+  bool host_function_completions_ = false;
+  // The live streams (destroy_graph's deferred frees need one) and their completion queues
+  // (none with REPRISE_CUDA_COMPLETIONS=host_functions).
   std::mutex streams_mutex_;
-  std::unordered_set<cudaStream_t> live_streams_;  // destroy_graph's deferred frees need one
+  std::unordered_map<cudaStream_t, std::unique_ptr<CudaCompletionQueue>> streams_;
 };
 
 }  // namespace

@@ -146,13 +146,17 @@ else
   say "     (no Open MPI here: the two-rank GPU run is skipped)"
 fi
 
-# Launch costs on the device (RESULT lines of bench_gpu), when packed.
+# Launch costs on the device (RESULT lines of bench_gpu), when packed: completions through the
+# completion queues (the default), then through CUDA host functions.
 if [ -x "$bin/bench_gpu" ]; then
-  if run "bench_gpu" 180 "$bin/bench_gpu" -backend cuda -reps 3 -kernels 100000 -iters 1000; then
-    echo "$last" | grep RESULT >>"$summary"
-  else
-    fail "bench_gpu: $(echo "$last" | tail -3 | tr '\n' ' ')"
-  fi
+  for how in queues host_functions; do
+    if REPRISE_CUDA_COMPLETIONS=$how run "bench_gpu $how" 180 "$bin/bench_gpu" -backend cuda \
+      -reps 3 -kernels 100000 -iters 1000; then
+      echo "$last" | grep RESULT | sed "s/^RESULT /RESULT completions=$how /" >>"$summary"
+    else
+      fail "bench_gpu ($how): $(echo "$last" | tail -3 | tr '\n' ' ')"
+    fi
+  done
 fi
 say "# failed checks: $failed"
 exit "$failed"
