@@ -9,6 +9,9 @@ side, medians of --repeat runs.
     /usr/bin/python3 tools/experiments/whatif_accuracy.py [--bin build/bin] [--repeat 5]
         [--cores 2] [--lat 50us]
 
+On a machine without reprise-whatif (a borrowed one), --record-only DIR runs the apps and
+keeps their traces and measured times in DIR; --predict-from DIR then predicts them here.
+
 The machine: --cores cores shared by every rank's threads (mpirun --oversubscribe), so the
 platform is cores=C,per_node=R,shared_util=1,workers=1, with --lat the latency of a message
 between two ranks here (the MPI progress threads sleep 20-100 us when idle and share the cores
@@ -46,7 +49,9 @@ def app_cmd(bindir, app, ranks, mode, extra):
     args, _, _ = APPS[app]
     cmd = [os.path.join(bindir, app)] + args(ranks).split() + ["--trace", mode, "-ll:cpu", "1"] + extra
     if ranks > 1:
-        cmd = [shutil.which("mpirun"), "-np", str(ranks), "--oversubscribe"] + cmd
+        # (-x: binaries that find their libraries through LD_LIBRARY_PATH, packed ones say)
+        forward = ["-x", "LD_LIBRARY_PATH"] if os.environ.get("LD_LIBRARY_PATH") else []
+        cmd = [shutil.which("mpirun"), "-np", str(ranks), "--oversubscribe"] + forward + cmd
     return cmd
 
 
@@ -58,9 +63,18 @@ def main():
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--cores", type=int, default=2)
     ap.add_argument("--lat", default="50us")
+    ap.add_argument("--record-only", metavar="DIR", help="run and keep traces and times in DIR")
+    ap.add_argument("--predict-from", metavar="DIR", help="predict the runs kept in DIR")
     args = ap.parse_args()
     env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
-    tmp = tempfile.mkdtemp(prefix="whatif_accuracy_")
+    tmp = args.record_only or args.predict_from or tempfile.mkdtemp(prefix="whatif_accuracy_")
+    os.makedirs(tmp, exist_ok=True)
+    kept = {}  # trace file name -> (iterations, measured s per iteration)
+    if args.predict_from:
+        with open(os.path.join(tmp, "measured.txt")) as f:
+            for line in f:
+                name, iters, measured = line.split()
+                kept[name] = (int(iters), float(measured))
     print("%-9s %5s %-7s %12s %12s %7s  %s" % ("app", "ranks", "mode", "measured us", "predicted us",
                                               "error", "platform"))
     errors = []
@@ -68,10 +82,21 @@ def main():
         _, iter_task, modes = APPS[app]
         for ranks in [int(r) for r in args.ranks.split(",")]:
             for mode in modes:
-                trace = os.path.join(tmp, "%s_%d_%s.txt" % (app, ranks, mode))
-                res = run(app_cmd(args.bin, app, ranks, mode, ["-lg:evtrace", trace]), env)
-                iters = int(res["iters"])
-                measured = float(res["time_s"]) / iters
+                name = "%s_%d_%s.txt" % (app, ranks, mode)
+                trace = os.path.join(tmp, name)
+                if args.predict_from:
+                    if name not in kept:
+                        continue
+                    iters, measured = kept[name]
+                else:
+                    res = run(app_cmd(args.bin, app, ranks, mode, ["-lg:evtrace", trace]), env)
+                    iters = int(res["iters"])
+                    measured = float(res["time_s"]) / iters
+                if args.record_only:
+                    with open(os.path.join(tmp, "measured.txt"), "a") as f:
+                        f.write("%s %d %.9f\n" % (name, iters, measured))
+                    print("%-9s %5d %-7s %12.1f" % (app, ranks, mode, measured * 1e6), flush=True)
+                    continue
                 platform = "cores=%d,per_node=%d,shared_util=1,workers=1,lat=%s" % (
                     args.cores, ranks, args.lat)
                 cmd = [os.path.join(args.bin, "reprise-whatif"), trace, "--platform", platform]
@@ -91,7 +116,11 @@ def main():
                 print("%-9s %5d %-7s %12.1f %12.1f %+6.1f%%  %s" %
                       (app, ranks, mode, measured * 1e6, predicted * 1e6, 100 * err, platform),
                       flush=True)
-    print("median |error| %.1f%%, max %.1f%%" % (100 * statistics.median(errors), 100 * max(errors)))
+    if errors:
+        print("median |error| %.1f%%, max %.1f%%" %
+              (100 * statistics.median(errors), 100 * max(errors)))
+    if args.predict_from:
+        return
 
     # Recording overhead: the stencil with and without -lg:evtrace, alternated.
     on, off = [], []
