@@ -210,7 +210,7 @@ void Runtime::run(const std::function<void(Context&)>& top_level) {
     throw Error("reprise::start: a runtime is already running in this process");
   executor_.start();
   if (network_) {
-    network_->start();
+    network_->start(spin_);
     stream_check_->start();
   }
   utility_ = std::thread(&Runtime::utility_loop, this);

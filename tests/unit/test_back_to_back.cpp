@@ -81,7 +81,7 @@ TEST(BackToBack, SuccessiveNetworksKeepTheirMessagesApart) {
       (r == round ? heard : foreign) += 1;
       cv.notify_all();
     });
-    net->start();
+    net->start(detail::SpinPolicy{});
     std::vector<std::byte> b(sizeof round);
     std::memcpy(b.data(), &round, sizeof round);
     for (std::uint32_t to = 0; to < net->size(); ++to)

@@ -40,7 +40,10 @@ class MpiNetwork final : public detail::Network {
   std::uint32_t rank() const override { return rank_; }
   std::uint32_t size() const override { return size_; }
   void on(Channel c, Handler h) override { handlers_[std::size_t(c)] = std::move(h); }
-  void start() override { thread_ = std::thread(&MpiNetwork::loop, this); }
+  void start(const detail::SpinPolicy& idle) override {
+    idle_ = idle;
+    thread_ = std::thread(&MpiNetwork::loop, this);
+  }
 
   void send(std::uint32_t to, Channel c, std::vector<std::byte> bytes) override {
     {
@@ -216,9 +219,22 @@ class MpiNetwork final : public detail::Network {
     detail::set_log_thread_name("mpi");
     auto idle = std::chrono::microseconds(20);
     MPI_Request barrier = MPI_REQUEST_NULL;
+    // A message soon after the last one is the common case (a halo exchange, a completion
+    // answering a request): poll for idle_.spin_ns before sleeping, as idle workers do. (A
+    // sleep costs 20-100 µs per message on the critical path: measured on 16 cores, the
+    // stencil's iteration at 2 ranks took 20x the 1-rank time.)
+    auto last_busy = std::chrono::steady_clock::now();
     for (;;) {
       if (progress()) {
         idle = std::chrono::microseconds(20);
+        last_busy = std::chrono::steady_clock::now();
+        continue;
+      }
+      const auto spun = std::uint64_t(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                          std::chrono::steady_clock::now() - last_busy)
+                                          .count());
+      if (spun < idle_.spin_ns) {
+        idle_.pause(spun);
         continue;
       }
       bool stopping;
@@ -243,6 +259,7 @@ class MpiNetwork final : public detail::Network {
   MPI_Comm comm_ = MPI_COMM_NULL;
   std::array<Handler, 8> handlers_;  // by Channel
   std::thread thread_;
+  detail::SpinPolicy idle_;
   std::atomic<std::uint64_t> sent_{0};  // MPI sends posted (messages_sent)
   std::mutex mutex_;
   std::condition_variable wake_;

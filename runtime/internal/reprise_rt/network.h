@@ -6,6 +6,8 @@
 #include <functional>
 #include <vector>
 
+#include "reprise_rt/spin_policy.h"
+
 namespace reprise::detail {
 
 enum class Channel : std::uint32_t {
@@ -26,7 +28,10 @@ class Network {
   // Handlers run on the progress thread, one message at a time; install them before start().
   using Handler = std::function<void(std::uint32_t from, std::vector<std::byte>&& bytes)>;
   virtual void on(Channel c, Handler h) = 0;
-  virtual void start() = 0;
+  // Starts the progress thread. Idle, it keeps polling for `idle.spin_ns` after its last
+  // message (pausing as `idle` says: a message then costs no wake-up), then sleeps in short
+  // timed waits.
+  virtual void start(const SpinPolicy& idle) = 0;
   // Queues bytes for rank `to`; messages from one rank on one channel arrive in order.
   virtual void send(std::uint32_t to, Channel c, std::vector<std::byte> bytes) = 0;
   // Collectives, blocking the calling thread (never the progress thread, which keeps
