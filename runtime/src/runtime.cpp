@@ -73,9 +73,14 @@ SpinPolicy make_spin_policy(const Config& c, bool networked) {
   // Busy threads: the application's, the utility threads, the CPU workers, and under control
   // replication the progress thread.
   const int threads = 1 + c.utils + c.cpus + (networked ? 1 : 0);
-  s.yield = c.spin_yield >= 0
-                ? c.spin_yield == 1
-                : oversubscribed(threads, networked ? local_ranks() : 1, machine_cores());
+  // A process bound to some of the cores (mpirun binds each of two ranks to one core by
+  // default) has those alone for its threads.
+  const int bound = bound_cores();
+  const bool crowded =
+      bound > 0 && bound < machine_cores()
+          ? threads > bound
+          : oversubscribed(threads, networked ? local_ranks() : 1, machine_cores());
+  s.yield = c.spin_yield >= 0 ? c.spin_yield == 1 : crowded;
   return s;
 }
 }  // namespace

@@ -45,6 +45,17 @@ int machine_cores() {
   return topology().cores;
 }
 
+int bound_cores() {
+  const Topology& t = topology();
+  if (!t.topo) return 0;
+  hwloc_bitmap_t set = hwloc_bitmap_alloc();
+  int cores = 0;
+  if (set && hwloc_get_cpubind(t.topo, set, HWLOC_CPUBIND_PROCESS) == 0)
+    cores = hwloc_get_nbobjs_inside_cpuset_by_type(t.topo, set, HWLOC_OBJ_CORE);
+  hwloc_bitmap_free(set);
+  return cores;
+}
+
 int numa_nodes() {
   return topology().nodes;
 }

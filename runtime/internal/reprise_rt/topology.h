@@ -18,6 +18,9 @@ using HostBytes = std::unique_ptr<std::byte, HostDeleter>;
 
 // The machine's cores (0 if hwloc cannot load the topology) and NUMA nodes (at least 1).
 int machine_cores();
+// The cores this process may run on (its CPU binding: mpirun binds each of 2 ranks to one
+// core by default), 0 if unknown.
+int bound_cores();
 int numa_nodes();
 // Binds the calling thread to core `core`; false if it could not.
 bool pin_current_thread(int core);
