@@ -82,6 +82,9 @@ thread_local Capture tl_capture;
 
 class CudaDevice final : public detail::Device {
  public:
+  ~CudaDevice() override {
+    for (cudaEvent_t e : free_events_) (void)cudaEventDestroy(e);
+  }
   explicit CudaDevice(int devices) : devices_(devices) {
     // Completions through host functions instead of the completion queues: for comparisons.
     const char* how = std::getenv("REPRISE_CUDA_COMPLETIONS");
@@ -177,7 +180,14 @@ class CudaDevice final : public detail::Device {
   }
   DeviceEvent record(DeviceStream s) override {
     cudaEvent_t e = nullptr;
-    check(cudaEventCreateWithFlags(&e, cudaEventDisableTiming), "cudaEventCreateWithFlags");
+    {
+      std::lock_guard<std::mutex> lock(events_mutex_);
+      if (!free_events_.empty()) {
+        e = free_events_.back();
+        free_events_.pop_back();
+      }
+    }
+    if (!e) check(cudaEventCreateWithFlags(&e, cudaEventDisableTiming), "cudaEventCreateWithFlags");
     check(cudaEventRecord(e, raw(s)), "cudaEventRecord");
     return DeviceEvent{e, 0};
   }
@@ -188,8 +198,12 @@ class CudaDevice final : public detail::Device {
     check(r, "cudaEventQuery");
     return true;
   }
+  // Back to a pool, without a CUDA call (this may run where the CUDA API may not be called):
+  // a stream that waits for it keeps what it was recorded as, whatever is recorded later.
   void release_event(DeviceEvent e) override {
-    if (e.handle) check(cudaEventDestroy(static_cast<cudaEvent_t>(e.handle)), "cudaEventDestroy");
+    if (!e.handle) return;
+    std::lock_guard<std::mutex> lock(events_mutex_);
+    free_events_.push_back(static_cast<cudaEvent_t>(e.handle));
   }
   void wait(DeviceStream s, DeviceEvent e) override {
     if (e.handle)
@@ -247,6 +261,8 @@ class CudaDevice final : public detail::Device {
   // (none with REPRISE_CUDA_COMPLETIONS=host_functions).
   std::mutex streams_mutex_;
   std::unordered_map<cudaStream_t, std::unique_ptr<CudaCompletionQueue>> streams_;
+  std::mutex events_mutex_;
+  std::vector<cudaEvent_t> free_events_;  // released by release_event, recorded again
 };
 
 }  // namespace

@@ -4,6 +4,7 @@
 
 #include "reprise_rt/assert.h"
 #include "reprise_rt/pool.h"
+#include "reprise_rt/stream_mark.h"
 
 namespace reprise::detail {
 
@@ -81,24 +82,31 @@ void EventTable::trigger(Event e) {
   push_free(e.id);
 }
 
-void EventTable::link_early(Event e, Event early, std::uint32_t tag) {
+void EventTable::link_early(Event e, Event early, std::uint32_t tag, StreamMark* mark) {
   Slot& s = slot(e.id);
   s.lock.lock();
   s.early_for_gen = e.gen;
   s.early_tag = tag;
   s.early = early;
+  s.early_mark = mark;
   s.lock.unlock();
 }
 
-Event EventTable::early_stand_in(Event e, std::uint32_t tag) const {
+Event EventTable::early_stand_in(Event e, std::uint32_t tag, StreamMark** mark) const {
+  *mark = nullptr;
   if (e.id == 0) return e;
   const Slot& s = slot(e.id);
   s.lock.lock();
   // (A triggered e needs no stand-in; an untriggered one still owns its slot, so a link made
-  // for its generation is its own.)
+  // for its generation is its own, and so is its mark: the point drops the link's reference
+  // only after e has triggered, under this lock.)
   const bool linked = s.triggered_gen.load(std::memory_order_relaxed) < e.gen &&
                       s.early_for_gen == e.gen && s.early_tag == tag;
   const Event out = linked ? s.early : e;
+  if (linked) {
+    *mark = s.early_mark;
+    (*mark)->refs.fetch_add(1, std::memory_order_relaxed);
+  }
   s.lock.unlock();
   return out;
 }

@@ -112,19 +112,64 @@ ReadyQueue& Executor::queue_of(const Processor& p) {
   return *cpu_queues_[p.index % cpu_queues_.size()];
 }
 
+DeviceStream Executor::work_stream(const PointTask& t) const {
+  const Op& op = *t.op;
+  switch (op.kind) {
+    case OpKind::Task:
+    case OpKind::IndexTask:
+      return t.proc.kind == ProcessorKind::GPU ? stream_of(t.proc) : DeviceStream{};
+    case OpKind::Fill: {
+      const Instance* inst = op.point_instances[0];
+      return inst->on_device() ? copy_stream(inst->device_index()) : DeviceStream{};
+    }
+    case OpKind::Copy: {
+      if (op.folds() || t.send_to >= 0 || t.receive) return DeviceStream{};
+      const Instance* si = op.point_instances[0];
+      const Instance* di = op.point_instances[1];
+      if (di->on_device()) return copy_stream(di->device_index());
+      return si->on_device() ? copy_stream(si->device_index()) : DeviceStream{};
+    }
+    default:
+      return DeviceStream{};
+  }
+}
+
 std::uint32_t Executor::stream_tag(const PointTask& t) const {
-  // Only a task point on a GPU whose host code reads no futures (a future is ready only when
-  // its producer has finished) and folds nothing on the host; not under control replication
-  // (a remote shard's event has no stand-in) nor -lg:simulate_shards.
-  if (t.proc.kind != ProcessorKind::GPU || !rt_.device() || !rt_.config().gpu_early) return 0;
+  // Points whose work runs on a device stream and whose host code only enqueues it: not a
+  // task that reads futures (a future is ready only when its producer has finished) or folds
+  // on the host; not under control replication (a remote shard's event has no stand-in) nor
+  // -lg:simulate_shards.
+  if (!rt_.device() || !rt_.config().gpu_early) return 0;
   if (rt_.exchange() || rt_.simulated()) return 0;
   const Op& op = *t.op;
-  if (op.kind != OpKind::Task && op.kind != OpKind::IndexTask) return 0;
-  if (!t.variant || t.variant != op.task_info->variant(ProcessorKind::GPU)) return 0;
-  if (!op.futures().empty()) return 0;
-  for (const ReqInfo& q : op.reqs)
-    if (q.privilege == Privilege::Reduce) return 0;
-  return t.proc.index + 1;
+  if (op.kind == OpKind::Task || op.kind == OpKind::IndexTask) {
+    if (t.proc.kind != ProcessorKind::GPU) return 0;
+    if (!t.variant || t.variant != op.task_info->variant(ProcessorKind::GPU)) return 0;
+    if (!op.futures().empty()) return 0;
+    for (const ReqInfo& q : op.reqs)
+      if (q.privilege == Privilege::Reduce) return 0;
+  }
+  const DeviceStream s = work_stream(t);
+  return s.valid() ? std::uint32_t(s.device) + 1 : 0;
+}
+
+bool Executor::take_stream_wait(PointTask& t, StreamMark* mark) {
+  const DeviceStream own = work_stream(t);
+  if (mark->stream == own.handle) {  // the stream orders the two already
+    release_mark(mark);
+    return true;
+  }
+  // A batch's point may run inside a captured graph, which cannot wait for an event from
+  // outside it; and the room is bounded.
+  if (t.batch || t.stream_wait_count == PointTask::kMaxStreamWaits) return false;
+  t.stream_waits[t.stream_wait_count++] = mark;
+  return true;
+}
+
+void Executor::release_mark(StreamMark* mark) {
+  if (mark->refs.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
+  rt_.device()->release_event(mark->event);
+  PoolDelete<StreamMark>{}(mark);
 }
 
 void Executor::precondition_done(void* ctx, std::uint64_t) {
@@ -148,7 +193,10 @@ Event Executor::launch(Op& op, std::uint32_t point, Processor proc, std::span<co
   if (task->elsewhere) return done;
   if (const std::uint32_t tag = stream_tag(*task)) {
     task->issued = rt_.events().create();
-    rt_.events().link_early(done, task->issued, tag);
+    PoolPtr<StreamMark> mark = make_pooled<StreamMark>();
+    mark->stream = work_stream(*task).handle;
+    task->mark = mark.release();  // the link's reference, dropped in finish_point
+    rt_.events().link_early(done, task->issued, tag, task->mark);
   }
   PointTask* t = task.release();  // owned by the executor until it has run
   wait_for(t, pre);
@@ -282,11 +330,13 @@ void Executor::finish_point(PointTask* t, std::exception_ptr point_error) {
   if (exchange && !op.generated()) exchange->finished(op, t->point_index, point_error);
   const bool sent = t->send_to >= 0;
   Event done = t->done;
+  StreamMark* mark = t->mark;
   OpRef keep = std::move(t->op);
   ReplayBatch* batch = t->batch;
   const std::uint32_t batch_index = t->batch_index;
   if (!batch) PoolDelete<PointTask>{}(t);  // a batch's points go with their batch
   if (done.exists()) rt_.events().trigger(done);
+  if (mark) release_mark(mark);  // (after the trigger: no waiter takes it any more)
   if (batch) finish_in_batch(batch, batch_index);
   if (keep->generated()) {
     // No program op to complete; a send half counted towards its op's completion here.

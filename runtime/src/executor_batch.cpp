@@ -27,6 +27,8 @@ void Executor::init_point(PointTask& t, Op& op, std::uint32_t point, Processor p
   }
   t.done = completion_event ? rt_.events().create() : kNoEvent;
   t.issued = kNoEvent;
+  t.mark = nullptr;
+  t.stream_wait_count = 0;
   op.point_done[point] = t.done;
   if (Profiler* prof = rt_.profiler(); prof && prof->deps()) [[unlikely]] {
     prof->produced(t.done, op, point);
@@ -59,8 +61,14 @@ void Executor::wait_for(PointTask* t, std::span<const Event> pre) {
     // lock-free check skips the waiter list.
     if (rt_.events().has_triggered(e)) continue;
     if (tag) {
-      e = rt_.events().early_stand_in(e, tag);
-      if (rt_.events().has_triggered(e)) continue;
+      StreamMark* mark = nullptr;
+      const Event early = rt_.events().early_stand_in(e, tag, &mark);
+      if (mark && !take_stream_wait(*t, mark)) {
+        release_mark(mark);  // (no room, or a batch's point on another stream: wait for e)
+      } else {
+        e = early;
+        if (rt_.events().has_triggered(e)) continue;
+      }
     }
     if (x) x->need(e);
     t->pending.fetch_add(1, std::memory_order_relaxed);

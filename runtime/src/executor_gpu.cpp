@@ -59,15 +59,26 @@ void Executor::run_point_with_device(PointTask* t) {
   }
   const std::uint64_t t0 = rt_.profiler() ? Profiler::stamp() : 0;
   t->copy_device = -1;
+  if (t->stream_wait_count) {  // work of other streams it follows (Executor::wait_for)
+    const DeviceStream own = work_stream(*t);
+    for (int k = 0; k < t->stream_wait_count; ++k) {
+      if (own.valid()) rt_.device()->wait(own, t->stream_waits[k]->event);
+      release_mark(t->stream_waits[k]);
+    }
+    t->stream_wait_count = 0;
+  }
   std::exception_ptr error = execute_point(*t);
   const DeviceStream s = t->copy_device >= 0 ? copy_stream(t->copy_device) : stream_of(t->proc);
+  // (t may be gone once it is finished or its completion is enqueued.)
+  const Event issued = t->issued;
+  if (t->mark && s.valid()) t->mark->event = rt_.device()->record(s);
   if (!s.valid()) {  // a CPU point: done
     if (Profiler* prof = rt_.profiler()) profile_point(*prof, *t, t0);
-    return finish_point(t, std::move(error));
+    finish_point(t, std::move(error));
+  } else {
+    complete_from_stream(t, s, std::move(error), t0);
   }
-  const Event issued = t->issued;  // (t may be gone once its completion is enqueued)
-  complete_from_stream(t, s, std::move(error), t0);
-  // Its work is on the stream: later points of this stream may follow (Executor::wait_for).
+  // Its work is on the stream: later points of this device may follow (Executor::wait_for).
   if (issued.exists()) rt_.events().trigger(issued);
 }
 

@@ -413,6 +413,53 @@ TEST(Gpu, APointFollowsWorkOfItsOwnStreamOnceItIsEnqueued) {
   }
 }
 
+// The same across two GPU processors of one device: the second reads the first's data from the
+// other framebuffer, so a copy sits between them, and each waits for the work before it with a
+// stream wait instead of its completion.
+class SplitMapper : public DefaultMapper {
+ public:
+  Processor select_processor(const MapperTaskInfo& t, const MachineInfo& m) override {
+    Processor p = DefaultMapper::select_processor(t, m);
+    if (t.task == 9420) return Processor{ProcessorKind::GPU, 0, p.shard};
+    if (t.task == 9421) return Processor{ProcessorKind::GPU, 1, p.shard};
+    return p;
+  }
+};
+
+TEST(Gpu, APointOnAnotherGpuOfTheDeviceFollowsThroughAStreamWait) {
+  register_all();
+  enum : TaskID { T_FIRST = 9420, T_SECOND };
+  if (!TaskRegistry::contains(T_FIRST)) {
+    TaskRegistry::add(T_FIRST, "first", {cpu(cpu_only), gpu(first_gpu)});
+    TaskRegistry::add(T_SECOND, "second", {cpu(cpu_only), gpu(second_gpu)});
+  }
+  for (const char* early : {"1", "0"}) {
+    g_second_host_ran = g_first_saw_second = false;
+    g_first_waits_at_most = std::chrono::milliseconds(early[0] == '1' ? 20000 : 300);
+    std::int64_t sum = 0;
+    Context::TraceStats stats;
+    reprise::run(
+        {"-ll:cpu", "1", "-ll:gpu", "2", "-ll:gpu_backend", "host", "-lg:gpu_early", early},
+        [&](Context& ctx) {
+          Region r = ctx.create_region(ctx.create_index_space(Rect<1>({0}, {99})),
+                                       ctx.create_field_space({{FV, sizeof(std::int64_t)}}));
+          TaskLauncher first(T_FIRST), second(T_SECOND);
+          first.add(r, Privilege::WriteDiscard, {FV});
+          second.add(r, Privilege::ReadWrite, {FV});
+          ctx.execute(first);
+          ctx.execute(second);
+          TaskLauncher total(T_SUM_ROWS);
+          total.add(r, Privilege::ReadOnly, {FV});
+          sum = ctx.execute(total).get<std::int64_t>();
+          stats = ctx.trace_stats();
+        },
+        std::make_unique<SplitMapper>());
+    EXPECT_EQ(sum, 100 * 15) << "-lg:gpu_early " << early;  // 5 on GPU 0, times 3 on GPU 1
+    EXPECT_GE(stats.copies_gpu_to_gpu, 1u);
+    EXPECT_EQ(g_first_saw_second.load(), early[0] == '1') << "-lg:gpu_early " << early;
+  }
+}
+
 TEST(Gpu, ATaskWithoutAGpuVariantOnAGpuIsAnError) {
   register_all();
   try {

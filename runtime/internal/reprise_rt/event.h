@@ -13,6 +13,8 @@
 
 namespace reprise::detail {
 
+struct StreamMark;
+
 struct Event {
   std::uint32_t id = 0;  // 0: the event that has always triggered
   std::uint32_t gen = 0;
@@ -44,13 +46,14 @@ class EventTable {
   bool marked(Event e) const {
     return e.id != 0 && slot(e.id).marked_gen.load(std::memory_order_acquire) == e.gen;
   }
-  // An earlier event that stands in for e for waiters that carry `tag` (GPU points of one
-  // stream: e is a point's completion, `early` the moment its work was enqueued on the stream,
-  // after which later work on that stream is ordered behind it anyway). Set once, right
+  // An earlier event that stands in for e for waiters that carry `tag` (points of one device:
+  // e is a point's completion, `early` the moment its work was enqueued on a stream of the
+  // device, `mark` where that work ends there — reprise_rt/stream_mark.h). Set once, right
   // after e is created.
-  void link_early(Event e, Event early, std::uint32_t tag);
-  // e's stand-in for a waiter with this tag (nonzero), or e itself.
-  Event early_stand_in(Event e, std::uint32_t tag) const;
+  void link_early(Event e, Event early, std::uint32_t tag, StreamMark* mark);
+  // e's stand-in for a waiter with this tag (nonzero), or e itself. With a stand-in, *mark is
+  // its mark with a reference taken for the caller (else null).
+  Event early_stand_in(Event e, std::uint32_t tag, StreamMark** mark) const;
   // Blocks the calling thread until e triggers.
   void wait(Event e);
   // An event that triggers when all of events have (kNoEvent if they all have already).
@@ -76,6 +79,7 @@ class EventTable {
     std::uint32_t early_for_gen = 0;
     std::uint32_t early_tag = 0;
     Event early;
+    StreamMark* early_mark = nullptr;
   };
   static constexpr std::uint32_t kChunkBits = 12;
   static constexpr std::uint32_t kChunk = 1u << kChunkBits;

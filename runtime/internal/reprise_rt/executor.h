@@ -70,9 +70,15 @@ class Executor final : public GraphSink, public BatchSink {
 
  private:
   static void precondition_done(void* ctx, std::uint64_t);
-  // Nonzero (its GPU processor's tag) for a point that may start once same-stream work it
-  // waits for is enqueued rather than finished; 0 otherwise.
+  // The device stream a point's work goes to (invalid: none, its work runs on a CPU thread).
+  DeviceStream work_stream(const PointTask& t) const;
+  // Nonzero (its device's tag) for a point that may start once device work it waits for is
+  // enqueued rather than finished (reprise_rt/stream_mark.h); 0 otherwise.
   std::uint32_t stream_tag(const PointTask& t) const;
+  // t will make its stream wait for mark (or needs not, on mark's own stream); false if it
+  // cannot, and must wait for the completion instead. Takes over the reference.
+  bool take_stream_wait(PointTask& t, StreamMark* mark);
+  void release_mark(StreamMark* mark);
   // Control replication: point `point` of op runs on shard `owner` (its proxy here, if any).
   Event remote_point(Op& op, std::uint32_t point, std::uint32_t owner);
   // A single point or copy: a task of its own, released once its preconditions hold.

@@ -11,6 +11,7 @@
 #include "reprise/types.h"
 #include "reprise_rt/event.h"
 #include "reprise_rt/op.h"
+#include "reprise_rt/stream_mark.h"
 
 namespace reprise::detail {
 
@@ -25,9 +26,16 @@ struct PointTask {
   Processor proc;
   const TaskVariant* variant = nullptr;
   Event done;
-  // A GPU task point outside a batch: triggered once its work is enqueued on its GPU's stream,
-  // so that later points of that stream need not wait for it to finish (Executor::wait_for).
+  // A point outside a batch whose work runs on a device stream: triggered once that work is
+  // enqueued, so that later points of the device need not wait for it to finish
+  // (Executor::wait_for); `mark` says where the work ends on the stream (stream_mark.h).
   Event issued;
+  StreamMark* mark = nullptr;
+  // Marks of other streams this point's stream must wait for before its work (references
+  // held until then).
+  static constexpr int kMaxStreamWaits = 4;
+  StreamMark* stream_waits[kMaxStreamWaits] = {};
+  std::uint8_t stream_wait_count = 0;
   std::atomic<std::int32_t> pending{1};
   PointTask* next = nullptr;     // intrusive link for ready queues
   ReplayBatch* batch = nullptr;  // batch launches only (the batch owns the point)
