@@ -125,6 +125,28 @@ else
   fail "stencil $big: $(echo "$last" | tail -3 | tr '\n' ' ')"
 fi
 
+# Untraced stencil on 4 GPU processors of the device (halo copies between framebuffers): early
+# starts through stream waits against waiting for completions, alternated, same checksum.
+early_args="-nx 1024 -ny 1024 -px 2 -py 2 -iters 300 --trace none -ll:cpu 1 -ll:gpu 4 -ll:gpu_backend cuda"
+times=""
+sums=""
+for rep in 1 2 3; do
+  for early in 1 0; do
+    # shellcheck disable=SC2086
+    if run "early $early" 60 "$bin/stencil" $early_args -lg:gpu_early $early; then
+      times="$times early$early=$(field time_s | cut -d= -f2)"
+      sums="$sums $(field checksum)"
+    else
+      fail "stencil $early_args -lg:gpu_early $early: $(echo "$last" | tail -3 | tr '\n' ' ')"
+    fi
+  done
+done
+if [ "$(echo "$sums" | tr ' ' '\n' | sort -u | grep -c .)" = 1 ]; then
+  pass "stencil $early_args, -lg:gpu_early 1/0 alternated:$times"
+else
+  fail "stencil $early_args: checksums differ between -lg:gpu_early 1 and 0:$sums"
+fi
+
 # Two ranks, one GPU each (data between ranks staged through host memory), where the machine
 # has Open MPI.
 if command -v mpirun >/dev/null && ldconfig -p | grep -q "libmpi.so.40 "; then
