@@ -225,8 +225,25 @@ void Analysis::choose_memories(Op& op, std::size_t p, const MapperTaskInfo* info
           "shard {}; the point runs on shard {} (a task can use only its own shard's memories)",
           op.describe(), mem, r, op.domain.delinearize(coord_t(p)).str(),
           rt_.instances().shard_of(mem), procs_[p].shard));
+    if (info) check_access(op, p, r, mem);
     op.point_instances[p * nreq + r] = instance_for(q.tree, mem);
   }
+}
+
+void Analysis::check_access(const Op& op, std::size_t p, std::size_t r, MemoryID mem) const {
+  // A CPU reaches system and zero-copy memory; a GPU its shard's framebuffers and zero-copy
+  // memory (on a real GPU anything else is a host or device address it cannot use, so the
+  // host device backend refuses it too).
+  const Memory& m = rt_.instances().memory(mem);
+  const Processor& proc = procs_[p];
+  const bool gpu = proc.kind == ProcessorKind::GPU;
+  if (gpu ? m.kind != MemoryKind::System : m.kind != MemoryKind::Framebuffer) return;
+  throw Error(fmt::format(
+      "{}: the mapper chose memory {} ({}) for requirement {} of point {}, which runs on {}{}: "
+      "a {} cannot use {} memory (choose {})",
+      op.describe(), mem, m.name, r, op.domain.delinearize(coord_t(p)).str(), gpu ? "gpu" : "cpu",
+      proc.index, gpu ? "GPU" : "CPU", gpu ? "system" : "framebuffer",
+      gpu ? "a framebuffer or zero-copy memory (-ll:zsize)" : "a system or zero-copy memory"));
 }
 
 namespace {

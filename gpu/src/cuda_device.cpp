@@ -110,6 +110,22 @@ class CudaDevice final : public detail::Device {
     check(cudaFree(p), "cudaFree");
   }
 
+  void* allocate_host(std::size_t bytes) override {
+    // Portable and mapped: with unified addressing, kernels of every device use the host
+    // pointer itself.
+    void* p = nullptr;
+    if (cudaHostAlloc(&p, bytes ? bytes : 1, cudaHostAllocPortable | cudaHostAllocMapped) !=
+        cudaSuccess) {
+      (void)cudaGetLastError();  // out of memory is reported by the caller
+      return nullptr;
+    }
+    std::memset(p, 0, bytes);
+    return p;
+  }
+  void release_host(void* p) override {
+    if (p) check(cudaFreeHost(p), "cudaFreeHost");
+  }
+
   DeviceStream create_stream(int device) override {
     check(cudaSetDevice(device), "cudaSetDevice");
     cudaStream_t s = nullptr;

@@ -139,6 +139,9 @@ class HostDevice final : public detail::Device {
     std::free(p);
   }
 
+  void* allocate_host(std::size_t bytes) override { return std::calloc(bytes ? bytes : 1, 1); }
+  void release_host(void* p) override { std::free(p); }
+
   DeviceStream create_stream(int device) override {
     auto s = std::make_unique<HostStream>();
     DeviceStream handle{s.get(), device};

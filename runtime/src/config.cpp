@@ -107,6 +107,13 @@ const std::vector<FlagDef>& flag_table() {
                        [](Config& c, const std::string& v) {
                          c.fsize_mib = parse_int("-ll:fsize", v, 1, std::int64_t(1) << 30);
                        }));
+    add("-ll:zsize", "MiB",
+        "zero-copy memory per shard: host memory the GPUs read and write directly (with "
+        "-ll:gpu; 0: none, the default)",
+        std::make_pair([](const Config& c) { return std::to_string(c.zsize_mib); },
+                       [](Config& c, const std::string& v) {
+                         c.zsize_mib = parse_int("-ll:zsize", v, 0, std::int64_t(1) << 30);
+                       }));
     add("-ll:gpu_backend", "cuda|host|auto",
         "what runs GPU processors: CUDA, the host device backend (no GPU needed), or auto "
         "(CUDA when a device is visible, else host with a notice)",
@@ -314,14 +321,6 @@ const std::vector<FlagDef>& flag_table() {
            "accepted; templates are always reduced when recorded",
            notice("-lg:inline_transitive_reduction is accepted for compatibility: trace "
                   "templates are always transitively reduced when they are recorded"));
-    legion("-ll:zsize", "MiB", "accepted; there is no zero-copy memory yet",
-           std::make_pair([](const Config&) { return std::string("-"); },
-                          [](Config& c, const std::string& v) {
-                            parse_int("-ll:zsize", v, 0, std::int64_t(1) << 30);
-                            c.notices.push_back(
-                                "-ll:zsize is accepted for compatibility: there is no zero-copy "
-                                "memory yet");
-                          }));
     legion("-ll:ocpu", "N",
            "accepted; no separate OpenMP processors: -ll:othr T gives every CPU processor T "
            "threads for fork-join inside its tasks",

@@ -28,6 +28,7 @@ Instance::Instance(std::uint32_t tree, std::uint32_t memory, const Domain& bound
       bounds_(bounds),
       device_(where.device),
       device_index_(where.device_index),
+      zero_copy_(where.zero_copy),
       host_visible_(!where.device || where.device->host_addressable()) {
   std::size_t points = std::size_t(bounds.volume());
   fields_.resize(fs.fields.size());
@@ -40,6 +41,12 @@ Instance::Instance(std::uint32_t tree, std::uint32_t memory, const Domain& bound
       if (!fields_[i].device)
         throw Error(fmt::format("an instance of region {} needs {} bytes: out of device memory",
                                 bounds.str(), want));
+    } else if (where.zero_copy) {
+      fields_[i].device = static_cast<std::byte*>(where.zero_copy->allocate_host(want));
+      if (!fields_[i].device)
+        throw Error(fmt::format(
+            "an instance of region {} needs {} bytes: out of pinned (zero-copy) host memory",
+            bounds.str(), want));
     } else {
       fields_[i].data = host_allocate(want, where.numa_node);
       if (!fields_[i].data)
@@ -99,8 +106,13 @@ DeviceCopy device_copy_of(const StridedLayout& dst, const StridedLayout& src, co
 }
 
 Instance::~Instance() {
-  for (FieldStorage& f : fields_)
-    if (f.device) device_->release(device_index_, f.device);
+  for (FieldStorage& f : fields_) {
+    if (!f.device) continue;
+    if (zero_copy_)
+      zero_copy_->release_host(f.device);
+    else
+      device_->release(device_index_, f.device);
+  }
 }
 
 std::unique_ptr<Instance> Instance::reduction(std::uint32_t tree, std::uint32_t memory,
@@ -139,8 +151,11 @@ std::size_t Instance::offset_of(const DomainPoint& p, std::size_t size) const {
 }
 
 InstanceManager::InstanceManager(std::size_t sysmem_bytes, int sysmems, std::uint32_t shard,
-                                 std::uint32_t shards, int gpus, std::size_t fb_bytes)
-    : per_shard_(std::uint32_t(sysmems + gpus)), shard_(shard), sysmems_(std::uint32_t(sysmems)) {
+                                 std::uint32_t shards, int gpus, std::size_t fb_bytes,
+                                 std::size_t zc_bytes)
+    : per_shard_(std::uint32_t(sysmems + gpus + (zc_bytes ? 1 : 0))),
+      shard_(shard),
+      sysmems_(std::uint32_t(sysmems)) {
   for (std::uint32_t s = 0; s < shards; ++s) {
     const std::string at = shards == 1 ? std::string() : fmt::format("@shard{}", s);
     for (int i = 0; i < sysmems; ++i) {
@@ -159,6 +174,14 @@ InstanceManager::InstanceManager(std::size_t sysmem_bytes, int sysmems, std::uin
       fb.gpu = std::uint32_t(g);
       memories_.push_back(fb);
     }
+    if (zc_bytes) {
+      Memory zc;
+      zc.id = std::uint32_t(memories_.size());
+      zc.name = fmt::format("zcmem{}", at);
+      zc.capacity = zc_bytes;
+      zc.kind = MemoryKind::ZeroCopy;
+      memories_.push_back(zc);
+    }
   }
 }
 
@@ -176,6 +199,9 @@ Placement InstanceManager::placement_of(std::uint32_t memory) const {
     REPRISE_ASSERT(device_ != nullptr, "framebuffers exist only with a device backend");
     p.device = device_;
     p.device_index = device_ ? int(m.gpu) % device_->devices() : 0;
+  } else if (m.kind == MemoryKind::ZeroCopy && !p.remote) {
+    REPRISE_ASSERT(device_ != nullptr, "zero-copy memory exists only with a device backend");
+    p.zero_copy = device_;
   } else {
     p.numa_node = numa_node_of(memory);
   }
@@ -189,7 +215,9 @@ void InstanceManager::reserve(std::uint32_t memory, std::size_t want, const Doma
         "memory {} is full: capacity {} MiB, {} MiB in use, an instance of region {} needs "
         "{:.1f} MiB (raise {})",
         m.name, m.capacity >> 20, m.used >> 20, rect.str(), double(want) / (1 << 20),
-        m.kind == MemoryKind::Framebuffer ? "-ll:fsize" : "-ll:csize"));
+        m.kind == MemoryKind::Framebuffer ? "-ll:fsize"
+        : m.kind == MemoryKind::ZeroCopy  ? "-ll:zsize"
+                                          : "-ll:csize"));
   m.used += want;
 }
 

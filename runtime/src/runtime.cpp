@@ -91,7 +91,8 @@ Runtime::Runtime(Config config, std::unique_ptr<Mapper> mapper, Network* network
       mapper_(mapper ? std::move(mapper) : std::make_unique<DefaultMapper>()),
       network_(network),
       instances_(std::size_t(config_.csize_mib) << 20, config_.numa, shard(), machine_shards(),
-                 device_ ? config_.gpus : 0, std::size_t(config_.fsize_mib) << 20),
+                 device_ ? config_.gpus : 0, std::size_t(config_.fsize_mib) << 20,
+                 device_ ? std::size_t(config_.zsize_mib) << 20 : 0),
       executor_(*this),
       queue_(std::size_t(config_.window) + 2) {
   if (config_.simulate_shards > 1 && num_shards() > 1)
@@ -165,8 +166,12 @@ void Runtime::set_pipeline(std::unique_ptr<OpSink> first_stage, GraphSink* graph
 }
 
 MachineInfo Runtime::machine() const {
-  return MachineInfo{executor_.num_cpus(), executor_.num_gpus(), shard(), machine_shards(),
-                     std::uint32_t(config_.numa)};
+  return MachineInfo{executor_.num_cpus(),
+                     executor_.num_gpus(),
+                     shard(),
+                     machine_shards(),
+                     std::uint32_t(config_.numa),
+                     device_ && config_.zsize_mib > 0 ? 1u : 0u};
 }
 
 void Runtime::note_points(std::uint64_t seq, std::uint64_t points, bool replayed) {

@@ -460,6 +460,81 @@ TEST(Gpu, APointOnAnotherGpuOfTheDeviceFollowsThroughAStreamWait) {
   }
 }
 
+// Every requirement in zero-copy memory (-ll:zsize), whatever the processor.
+class ZeroCopyMapper : public DefaultMapper {
+ public:
+  MemoryID select_memory(const MapperTaskInfo&, Processor proc, std::size_t,
+                         const MachineInfo& m) override {
+    EXPECT_EQ(m.num_zero_copy, 1u);
+    return m.zero_copy(proc.shard);
+  }
+};
+// A CPU task's requirement in a framebuffer, or a GPU task's in system memory.
+class WrongMemoryMapper : public DefaultMapper {
+ public:
+  explicit WrongMemoryMapper(bool gpu_wrong) : gpu_wrong_(gpu_wrong) {}
+  MemoryID select_memory(const MapperTaskInfo& t, Processor proc, std::size_t,
+                         const MachineInfo& m) override {
+    if (!gpu_wrong_ && proc.kind == ProcessorKind::CPU && t.task == T_SUM_ROWS)
+      return m.framebuffer(proc.shard, 0);
+    if (gpu_wrong_ && proc.kind == ProcessorKind::GPU) return m.first_memory(proc.shard);
+    return m.closest_memory(proc);
+  }
+
+ private:
+  bool gpu_wrong_;
+};
+
+TEST(Gpu, ZeroCopyMemoryIsSharedByCpusAndGpusWithoutCopies) {
+  register_all();
+  const coord_t n = 1000;
+  Context::TraceStats stats;
+  std::int64_t sum = 0;
+  reprise::run(
+      {"-ll:cpu", "1", "-ll:gpu", "2", "-ll:gpu_backend", "host", "-ll:zsize", "4"},
+      [&](Context& ctx) {
+        sum = run_fill_and_sum(ctx, n, 4);  // fills on the GPUs, sums on a CPU
+        stats = ctx.trace_stats();
+      },
+      std::make_unique<ZeroCopyMapper>());
+  EXPECT_EQ(sum, expected_sum(n));
+  EXPECT_GT(stats.gpu_kernels, 0u);
+  EXPECT_EQ(stats.copies_to_gpu + stats.copies_from_gpu + stats.copies_gpu_to_gpu, 0u);
+}
+
+TEST(Gpu, MemoriesAProcessorCannotUseAreErrors) {
+  register_all();
+  try {  // a GPU task in system memory
+    reprise::run(
+        {"-ll:cpu", "1", "-ll:gpu", "1", "-ll:gpu_backend", "host"},
+        [&](Context& ctx) { run_fill_and_sum(ctx, 100, 2); },
+        std::make_unique<WrongMemoryMapper>(true));
+    ADD_FAILURE() << "a GPU task in system memory ran";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("a GPU cannot use system memory"), std::string::npos)
+        << e.what();
+  }
+  try {  // a CPU task in a framebuffer
+    reprise::run(
+        {"-ll:cpu", "1", "-ll:gpu", "1", "-ll:gpu_backend", "host"},
+        [&](Context& ctx) { run_fill_and_sum(ctx, 100, 2); },
+        std::make_unique<WrongMemoryMapper>(false));
+    ADD_FAILURE() << "a CPU task in a framebuffer ran";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("a CPU cannot use framebuffer memory"), std::string::npos)
+        << e.what();
+  }
+  try {  // zero-copy memory too small
+    reprise::run(
+        {"-ll:cpu", "1", "-ll:gpu", "1", "-ll:gpu_backend", "host", "-ll:zsize", "1"},
+        [&](Context& ctx) { run_fill_and_sum(ctx, 1 << 20, 2); },
+        std::make_unique<ZeroCopyMapper>());
+    ADD_FAILURE() << "8 MiB fitted in 1 MiB of zero-copy memory";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("-ll:zsize"), std::string::npos) << e.what();
+  }
+}
+
 TEST(Gpu, ATaskWithoutAGpuVariantOnAGpuIsAnError) {
   register_all();
   try {

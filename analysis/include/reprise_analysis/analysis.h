@@ -45,6 +45,8 @@ class Analysis final : public OpSink {
   void analyse_points(const OpRef& op);
   // Maps point p's requirements to memories (several memories only).
   void choose_memories(Op& op, std::size_t p, const MapperTaskInfo* info);
+  // A clear error when point p's processor cannot use memory mem for requirement r.
+  void check_access(const Op& op, std::size_t p, std::size_t r, MemoryID mem) const;
   // Launches point p after the copies that make its instances valid; updates the state.
   void launch_with_copies(Op& op, std::uint32_t p);
   // Folds the pending reductions a read of requirement r found (folds_) into its instance.

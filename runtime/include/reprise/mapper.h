@@ -20,26 +20,36 @@ struct MapperTaskInfo {
 };
 
 // Memories are numbered per shard: its system memories (NUMA domains, -ll:numa) first, then
-// one framebuffer per GPU (-ll:gpu).
+// one framebuffer per GPU (-ll:gpu), then its zero-copy memory if it has one (-ll:zsize).
 using MemoryID = std::uint32_t;
 
-// Per shard: num_cpus CPUs, num_gpus GPUs, num_sysmems system memories and num_gpus
-// framebuffers; memory ids are global, shard s owning
+// Per shard: num_cpus CPUs, num_gpus GPUs, num_sysmems system memories, num_gpus
+// framebuffers and num_zero_copy zero-copy memories (0 or 1: host memory that CPUs and GPUs
+// both use in place); memory ids are global, shard s owning
 // [s * memories_per_shard(), (s + 1) * memories_per_shard()).
 struct MachineInfo {
   std::uint32_t num_cpus;  // per shard
   std::uint32_t num_gpus;  // per shard
   std::uint32_t shard;     // the shard asking (every shard maps every point identically)
   std::uint32_t num_shards;
-  std::uint32_t num_sysmems = 1;  // per shard
-  std::uint32_t memories_per_shard() const { return num_sysmems + num_gpus; }
+  std::uint32_t num_sysmems = 1;    // per shard
+  std::uint32_t num_zero_copy = 0;  // per shard
+  std::uint32_t memories_per_shard() const { return num_sysmems + num_gpus + num_zero_copy; }
   std::uint32_t num_memories() const { return memories_per_shard() * num_shards; }
   MemoryID first_memory(std::uint32_t s) const { return MemoryID(s) * memories_per_shard(); }
   // GPU g's framebuffer on shard s.
   MemoryID framebuffer(std::uint32_t s, std::uint32_t g) const {
     return first_memory(s) + num_sysmems + g;
   }
-  bool is_framebuffer(MemoryID m) const { return m % memories_per_shard() >= num_sysmems; }
+  bool is_framebuffer(MemoryID m) const {
+    const std::uint32_t k = m % memories_per_shard();
+    return k >= num_sysmems && k < num_sysmems + num_gpus;
+  }
+  // Shard s's zero-copy memory (only when num_zero_copy is 1).
+  MemoryID zero_copy(std::uint32_t s) const { return first_memory(s) + num_sysmems + num_gpus; }
+  bool is_zero_copy(MemoryID m) const {
+    return num_zero_copy > 0 && m % memories_per_shard() == num_sysmems + num_gpus;
+  }
   // A GPU's framebuffer; the system memory of a CPU's NUMA domain (the CPUs are divided among
   // them in blocks); a utility processor's first system memory.
   MemoryID closest_memory(const Processor& p) const {

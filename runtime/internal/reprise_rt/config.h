@@ -15,6 +15,7 @@ struct Config {
   int numa = 1;                      // -ll:numa
   int gpus = 0;                      // -ll:gpu (per shard)
   std::int64_t fsize_mib = 256;      // -ll:fsize (framebuffer per GPU)
+  std::int64_t zsize_mib = 0;        // -ll:zsize (zero-copy memory per shard; 0: none)
   std::string gpu_backend = "auto";  // -ll:gpu_backend cuda|host|auto
   int gpu_graphs = 1;                // -lg:gpu_graphs 0|1 (replays' GPU work as graphs)
   int gpu_early = 1;  // -lg:gpu_early 0|1 (a GPU point follows same-stream work once enqueued)

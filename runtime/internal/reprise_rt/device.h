@@ -46,6 +46,10 @@ class Device {
   // Zero-filled device memory, or null when the device has no room.
   virtual void* allocate(int device, std::size_t bytes) = 0;
   virtual void release(int device, void* p) = 0;
+  // Zero-copy memory: zero-filled host memory that kernels of every device read and write
+  // directly (pinned and mapped on CUDA), or null when there is no room.
+  virtual void* allocate_host(std::size_t bytes) = 0;
+  virtual void release_host(void* p) = 0;
 
   virtual DeviceStream create_stream(int device) = 0;
   virtual void destroy_stream(DeviceStream s) = 0;

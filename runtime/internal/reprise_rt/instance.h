@@ -31,7 +31,7 @@ struct StridedLayout {
   static StridedLayout dense(std::byte* at, const Domain& rect, std::size_t size);
 };
 
-enum class MemoryKind : std::uint8_t { System, Framebuffer };
+enum class MemoryKind : std::uint8_t { System, Framebuffer, ZeroCopy };
 
 struct Memory {
   std::uint32_t id = 0;
@@ -49,6 +49,7 @@ struct Placement {
   int numa_node = -1;
   Device* device = nullptr;  // a framebuffer: allocated by the device backend
   int device_index = 0;
+  Device* zero_copy = nullptr;  // zero-copy memory: host memory from the device backend
 };
 
 // What the reducer of a reduction instance's field folded in since the instance was handed to
@@ -135,6 +136,7 @@ class Instance {
   std::vector<ReductionField> reduction_fields_;
   Device* device_ = nullptr;
   int device_index_ = 0;
+  Device* zero_copy_ = nullptr;  // its fields' host memory came from this device backend
   bool host_visible_ = true;
 };
 
@@ -161,10 +163,12 @@ std::uint64_t copy_bytes(const Op& copy);
 class InstanceManager {
  public:
   // Per shard: `sysmems` system memories of sysmem_bytes each (the NUMA domains of
-  // -ll:numa), then `gpus` framebuffers of fb_bytes each (-ll:gpu, -ll:fsize); this process
-  // holds the data of shard `shard`'s memories only.
+  // -ll:numa), then `gpus` framebuffers of fb_bytes each (-ll:gpu, -ll:fsize), then a
+  // zero-copy memory of zc_bytes if that is not 0 (-ll:zsize); this process holds the data of
+  // shard `shard`'s memories only.
   InstanceManager(std::size_t sysmem_bytes, int sysmems, std::uint32_t shard = 0,
-                  std::uint32_t shards = 1, int gpus = 0, std::size_t fb_bytes = 0);
+                  std::uint32_t shards = 1, int gpus = 0, std::size_t fb_bytes = 0,
+                  std::size_t zc_bytes = 0);
   // The device backend that allocates framebuffer instances (set before the first one).
   void set_device(Device* device) { device_ = device; }
   const Memory& memory(std::uint32_t id) const { return memories_[id]; }
