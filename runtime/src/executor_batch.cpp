@@ -49,8 +49,9 @@ void Executor::finish_in_batch(ReplayBatch* batch, std::uint32_t index) {
 
 void Executor::wait_for(PointTask* t, std::span<const Event> pre) {
   ShardExchange* x = rt_.exchange();
-  // A GPU point whose host code only enqueues work (stream_tag) waits for work of its own
-  // stream only until that work is enqueued: the stream runs it first.
+  // A device point whose host code only enqueues work (stream_tag) waits for device work of
+  // its device only until that work is enqueued: its own stream runs it first, another stream
+  // waits for its mark (reprise_rt/stream_mark.h).
   const std::uint32_t tag = stream_tag(*t);
   if (Profiler* prof = rt_.profiler(); prof && prof->deps()) [[unlikely]]
     for (Event e : pre) prof->waits(*t->op, t->point_index, e);
