@@ -14,8 +14,9 @@ keeps their traces and measured times in DIR; --predict-from DIR then predicts t
 
 The machine: --cores cores shared by every rank's threads (mpirun --oversubscribe), so the
 platform is cores=C,per_node=R,shared_util=1,workers=1, with --lat the latency of a message
-between two ranks here (the MPI progress threads sleep 20-100 us when idle and share the cores
-with everything else, so it is far from the hardware's).
+between two ranks here (the MPI progress threads poll for -ll:spin after a message, then sleep
+20-100 us at a time, and share the cores with everything else, so it is far from the
+hardware's).
 """
 import argparse
 import os
