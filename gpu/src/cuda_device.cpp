@@ -38,33 +38,19 @@ cudaStream_t raw(DeviceStream s) {
   return static_cast<cudaStream_t>(s.handle);
 }
 
-struct Callback {
-  void (*fn)(void*);
-  void* arg;
-};
-
 // Host functions enqueued outside a capture run once and free themselves; those captured
 // into a graph run at every launch, so the graph owns them (CudaGraph) and they don't.
 void run_function_once(void* arg) {
   std::unique_ptr<std::function<void()>> fn(static_cast<std::function<void()>*>(arg));
   (*fn)();
 }
-void run_callback_once(void* arg) {
-  std::unique_ptr<Callback> cb(static_cast<Callback*>(arg));
-  cb->fn(cb->arg);
-}
 void run_function(void* arg) {
   (*static_cast<std::function<void()>*>(arg))();
-}
-void run_callback(void* arg) {
-  const auto* cb = static_cast<const Callback*>(arg);
-  cb->fn(cb->arg);
 }
 
 // An instantiated graph and the host functions its nodes call.
 struct CudaGraph {
   cudaGraphExec_t exec = nullptr;
-  std::vector<std::unique_ptr<Callback>> callbacks;
   std::vector<std::unique_ptr<std::function<void()>>> functions;
   cudaStream_t last_stream = nullptr;  // where it was last launched
 };
@@ -185,14 +171,8 @@ class CudaDevice final : public detail::Device {
       }
       if (queue) return queue->add(fn, arg);
     }
-    auto cb = std::make_unique<Callback>(Callback{fn, arg});
-    if (CudaGraph* g = capturing(s)) {
-      check(cudaLaunchHostFunc(raw(s), &run_callback, cb.get()), "cudaLaunchHostFunc");
-      g->callbacks.push_back(std::move(cb));
-      return;
-    }
-    check(cudaLaunchHostFunc(raw(s), &run_callback_once, cb.get()), "cudaLaunchHostFunc");
-    (void)cb.release();  // owned by run_callback_once
+    // In a graph (or with REPRISE_CUDA_COMPLETIONS=host_functions): a host function.
+    launch_host(s, [fn, arg] { fn(arg); });
   }
   DeviceEvent record(DeviceStream s) override {
     cudaEvent_t e = nullptr;

@@ -113,6 +113,7 @@ ReadyQueue& Executor::queue_of(const Processor& p) {
 }
 
 DeviceStream Executor::work_stream(const PointTask& t) const {
+  // (fill_on_device and copy_on_device enqueue on this stream: one decision for both.)
   const Op& op = *t.op;
   switch (op.kind) {
     case OpKind::Task:
@@ -124,6 +125,8 @@ DeviceStream Executor::work_stream(const PointTask& t) const {
     }
     case OpKind::Copy: {
       if (op.folds() || t.send_to >= 0 || t.receive) return DeviceStream{};
+      // A copy into a framebuffer runs on its device's copy stream, one out of one on the
+      // source's.
       const Instance* si = op.point_instances[0];
       const Instance* di = op.point_instances[1];
       if (di->on_device()) return copy_stream(di->device_index());
@@ -134,27 +137,25 @@ DeviceStream Executor::work_stream(const PointTask& t) const {
   }
 }
 
-std::uint32_t Executor::stream_tag(const PointTask& t) const {
+DeviceStream Executor::early_stream(const PointTask& t) const {
   // Points whose work runs on a device stream and whose host code only enqueues it: not a
   // task that reads futures (a future is ready only when its producer has finished) or folds
   // on the host; not under control replication (a remote shard's event has no stand-in) nor
   // -lg:simulate_shards.
-  if (!rt_.device() || !rt_.config().gpu_early) return 0;
-  if (rt_.exchange() || rt_.simulated()) return 0;
+  if (!rt_.device() || !rt_.config().gpu_early) return DeviceStream{};
+  if (rt_.exchange() || rt_.simulated()) return DeviceStream{};
   const Op& op = *t.op;
   if (op.kind == OpKind::Task || op.kind == OpKind::IndexTask) {
-    if (t.proc.kind != ProcessorKind::GPU) return 0;
-    if (!t.variant || t.variant != op.task_info->variant(ProcessorKind::GPU)) return 0;
-    if (!op.futures().empty()) return 0;
+    if (t.proc.kind != ProcessorKind::GPU) return DeviceStream{};
+    if (!t.variant || t.variant != op.task_info->variant(ProcessorKind::GPU)) return DeviceStream{};
+    if (!op.futures().empty()) return DeviceStream{};
     for (const ReqInfo& q : op.reqs)
-      if (q.privilege == Privilege::Reduce) return 0;
+      if (q.privilege == Privilege::Reduce) return DeviceStream{};
   }
-  const DeviceStream s = work_stream(t);
-  return s.valid() ? std::uint32_t(s.device) + 1 : 0;
+  return work_stream(t);
 }
 
-bool Executor::take_stream_wait(PointTask& t, StreamMark* mark) {
-  const DeviceStream own = work_stream(t);
+bool Executor::take_stream_wait(PointTask& t, DeviceStream own, StreamMark* mark) {
   if (mark->stream == own.handle) {  // the stream orders the two already
     release_mark(mark);
     return true;
@@ -191,12 +192,12 @@ Event Executor::launch(Op& op, std::uint32_t point, Processor proc, std::span<co
   PoolPtr<PointTask> task = make_pooled<PointTask>();
   const Event done = init_sharded_point(*task, op, point, proc, 0, nullptr);
   if (task->elsewhere) return done;
-  if (const std::uint32_t tag = stream_tag(*task)) {
+  if (const DeviceStream s = early_stream(*task); s.valid()) {
     task->issued = rt_.events().create();
     PoolPtr<StreamMark> mark = make_pooled<StreamMark>();
-    mark->stream = work_stream(*task).handle;
+    mark->stream = s.handle;
     task->mark = mark.release();  // the link's reference, dropped in finish_point
-    rt_.events().link_early(done, task->issued, tag, task->mark);
+    rt_.events().link_early(done, task->issued, device_tag(s), task->mark);
   }
   PointTask* t = task.release();  // owned by the executor until it has run
   wait_for(t, pre);

@@ -49,10 +49,10 @@ void Executor::finish_in_batch(ReplayBatch* batch, std::uint32_t index) {
 
 void Executor::wait_for(PointTask* t, std::span<const Event> pre) {
   ShardExchange* x = rt_.exchange();
-  // A device point whose host code only enqueues work (stream_tag) waits for device work of
+  // A device point whose host code only enqueues work (early_stream) waits for device work of
   // its device only until that work is enqueued: its own stream runs it first, another stream
   // waits for its mark (reprise_rt/stream_mark.h).
-  const std::uint32_t tag = stream_tag(*t);
+  const DeviceStream own = early_stream(*t);
   if (Profiler* prof = rt_.profiler(); prof && prof->deps()) [[unlikely]]
     for (Event e : pre) prof->waits(*t->op, t->point_index, e);
   if (SimulatedAsks* asks = rt_.simulated_asks()) [[unlikely]]
@@ -61,10 +61,10 @@ void Executor::wait_for(PointTask* t, std::span<const Event> pre) {
     // Most preconditions of a replayed or well-pipelined point have triggered already: a
     // lock-free check skips the waiter list.
     if (rt_.events().has_triggered(e)) continue;
-    if (tag) {
+    if (own.valid()) {
       StreamMark* mark = nullptr;
-      const Event early = rt_.events().early_stand_in(e, tag, &mark);
-      if (mark && !take_stream_wait(*t, mark)) {
+      const Event early = rt_.events().early_stand_in(e, device_tag(own), &mark);
+      if (mark && !take_stream_wait(*t, own, mark)) {
         release_mark(mark);  // (no room, or a batch's point on another stream: wait for e)
       } else {
         e = early;

@@ -179,9 +179,8 @@ void Executor::graph_step_done(void* arg) {
   // points keep the batch, and so the group, alive: nothing of it is read after the last.)
   Executor* exec = step.exec;
   const std::uint32_t first = step.first, last = step.last;
-  for (std::uint32_t k = first; k < last; ++k)
+  for (std::uint32_t k = first; k <= last; ++k)
     exec->finish_point(&b->tasks[group.members[k]], nullptr);
-  exec->finish_point(&b->tasks[group.members[last]], nullptr);
 }
 
 void Executor::retire_graph(DeviceGraph g) {

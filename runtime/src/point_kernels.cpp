@@ -114,13 +114,13 @@ void Executor::fill_on_device(PointTask& t) {
   for (std::size_t k = 0; k < staging->size(); k += size)
     std::memcpy(staging->data() + k, value.data(), size);
   Device& device = *rt_.device();
-  const DeviceStream s = copy_stream(inst.device_index());
+  const DeviceStream s = work_stream(t);
   for (int fi : op.reqs[0].field_indices)
     device.copy(s, device_copy_of(inst.layout(fi, rect),
                                   StridedLayout::dense(staging->data(), rect, size), rect, size));
   device.launch_host(s, [staging] {});
   rt_.count_device_copy(false, true);
-  t.copy_device = std::int16_t(inst.device_index());
+  t.copy_device = std::int16_t(s.device);
 }
 
 void Executor::copy_on_device(PointTask& t) {
@@ -128,9 +128,8 @@ void Executor::copy_on_device(PointTask& t) {
   Instance& si = *op.point_instances[0];
   Instance& di = *op.point_instances[1];
   const Domain& rect = op.rect(0, 0);
-  // A copy into a framebuffer runs on its device's copy stream, one out of one on the source's.
-  const int device = di.on_device() ? di.device_index() : si.device_index();
-  const DeviceStream s = copy_stream(device);
+  // (Its device's copy stream: the destination's, else the source's — work_stream.)
+  const DeviceStream s = work_stream(t);
   for (std::size_t f = 0; f < op.reqs[0].field_indices.size(); ++f) {
     const int sf = op.reqs[0].field_indices[f];
     const int df = op.reqs[1].field_indices[f];
@@ -138,7 +137,7 @@ void Executor::copy_on_device(PointTask& t) {
         s, device_copy_of(di.layout(df, rect), si.layout(sf, rect), rect, si.field_size(sf)));
   }
   rt_.count_device_copy(si.on_device(), di.on_device());
-  t.copy_device = std::int16_t(device);
+  t.copy_device = std::int16_t(s.device);
 }
 
 }  // namespace reprise::detail

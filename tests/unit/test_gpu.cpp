@@ -385,31 +385,47 @@ void second_gpu(TaskContext& tc) {
   kernel::for_each(tc, Rect<1>(tc.domain(0)), [=](const Point<1>& p) { acc[p] *= 3; });
 }
 
+enum : TaskID { T_FIRST = 9420, T_SECOND };
+
+// Runs first (WriteDiscard) then second (ReadWrite) on one region of 100 elements, and sums
+// it; `gpus` GPU processors, -lg:gpu_early `early`. Whether first's kernel saw second's host
+// code run is in g_first_saw_second; copies between framebuffers in *gpu_to_gpu.
+std::int64_t run_first_then_second(const char* gpus, bool early, std::unique_ptr<Mapper> mapper,
+                                   std::uint64_t* gpu_to_gpu) {
+  if (!TaskRegistry::contains(T_FIRST)) {
+    TaskRegistry::add(T_FIRST, "first", {cpu(cpu_only), gpu(first_gpu)});
+    TaskRegistry::add(T_SECOND, "second", {cpu(cpu_only), gpu(second_gpu)});
+  }
+  g_second_host_ran = g_first_saw_second = false;
+  g_first_waits_at_most = std::chrono::milliseconds(early ? 20000 : 300);
+  std::int64_t sum = 0;
+  reprise::run(
+      {"-ll:cpu", "1", "-ll:gpu", gpus, "-ll:gpu_backend", "host", "-lg:gpu_early",
+       early ? "1" : "0"},
+      [&](Context& ctx) {
+        Region r = ctx.create_region(ctx.create_index_space(Rect<1>({0}, {99})),
+                                     ctx.create_field_space({{FV, sizeof(std::int64_t)}}));
+        TaskLauncher first(T_FIRST), second(T_SECOND);
+        first.add(r, Privilege::WriteDiscard, {FV});
+        second.add(r, Privilege::ReadWrite, {FV});
+        ctx.execute(first);
+        ctx.execute(second);
+        TaskLauncher total(T_SUM_ROWS);
+        total.add(r, Privilege::ReadOnly, {FV});
+        sum = ctx.execute(total).get<std::int64_t>();
+        *gpu_to_gpu = ctx.trace_stats().copies_gpu_to_gpu;
+      },
+      std::move(mapper));
+  return sum;
+}
+
 TEST(Gpu, APointFollowsWorkOfItsOwnStreamOnceItIsEnqueued) {
   register_all();
-  enum : TaskID { T_FIRST = 9420, T_SECOND };
-  TaskRegistry::add(T_FIRST, "first", {cpu(cpu_only), gpu(first_gpu)});
-  TaskRegistry::add(T_SECOND, "second", {cpu(cpu_only), gpu(second_gpu)});
-  for (const char* early : {"1", "0"}) {
-    g_second_host_ran = g_first_saw_second = false;
-    g_first_waits_at_most = std::chrono::milliseconds(early[0] == '1' ? 20000 : 300);
-    std::int64_t sum = 0;
-    reprise::run(
-        {"-ll:cpu", "1", "-ll:gpu", "1", "-ll:gpu_backend", "host", "-lg:gpu_early", early},
-        [&](Context& ctx) {
-          Region r = ctx.create_region(ctx.create_index_space(Rect<1>({0}, {99})),
-                                       ctx.create_field_space({{FV, sizeof(std::int64_t)}}));
-          TaskLauncher first(T_FIRST), second(T_SECOND);
-          first.add(r, Privilege::WriteDiscard, {FV});
-          second.add(r, Privilege::ReadWrite, {FV});
-          ctx.execute(first);
-          ctx.execute(second);
-          TaskLauncher total(T_SUM_ROWS);
-          total.add(r, Privilege::ReadOnly, {FV});
-          sum = ctx.execute(total).get<std::int64_t>();
-        });
-    EXPECT_EQ(sum, 100 * 15) << "-lg:gpu_early " << early;  // in order: 5, then times 3
-    EXPECT_EQ(g_first_saw_second.load(), early[0] == '1') << "-lg:gpu_early " << early;
+  for (bool early : {true, false}) {
+    std::uint64_t gpu_to_gpu = 0;
+    EXPECT_EQ(run_first_then_second("1", early, nullptr, &gpu_to_gpu), 100 * 15)
+        << "-lg:gpu_early " << early;  // in order: 5, then times 3
+    EXPECT_EQ(g_first_saw_second.load(), early) << "-lg:gpu_early " << early;
   }
 }
 
@@ -420,43 +436,21 @@ class SplitMapper : public DefaultMapper {
  public:
   Processor select_processor(const MapperTaskInfo& t, const MachineInfo& m) override {
     Processor p = DefaultMapper::select_processor(t, m);
-    if (t.task == 9420) return Processor{ProcessorKind::GPU, 0, p.shard};
-    if (t.task == 9421) return Processor{ProcessorKind::GPU, 1, p.shard};
+    if (t.task == T_FIRST) return Processor{ProcessorKind::GPU, 0, p.shard};
+    if (t.task == T_SECOND) return Processor{ProcessorKind::GPU, 1, p.shard};
     return p;
   }
 };
 
 TEST(Gpu, APointOnAnotherGpuOfTheDeviceFollowsThroughAStreamWait) {
   register_all();
-  enum : TaskID { T_FIRST = 9420, T_SECOND };
-  if (!TaskRegistry::contains(T_FIRST)) {
-    TaskRegistry::add(T_FIRST, "first", {cpu(cpu_only), gpu(first_gpu)});
-    TaskRegistry::add(T_SECOND, "second", {cpu(cpu_only), gpu(second_gpu)});
-  }
-  for (const char* early : {"1", "0"}) {
-    g_second_host_ran = g_first_saw_second = false;
-    g_first_waits_at_most = std::chrono::milliseconds(early[0] == '1' ? 20000 : 300);
-    std::int64_t sum = 0;
-    Context::TraceStats stats;
-    reprise::run(
-        {"-ll:cpu", "1", "-ll:gpu", "2", "-ll:gpu_backend", "host", "-lg:gpu_early", early},
-        [&](Context& ctx) {
-          Region r = ctx.create_region(ctx.create_index_space(Rect<1>({0}, {99})),
-                                       ctx.create_field_space({{FV, sizeof(std::int64_t)}}));
-          TaskLauncher first(T_FIRST), second(T_SECOND);
-          first.add(r, Privilege::WriteDiscard, {FV});
-          second.add(r, Privilege::ReadWrite, {FV});
-          ctx.execute(first);
-          ctx.execute(second);
-          TaskLauncher total(T_SUM_ROWS);
-          total.add(r, Privilege::ReadOnly, {FV});
-          sum = ctx.execute(total).get<std::int64_t>();
-          stats = ctx.trace_stats();
-        },
-        std::make_unique<SplitMapper>());
-    EXPECT_EQ(sum, 100 * 15) << "-lg:gpu_early " << early;  // 5 on GPU 0, times 3 on GPU 1
-    EXPECT_GE(stats.copies_gpu_to_gpu, 1u);
-    EXPECT_EQ(g_first_saw_second.load(), early[0] == '1') << "-lg:gpu_early " << early;
+  for (bool early : {true, false}) {
+    std::uint64_t gpu_to_gpu = 0;
+    EXPECT_EQ(run_first_then_second("2", early, std::make_unique<SplitMapper>(), &gpu_to_gpu),
+              100 * 15)
+        << "-lg:gpu_early " << early;  // 5 on GPU 0, times 3 on GPU 1
+    EXPECT_GE(gpu_to_gpu, 1u);
+    EXPECT_EQ(g_first_saw_second.load(), early) << "-lg:gpu_early " << early;
   }
 }
 

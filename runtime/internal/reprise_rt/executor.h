@@ -72,12 +72,15 @@ class Executor final : public GraphSink, public BatchSink {
   static void precondition_done(void* ctx, std::uint64_t);
   // The device stream a point's work goes to (invalid: none, its work runs on a CPU thread).
   DeviceStream work_stream(const PointTask& t) const;
-  // Nonzero (its device's tag) for a point that may start once device work it waits for is
-  // enqueued rather than finished (reprise_rt/stream_mark.h); 0 otherwise.
-  std::uint32_t stream_tag(const PointTask& t) const;
-  // t will make its stream wait for mark (or needs not, on mark's own stream); false if it
-  // cannot, and must wait for the completion instead. Takes over the reference.
-  bool take_stream_wait(PointTask& t, StreamMark* mark);
+  // A point's work stream when it may start once device work it waits for is enqueued rather
+  // than finished (reprise_rt/stream_mark.h); invalid otherwise.
+  DeviceStream early_stream(const PointTask& t) const;
+  // The event table's tag for early starts: the points of one device share it.
+  static std::uint32_t device_tag(DeviceStream s) { return std::uint32_t(s.device) + 1; }
+  // t, whose work goes to `own`, will make its stream wait for mark (or needs not, on mark's
+  // own stream); false if it cannot, and must wait for the completion instead. Takes over the
+  // reference.
+  bool take_stream_wait(PointTask& t, DeviceStream own, StreamMark* mark);
   void release_mark(StreamMark* mark);
   // Control replication: point `point` of op runs on shard `owner` (its proxy here, if any).
   Event remote_point(Op& op, std::uint32_t point, std::uint32_t owner);
