@@ -10,6 +10,13 @@
 
 namespace reprise::detail {
 
+namespace {
+// Reducers do not read: they fold into a reduction instance of their own.
+bool reads_data(Privilege p) {
+  return p == Privilege::ReadOnly || p == Privilege::ReadWrite;
+}
+}  // namespace
+
 Analysis::Analysis(Runtime& rt) : rt_(rt), logical_(rt.forest(), rt.events()) {
   if (rt.num_shards() > 1) {
     local_uses_ = std::make_unique<LocalUses>(rt.events());
@@ -17,6 +24,7 @@ Analysis::Analysis(Runtime& rt) : rt_(rt), logical_(rt.forest(), rt.events()) {
     const std::uint32_t per_shard = rt.instances().memories_per_shard();
     physical_.set_local_memories(rt.shard() * per_shard, per_shard);
     logical_.set_proxy_maker(&Analysis::make_proxy, this);
+    physical_.set_point_mapper(&Analysis::map_deferred, this);
   }
 }
 
@@ -126,6 +134,13 @@ void Analysis::analyse_points(const OpRef& ref) {
     }
   procs_.resize(points);
   const MachineInfo machine = rt_.machine();
+  // Control replication, untraced: another shard's point here only stands for its completion
+  // (its own waits are its shard's business), so its preconditions are computed only for
+  // the copies with a half here that it reads through (ensure_point_pre); with deferred
+  // writes, its memories are chosen only when something here needs them (map_point).
+  lazy_pre_ = local_uses_ && !graph_ && physical;
+  defer_ = lazy_pre_ && may_defer(op);
+  analysed_ = &ref;
   if (op.task_info) {
     const TaskInfo& t = *op.task_info;
     MapperTaskInfo info{op.task,
@@ -157,7 +172,8 @@ void Analysis::analyse_points(const OpRef& ref) {
             op.describe(), proc.kind == ProcessorKind::GPU ? "gpu" : "cpu", proc.index, proc.shard,
             info.point.str(), t.name, proc.kind == ProcessorKind::GPU ? "GPU" : "CPU"));
       procs_[p] = proc;
-      if (several_memories) choose_memories(op, p, &info);
+      if (several_memories && !(defer_ && proc.shard != rt_.shard()))
+        choose_memories(op, p, &info, machine, proc);
     }
   } else {
     // Fills and copies run on a utility thread when there is a spare one.
@@ -166,18 +182,19 @@ void Analysis::analyse_points(const OpRef& ref) {
     procs_[0] = rt_.config().utils > 1 ? Processor{ProcessorKind::Utility, 0, shard}
                                        : Processor{ProcessorKind::CPU,
                                                    std::uint32_t(op.seq % machine.num_cpus), shard};
-    if (several_memories) choose_memories(op, 0, nullptr);
+    if (several_memories) choose_memories(op, 0, nullptr, machine, procs_[0]);
   }
 
   pre_.reset(points);
-  // Control replication, untraced: another shard's point here only stands for its completion
-  // (its own waits are its shard's business), so its preconditions are computed only for
-  // the copies with a half here that it reads through (ensure_point_pre).
-  lazy_pre_ = local_uses_ && !graph_ && physical;
   if (lazy_pre_) {
     mine_.assign(points, false);
-    for (std::size_t p = 0; p < points; ++p) mine_[p] = procs_[p].shard == rt_.shard();
-    logical_.dependences(op, pre_, PointSubset{0, points, &mine_});
+    mine_points_.clear();
+    for (std::size_t p = 0; p < points; ++p)
+      if (procs_[p].shard == rt_.shard()) {
+        mine_[p] = true;
+        mine_points_.push_back(std::uint32_t(p));
+      }
+    logical_.dependences(op, pre_, PointSubset{0, points, &mine_points_});
   } else {
     logical_.dependences(op, pre_);
   }
@@ -191,51 +208,58 @@ void Analysis::analyse_points(const OpRef& ref) {
   }
 
   op.point_done.assign(points, kNoEvent);
+  if (defer_) {
+    local_hulls_.clear();
+    for (const ReqInfo& q : op.reqs)
+      if (reads_data(q.privilege))
+        for (int fi : q.field_indices) local_hulls_.push_back(physical_.local_hull(q.tree, fi));
+  }
   for (std::size_t p = 0; p < points; ++p) {
     if (physical)
       launch_with_copies(op, std::uint32_t(p));
     else
       graph().op(op, std::uint32_t(p), procs_[p], pre_.of(p));
   }
+  if (defer_) close_deferred(op);
   if (op.local_completion) rt_.exchange()->launched(ref);
   rt_.count_points(points);
   if (rt_.config().coverage_log && op.counted) rt_.note_points(op.seq, points, false);
   logical_.record(ref);
 }
 
-void Analysis::choose_memories(Op& op, std::size_t p, const MapperTaskInfo* info) {
-  const MachineInfo machine = rt_.machine();
+void Analysis::choose_memories(Op& op, std::size_t p, const MapperTaskInfo* info,
+                               const MachineInfo& machine, Processor proc) {
   const std::size_t nreq = op.reqs.size();
   for (std::size_t r = 0; r < nreq; ++r) {
     const ReqInfo& q = op.reqs[r];
     MemoryID mem;
     if (info)
-      mem = rt_.mapper().select_memory(*info, procs_[p], r, machine);
+      mem = rt_.mapper().select_memory(*info, proc, r, machine);
     else
-      mem = machine.closest_memory(procs_[p]);
+      mem = machine.closest_memory(proc);
     if (mem >= rt_.instances().num_memories())
       throw Error(
           fmt::format("{}: the mapper chose memory {} for requirement {} of point {}, "
                       "which does not exist (the machine has {} memories)",
                       op.describe(), mem, r, op.domain.delinearize(coord_t(p)).str(),
                       rt_.instances().num_memories()));
-    if (rt_.instances().shard_of(mem) != procs_[p].shard)
+    if (rt_.instances().shard_of(mem) != proc.shard)
       throw Error(fmt::format(
           "{}: the mapper chose memory {} for requirement {} of point {}, which belongs to "
           "shard {}; the point runs on shard {} (a task can use only its own shard's memories)",
           op.describe(), mem, r, op.domain.delinearize(coord_t(p)).str(),
-          rt_.instances().shard_of(mem), procs_[p].shard));
-    if (info) check_access(op, p, r, mem);
+          rt_.instances().shard_of(mem), proc.shard));
+    if (info) check_access(op, p, r, mem, proc);
     op.point_instances[p * nreq + r] = instance_for(q.tree, mem);
   }
 }
 
-void Analysis::check_access(const Op& op, std::size_t p, std::size_t r, MemoryID mem) const {
+void Analysis::check_access(const Op& op, std::size_t p, std::size_t r, MemoryID mem,
+                            Processor proc) const {
   // A CPU reaches system and zero-copy memory; a GPU its shard's framebuffers and zero-copy
   // memory (on a real GPU anything else is a host or device address it cannot use, so the
   // host device backend refuses it too).
   const Memory& m = rt_.instances().memory(mem);
-  const Processor& proc = procs_[p];
   const bool gpu = proc.kind == ProcessorKind::GPU;
   if (gpu ? m.kind != MemoryKind::System : m.kind != MemoryKind::Framebuffer) return;
   throw Error(fmt::format(
@@ -247,10 +271,6 @@ void Analysis::check_access(const Op& op, std::size_t p, std::size_t r, MemoryID
 }
 
 namespace {
-// Reducers do not read: they fold into a reduction instance of their own.
-bool reads_data(Privilege p) {
-  return p == Privilege::ReadOnly || p == Privilege::ReadWrite;
-}
 
 // Gathers into fields/mask the field of needs[i] and of every later need that `same` accepts
 // (one copy or fold carries them all), calls each(need) for them and marks them taken.
@@ -306,6 +326,15 @@ void Analysis::launch_with_copies(Op& op, std::uint32_t p) {
   // takes every point whole: every shard's template facts must be the same (the memoizer
   // checks them after PhysicalState::drop_copies, from the state every shard keeps alike).
   const bool elsewhere = local_uses_ && !graph_ && procs_[p].shard != rt_.shard();
+  if (elsewhere && defer_ && meets_nothing_here(op, p)) {
+    // Nothing here waits for it unless a dependence names it (its proxy, made then).
+    defer_point(*analysed_, p);
+    rt_.count_deferred(1);
+    op.deferred_proxies = true;
+    rt_.executor().count_off(op);
+    return;
+  }
+  if (elsewhere && defer_) map_point(op, p);
   const Processor copy_proc = rt_.config().utils > 1 || procs_[p].kind != ProcessorKind::CPU
                                   ? Processor{ProcessorKind::Utility, 0, procs_[p].shard}
                                   : procs_[p];
@@ -428,7 +457,88 @@ void Analysis::ensure_point_pre(const Op& op, std::uint32_t p) {
   point_pre_.insert(point_pre_.end(), all.begin() + std::ptrdiff_t(had), all.end());
 }
 
+bool Analysis::may_defer(const Op& op) const {
+  const int defer = rt_.config().defer_writes;
+  if (defer == 0 || (defer < 0 && rt_.num_shards() < Config::kDeferWritesShards) ||
+      op.kind != OpKind::IndexTask || !op.local_completion || op.reqs.empty())
+    return false;
+  const std::size_t nreq = op.reqs.size();
+  for (std::size_t r = 0; r < nreq; ++r) {
+    const ReqInfo& q = op.reqs[r];
+    // Reductions change what every later read folds: every shard applies them at once.
+    if (q.privilege == Privilege::Reduce) return false;
+    if (q.privilege == Privilege::ReadOnly) continue;
+    // A deferred write names its points' pieces by color, and the pieces must not overlap
+    // (the points' writes are then applied in any order).
+    if (!q.whole_partition || q.projection.kind() != Projection::Kind::Identity ||
+        !rt_.forest().partition(q.partition).disjoint)
+      return false;
+    // A point of the launch that reads what another one writes would see the write or not
+    // depending on which was deferred.
+    for (std::size_t o = 0; o < nreq; ++o)
+      if (o != r && op.reqs[o].tree == q.tree && (op.reqs[o].mask & q.mask)) return false;
+  }
+  return true;
+}
+
+bool Analysis::meets_nothing_here(const Op& op, std::uint32_t p) const {
+  // Its reads would look only at the pieces this shard wrote and at pending reductions
+  // (PhysicalState::read): if they meet none, only its writes remain, and they are deferred.
+  std::size_t k = 0;
+  for (std::size_t r = 0; r < op.reqs.size(); ++r) {
+    const ReqInfo& q = op.reqs[r];
+    if (!reads_data(q.privilege)) continue;
+    const Domain& rect = op.rect(p, r);
+    for (int fi : q.field_indices)
+      if (rect.overlaps(local_hulls_[k++]) && physical_.meets_local(q.tree, fi, rect)) return false;
+  }
+  return true;
+}
+
+void Analysis::defer_point(const OpRef& ref, std::uint32_t p) {
+  const Op& op = *ref;
+  if (deferred_launch_.empty()) deferred_launch_.assign(op.reqs.size(), kNoLaunch);
+  for (std::uint32_t r = 0; r < op.reqs.size(); ++r) {
+    const ReqInfo& q = op.reqs[r];
+    if (q.privilege == Privilege::ReadOnly) continue;
+    // (Opened at the first point deferred: most launches defer none on most shards.)
+    if (deferred_launch_[r] == kNoLaunch) {
+      const Domain& root = rt_.forest().region(rt_.forest().tree(q.tree).root).bounds;
+      deferred_launch_[r] = physical_.open_deferred(ref, r, root);
+    }
+    physical_.defer_written(q.tree, deferred_launch_[r], p);
+  }
+}
+
+void Analysis::close_deferred(const Op& op) {
+  for (std::uint32_t r = 0; r < deferred_launch_.size(); ++r)
+    if (deferred_launch_[r] != kNoLaunch)
+      physical_.close_deferred(op.reqs[r].tree, deferred_launch_[r]);
+  deferred_launch_.clear();
+}
+
+void Analysis::map_point(Op& op, std::uint32_t p) {
+  const TaskInfo& t = *op.task_info;
+  const MachineInfo machine = rt_.machine();
+  MapperTaskInfo info{op.task,
+                      t.name,
+                      op.domain,
+                      op.domain.delinearize(coord_t(p)),
+                      p,
+                      op.seq,
+                      t.variant(ProcessorKind::CPU) != nullptr,
+                      t.variant(ProcessorKind::GPU) != nullptr};
+  // (The mapper is a function of the point: the processor the launch's analysis got.)
+  choose_memories(op, p, &info, machine, rt_.mapper().select_processor(info, machine));
+}
+
+void Analysis::map_deferred(void* self, Op& op, std::uint32_t p) {
+  static_cast<Analysis*>(self)->map_point(op, p);
+}
+
 Event Analysis::make_proxy(void* self, Op& op, std::uint32_t p) {
+  if (!op.point_instances[std::size_t(p) * op.reqs.size()])
+    static_cast<Analysis*>(self)->map_point(op, p);
   Runtime& rt = static_cast<Analysis*>(self)->rt_;
   // (A point maps its requirements to its own shard's memories.)
   const std::uint32_t owner =
@@ -642,6 +752,7 @@ void Analysis::destroy_region(const OpRef& op) {
     // Only the partition's nodes go: every op that reads them was issued, and is analysed,
     // before this one (earlier users keep their own rectangles).
     logical_.forget_partition(partition);
+    physical_.forget_partition(partition);
     rt_.op_completed(*op);
     return;
   }

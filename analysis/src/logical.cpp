@@ -81,10 +81,8 @@ void LogicalAnalysis::add_pair(const Op& op, std::uint32_t r, const LogicalUser&
       a.projection.kind() == Projection::Kind::Identity &&
       b.projection.kind() == Projection::Kind::Identity) {
     // Same disjoint partition, both by identity: point c only meets point c.
-    const std::size_t points = std::min(op.num_points(), subset.end);
     const bool same_domain = op.domain == prev.domain;
-    for (std::size_t p = subset.begin; p < points; ++p) {
-      if (!subset.has(p)) continue;
+    subset.each(op.num_points(), [&](std::size_t p) {
       if (same_domain) {
         pre.add(p, done_of(prev, p));
       } else {
@@ -92,35 +90,33 @@ void LogicalAnalysis::add_pair(const Op& op, std::uint32_t r, const LogicalUser&
         if (prev.domain.contains(c))
           pre.add(p, done_of(prev, std::size_t(prev.domain.linearize(c))));
       }
-    }
+    });
     return;
   }
-  const std::size_t points = std::min(op.num_points(), subset.end), prev_points = prev.num_points();
+  const std::size_t points = op.num_points(), prev_points = prev.num_points();
   const std::size_t nreq = op.reqs.size(), prev_nreq = prev.reqs.size();
   if (b.whole_partition && prev_points > kScanPoints) {
     // prev's point q used piece q of its partition: ask the partition's index which pieces
     // each point meets (in color order, like the scan below).
     const RectIndex& index = piece_index(prev, u.req);
-    for (std::size_t p = subset.begin; p < points; ++p) {
-      if (!subset.has(p)) continue;
+    subset.each(points, [&](std::size_t p) {
       const Domain& rp = op.point_rects[p * nreq + r];
-      if (!rp.overlaps(b.bbox)) continue;
+      if (!rp.overlaps(b.bbox)) return;
       colors_.clear();
       index.candidates(rp, [&](std::uint32_t q) {
         if (rp.overlaps(prev.point_rects[q * prev_nreq + u.req])) colors_.push_back(q);
       });
       std::sort(colors_.begin(), colors_.end());
       for (std::uint32_t q : colors_) pre.add(p, done_of(prev, q));
-    }
+    });
     return;
   }
-  for (std::size_t p = subset.begin; p < points; ++p) {
-    if (!subset.has(p)) continue;
+  subset.each(points, [&](std::size_t p) {
     const Domain& rp = op.point_rects[p * nreq + r];
-    if (!rp.overlaps(b.bbox)) continue;
+    if (!rp.overlaps(b.bbox)) return;
     for (std::size_t q = 0; q < prev_points; ++q)
       if (rp.overlaps(prev.point_rects[q * prev_nreq + u.req])) pre.add(p, done_of(prev, q));
-  }
+  });
 }
 
 const RectIndex& LogicalAnalysis::piece_index(const Op& prev, std::uint32_t req) const {

@@ -148,10 +148,23 @@ void PhysicalState::read(std::uint32_t tree, const Domain& root, int fi, const D
                          std::uint32_t mem, std::vector<Event>& waits, std::vector<CopyNeed>& needs,
                          std::vector<FoldNeed>& folds, bool only_written_here) {
   if (rect.empty()) return;
+  bool have_hits = false;  // (settle found the pieces meeting rect)
+  if (only_written_here && deferred_.any(tree)) {
+    // Only this shard's pieces are looked at: only the deferred writes meeting them matter
+    // (they may have taken a piece over; they never give one to this shard).
+    if (const Pieces* f = find(tree, fi)) {
+      meeting(*f, rect, true);
+      std::vector<Domain> local(hits_.size());  // (settling changes hits_ and the slots)
+      for (std::size_t i = 0; i < hits_.size(); ++i) local[i] = f->slots[hits_[i]].rect;
+      for (const Domain& piece : local) settle(tree, fi, piece);
+    }
+  } else {
+    have_hits = settle(tree, fi, rect);
+  }
   Pieces& f = pieces(tree, root, fi);
   REPRISE_ASSERT(!only_written_here || local_count_ > 0,
                  "a read restricted to this shard's pieces needs to know its memories");
-  meeting(f, rect, only_written_here);
+  if (!have_hits) meeting(f, rect, only_written_here);
   for (std::uint32_t slot : hits_) {
     const Piece& p = f.slots[slot];
     const Domain part = p.rect & rect;
@@ -217,18 +230,25 @@ void PhysicalState::add_holder(Piece& p, const Domain& rect, std::uint32_t mem, 
 void PhysicalState::copied(std::uint32_t tree, const Domain& root, int fi, const Domain& rect,
                            std::uint32_t mem, Event ready) {
   if (rect.empty()) return;
+  const bool have_hits = settle(tree, fi, rect);
   if (journaling_)
     effects_.push_back(
         PhysicalEffect{tree, fi, root, rect, mem, PhysicalEffect::Kind::Copied, ready});
   // (No cut: the copy adds holders, see Holder.)
   Pieces& f = pieces(tree, root, fi);
-  meeting(f, rect);
+  if (!have_hits) meeting(f, rect);
   for (std::uint32_t slot : hits_) add_holder(f.slots[slot], rect, mem, ready);
 }
 
 void PhysicalState::written(std::uint32_t tree, const Domain& root, int fi, const Domain& rect,
                             std::uint32_t mem) {
   if (rect.empty()) return;
+  settle(tree, fi, rect);
+  write(tree, root, fi, rect, mem);
+}
+
+void PhysicalState::write(std::uint32_t tree, const Domain& root, int fi, const Domain& rect,
+                          std::uint32_t mem) {
   if (journaling_)
     effects_.push_back(
         PhysicalEffect{tree, fi, root, rect, mem, PhysicalEffect::Kind::Written, kNoEvent});
@@ -268,6 +288,7 @@ void PhysicalState::written(std::uint32_t tree, const Domain& root, int fi, cons
 void PhysicalState::reduced(std::uint32_t tree, const Domain& root, int fi, const Domain& rect,
                             Instance* reduction) {
   if (rect.empty()) return;
+  settle(tree, fi, rect);
   if (journaling_)
     effects_.push_back(PhysicalEffect{tree, fi, root, rect, 0, PhysicalEffect::Kind::Reduced,
                                       kNoEvent, reduction});
@@ -285,6 +306,7 @@ void PhysicalState::reduced(std::uint32_t tree, const Domain& root, int fi, cons
 void PhysicalState::folded(std::uint32_t tree, const Domain& root, int fi, const Domain& rect,
                            std::uint32_t mem, Event ready) {
   if (rect.empty()) return;
+  settle(tree, fi, rect);
   if (journaling_)
     effects_.push_back(
         PhysicalEffect{tree, fi, root, rect, mem, PhysicalEffect::Kind::Folded, ready});
@@ -328,9 +350,10 @@ std::uint32_t PhysicalState::append(std::uint32_t list, Instance* add) {
   return ids.back();
 }
 
-bool PhysicalState::in_use(std::uint32_t tree, const Domain& rect,
-                           const Instance* reduction) const {
+bool PhysicalState::in_use(std::uint32_t tree, const Domain& rect, const Instance* reduction) {
   if (!has_pending(tree)) return false;
+  if (deferred_.any(tree))
+    for (std::size_t fi = 0; fi < trees_[tree].fields.size(); ++fi) settle(tree, int(fi), rect);
   // (Only the pieces meeting rect: a scan of every piece made choosing the reduction
   // instances of a launch quadratic in its points.)
   for (const Pieces& f : trees_[tree].fields) {
@@ -375,6 +398,7 @@ void PhysicalState::note_tree_journaled(std::uint32_t tree) {
 }
 
 void PhysicalState::forget_tree(std::uint32_t tree) {
+  deferred_.forget_tree(tree);
   if (tree < trees_.size()) trees_[tree] = Tree{};
   if (tree < reduced_in_.size()) {
     for (const Instance* i : reduced_in_[tree]) reduced_at_.erase(i);
@@ -384,6 +408,7 @@ void PhysicalState::forget_tree(std::uint32_t tree) {
 }
 
 void PhysicalState::drop_copies() {
+  settle_all();
   for (Tree& t : trees_)
     for (Pieces& f : t.fields)
       for (Piece& p : f.slots)
@@ -391,8 +416,12 @@ void PhysicalState::drop_copies() {
           while (p.holders.size() > 1) p.holders.pop_back();  // (the writer is first)
 }
 
-bool PhysicalState::holds(const PhysicalFact& f, bool copies_dropped) const {
-  if (f.kind == PhysicalFact::Kind::Pending) return pending_signature(f.tree) == f.pending;
+bool PhysicalState::holds(const PhysicalFact& f, bool copies_dropped) {
+  if (f.kind == PhysicalFact::Kind::Pending) {
+    settle_tree(f.tree);
+    return pending_signature(f.tree) == f.pending;
+  }
+  settle(f.tree, f.field, f.rect);
   const Pieces* pieces = find(f.tree, f.field);
   if (!pieces) return f.valid;  // untouched: valid everywhere
   meeting(*pieces, f.rect);
@@ -426,6 +455,8 @@ void PhysicalState::apply(const PhysicalEffect& e) {
 }
 
 void PhysicalState::start_journal() {
+  // (What a recording relies on and changes is the state with every write applied.)
+  settle_all();
   journaling_ = true;
   ++epoch_;
   facts_.clear();
@@ -441,9 +472,86 @@ void PhysicalState::stop_journal(std::vector<PhysicalFact>& facts,
   effects_.clear();
 }
 
-std::size_t PhysicalState::piece_count(std::uint32_t tree, int fi) const {
+std::size_t PhysicalState::piece_count(std::uint32_t tree, int fi) {
+  settle_all();
   const Pieces* f = find(tree, fi);
   return f ? f->live() : 0;
+}
+
+bool PhysicalState::settle_pieces(std::uint32_t tree, int fi, const Domain& rect,
+                                  WriteOrder before) {
+  // (Most calls end here: no pending write near the pieces rect may meet.)
+  if (const Pieces* f = find(tree, fi);
+      !deferred_.may_meet(tree, fi, f ? f->index.reach(rect) : rect, before))
+    return false;
+  // (Recursive through apply_deferred: the rectangles are this call's own.)
+  InlineVector<Domain, 4> touched;
+  for (;;) {
+    touched.clear();
+    Domain box;
+    const Pieces* f = find(tree, fi);
+    if (f) {
+      meeting(*f, rect);
+      for (std::uint32_t slot : hits_) {
+        touched.push_back(f->slots[slot].rect);
+        box = bounding_union(box, touched.back());
+      }
+    } else {
+      touched.push_back(rect);  // (one piece, the root, once used)
+      box = rect;
+    }
+    // (When nothing is taken, hits_ holds the pieces meeting rect, for the caller.)
+    if (!deferred_.may_meet(tree, fi, box, before)) return f != nullptr;
+    auto w = deferred_.take_oldest(tree, fi,
+                                   std::span<const Domain>(touched.data(), touched.size()), before);
+    if (!w) return f != nullptr;
+    apply_deferred(*w);
+  }
+}
+
+void PhysicalState::apply_deferred(const DeferredWrites::Taken& w) {
+  REPRISE_ASSERT(!journaling_, "no write is deferred while a trace is recorded");
+  for (int fi : w.fields) {
+    settle(w.tree, fi, w.rect, w.order);
+    write(w.tree, trees_[w.tree].root, fi, w.rect, w.mem);
+  }
+}
+
+void PhysicalState::settle_tree(std::uint32_t tree) {
+  while (auto w = deferred_.take_oldest(tree)) apply_deferred(*w);
+}
+
+void PhysicalState::settle_all() {
+  while (auto w = deferred_.take_oldest()) apply_deferred(*w);
+}
+
+std::uint64_t PhysicalState::open_deferred(const OpRef& op, std::uint32_t req, const Domain& root) {
+  const ReqInfo& q = op->reqs[req];
+  for (int fi : q.field_indices) pieces(q.tree, root, fi);  // (the tree's root, for settling)
+  return deferred_.open(op, req);
+}
+
+void PhysicalState::close_deferred(std::uint32_t tree, std::uint64_t launch) {
+  overflow_.clear();
+  deferred_.close(tree, launch, overflow_);
+  for (const DeferredWrites::Taken& w : overflow_) apply_deferred(w);
+}
+
+Domain PhysicalState::local_hull(std::uint32_t tree, int fi) const {
+  Domain hull;
+  if (const Pieces* f = find(tree, fi))
+    f->local.for_each(
+        [&](std::uint32_t slot) { hull = bounding_union(hull, f->slots[slot].rect); });
+  return hull;
+}
+
+bool PhysicalState::meets_local(std::uint32_t tree, int fi, const Domain& rect) const {
+  const Pieces* f = find(tree, fi);
+  if (!f || rect.empty()) return false;
+  bool meets = false;
+  f->local.candidates(
+      rect, [&](std::uint32_t slot) { meets = meets || f->slots[slot].rect.overlaps(rect); });
+  return meets;
 }
 
 }  // namespace reprise::detail

@@ -149,7 +149,7 @@ bool Memoizer::conditions_hold(const TraceTemplate& t) {
       return false;
   }
   // and hold valid data exactly where the recording found it (which copies it issued).
-  const PhysicalState& state = analysis_->physical();
+  PhysicalState& state = analysis_->physical();
   return std::all_of(t.facts.begin(), t.facts.end(),
                      [&](const PhysicalFact& f) { return state.holds(f); });
 }
@@ -226,7 +226,7 @@ void Memoizer::record(TraceID id) {
   compute_conditions(*t, buffer_);
   // Idempotent only if the state the trace leaves behind is the one it started from (under
   // control replication: once the copies are dropped, as they were before it was recorded).
-  const PhysicalState& state = analysis_->physical();
+  PhysicalState& state = analysis_->physical();
   t->idempotent =
       t->idempotent && std::all_of(t->facts.begin(), t->facts.end(),
                                    [&](const auto& f) { return state.holds(f, copies_dropped_); });

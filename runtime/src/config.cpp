@@ -157,6 +157,17 @@ const std::vector<FlagDef>& flag_table() {
         "start a GPU task point once the GPU work it waits for is enqueued on its own stream, "
         "not finished (0: once finished)",
         i32(&Config::gpu_early, 0, 1, "-lg:gpu_early"));
+    add("-lg:defer_writes", "0|1|auto",
+        "control replication, untraced: another shard's point that meets none of this shard's "
+        "data is not analysed here, its writes applied only when this shard looks at the pieces "
+        "they meet (0: every point is analysed on every shard; auto: from 8 shards on)",
+        std::make_pair(
+            [](const Config& c) {
+              return c.defer_writes < 0 ? std::string("auto") : std::to_string(c.defer_writes);
+            },
+            [](Config& c, const std::string& v) {
+              c.defer_writes = v == "auto" ? -1 : int(parse_int("-lg:defer_writes", v, 0, 1));
+            }));
     add("-lg:window", "N", "ops in flight before the application thread waits",
         i32(&Config::window, 2, 1 << 24, "-lg:window"));
     add("-lg:stall_report", "S",

@@ -666,6 +666,7 @@ Context::TraceStats Context::trace_stats() const {
                     s.peers_heard,
                     s.requests_sent,
                     s.remote_proxies,
+                    s.points_deferred,
                     s.replay_instructions,
                     s.replay_instructions_here,
                     s.gpu_kernels,

@@ -189,6 +189,7 @@ RuntimeStats Runtime::stats() const {
   s.ops_issued = next_seq_;
   s.points_launched = points_launched_.load(std::memory_order_relaxed);
   s.points_replayed = points_replayed_.load(std::memory_order_relaxed);
+  s.points_deferred = points_deferred_.load(std::memory_order_relaxed);
   s.templates_recorded = templates_recorded_.load(std::memory_order_relaxed);
   s.replays = replays_.load(std::memory_order_relaxed);
   s.replay_instructions = replay_instructions_.load(std::memory_order_relaxed);

@@ -44,9 +44,15 @@ class Analysis final : public OpSink {
  private:
   void analyse_points(const OpRef& op);
   // Maps point p's requirements to memories (several memories only).
-  void choose_memories(Op& op, std::size_t p, const MapperTaskInfo* info);
+  void choose_memories(Op& op, std::size_t p, const MapperTaskInfo* info,
+                       const MachineInfo& machine, Processor proc);
+  // Chooses the memories of point p of op (a task launch) now: another shard's point whose
+  // mapping was left until something here needs it (deferred writes, proxies).
+  void map_point(Op& op, std::uint32_t p);
+  static void map_deferred(void* self, Op& op, std::uint32_t p);
   // A clear error when point p's processor cannot use memory mem for requirement r.
-  void check_access(const Op& op, std::size_t p, std::size_t r, MemoryID mem) const;
+  void check_access(const Op& op, std::size_t p, std::size_t r, MemoryID mem,
+                    Processor proc) const;
   // Launches point p after the copies that make its instances valid; updates the state.
   void launch_with_copies(Op& op, std::uint32_t p);
   // Folds the pending reductions a read of requirement r found (folds_) into its instance.
@@ -64,6 +70,15 @@ class Analysis final : public OpSink {
   // Control replication, untraced: computes the logical preconditions of another shard's
   // point p (into pre_ and point_pre_) the first time a copy with a half here needs them.
   void ensure_point_pre(const Op& op, std::uint32_t p);
+  // Control replication, untraced: whether op's other-shard points may be left unanalysed when
+  // they meet none of this shard's data (see PhysicalState::defer_written), and whether point
+  // p is such a point.
+  bool may_defer(const Op& op) const;
+  bool meets_nothing_here(const Op& op, std::uint32_t p) const;
+  // Control replication, untraced: point p of op is not analysed here; its writes are
+  // deferred (PhysicalState::defer_written). close_deferred: op's analysis is over.
+  void defer_point(const OpRef& op, std::uint32_t p);
+  void close_deferred(const Op& op);
   // LogicalAnalysis::ProxyMaker: the proxy of another shard's point p of op, made when a
   // dependence here first names it (Op::deferred_proxies).
   static Event make_proxy(void* self, Op& op, std::uint32_t p);
@@ -82,9 +97,18 @@ class Analysis final : public OpSink {
   PhysicalState physical_;
   std::unique_ptr<LocalUses> local_uses_;  // control replication only
   std::vector<Event> point_pre_, copy_pre_, src_ready_;
-  bool lazy_pre_ = false;   // the op's other-shard points wait for ensure_point_pre
-  bool pre_ready_ = false;  // the current point's logical preconditions are in pre_
-  std::vector<bool> mine_;  // per point of the op: it runs on this shard
+  bool lazy_pre_ = false;                   // the op's other-shard points wait for ensure_point_pre
+  bool pre_ready_ = false;                  // the current point's logical preconditions are in pre_
+  std::vector<bool> mine_;                  // per point of the op: it runs on this shard
+  std::vector<std::uint32_t> mine_points_;  // the same, as a list
+  bool defer_ = false;                      // may_defer(the op being analysed)
+  const OpRef* analysed_ = nullptr;         // that op
+  // Per requirement of that op: its deferred launch (PhysicalState::open_deferred), once a
+  // point was deferred; empty until then.
+  static constexpr std::uint64_t kNoLaunch = UINT64_MAX;
+  std::vector<std::uint64_t> deferred_launch_;
+  // Per field of each reading requirement of that op, in order: PhysicalState::local_hull.
+  std::vector<Domain> local_hulls_;
   std::vector<CopyNeed> needs_;
   std::vector<FoldNeed> folds_;
   // fold_pending: a fragment of a read over which a reduction instance has contributions.

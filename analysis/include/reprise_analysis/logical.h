@@ -1,6 +1,7 @@
 #pragma once
 // Logical dependence analysis: per region tree, the users (op requirements) that later ops may
 // have to wait for, with field masks and footprints. Computes per-point preconditions.
+#include <algorithm>
 #include <cstdint>
 #include <span>
 #include <unordered_map>
@@ -36,12 +37,21 @@ class PointPreconditions {
   std::size_t points_ = 0;
 };
 
-// The points of a launch whose preconditions to compute: [begin, end), and of those only the
-// ones `mask` marks (when given).
+// The points of a launch whose preconditions to compute: [begin, end), or only those in
+// `list` (ascending, when given: a shard's own points cost it nothing per other point).
 struct PointSubset {
   std::size_t begin = 0, end = SIZE_MAX;
-  const std::vector<bool>* mask = nullptr;
-  bool has(std::size_t p) const { return !mask || (*mask)[p]; }
+  const std::vector<std::uint32_t>* list = nullptr;
+  // Calls fn(p) for each point of the subset below `points`.
+  template <class Fn>
+  void each(std::size_t points, Fn&& fn) const {
+    if (list) {
+      for (std::uint32_t p : *list)
+        if (p < points) fn(std::size_t(p));
+      return;
+    }
+    for (std::size_t p = begin, e = std::min(points, end); p < e; ++p) fn(p);
+  }
 };
 
 class LogicalAnalysis {

@@ -11,10 +11,12 @@
 // trace that the recording relied on (its preconditions) and the changes it made (its
 // postconditions, applied again after each replay).
 #include <cstdint>
+#include <span>
 #include <unordered_map>
 #include <vector>
 
 #include "reprise/geometry.h"
+#include "reprise_analysis/deferred_writes.h"
 #include "reprise_analysis/rect_index.h"
 #include "reprise_rt/event.h"
 #include "reprise_rt/inline_vector.h"
@@ -90,6 +92,27 @@ class PhysicalState {
     local_first_ = first;
     local_count_ = count;
   }
+  // Control replication, untraced: whether a read of field fi of tree over rect may meet a
+  // piece this shard's memories wrote or one with pending reductions (what a read of another
+  // shard's point looks at): when no requirement of such a point may, the point is not
+  // analysed here. (May answer yes for a piece a deferred write has taken over since.)
+  bool meets_local(std::uint32_t tree, int fi, const Domain& rect) const;
+  // The bounding box of what meets_local looks at (a read outside it meets nothing).
+  Domain local_hull(std::uint32_t tree, int fi) const;
+  // Control replication, untraced: other shards' points of op (already mapped) that are not
+  // analysed here write requirement req — a disjoint partition named by identity over its
+  // whole color space; their writes are applied only when something here looks at the pieces
+  // they meet (DeferredWrites). open_deferred returns the launch's place, defer_written names
+  // a point (in point order, among the points analysed here), close_deferred ends the launch.
+  std::uint64_t open_deferred(const OpRef& op, std::uint32_t req, const Domain& root);
+  void defer_written(std::uint32_t tree, std::uint64_t launch, std::uint32_t p) {
+    deferred_.defer(tree, launch, p);
+  }
+  void close_deferred(std::uint32_t tree, std::uint64_t launch);
+  void forget_partition(std::uint64_t uid) { deferred_.forget_partition(uid); }
+  // How a deferred point's memories are chosen when its write is applied (they are left
+  // unchosen while nothing here needs them).
+  void set_point_mapper(DeferredWrites::MapPoint fn, void* ctx) { deferred_.set_mapper(fn, ctx); }
   // The data of rect is in mem too once `ready` (the copy) triggers.
   void copied(std::uint32_t tree, const Domain& root, int fi, const Domain& rect, std::uint32_t mem,
               Event ready);
@@ -103,7 +126,7 @@ class PhysicalState {
   void folded(std::uint32_t tree, const Domain& root, int fi, const Domain& rect, std::uint32_t mem,
               Event ready);
   // Whether some field of tree has contributions of `reduction` pending inside rect.
-  bool in_use(std::uint32_t tree, const Domain& rect, const Instance* reduction) const;
+  bool in_use(std::uint32_t tree, const Domain& rect, const Instance* reduction);
   // Whether tree has had reductions (since it was created): with one memory, ops on such a
   // tree take the physical path from then on (the fast path does not track folds).
   bool has_pending(std::uint32_t tree) const {
@@ -125,7 +148,8 @@ class PhysicalState {
   void forget_tree(std::uint32_t tree);
 
   // copies_dropped: as if drop_copies() had been called first.
-  bool holds(const PhysicalFact& f, bool copies_dropped = false) const;
+  // (Not const: deferred writes over the fact's rectangle are applied first.)
+  bool holds(const PhysicalFact& f, bool copies_dropped = false);
   // Control replication: every memory forgets the copies it holds of data another memory
   // wrote (the next reads copy again; always safe). What remains is the write layer, which
   // every shard keeps alike, while a shard knows only some of the copies between two other
@@ -140,7 +164,7 @@ class PhysicalState {
   void stop_journal(std::vector<PhysicalFact>& facts, std::vector<PhysicalEffect>& effects);
 
   // For tests: the pieces field fi of tree is cut into.
-  std::size_t piece_count(std::uint32_t tree, int fi) const;
+  std::size_t piece_count(std::uint32_t tree, int fi);
 
  private:
   // A memory that holds (part of) a piece's current data.
@@ -192,6 +216,20 @@ class PhysicalState {
     std::vector<Pieces> fields;  // by field index; empty until first use
   };
   Pieces& pieces(std::uint32_t tree, const Domain& root, int fi);
+  // Applies the deferred writes (older than `before`) that meet the pieces of field fi of tree
+  // meeting rect, before anything looks at those pieces or changes them (DeferredWrites).
+  // Returns whether hits_ holds the pieces meeting rect (as meeting() would find them now).
+  bool settle(std::uint32_t tree, int fi, const Domain& rect, WriteOrder before = {}) {
+    return deferred_.any(tree) && settle_pieces(tree, fi, rect, before);
+  }
+  bool settle_pieces(std::uint32_t tree, int fi, const Domain& rect, WriteOrder before);
+  // Applies every deferred write (of tree).
+  void settle_all();
+  void settle_tree(std::uint32_t tree);
+  // Applies a deferred write, after the older ones meeting the pieces it writes.
+  void apply_deferred(const DeferredWrites::Taken& w);
+  // written() without settling first.
+  void write(std::uint32_t tree, const Domain& root, int fi, const Domain& rect, std::uint32_t mem);
   const Pieces* find(std::uint32_t tree, int fi) const;
   // Fills hits_ with the slots of the pieces of f that meet rect, in index order (of
   // f.local's pieces only: `local`).
@@ -237,6 +275,8 @@ class PhysicalState {
   void touch(Piece& p) const;
 
   std::vector<Tree> trees_;
+  DeferredWrites deferred_;
+  std::vector<DeferredWrites::Taken> overflow_;
   std::uint32_t local_first_ = 0, local_count_ = 0;  // none: no Pieces::local
   mutable std::vector<std::uint32_t> hits_;
   std::vector<Domain> parts_, uncovered_, scratch_;

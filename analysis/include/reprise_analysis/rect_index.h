@@ -8,8 +8,8 @@
 // spans + the pieces it meets) in one dimension or two; a column of one rectangle (one-row
 // layouts) costs no jump. (Sorting by dimension 0 alone made a query visit a 2-d grid's whole
 // column band: O(sqrt n), which made recording and checking big 2-d templates superlinear.)
-// Visits are in a deterministic order (dimension-0 low bound, dimension-1 low bound, id), the
-// same on every shard that built the index by the same calls.
+// Visits are in a deterministic order (the low corner, then id): rectangles that do not overlap
+// are visited alike on every shard that holds them, whatever ids they were given.
 #include <algorithm>
 #include <cstdint>
 #include <limits>
@@ -38,13 +38,13 @@ class RectIndex {
  public:
   void insert(const Domain& r, std::uint32_t id) {
     hull_ = bounding_union(by_lo_.empty() ? Domain() : hull_, r);
-    by_lo_.insert(Key{r.lo[0], lo1(r), id});
+    by_lo_.insert(Key{r.lo[0], lo1(r), lo2(r), id});
     ++widths_[r.hi[0] - r.lo[0]];
     ++heights_[hi1(r) - lo1(r)];
   }
   // r must be the rectangle id was inserted with.
   void erase(const Domain& r, std::uint32_t id) {
-    by_lo_.erase(Key{r.lo[0], lo1(r), id});  // (hull_ only shrinks when it empties)
+    by_lo_.erase(Key{r.lo[0], lo1(r), lo2(r), id});  // (hull_ only shrinks when it empties)
     forget(widths_, r.hi[0] - r.lo[0]);
     forget(heights_, hi1(r) - lo1(r));
   }
@@ -53,9 +53,31 @@ class RectIndex {
   // returns true.
   template <class Fn>
   void at_low_corner(const Domain& q, Fn&& fn) const {
-    for (auto it = by_lo_.lower_bound(Key{q.lo[0], lo1(q), 0});
+    for (auto it = by_lo_.lower_bound(Key{q.lo[0], lo1(q), kLowest, 0});
          it != by_lo_.end() && it->lo0 == q.lo[0] && it->lo1 == lo1(q); ++it)
       if (fn(it->id)) return;
+  }
+  // A rectangle holding every indexed rectangle that meets q (q grown by the widest extents in
+  // dimensions 0 and 1, within the hull): a cheap bound for what a query of q may find.
+  Domain reach(const Domain& q) const {
+    if (by_lo_.empty()) return Domain();
+    Domain r = q;
+    r.lo[0] = reach_below(q.lo[0], widths_.rbegin()->first);
+    r.hi[0] = q.hi[0] + widths_.rbegin()->first;
+    if (q.dim > 1) {
+      r.lo[1] = reach_below(q.lo[1], heights_.rbegin()->first);
+      r.hi[1] = q.hi[1] + heights_.rbegin()->first;
+    }
+    for (int d = 2; d < q.dim; ++d) {
+      r.lo[d] = hull_.lo[d];
+      r.hi[d] = hull_.hi[d];
+    }
+    return r & hull_;
+  }
+  // Calls fn(id) for every indexed id.
+  template <class Fn>
+  void for_each(Fn&& fn) const {
+    for (const Key& k : by_lo_) fn(k.id);
   }
   // Calls fn(id) for every id whose rectangle may meet q (a superset: callers test overlap).
   template <class Fn>
@@ -65,31 +87,40 @@ class RectIndex {
     if (by_lo_.empty() || !q.overlaps(hull_)) return;
     const coord_t lowest = std::numeric_limits<coord_t>::min();
     const coord_t from1 = reach_below(lo1(q), heights_.rbegin()->first), to1 = hi1(q);
-    auto it = by_lo_.lower_bound(Key{reach_below(q.lo[0], widths_.rbegin()->first), lowest, 0});
+    auto it =
+        by_lo_.lower_bound(Key{reach_below(q.lo[0], widths_.rbegin()->first), lowest, kLowest, 0});
     while (it != by_lo_.end() && it->lo0 <= q.hi[0]) {
       const coord_t column = it->lo0;
-      if (it->lo1 < from1) it = by_lo_.lower_bound(Key{column, from1, 0});
+      if (it->lo1 < from1) it = by_lo_.lower_bound(Key{column, from1, kLowest, 0});
       for (; it != by_lo_.end() && it->lo0 == column && it->lo1 <= to1; ++it) fn(it->id);
       if (it != by_lo_.end() && it->lo0 == column)  // the rest of the column lies above q
         it = column == std::numeric_limits<coord_t>::max()
                  ? by_lo_.end()
-                 : by_lo_.lower_bound(Key{column + 1, lowest, 0});
+                 : by_lo_.lower_bound(Key{column + 1, lowest, kLowest, 0});
     }
   }
 
  private:
   static coord_t lo1(const Domain& r) { return r.dim > 1 ? r.lo[1] : 0; }
   static coord_t hi1(const Domain& r) { return r.dim > 1 ? r.hi[1] : 0; }
+  // (Only orders the rectangles of one column and row: by their whole low corner, which
+  // rectangles that do not overlap never share, rather than by id — so that the order does
+  // not depend on how ids were handed out.)
+  static coord_t lo2(const Domain& r) { return r.dim > 2 ? r.lo[2] : 0; }
+  static constexpr coord_t kLowest = std::numeric_limits<coord_t>::min();
   // The smallest low bound a rectangle at most `widest` wide may have and still reach `lo`.
   static coord_t reach_below(coord_t lo, coord_t widest) {
     return lo < std::numeric_limits<coord_t>::min() + widest ? std::numeric_limits<coord_t>::min()
                                                              : lo - widest;
   }
   struct Key {
-    coord_t lo0, lo1;
+    coord_t lo0, lo1, lo2;
     std::uint32_t id;
     bool operator<(const Key& o) const {
-      return lo0 != o.lo0 ? lo0 < o.lo0 : lo1 != o.lo1 ? lo1 < o.lo1 : id < o.id;
+      return lo0 != o.lo0   ? lo0 < o.lo0
+             : lo1 != o.lo1 ? lo1 < o.lo1
+             : lo2 != o.lo2 ? lo2 < o.lo2
+                            : id < o.id;
     }
   };
   // Extents counted by value: tiles repeat a few extents, so counting allocates only for a

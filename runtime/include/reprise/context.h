@@ -107,6 +107,9 @@ class Context {
     // The events it made to stand for other shards' points (untraced, only for the points
     // some dependence here names: its neighbours' in a halo loop, not every point).
     std::uint64_t remote_proxies = 0;
+    // The other shards' points it did not analyse at all (untraced: they met none of its data;
+    // their writes were deferred, -lg:defer_writes).
+    std::uint64_t points_deferred = 0;
     // Batch replays: instructions of the templates replayed, and of those the ones this
     // shard's replays set up (its own, and the other shards' points it waits for).
     std::uint64_t replay_instructions = 0;

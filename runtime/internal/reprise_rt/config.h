@@ -19,6 +19,11 @@ struct Config {
   std::string gpu_backend = "auto";  // -ll:gpu_backend cuda|host|auto
   int gpu_graphs = 1;                // -lg:gpu_graphs 0|1 (replays' GPU work as graphs)
   int gpu_early = 1;  // -lg:gpu_early 0|1 (a GPU point follows same-stream work once enqueued)
+  // -lg:defer_writes 0|1|auto: control replication, untraced: another shard's point that meets
+  // none of this shard's data is not analysed here (its writes are deferred; docs/ctrlrepl.md).
+  // -1 (auto): from kDeferWritesShards shards on, where it costs less than it saves.
+  int defer_writes = -1;
+  static constexpr int kDeferWritesShards = 8;
   std::int64_t csize_mib = 1024;  // -ll:csize (per system memory)
   bool pin = true;                // -ll:pin
   int spin_us = 50;               // -ll:spin

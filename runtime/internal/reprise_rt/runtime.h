@@ -67,6 +67,7 @@ const char* to_string(Creation c);
 struct RuntimeStats {
   std::uint64_t ops_issued = 0;
   std::uint64_t points_launched = 0;
+  std::uint64_t points_deferred = 0;
   std::uint64_t points_replayed = 0;
   std::uint64_t templates_recorded = 0;
   std::uint64_t replays = 0;
@@ -167,6 +168,7 @@ class Runtime {
   MachineInfo machine() const;
   RuntimeStats stats() const;
   void count_points(std::uint64_t n) { points_launched_.fetch_add(n, std::memory_order_relaxed); }
+  void count_deferred(std::uint64_t n) { points_deferred_.fetch_add(n, std::memory_order_relaxed); }
   void count_replay(std::uint64_t points) {
     points_replayed_.fetch_add(points, std::memory_order_relaxed);
     replays_.fetch_add(1, std::memory_order_relaxed);
@@ -271,6 +273,7 @@ class Runtime {
   std::atomic<std::int64_t> outstanding_{0};
   std::atomic<bool> app_waiting_{false};
   std::atomic<std::uint64_t> points_launched_{0};
+  std::atomic<std::uint64_t> points_deferred_{0};
   std::atomic<std::uint64_t> points_replayed_{0};
   std::atomic<std::uint64_t> templates_recorded_{0};
   std::atomic<std::uint64_t> replays_{0};

@@ -1,0 +1,116 @@
+#pragma once
+// Control replication, untraced: the writes of other shards' points that met none of this
+// shard's data when their launch was analysed, kept per launch (the op, a requirement and the
+// points) instead of applied to the write layer one by one. PhysicalState settles them —
+// applies them, oldest first — before anything looks at or changes the part of a field they
+// wrote; most are never settled, only superseded by the next launch that writes the same
+// pieces. So another shard's point costs a shard a bit in a bitmap, not a change of its write
+// layer (docs/ctrlrepl.md, "Deferred writes").
+//
+// Why settling a part is enough, and what "a part" is: the write layer's pieces — hence the
+// rectangles of the copies two shards must agree on — depend on the order of the writes that
+// cut them. A deferred write may be applied after a later operation only where the two commute:
+// where the later one touches no piece the deferred write meets. So before anything touches
+// the pieces meeting a rectangle, every pending write meeting one of them is applied, oldest
+// first, each after the older pending writes meeting the pieces it touches (PhysicalState::
+// settle); then the state is the one eager application would have made, wherever it is looked
+// at.
+#include <compare>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <unordered_map>
+#include <vector>
+
+#include "reprise/geometry.h"
+#include "reprise_analysis/rect_index.h"
+#include "reprise_rt/op.h"
+
+namespace reprise::detail {
+
+// Where a deferred write stands among writes: its launch's place among deferred launches, then
+// its point (a launch's points write in point order).
+struct WriteOrder {
+  std::uint64_t launch = UINT64_MAX;
+  std::uint32_t point = UINT32_MAX;
+  auto operator<=>(const WriteOrder&) const = default;
+};
+
+class DeferredWrites {
+ public:
+  // A deferred write taken to be applied: `fields` of tree over rect, by memory mem.
+  struct Taken {
+    WriteOrder order;
+    std::uint32_t tree;
+    FieldIndexList fields;
+    Domain rect;
+    std::uint32_t mem;
+  };
+
+  // Chooses the memories of point p of op (op.point_instances), when they were not chosen.
+  using MapPoint = void (*)(void* ctx, Op& op, std::uint32_t p);
+  void set_mapper(MapPoint fn, void* ctx) {
+    map_ = fn;
+    map_ctx_ = ctx;
+  }
+
+  bool any(std::uint32_t tree) const { return tree < trees_.size() && !trees_[tree].empty(); }
+  bool any() const { return records_ != 0; }
+  // While op is analysed, its points that are not analysed here write requirement req — a
+  // disjoint partition named by identity over its whole color space (ReqInfo::whole_partition)
+  // — through defer(), until close(). Returns the launch's place (WriteOrder::launch).
+  std::uint64_t open(const OpRef& op, std::uint32_t req);
+  // Point p of the launch `launch` (open) writes its piece of tree, later.
+  void defer(std::uint32_t tree, std::uint64_t launch, std::uint32_t p);
+  // The launch is analysed. Appends to overflow the writes to apply now (the oldest launch's,
+  // when a tree has too many pending).
+  void close(std::uint32_t tree, std::uint64_t launch, std::vector<Taken>& overflow);
+  // Whether a pending write before `before` writes field fi of tree within `box` (a cheap
+  // test that may answer yes when none does).
+  bool may_meet(std::uint32_t tree, int fi, const Domain& box, WriteOrder before) const;
+  // Takes the oldest pending write before `before` that writes field fi of tree and meets one
+  // of rects, if any.
+  std::optional<Taken> take_oldest(std::uint32_t tree, int fi, std::span<const Domain> rects,
+                                   WriteOrder before);
+  // Takes the oldest pending write of tree (of any tree), if any.
+  std::optional<Taken> take_oldest(std::uint32_t tree);
+  std::optional<Taken> take_oldest();
+  void forget_tree(std::uint32_t tree);
+  // The partition was destroyed: its index of pieces is no longer worth keeping.
+  void forget_partition(std::uint64_t uid) { indexes_.erase(uid); }
+
+ private:
+  struct Record {
+    OpRef op;
+    std::uint32_t req;
+    std::uint64_t launch;  // its place among deferred launches
+    FieldMask mask;        // the fields it still writes (newer covering launches clear bits)
+    std::shared_ptr<const RectIndex> pieces;  // point -> its rectangle of req
+    std::vector<bool> pending;                // per point of op
+    std::size_t left = 0;                     // points pending
+    std::uint32_t first = UINT32_MAX;         // no point below it is pending
+    bool open = true;                         // its launch is being analysed
+    Domain hull;                              // holds every pending point's rectangle
+    const Domain& rect(std::uint32_t q) const {
+      return op->point_rects[std::size_t(q) * op->reqs.size() + req];
+    }
+  };
+  // Whether every element that older writes may still hold pending is written by newer.
+  static bool covers(const Record& newer, const Record& older);
+  std::shared_ptr<const RectIndex> index_of(const Op& op, std::uint32_t req);
+  Record& find(std::uint32_t tree, std::uint64_t launch);
+  // Takes point q of records[at] (dropping the record when it has no point left).
+  Taken take(std::vector<Record>& records, std::size_t at, std::uint32_t q);
+  void drop_done(std::vector<Record>& records);
+
+  std::vector<std::vector<Record>> trees_;  // per tree, oldest first
+  std::vector<Domain> near_;                // per tree: holds every record's hull
+  std::unordered_map<std::uint64_t, std::shared_ptr<const RectIndex>> indexes_;  // by uid
+  std::uint64_t next_launch_ = 0;
+  MapPoint map_ = nullptr;
+  void* map_ctx_ = nullptr;
+  std::size_t records_ = 0;
+};
+
+}  // namespace reprise::detail

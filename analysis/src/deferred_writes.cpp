@@ -1,0 +1,171 @@
+#include "reprise_analysis/deferred_writes.h"
+
+#include <algorithm>
+
+#include "reprise_rt/assert.h"
+#include "reprise_rt/instance.h"
+
+namespace reprise::detail {
+
+namespace {
+// Beyond this many launches pending on one tree (launches through partitions that never cover
+// one another) the oldest is applied whole: taking a write then stays a few index lookups.
+constexpr std::size_t kMaxRecords = 16;
+}  // namespace
+
+std::shared_ptr<const RectIndex> DeferredWrites::index_of(const Op& op, std::uint32_t req) {
+  const ReqInfo& q = op.reqs[req];
+  auto& slot = indexes_[q.uid];
+  if (!slot) {
+    // Point c names piece c of the partition (whole_partition): one index per partition.
+    auto index = std::make_shared<RectIndex>();
+    const std::size_t points = op.num_points(), nreq = op.reqs.size();
+    for (std::uint32_t c = 0; c < points; ++c)
+      if (const Domain& piece = op.point_rects[c * nreq + req]; !piece.empty())
+        index->insert(piece, c);
+    slot = std::move(index);
+  }
+  return slot;
+}
+
+bool DeferredWrites::covers(const Record& newer, const Record& older) {
+  // The same pieces again: every point of older is a point of newer, with the same rectangle,
+  // so newer's write cuts the pieces older's would have cut the same way. (A launch that
+  // writes the same elements through other pieces would cut them otherwise.)
+  return newer.op->reqs[newer.req].uid == older.op->reqs[older.req].uid &&
+         newer.op->domain.contains(older.op->domain);
+}
+
+void DeferredWrites::drop_done(std::vector<Record>& records) {
+  const std::size_t before = records.size();
+  std::erase_if(records, [](const Record& r) { return !r.open && (r.left == 0 || r.mask == 0); });
+  records_ -= before - records.size();
+  if (records.empty()) near_[std::size_t(&records - trees_.data())] = Domain();
+}
+
+std::uint64_t DeferredWrites::open(const OpRef& op, std::uint32_t req) {
+  const ReqInfo& q = op->reqs[req];
+  REPRISE_ASSERT(q.whole_partition, "deferred writes name their points' pieces by color");
+  if (trees_.size() <= q.tree) {
+    trees_.resize(q.tree + 1);
+    near_.resize(q.tree + 1);
+  }
+  Record r{op, req, next_launch_++, q.mask, index_of(*op, req), {}, 0, UINT32_MAX, true, {}};
+  r.pending.assign(op->num_points(), false);
+  trees_[q.tree].push_back(std::move(r));
+  ++records_;
+  return trees_[q.tree].back().launch;
+}
+
+DeferredWrites::Record& DeferredWrites::find(std::uint32_t tree, std::uint64_t launch) {
+  auto& records = trees_[tree];
+  for (auto it = records.rbegin(); it != records.rend(); ++it)
+    if (it->launch == launch) return *it;
+  REPRISE_ASSERT(false, "a deferred launch stays until it is closed");
+  return records.back();
+}
+
+void DeferredWrites::defer(std::uint32_t tree, std::uint64_t launch, std::uint32_t p) {
+  Record& r = find(tree, launch);
+  r.pending[p] = true;
+  r.hull = bounding_union(r.hull, r.rect(p));
+  near_[tree] = bounding_union(near_[tree], r.rect(p));
+  ++r.left;
+  r.first = std::min(r.first, p);
+}
+
+void DeferredWrites::close(std::uint32_t tree, std::uint64_t launch, std::vector<Taken>& overflow) {
+  Record& r = find(tree, launch);
+  r.open = false;
+  auto& records = trees_[tree];
+  // What an older launch still has pending lies outside the pieces this launch's analysed
+  // points wrote (those were settled first); if this launch writes the same pieces, its
+  // write wins wherever it is applied, and the older one need never be.
+  if (r.left > 0)
+    for (Record& old : records)
+      if (old.launch < launch && !old.open && (old.mask & r.mask) && covers(r, old))
+        old.mask &= ~r.mask;
+  drop_done(records);
+  if (records.size() > kMaxRecords) {
+    // (Nothing older is pending under the oldest launch's points.)
+    const std::uint64_t oldest = records.front().launch;
+    while (!records.empty() && records.front().launch == oldest)
+      overflow.push_back(take(records, 0, records.front().first));
+  }
+}
+
+DeferredWrites::Taken DeferredWrites::take(std::vector<Record>& records, std::size_t at,
+                                           std::uint32_t q) {
+  Record& r = records[at];
+  Op& op = *r.op;
+  const std::size_t at_instance = std::size_t(q) * op.reqs.size() + r.req;
+  if (!op.point_instances[at_instance]) {
+    REPRISE_ASSERT(map_, "a deferred point's memories are chosen when it is applied");
+    map_(map_ctx_, op, q);
+  }
+  const ReqInfo& req = op.reqs[r.req];
+  Taken t{WriteOrder{r.launch, q}, req.tree, {}, r.rect(q),
+          op.point_instances[at_instance]->memory()};
+  for (int fi : req.field_indices)
+    if (r.mask & (FieldMask(1) << fi)) t.fields.push_back(fi);
+  r.pending[q] = false;
+  if (--r.left == 0) r.hull = Domain();
+  while (r.first < r.pending.size() && !r.pending[r.first]) ++r.first;
+  if (r.left == 0) drop_done(records);
+  return t;
+}
+
+std::optional<DeferredWrites::Taken> DeferredWrites::take_oldest(std::uint32_t tree, int fi,
+                                                                 std::span<const Domain> rects,
+                                                                 WriteOrder before) {
+  if (!any(tree)) return std::nullopt;
+  auto& records = trees_[tree];
+  const FieldMask bit = FieldMask(1) << fi;
+  for (std::size_t at = 0; at < records.size() && records[at].launch <= before.launch; ++at) {
+    const Record& r = records[at];
+    if (!(r.mask & bit) || r.left == 0) continue;
+    if (std::none_of(rects.begin(), rects.end(),
+                     [&](const Domain& rect) { return rect.overlaps(r.hull); }))
+      continue;
+    const std::uint32_t below = r.launch < before.launch ? UINT32_MAX : before.point;
+    std::uint32_t lowest = UINT32_MAX;
+    for (const Domain& rect : rects)
+      r.pieces->candidates(rect, [&](std::uint32_t q) {
+        if (q < lowest && q < below && r.pending[q] && r.rect(q).overlaps(rect)) lowest = q;
+      });
+    if (lowest != UINT32_MAX) return take(records, at, lowest);
+  }
+  return std::nullopt;
+}
+
+bool DeferredWrites::may_meet(std::uint32_t tree, int fi, const Domain& box,
+                              WriteOrder before) const {
+  if (!any(tree) || !box.overlaps(near_[tree])) return false;
+  const FieldMask bit = FieldMask(1) << fi;
+  for (const Record& r : trees_[tree]) {
+    if (r.launch > before.launch) break;
+    if ((r.mask & bit) && r.left > 0 && box.overlaps(r.hull)) return true;
+  }
+  return false;
+}
+
+std::optional<DeferredWrites::Taken> DeferredWrites::take_oldest(std::uint32_t tree) {
+  if (!any(tree)) return std::nullopt;
+  for (std::size_t at = 0; at < trees_[tree].size(); ++at)
+    if (trees_[tree][at].left > 0) return take(trees_[tree], at, trees_[tree][at].first);
+  return std::nullopt;
+}
+
+std::optional<DeferredWrites::Taken> DeferredWrites::take_oldest() {
+  for (std::uint32_t t = 0; t < trees_.size(); ++t)
+    if (auto w = take_oldest(t)) return w;
+  return std::nullopt;
+}
+
+void DeferredWrites::forget_tree(std::uint32_t tree) {
+  if (!any(tree)) return;
+  records_ -= trees_[tree].size();
+  trees_[tree].clear();
+}
+
+}  // namespace reprise::detail
