@@ -104,8 +104,8 @@ DeferredWrites::Taken DeferredWrites::take(std::vector<Record>& records, std::si
     map_(map_ctx_, op, q);
   }
   const ReqInfo& req = op.reqs[r.req];
-  Taken t{WriteOrder{r.launch, q}, req.tree, {}, r.rect(q),
-          op.point_instances[at_instance]->memory()};
+  Taken t{
+      WriteOrder{r.launch, q}, req.tree, {}, r.rect(q), op.point_instances[at_instance]->memory()};
   for (int fi : req.field_indices)
     if (r.mask & (FieldMask(1) << fi)) t.fields.push_back(fi);
   r.pending[q] = false;
