@@ -210,9 +210,17 @@ void Analysis::analyse_points(const OpRef& ref) {
   op.point_done.assign(points, kNoEvent);
   if (defer_) {
     local_hulls_.clear();
-    for (const ReqInfo& q : op.reqs)
-      if (reads_data(q.privilege))
-        for (int fi : q.field_indices) local_hulls_.push_back(physical_.local_hull(q.tree, fi));
+    reading_.clear();
+    for (std::uint32_t r = 0; r < nreq; ++r) {
+      const ReqInfo& q = op.reqs[r];
+      if (!reads_data(q.privilege)) continue;
+      Domain box;
+      for (int fi : q.field_indices) {
+        local_hulls_.push_back(physical_.local_hull(q.tree, fi));
+        box = bounding_union(box, local_hulls_.back());
+      }
+      reading_.push_back(Reading{r, box});
+    }
   }
   for (std::size_t p = 0; p < points; ++p) {
     if (physical)
@@ -329,7 +337,6 @@ void Analysis::launch_with_copies(Op& op, std::uint32_t p) {
   if (elsewhere && defer_ && meets_nothing_here(op, p)) {
     // Nothing here waits for it unless a dependence names it (its proxy, made then).
     defer_point(*analysed_, p);
-    rt_.count_deferred(1);
     op.deferred_proxies = true;
     rt_.executor().count_off(op);
     return;
@@ -484,11 +491,17 @@ bool Analysis::may_defer(const Op& op) const {
 bool Analysis::meets_nothing_here(const Op& op, std::uint32_t p) const {
   // Its reads would look only at the pieces this shard wrote and at pending reductions
   // (PhysicalState::read): if they meet none, only its writes remain, and they are deferred.
+  // (Most of another shard's points are far from this shard's pieces: one test per
+  // requirement. This runs once per point another shard owns.)
+  const std::size_t nreq = op.reqs.size();
+  bool near = false;
+  for (const Reading& g : reading_)
+    near = near || op.point_rects[std::size_t(p) * nreq + g.req].overlaps(g.box);
+  if (!near) return true;
   std::size_t k = 0;
-  for (std::size_t r = 0; r < op.reqs.size(); ++r) {
-    const ReqInfo& q = op.reqs[r];
-    if (!reads_data(q.privilege)) continue;
-    const Domain& rect = op.rect(p, r);
+  for (const Reading& g : reading_) {
+    const ReqInfo& q = op.reqs[g.req];
+    const Domain& rect = op.rect(p, g.req);
     for (int fi : q.field_indices)
       if (rect.overlaps(local_hulls_[k++]) && physical_.meets_local(q.tree, fi, rect)) return false;
   }
@@ -497,20 +510,25 @@ bool Analysis::meets_nothing_here(const Op& op, std::uint32_t p) const {
 
 void Analysis::defer_point(const OpRef& ref, std::uint32_t p) {
   const Op& op = *ref;
-  if (deferred_launch_.empty()) deferred_launch_.assign(op.reqs.size(), kNoLaunch);
-  for (std::uint32_t r = 0; r < op.reqs.size(); ++r) {
-    const ReqInfo& q = op.reqs[r];
-    if (q.privilege == Privilege::ReadOnly) continue;
+  if (deferred_launch_.empty()) {
     // (Opened at the first point deferred: most launches defer none on most shards.)
-    if (deferred_launch_[r] == kNoLaunch) {
+    deferred_launch_.assign(op.reqs.size(), kNoLaunch);
+    for (std::uint32_t r = 0; r < op.reqs.size(); ++r) {
+      const ReqInfo& q = op.reqs[r];
+      if (q.privilege == Privilege::ReadOnly) continue;
       const Domain& root = rt_.forest().region(rt_.forest().tree(q.tree).root).bounds;
       deferred_launch_[r] = physical_.open_deferred(ref, r, root);
     }
-    physical_.defer_written(q.tree, deferred_launch_[r], p);
   }
+  ++deferred_count_;
+  for (std::uint32_t r = 0; r < deferred_launch_.size(); ++r)
+    if (deferred_launch_[r] != kNoLaunch)
+      physical_.defer_written(op.reqs[r].tree, deferred_launch_[r], p);
 }
 
 void Analysis::close_deferred(const Op& op) {
+  if (!deferred_launch_.empty()) rt_.count_deferred(deferred_count_);
+  deferred_count_ = 0;
   for (std::uint32_t r = 0; r < deferred_launch_.size(); ++r)
     if (deferred_launch_[r] != kNoLaunch)
       physical_.close_deferred(op.reqs[r].tree, deferred_launch_[r]);

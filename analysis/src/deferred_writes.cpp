@@ -59,8 +59,13 @@ std::uint64_t DeferredWrites::open(const OpRef& op, std::uint32_t req) {
 
 DeferredWrites::Record& DeferredWrites::find(std::uint32_t tree, std::uint64_t launch) {
   auto& records = trees_[tree];
-  for (auto it = records.rbegin(); it != records.rend(); ++it)
-    if (it->launch == launch) return *it;
+  // (The launch named last, usually: a launch defers its points one after the other.)
+  if (found_at_ < records.size() && records[found_at_].launch == launch) return records[found_at_];
+  for (std::size_t at = records.size(); at-- > 0;)
+    if (records[at].launch == launch) {
+      found_at_ = at;
+      return records[at];
+    }
   REPRISE_ASSERT(false, "a deferred launch stays until it is closed");
   return records.back();
 }
@@ -68,8 +73,7 @@ DeferredWrites::Record& DeferredWrites::find(std::uint32_t tree, std::uint64_t l
 void DeferredWrites::defer(std::uint32_t tree, std::uint64_t launch, std::uint32_t p) {
   Record& r = find(tree, launch);
   r.pending[p] = true;
-  r.hull = bounding_union(r.hull, r.rect(p));
-  near_[tree] = bounding_union(near_[tree], r.rect(p));
+  grow(r.hull, r.rect(p));  // (in place: this runs once per point another shard owns)
   ++r.left;
   r.first = std::min(r.first, p);
 }
@@ -77,6 +81,7 @@ void DeferredWrites::defer(std::uint32_t tree, std::uint64_t launch, std::uint32
 void DeferredWrites::close(std::uint32_t tree, std::uint64_t launch, std::vector<Taken>& overflow) {
   Record& r = find(tree, launch);
   r.open = false;
+  near_[tree] = bounding_union(near_[tree], r.hull);
   auto& records = trees_[tree];
   // What an older launch still has pending lies outside the pieces this launch's analysed
   // points wrote (those were settled first); if this launch writes the same pieces, its
@@ -140,11 +145,13 @@ std::optional<DeferredWrites::Taken> DeferredWrites::take_oldest(std::uint32_t t
 
 bool DeferredWrites::may_meet(std::uint32_t tree, int fi, const Domain& box,
                               WriteOrder before) const {
-  if (!any(tree) || !box.overlaps(near_[tree])) return false;
+  if (!any(tree)) return false;
+  // (near_ holds the closed launches' points; the open one's, still growing, are looked at.)
+  const bool near = box.overlaps(near_[tree]);
   const FieldMask bit = FieldMask(1) << fi;
   for (const Record& r : trees_[tree]) {
     if (r.launch > before.launch) break;
-    if ((r.mask & bit) && r.left > 0 && box.overlaps(r.hull)) return true;
+    if ((near || r.open) && (r.mask & bit) && r.left > 0 && box.overlaps(r.hull)) return true;
   }
   return false;
 }

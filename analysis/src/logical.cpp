@@ -56,7 +56,7 @@ void LogicalAnalysis::compute_rects(Op& op) const {
         }
         const Domain& rect = part.pieces[color];
         op.point_rects[p * nreq + r] = rect;
-        bbox = bounding_union(bbox, rect);
+        grow(bbox, rect);
       }
     }
     q.bbox = bbox;

@@ -51,8 +51,7 @@ class Analysis final : public OpSink {
   void map_point(Op& op, std::uint32_t p);
   static void map_deferred(void* self, Op& op, std::uint32_t p);
   // A clear error when point p's processor cannot use memory mem for requirement r.
-  void check_access(const Op& op, std::size_t p, std::size_t r, MemoryID mem,
-                    Processor proc) const;
+  void check_access(const Op& op, std::size_t p, std::size_t r, MemoryID mem, Processor proc) const;
   // Launches point p after the copies that make its instances valid; updates the state.
   void launch_with_copies(Op& op, std::uint32_t p);
   // Folds the pending reductions a read of requirement r found (folds_) into its instance.
@@ -107,8 +106,15 @@ class Analysis final : public OpSink {
   // point was deferred; empty until then.
   static constexpr std::uint64_t kNoLaunch = UINT64_MAX;
   std::vector<std::uint64_t> deferred_launch_;
-  // Per field of each reading requirement of that op, in order: PhysicalState::local_hull.
+  std::uint64_t deferred_count_ = 0;  // points of that op deferred
+  // Per field of each reading requirement of that op, in order: PhysicalState::local_hull;
+  // per reading requirement, the bounding box of its fields' hulls.
   std::vector<Domain> local_hulls_;
+  struct Reading {
+    std::uint32_t req;
+    Domain box;
+  };
+  std::vector<Reading> reading_;
   std::vector<CopyNeed> needs_;
   std::vector<FoldNeed> folds_;
   // fold_pending: a fragment of a read over which a reduction instance has contributions.

@@ -105,9 +105,10 @@ class DeferredWrites {
   void drop_done(std::vector<Record>& records);
 
   std::vector<std::vector<Record>> trees_;  // per tree, oldest first
-  std::vector<Domain> near_;                // per tree: holds every record's hull
+  std::vector<Domain> near_;                // per tree: holds every closed record's hull
   std::unordered_map<std::uint64_t, std::shared_ptr<const RectIndex>> indexes_;  // by uid
   std::uint64_t next_launch_ = 0;
+  std::size_t found_at_ = 0;  // where find() found the last launch in its tree
   MapPoint map_ = nullptr;
   void* map_ctx_ = nullptr;
   std::size_t records_ = 0;

@@ -34,6 +34,19 @@ inline Domain bounding_union(const Domain& a, const Domain& b) {
   return u;
 }
 
+// box grows to hold r too, in place (for loops over every point of a launch).
+inline void grow(Domain& box, const Domain& r) {
+  if (r.empty()) return;
+  if (box.empty()) {
+    box = r;
+    return;
+  }
+  for (int i = 0; i < r.dim; ++i) {
+    box.lo[i] = std::min(box.lo[i], r.lo[i]);
+    box.hi[i] = std::max(box.hi[i], r.hi[i]);
+  }
+}
+
 class RectIndex {
  public:
   void insert(const Domain& r, std::uint32_t id) {
