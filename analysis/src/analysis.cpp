@@ -140,7 +140,6 @@ void Analysis::analyse_points(const OpRef& ref) {
   // writes, its memories are chosen only when something here needs them (map_point).
   lazy_pre_ = local_uses_ && !graph_ && physical;
   defer_ = lazy_pre_ && may_defer(op);
-  analysed_ = &ref;
   if (op.task_info) {
     const TaskInfo& t = *op.task_info;
     MapperTaskInfo info{op.task,
@@ -222,11 +221,17 @@ void Analysis::analyse_points(const OpRef& ref) {
       reading_.push_back(Reading{r, box});
     }
   }
+  const std::uint32_t me = rt_.shard();
   for (std::size_t p = 0; p < points; ++p) {
-    if (physical)
-      launch_with_copies(op, std::uint32_t(p));
-    else
+    if (!physical) {
       graph().op(op, std::uint32_t(p), procs_[p], pre_.of(p));
+    } else if (defer_ && procs_[p].shard != me && meets_nothing_here(op, std::uint32_t(p))) {
+      // Another shard's point that meets nothing here: not analysed (close_deferred counts
+      // it off; nothing here waits for it unless a dependence names it: its proxy, then).
+      defer_point(ref, std::uint32_t(p));
+    } else {
+      launch_with_copies(op, std::uint32_t(p));
+    }
   }
   if (defer_) close_deferred(op);
   if (op.local_completion) rt_.exchange()->launched(ref);
@@ -334,14 +339,7 @@ void Analysis::launch_with_copies(Op& op, std::uint32_t p) {
   // takes every point whole: every shard's template facts must be the same (the memoizer
   // checks them after PhysicalState::drop_copies, from the state every shard keeps alike).
   const bool elsewhere = local_uses_ && !graph_ && procs_[p].shard != rt_.shard();
-  if (elsewhere && defer_ && meets_nothing_here(op, p)) {
-    // Nothing here waits for it unless a dependence names it (its proxy, made then).
-    defer_point(*analysed_, p);
-    op.deferred_proxies = true;
-    rt_.executor().count_off(op);
-    return;
-  }
-  if (elsewhere && defer_) map_point(op, p);
+  if (elsewhere && defer_) map_point(op, p);  // (its memories were left unchosen)
   const Processor copy_proc = rt_.config().utils > 1 || procs_[p].kind != ProcessorKind::CPU
                                   ? Processor{ProcessorKind::Utility, 0, procs_[p].shard}
                                   : procs_[p];
@@ -526,8 +524,12 @@ void Analysis::defer_point(const OpRef& ref, std::uint32_t p) {
       physical_.defer_written(op.reqs[r].tree, deferred_launch_[r], p);
 }
 
-void Analysis::close_deferred(const Op& op) {
-  if (!deferred_launch_.empty()) rt_.count_deferred(deferred_count_);
+void Analysis::close_deferred(Op& op) {
+  if (deferred_count_ > 0) {
+    op.deferred_proxies = true;
+    rt_.executor().count_off(op, std::uint32_t(deferred_count_));
+    rt_.count_deferred(deferred_count_);
+  }
   deferred_count_ = 0;
   for (std::uint32_t r = 0; r < deferred_launch_.size(); ++r)
     if (deferred_launch_[r] != kNoLaunch)

@@ -77,7 +77,7 @@ class Analysis final : public OpSink {
   // Control replication, untraced: point p of op is not analysed here; its writes are
   // deferred (PhysicalState::defer_written). close_deferred: op's analysis is over.
   void defer_point(const OpRef& op, std::uint32_t p);
-  void close_deferred(const Op& op);
+  void close_deferred(Op& op);
   // LogicalAnalysis::ProxyMaker: the proxy of another shard's point p of op, made when a
   // dependence here first names it (Op::deferred_proxies).
   static Event make_proxy(void* self, Op& op, std::uint32_t p);
@@ -101,7 +101,6 @@ class Analysis final : public OpSink {
   std::vector<bool> mine_;                  // per point of the op: it runs on this shard
   std::vector<std::uint32_t> mine_points_;  // the same, as a list
   bool defer_ = false;                      // may_defer(the op being analysed)
-  const OpRef* analysed_ = nullptr;         // that op
   // Per requirement of that op: its deferred launch (PhysicalState::open_deferred), once a
   // point was deferred; empty until then.
   static constexpr std::uint64_t kNoLaunch = UINT64_MAX;
