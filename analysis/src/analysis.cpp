@@ -150,10 +150,24 @@ void Analysis::analyse_points(const OpRef& ref) {
                         op.seq,
                         t.variant(ProcessorKind::CPU) != nullptr,
                         t.variant(ProcessorKind::GPU) != nullptr};
+    // With deferred writes and a mapper that knows its shards' ranges, other shards' points
+    // are asked for only if they meet this shard's data (processor_of).
+    std::uint64_t own_first = 0, own_last = points;
+    const bool ranged =
+        defer_ && rt_.mapper().shard_points(info, machine, rt_.shard(), own_first, own_last);
     for (std::size_t p = 0; p < points; ++p) {
+      if (ranged && (p < own_first || p >= own_last)) {
+        procs_[p] = Processor{ProcessorKind::CPU, 0, kUnmapped};
+        continue;
+      }
       info.point = op.domain.delinearize(coord_t(p));
       info.point_index = p;
       Processor proc = rt_.mapper().select_processor(info, machine);
+      if (ranged && proc.shard != rt_.shard())
+        throw Error(
+            fmt::format("{}: the mapper's shard_points gives point {} to shard {}, but "
+                        "select_processor places it on shard {}",
+                        op.describe(), info.point.str(), rt_.shard(), proc.shard));
       bool ok = proc.shard < machine.num_shards &&
                 ((proc.kind == ProcessorKind::CPU && proc.index < machine.num_cpus) ||
                  (proc.kind == ProcessorKind::GPU && proc.index < machine.num_gpus));
@@ -230,6 +244,7 @@ void Analysis::analyse_points(const OpRef& ref) {
       // it off; nothing here waits for it unless a dependence names it: its proxy, then).
       defer_point(ref, std::uint32_t(p));
     } else {
+      if (procs_[p].shard == kUnmapped) procs_[p] = processor_of(op, std::uint32_t(p));
       launch_with_copies(op, std::uint32_t(p));
     }
   }
@@ -537,17 +552,27 @@ void Analysis::close_deferred(Op& op) {
   deferred_launch_.clear();
 }
 
-void Analysis::map_point(Op& op, std::uint32_t p) {
+namespace {
+MapperTaskInfo point_info(const Op& op, std::uint32_t p) {
   const TaskInfo& t = *op.task_info;
+  return MapperTaskInfo{op.task,
+                        t.name,
+                        op.domain,
+                        op.domain.delinearize(coord_t(p)),
+                        p,
+                        op.seq,
+                        t.variant(ProcessorKind::CPU) != nullptr,
+                        t.variant(ProcessorKind::GPU) != nullptr};
+}
+}  // namespace
+
+Processor Analysis::processor_of(const Op& op, std::uint32_t p) {
+  return rt_.mapper().select_processor(point_info(op, p), rt_.machine());
+}
+
+void Analysis::map_point(Op& op, std::uint32_t p) {
+  const MapperTaskInfo info = point_info(op, p);
   const MachineInfo machine = rt_.machine();
-  MapperTaskInfo info{op.task,
-                      t.name,
-                      op.domain,
-                      op.domain.delinearize(coord_t(p)),
-                      p,
-                      op.seq,
-                      t.variant(ProcessorKind::CPU) != nullptr,
-                      t.variant(ProcessorKind::GPU) != nullptr};
   // (The mapper is a function of the point: the processor the launch's analysis got.)
   choose_memories(op, p, &info, machine, rt_.mapper().select_processor(info, machine));
 }

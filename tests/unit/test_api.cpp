@@ -302,3 +302,41 @@ TEST(Api, EmptySubregionsFillCopyAndLaunch) {
     }
   });
 }
+
+// Mapper::shard_points (a sharding functor, control replication): the default mapper's ranges
+// are exactly the points its select_processor places on each shard, for launches of every
+// size over CPUs or GPUs; a mapper derived from it does not inherit them (its own
+// select_processor may place points elsewhere).
+TEST(Mapper, DefaultShardRangesAgreeWithSelectProcessor) {
+  DefaultMapper mapper;
+  for (std::uint32_t shards : {1u, 2u, 3u, 8u, 17u})
+    for (std::uint32_t cpus : {1u, 3u})
+      for (std::uint32_t gpus : {0u, 2u})
+        for (coord_t volume : {1, 2, 5, 16, 33, 100}) {
+          MachineInfo m{cpus, gpus, 0, shards};
+          MapperTaskInfo t{TaskID(1),     "t",     Domain(Rect<1>({0}, {volume - 1})),
+                           DomainPoint(), 0,       7 * std::uint64_t(volume),
+                           true,          gpus > 0};
+          std::vector<std::uint32_t> owner(static_cast<std::size_t>(volume));
+          for (coord_t i = 0; i < volume; ++i) {
+            t.point_index = std::uint64_t(i);
+            owner[std::size_t(i)] = mapper.select_processor(t, m).shard;
+          }
+          std::uint64_t covered = 0;
+          for (std::uint32_t s = 0; s < shards; ++s) {
+            std::uint64_t first = 0, last = 0;
+            ASSERT_TRUE(mapper.shard_points(t, m, s, first, last));
+            for (std::uint64_t i = 0; i < std::uint64_t(volume); ++i)
+              ASSERT_EQ(owner[i] == s, i >= first && i < last)
+                  << "point " << i << " of " << volume << ", shard " << s << " of " << shards
+                  << ", " << cpus << " cpus, " << gpus << " gpus";
+            covered += last - first;
+          }
+          EXPECT_EQ(covered, std::uint64_t(volume));
+        }
+  struct Derived : DefaultMapper {};
+  Derived derived;
+  std::uint64_t first = 0, last = 0;
+  MapperTaskInfo t{TaskID(1), "t", Domain(Rect<1>({0}, {9})), DomainPoint(), 0, 0, true, false};
+  EXPECT_FALSE(derived.shard_points(t, MachineInfo{1, 0, 0, 2}, 0, first, last));
+}

@@ -49,6 +49,10 @@ class Analysis final : public OpSink {
   // Chooses the memories of point p of op (a task launch) now: another shard's point whose
   // mapping was left until something here needs it (deferred writes, proxies).
   void map_point(Op& op, std::uint32_t p);
+  // The processor the mapper gives point p of op (a task launch), asked now: another shard's
+  // point that was not asked while the launch was mapped (Mapper::shard_points).
+  Processor processor_of(const Op& op, std::uint32_t p);
+  static constexpr std::uint32_t kUnmapped = UINT32_MAX;  // procs_[p].shard: not asked yet
   static void map_deferred(void* self, Op& op, std::uint32_t p);
   // A clear error when point p's processor cannot use memory mem for requirement r.
   void check_access(const Op& op, std::size_t p, std::size_t r, MemoryID mem, Processor proc) const;

@@ -75,6 +75,20 @@ class Mapper {
     (void)req;
     return machine.closest_memory(proc);
   }
+  // Control replication (optional, a sharding functor): when the points of the launch that
+  // select_processor places on `shard` are one range of point indices, sets [first, last) to
+  // it and returns true; a shard then asks select_processor only for its own points and for
+  // the other shards' points that meet its data. Must agree with select_processor. Default:
+  // unknown (every point is asked). `task` is the launch: its point fields are unset.
+  virtual bool shard_points(const MapperTaskInfo& task, const MachineInfo& machine,
+                            std::uint32_t shard, std::uint64_t& first, std::uint64_t& last) {
+    (void)task;
+    (void)machine;
+    (void)shard;
+    (void)first;
+    (void)last;
+    return false;
+  }
 };
 
 // Index-launch points in contiguous blocks over the shards, then over each shard's processors
@@ -83,6 +97,10 @@ class Mapper {
 class DefaultMapper : public Mapper {
  public:
   Processor select_processor(const MapperTaskInfo& task, const MachineInfo& machine) override;
+  // The blocks of select_processor (only for a DefaultMapper itself: a mapper derived from it
+  // that places points otherwise must not inherit the ranges).
+  bool shard_points(const MapperTaskInfo& task, const MachineInfo& machine, std::uint32_t shard,
+                    std::uint64_t& first, std::uint64_t& last) override;
 };
 
 }  // namespace reprise
