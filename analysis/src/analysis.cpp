@@ -15,6 +15,19 @@ namespace {
 bool reads_data(Privilege p) {
   return p == Privilege::ReadOnly || p == Privilege::ReadWrite;
 }
+
+// What the mapper is told about a task launch (its point fields unset).
+MapperTaskInfo launch_info(const Op& op) {
+  const TaskInfo& t = *op.task_info;
+  return MapperTaskInfo{op.task,
+                        t.name,
+                        op.domain,
+                        DomainPoint(),
+                        0,
+                        op.seq,
+                        t.variant(ProcessorKind::CPU) != nullptr,
+                        t.variant(ProcessorKind::GPU) != nullptr};
+}
 }  // namespace
 
 Analysis::Analysis(Runtime& rt) : rt_(rt), logical_(rt.forest(), rt.events()) {
@@ -142,14 +155,7 @@ void Analysis::analyse_points(const OpRef& ref) {
   defer_ = lazy_pre_ && may_defer(op);
   if (op.task_info) {
     const TaskInfo& t = *op.task_info;
-    MapperTaskInfo info{op.task,
-                        t.name,
-                        op.domain,
-                        DomainPoint(),
-                        0,
-                        op.seq,
-                        t.variant(ProcessorKind::CPU) != nullptr,
-                        t.variant(ProcessorKind::GPU) != nullptr};
+    MapperTaskInfo info = launch_info(op);
     // With deferred writes and a mapper that knows its shards' ranges, other shards' points
     // are asked for only if they meet this shard's data (processor_of).
     std::uint64_t own_first = 0, own_last = points;
@@ -200,13 +206,9 @@ void Analysis::analyse_points(const OpRef& ref) {
 
   pre_.reset(points);
   if (lazy_pre_) {
-    mine_.assign(points, false);
     mine_points_.clear();
     for (std::size_t p = 0; p < points; ++p)
-      if (procs_[p].shard == rt_.shard()) {
-        mine_[p] = true;
-        mine_points_.push_back(std::uint32_t(p));
-      }
+      if (procs_[p].shard == rt_.shard()) mine_points_.push_back(std::uint32_t(p));
     logical_.dependences(op, pre_, PointSubset{0, points, &mine_points_});
   } else {
     logical_.dependences(op, pre_);
@@ -348,7 +350,7 @@ void Analysis::launch_with_copies(Op& op, std::uint32_t p) {
   names_.clear();
   const std::size_t nreq = op.reqs.size();
   point_pre_.assign(pre_.of(p).begin(), pre_.of(p).end());
-  pre_ready_ = !lazy_pre_ || mine_[p];
+  pre_ready_ = !lazy_pre_ || procs_[p].shard == rt_.shard();
   // Control replication, untraced: another shard's point is analysed here only where it
   // meets this shard's data (copies out of it, folds; see PhysicalState::read). A recording
   // takes every point whole: every shard's template facts must be the same (the memoizer
@@ -489,7 +491,7 @@ bool Analysis::may_defer(const Op& op) const {
     if (q.privilege == Privilege::Reduce) return false;
     if (q.privilege == Privilege::ReadOnly) continue;
     // A deferred write names its points' pieces by color, and the pieces must not overlap
-    // (the points' writes are then applied in any order).
+    // (a deferred point's write then touches no other point's piece of the launch).
     if (!q.whole_partition || q.projection.kind() != Projection::Kind::Identity ||
         !rt_.forest().partition(q.partition).disjoint)
       return false;
@@ -506,10 +508,8 @@ bool Analysis::meets_nothing_here(const Op& op, std::uint32_t p) const {
   // (PhysicalState::read): if they meet none, only its writes remain, and they are deferred.
   // (Most of another shard's points are far from this shard's pieces: one test per
   // requirement. This runs once per point another shard owns.)
-  const std::size_t nreq = op.reqs.size();
   bool near = false;
-  for (const Reading& g : reading_)
-    near = near || op.point_rects[std::size_t(p) * nreq + g.req].overlaps(g.box);
+  for (const Reading& g : reading_) near = near || op.rect(p, g.req).overlaps(g.box);
   if (!near) return true;
   std::size_t k = 0;
   for (const Reading& g : reading_) {
@@ -554,15 +554,10 @@ void Analysis::close_deferred(Op& op) {
 
 namespace {
 MapperTaskInfo point_info(const Op& op, std::uint32_t p) {
-  const TaskInfo& t = *op.task_info;
-  return MapperTaskInfo{op.task,
-                        t.name,
-                        op.domain,
-                        op.domain.delinearize(coord_t(p)),
-                        p,
-                        op.seq,
-                        t.variant(ProcessorKind::CPU) != nullptr,
-                        t.variant(ProcessorKind::GPU) != nullptr};
+  MapperTaskInfo info = launch_info(op);
+  info.point = op.domain.delinearize(coord_t(p));
+  info.point_index = p;
+  return info;
 }
 }  // namespace
 

@@ -154,8 +154,8 @@ void PhysicalState::read(std::uint32_t tree, const Domain& root, int fi, const D
     // (they may have taken a piece over; they never give one to this shard).
     if (const Pieces* f = find(tree, fi)) {
       meeting(*f, rect, true);
-      std::vector<Domain> local(hits_.size());  // (settling changes hits_ and the slots)
-      for (std::size_t i = 0; i < hits_.size(); ++i) local[i] = f->slots[hits_[i]].rect;
+      InlineVector<Domain, 4> local;  // (settling changes hits_ and the slots)
+      for (std::uint32_t slot : hits_) local.push_back(f->slots[slot].rect);
       for (const Domain& piece : local) settle(tree, fi, piece);
     }
   } else {

@@ -76,6 +76,14 @@ const std::vector<FlagDef>& flag_table() {
         [m](const Config& c) { return std::to_string(c.*m); },
         [m, lo, hi, n](Config& c, const std::string& v) { c.*m = int(parse_int(n, v, lo, hi)); });
   };
+  // An int flag that also takes "auto" (kept as -1).
+  auto auto_i32 = [](int Config::*m, std::int64_t lo, std::int64_t hi, const char* n) {
+    return std::make_pair(
+        [m](const Config& c) { return c.*m < 0 ? std::string("auto") : std::to_string(c.*m); },
+        [m, lo, hi, n](Config& c, const std::string& v) {
+          c.*m = v == "auto" ? -1 : int(parse_int(n, v, lo, hi));
+        });
+  };
   auto sw = [](bool Config::*m) {
     return std::make_pair([m](const Config& c) { return std::string(c.*m ? "on" : "off"); },
                           [m](Config& c, const std::string&) { c.*m = true; });
@@ -138,13 +146,7 @@ const std::vector<FlagDef>& flag_table() {
     add("-ll:spin_yield", "auto|0|1",
         "whether a spinning idle thread yields its core at every round (auto: when the "
         "runtime's busy threads outnumber the cores)",
-        std::make_pair(
-            [](const Config& c) {
-              return c.spin_yield < 0 ? std::string("auto") : std::to_string(c.spin_yield);
-            },
-            [](Config& c, const std::string& v) {
-              c.spin_yield = v == "auto" ? -1 : int(parse_int("-ll:spin_yield", v, 0, 1));
-            }));
+        auto_i32(&Config::spin_yield, 0, 1, "-ll:spin_yield"));
     add("-lg:bounds_checks", nullptr, "check every accessor use against its bounds",
         sw(&Config::bounds_checks));
     add("-lg:inorder", nullptr, "run each op to completion before the next is issued",
@@ -161,13 +163,7 @@ const std::vector<FlagDef>& flag_table() {
         "control replication, untraced: another shard's point that meets none of this shard's "
         "data is not analysed here, its writes applied only when this shard looks at the pieces "
         "they meet (0: every point is analysed on every shard; auto: from 8 shards on)",
-        std::make_pair(
-            [](const Config& c) {
-              return c.defer_writes < 0 ? std::string("auto") : std::to_string(c.defer_writes);
-            },
-            [](Config& c, const std::string& v) {
-              c.defer_writes = v == "auto" ? -1 : int(parse_int("-lg:defer_writes", v, 0, 1));
-            }));
+        auto_i32(&Config::defer_writes, 0, 1, "-lg:defer_writes"));
     add("-lg:window", "N", "ops in flight before the application thread waits",
         i32(&Config::window, 2, 1 << 24, "-lg:window"));
     add("-lg:stall_report", "S",

@@ -102,8 +102,7 @@ class Analysis final : public OpSink {
   std::vector<Event> point_pre_, copy_pre_, src_ready_;
   bool lazy_pre_ = false;                   // the op's other-shard points wait for ensure_point_pre
   bool pre_ready_ = false;                  // the current point's logical preconditions are in pre_
-  std::vector<bool> mine_;                  // per point of the op: it runs on this shard
-  std::vector<std::uint32_t> mine_points_;  // the same, as a list
+  std::vector<std::uint32_t> mine_points_;  // the points of the op that run on this shard
   bool defer_ = false;                      // may_defer(the op being analysed)
   // Per requirement of that op: its deferred launch (PhysicalState::open_deferred), once a
   // point was deferred; empty until then.

@@ -99,11 +99,12 @@ class PhysicalState {
   bool meets_local(std::uint32_t tree, int fi, const Domain& rect) const;
   // The bounding box of what meets_local looks at (a read outside it meets nothing).
   Domain local_hull(std::uint32_t tree, int fi) const;
-  // Control replication, untraced: other shards' points of op (already mapped) that are not
-  // analysed here write requirement req — a disjoint partition named by identity over its
-  // whole color space; their writes are applied only when something here looks at the pieces
-  // they meet (DeferredWrites). open_deferred returns the launch's place, defer_written names
-  // a point (in point order, among the points analysed here), close_deferred ends the launch.
+  // Control replication, untraced: other shards' points of op (mapped only when applied, see
+  // set_point_mapper) that are not analysed here write requirement req — a disjoint partition named
+  // by identity over its whole color space; their writes are applied only when something here looks
+  // at the pieces they meet (DeferredWrites). open_deferred returns the launch's place,
+  // defer_written names a point (in point order, among the points analysed here), close_deferred
+  // ends the launch.
   std::uint64_t open_deferred(const OpRef& op, std::uint32_t req, const Domain& root);
   void defer_written(std::uint32_t tree, std::uint64_t launch, std::uint32_t p) {
     deferred_.defer(tree, launch, p);
