@@ -153,14 +153,14 @@ void Analysis::analyse_points(const OpRef& ref) {
   // writes, its memories are chosen only when something here needs them (map_point).
   lazy_pre_ = local_uses_ && !graph_ && physical;
   defer_ = lazy_pre_ && may_defer(op);
+  // With deferred writes and a mapper that knows its shards' ranges, other shards' points
+  // are asked for only if they meet this shard's data (processor_of).
+  std::uint64_t own_first = 0, own_last = points;
+  bool ranged = false;
   if (op.task_info) {
     const TaskInfo& t = *op.task_info;
     MapperTaskInfo info = launch_info(op);
-    // With deferred writes and a mapper that knows its shards' ranges, other shards' points
-    // are asked for only if they meet this shard's data (processor_of).
-    std::uint64_t own_first = 0, own_last = points;
-    const bool ranged =
-        defer_ && rt_.mapper().shard_points(info, machine, rt_.shard(), own_first, own_last);
+    ranged = defer_ && rt_.mapper().shard_points(info, machine, rt_.shard(), own_first, own_last);
     for (std::size_t p = 0; p < points; ++p) {
       if (ranged && (p < own_first || p >= own_last)) {
         procs_[p] = Processor{ProcessorKind::CPU, 0, kUnmapped};
@@ -207,8 +207,11 @@ void Analysis::analyse_points(const OpRef& ref) {
   pre_.reset(points);
   if (lazy_pre_) {
     mine_points_.clear();
-    for (std::size_t p = 0; p < points; ++p)
-      if (procs_[p].shard == rt_.shard()) mine_points_.push_back(std::uint32_t(p));
+    if (ranged)
+      for (std::uint64_t p = own_first; p < own_last; ++p) mine_points_.push_back(std::uint32_t(p));
+    else
+      for (std::size_t p = 0; p < points; ++p)
+        if (procs_[p].shard == rt_.shard()) mine_points_.push_back(std::uint32_t(p));
     logical_.dependences(op, pre_, PointSubset{0, points, &mine_points_});
   } else {
     logical_.dependences(op, pre_);
@@ -237,24 +240,43 @@ void Analysis::analyse_points(const OpRef& ref) {
       reading_.push_back(Reading{r, box});
     }
   }
-  const std::uint32_t me = rt_.shard();
-  for (std::size_t p = 0; p < points; ++p) {
-    if (!physical) {
-      graph().op(op, std::uint32_t(p), procs_[p], pre_.of(p));
-    } else if (defer_ && procs_[p].shard != me && meets_nothing_here(op, std::uint32_t(p))) {
-      // Another shard's point that meets nothing here: not analysed (close_deferred counts
-      // it off; nothing here waits for it unless a dependence names it: its proxy, then).
-      defer_point(ref, std::uint32_t(p));
-    } else {
-      if (procs_[p].shard == kUnmapped) procs_[p] = processor_of(op, std::uint32_t(p));
-      launch_with_copies(op, std::uint32_t(p));
-    }
+  if (ranged && near_points(op, own_first, own_last)) {
+    // Only this shard's points and the other shards' points that may meet its data are
+    // looked at; the points between them are deferred a range at a time, in point order
+    // (a launch's earlier deferred points are pending when its later points are analysed).
+    std::uint32_t next = 0;
+    auto visit = [&](std::uint32_t p) {
+      defer_points(ref, next, p);
+      next = p + 1;
+      analyse_point(ref, p, physical);
+    };
+    std::size_t c = 0;
+    for (; c < near_.size() && near_[c] < own_first; ++c) visit(near_[c]);
+    for (std::uint64_t p = own_first; p < own_last; ++p) visit(std::uint32_t(p));
+    for (; c < near_.size(); ++c) visit(near_[c]);
+    defer_points(ref, next, std::uint32_t(points));
+  } else {
+    for (std::size_t p = 0; p < points; ++p) analyse_point(ref, std::uint32_t(p), physical);
   }
   if (defer_) close_deferred(op);
   if (op.local_completion) rt_.exchange()->launched(ref);
   rt_.count_points(points);
   if (rt_.config().coverage_log && op.counted) rt_.note_points(op.seq, points, false);
   logical_.record(ref);
+}
+
+void Analysis::analyse_point(const OpRef& ref, std::uint32_t p, bool physical) {
+  Op& op = *ref;
+  if (!physical) {
+    graph().op(op, p, procs_[p], pre_.of(p));
+  } else if (defer_ && procs_[p].shard != rt_.shard() && meets_nothing_here(op, p)) {
+    // Another shard's point that meets nothing here: not analysed (close_deferred counts
+    // it off; nothing here waits for it unless a dependence names it: its proxy, then).
+    defer_points(ref, p, p + 1);
+  } else {
+    if (procs_[p].shard == kUnmapped) procs_[p] = processor_of(op, p);
+    launch_with_copies(op, p);
+  }
 }
 
 void Analysis::choose_memories(Op& op, std::size_t p, const MapperTaskInfo* info,
@@ -521,7 +543,24 @@ bool Analysis::meets_nothing_here(const Op& op, std::uint32_t p) const {
   return true;
 }
 
-void Analysis::defer_point(const OpRef& ref, std::uint32_t p) {
+bool Analysis::near_points(const Op& op, std::uint64_t own_first, std::uint64_t own_last) {
+  near_.clear();
+  for (const Reading& g : reading_) {
+    if (g.box.empty()) continue;
+    // (A read through anything but the launch's own colors of a partition: every point is
+    // tested, one by one.)
+    if (!op.reqs[g.req].whole_partition) return false;
+    logical_.piece_index(op, g.req).candidates(g.box, [&](std::uint32_t c) {
+      if ((c < own_first || c >= own_last) && op.rect(c, g.req).overlaps(g.box)) near_.push_back(c);
+    });
+  }
+  std::sort(near_.begin(), near_.end());
+  near_.erase(std::unique(near_.begin(), near_.end()), near_.end());
+  return true;
+}
+
+void Analysis::defer_points(const OpRef& ref, std::uint32_t first, std::uint32_t last) {
+  if (first >= last) return;
   const Op& op = *ref;
   if (deferred_launch_.empty()) {
     // (Opened at the first point deferred: most launches defer none on most shards.)
@@ -533,10 +572,14 @@ void Analysis::defer_point(const OpRef& ref, std::uint32_t p) {
       deferred_launch_[r] = physical_.open_deferred(ref, r, root);
     }
   }
-  ++deferred_count_;
+  deferred_count_ += last - first;
   for (std::uint32_t r = 0; r < deferred_launch_.size(); ++r)
-    if (deferred_launch_[r] != kNoLaunch)
-      physical_.defer_written(op.reqs[r].tree, deferred_launch_[r], p);
+    if (deferred_launch_[r] == kNoLaunch)
+      continue;
+    else if (last == first + 1)
+      physical_.defer_written(op.reqs[r].tree, deferred_launch_[r], first);
+    else
+      physical_.defer_written_range(op.reqs[r].tree, deferred_launch_[r], first, last);
 }
 
 void Analysis::close_deferred(Op& op) {

@@ -13,17 +13,21 @@ namespace {
 constexpr std::size_t kMaxRecords = 16;
 }  // namespace
 
-std::shared_ptr<const RectIndex> DeferredWrites::index_of(const Op& op, std::uint32_t req) {
+std::shared_ptr<const DeferredWrites::PartitionPieces> DeferredWrites::index_of(const Op& op,
+                                                                                std::uint32_t req) {
   const ReqInfo& q = op.reqs[req];
   auto& slot = indexes_[q.uid];
   if (!slot) {
     // Point c names piece c of the partition (whole_partition): one index per partition.
-    auto index = std::make_shared<RectIndex>();
     const std::size_t points = op.num_points(), nreq = op.reqs.size();
-    for (std::uint32_t c = 0; c < points; ++c)
-      if (const Domain& piece = op.point_rects[c * nreq + req]; !piece.empty())
-        index->insert(piece, c);
-    slot = std::move(index);
+    std::vector<Domain> pieces(points);
+    RectIndex index;
+    for (std::uint32_t c = 0; c < points; ++c) {
+      pieces[c] = op.point_rects[c * nreq + req];
+      if (!pieces[c].empty()) index.insert(pieces[c], c);
+    }
+    slot = std::make_shared<const PartitionPieces>(
+        PartitionPieces{std::move(index), RangeHulls(std::move(pieces))});
   }
   return slot;
 }
@@ -76,6 +80,16 @@ void DeferredWrites::defer(std::uint32_t tree, std::uint64_t launch, std::uint32
   grow(r.hull, r.rect(p));  // (in place: this runs once per point another shard owns)
   ++r.left;
   r.first = std::min(r.first, p);
+}
+
+void DeferredWrites::defer_range(std::uint32_t tree, std::uint64_t launch, std::uint32_t first,
+                                 std::uint32_t last) {
+  if (first >= last) return;
+  Record& r = find(tree, launch);
+  std::fill(r.pending.begin() + first, r.pending.begin() + last, true);
+  grow(r.hull, r.pieces->hulls.hull(first, last));
+  r.left += last - first;
+  r.first = std::min(r.first, first);
 }
 
 void DeferredWrites::close(std::uint32_t tree, std::uint64_t launch, std::vector<Taken>& overflow) {
@@ -135,7 +149,7 @@ std::optional<DeferredWrites::Taken> DeferredWrites::take_oldest(std::uint32_t t
     const std::uint32_t below = r.launch < before.launch ? UINT32_MAX : before.point;
     std::uint32_t lowest = UINT32_MAX;
     for (const Domain& rect : rects)
-      r.pieces->candidates(rect, [&](std::uint32_t q) {
+      r.pieces->index.candidates(rect, [&](std::uint32_t q) {
         if (q < lowest && q < below && r.pending[q] && r.rect(q).overlaps(rect)) lowest = q;
       });
     if (lowest != UINT32_MAX) return take(records, at, lowest);

@@ -78,9 +78,16 @@ class Analysis final : public OpSink {
   // p is such a point.
   bool may_defer(const Op& op) const;
   bool meets_nothing_here(const Op& op, std::uint32_t p) const;
-  // Control replication, untraced: point p of op is not analysed here; its writes are
-  // deferred (PhysicalState::defer_written). close_deferred: op's analysis is over.
-  void defer_point(const OpRef& op, std::uint32_t p);
+  // Control replication, untraced, deferred writes with a mapper that gives its shards'
+  // ranges: fills near_ with the other shards' points (outside own_first .. own_last-1) whose
+  // reads may meet this shard's data, found from the pieces' index rather than point by point;
+  // false when a read is not through the launch's own colors of a partition.
+  bool near_points(const Op& op, std::uint64_t own_first, std::uint64_t own_last);
+  // Point p of op: launched here, or deferred (another shard's point that meets nothing here).
+  void analyse_point(const OpRef& op, std::uint32_t p, bool physical);
+  // Control replication, untraced: points first .. last-1 of op are not analysed here; their
+  // writes are deferred (PhysicalState::defer_written). close_deferred: op's analysis is over.
+  void defer_points(const OpRef& op, std::uint32_t first, std::uint32_t last);
   void close_deferred(Op& op);
   // LogicalAnalysis::ProxyMaker: the proxy of another shard's point p of op, made when a
   // dependence here first names it (Op::deferred_proxies).
@@ -117,6 +124,7 @@ class Analysis final : public OpSink {
     Domain box;
   };
   std::vector<Reading> reading_;
+  std::vector<std::uint32_t> near_;  // near_points
   std::vector<CopyNeed> needs_;
   std::vector<FoldNeed> folds_;
   // fold_pending: a fragment of a read over which a reduction instance has contributions.

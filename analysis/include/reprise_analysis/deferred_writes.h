@@ -63,6 +63,9 @@ class DeferredWrites {
   std::uint64_t open(const OpRef& op, std::uint32_t req);
   // Point p of the launch `launch` (open) writes its piece of tree, later.
   void defer(std::uint32_t tree, std::uint64_t launch, std::uint32_t p);
+  // So do points first .. last-1 (O(log points): the hull of a range of pieces is looked up).
+  void defer_range(std::uint32_t tree, std::uint64_t launch, std::uint32_t first,
+                   std::uint32_t last);
   // The launch is analysed. Appends to overflow the writes to apply now (the oldest launch's,
   // when a tree has too many pending).
   void close(std::uint32_t tree, std::uint64_t launch, std::vector<Taken>& overflow);
@@ -81,24 +84,29 @@ class DeferredWrites {
   void forget_partition(std::uint64_t uid) { indexes_.erase(uid); }
 
  private:
+  // A partition's pieces in color order: which meet a rectangle, and the hull of a range.
+  struct PartitionPieces {
+    RectIndex index;
+    RangeHulls hulls;
+  };
   struct Record {
     OpRef op;
     std::uint32_t req;
     std::uint64_t launch;  // its place among deferred launches
     FieldMask mask;        // the fields it still writes (newer covering launches clear bits)
-    std::shared_ptr<const RectIndex> pieces;  // point -> its rectangle of req
-    std::vector<bool> pending;                // per point of op
-    std::size_t left = 0;                     // points pending
-    std::uint32_t first = UINT32_MAX;         // no point below it is pending
-    bool open = true;                         // its launch is being analysed
-    Domain hull;                              // holds every pending point's rectangle
+    std::shared_ptr<const PartitionPieces> pieces;  // point -> its rectangle of req
+    std::vector<bool> pending;                      // per point of op
+    std::size_t left = 0;                           // points pending
+    std::uint32_t first = UINT32_MAX;               // no point below it is pending
+    bool open = true;                               // its launch is being analysed
+    Domain hull;                                    // holds every pending point's rectangle
     const Domain& rect(std::uint32_t q) const {
       return op->point_rects[std::size_t(q) * op->reqs.size() + req];
     }
   };
   // Whether every element that older writes may still hold pending is written by newer.
   static bool covers(const Record& newer, const Record& older);
-  std::shared_ptr<const RectIndex> index_of(const Op& op, std::uint32_t req);
+  std::shared_ptr<const PartitionPieces> index_of(const Op& op, std::uint32_t req);
   Record& find(std::uint32_t tree, std::uint64_t launch);
   // Takes point q of records[at] (dropping the record when it has no point left).
   Taken take(std::vector<Record>& records, std::size_t at, std::uint32_t q);
@@ -106,7 +114,7 @@ class DeferredWrites {
 
   std::vector<std::vector<Record>> trees_;  // per tree, oldest first
   std::vector<Domain> near_;                // per tree: holds every closed record's hull
-  std::unordered_map<std::uint64_t, std::shared_ptr<const RectIndex>> indexes_;  // by uid
+  std::unordered_map<std::uint64_t, std::shared_ptr<const PartitionPieces>> indexes_;  // by uid
   std::uint64_t next_launch_ = 0;
   std::size_t found_at_ = 0;  // where find() found the last launch in its tree
   MapPoint map_ = nullptr;

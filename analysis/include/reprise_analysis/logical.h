@@ -93,18 +93,18 @@ class LogicalAnalysis {
     if (e.exists() || !op.deferred_proxies || !make_proxy_) return e;
     return make_proxy_(proxy_ctx_, op, std::uint32_t(q));
   }
-
- private:
-  void add_pair(const Op& op, std::uint32_t r, const LogicalUser& u, PointPreconditions& pre,
-                const PointSubset& points) const;
-  bool covers(const Op& op, std::uint32_t r, const LogicalUser& u) const;
-  void drop_completed(std::vector<LogicalUser>& users) const;
   // The pieces of the partition that requirement `req` of `prev` names over its whole color
   // space (point c used piece c), indexed once per partition (by uid: a partition never
   // changes, and its uid is never reused) so that a point finds the pieces its rectangle meets
   // without a scan. Built from prev's rectangles, not the forest: prev may have outlived its
   // partition, whose slot then names another.
   const RectIndex& piece_index(const Op& prev, std::uint32_t req) const;
+
+ private:
+  void add_pair(const Op& op, std::uint32_t r, const LogicalUser& u, PointPreconditions& pre,
+                const PointSubset& points) const;
+  bool covers(const Op& op, std::uint32_t r, const LogicalUser& u) const;
+  void drop_completed(std::vector<LogicalUser>& users) const;
 
   const RegionForest& forest_;
   EventTable& events_;

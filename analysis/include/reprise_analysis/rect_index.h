@@ -11,6 +11,7 @@
 // Visits are in a deterministic order (the low corner, then id): rectangles that do not overlap
 // are visited alike on every shard that holds them, whatever ids they were given.
 #include <algorithm>
+#include <cstddef>
 #include <cstdint>
 #include <limits>
 #include <map>
@@ -46,6 +47,31 @@ inline void grow(Domain& box, const Domain& r) {
     box.hi[i] = std::max(box.hi[i], r.hi[i]);
   }
 }
+
+// The bounding box of any contiguous range of a fixed list of rectangles (a partition's pieces
+// in color order) in O(log n): a segment tree of bounding boxes. Deferring a launch's points
+// range by range then costs a shard O(log n) per range, not a look at every point.
+class RangeHulls {
+ public:
+  explicit RangeHulls(std::vector<Domain> rects) : n_(rects.size()), tree_(2 * rects.size()) {
+    std::move(rects.begin(), rects.end(), tree_.begin() + std::ptrdiff_t(n_));
+    for (std::size_t i = n_; i-- > 1;) tree_[i] = bounding_union(tree_[2 * i], tree_[2 * i + 1]);
+  }
+  std::size_t size() const { return n_; }
+  // The smallest rectangle holding rectangles first .. last-1.
+  Domain hull(std::size_t first, std::size_t last) const {
+    Domain h;
+    for (first += n_, last += n_; first < last; first /= 2, last /= 2) {
+      if (first & 1) grow(h, tree_[first++]);
+      if (last & 1) grow(h, tree_[--last]);
+    }
+    return h;
+  }
+
+ private:
+  std::size_t n_;
+  std::vector<Domain> tree_;  // [n + i]: rectangle i; [i]: the hull of 2i and 2i + 1
+};
 
 class RectIndex {
  public:
