@@ -230,6 +230,35 @@ TEST(Physical, RectIndexStaysExactUnderChurn) {
   }
 }
 
+// Deferred writes defer a range of a launch's points at a time: the hull of any range of
+// pieces (empty ones included) must be the bounding box of those pieces, whatever their count.
+TEST(Physical, RangeHullsIsTheBoundingBoxOfAnyRange) {
+  std::mt19937 rng{7};
+  std::uniform_int_distribution<coord_t> c(-40, 40);
+  for (std::size_t n :
+       {std::size_t(1), std::size_t(2), std::size_t(5), std::size_t(16), std::size_t(37)}) {
+    std::vector<Domain> rects(n);
+    for (std::size_t i = 0; i < n; ++i) {
+      if (rng() % 5 == 0) continue;  // (an empty piece holds nothing)
+      coord_t a = c(rng), b = c(rng), x = c(rng), y = c(rng);
+      rects[i] =
+          Domain(Rect<2>({std::min(a, b), std::min(x, y)}, {std::max(a, b), std::max(x, y)}));
+    }
+    const detail::RangeHulls hulls(rects);
+    for (std::size_t first = 0; first <= n; ++first)
+      for (std::size_t last = first; last <= n; ++last) {
+        Domain expected;
+        for (std::size_t i = first; i < last; ++i)
+          expected = detail::bounding_union(expected, rects[i]);
+        const Domain got = hulls.hull(first, last);
+        ASSERT_EQ(got.empty(), expected.empty()) << n << " " << first << ".." << last;
+        if (!expected.empty()) {
+          EXPECT_EQ(got, expected) << n << " " << first << ".." << last;
+        }
+      }
+  }
+}
+
 // Control replication: two shards hold the same pieces under other slot ids (a shard that
 // deferred another shard's writes allocated its slots in another order); a query must visit
 // them in the same order on both, or the copies they name differ (issue 15, deferred writes).
