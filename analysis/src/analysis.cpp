@@ -649,14 +649,14 @@ std::uint32_t Analysis::next_name(std::uint32_t src_mem) {
 void Analysis::order_copy(const Op& copy, FieldMask mask) {
   if (!local_uses_) return;
   local_ends(rt_.instances(), copy, [&](const Instance* inst, bool writes) {
-    local_uses_->conflicts(inst, copy.point_rects[0], mask, writes, copy_pre_);
+    local_uses_->conflicts(inst, copy.rect(0, 0), mask, writes, copy_pre_);
   });
 }
 
 void Analysis::note_copy(const Op& copy, FieldMask mask, Event done) {
   if (!local_uses_) return;
   local_ends(rt_.instances(), copy, [&](const Instance* inst, bool writes) {
-    local_uses_->add(inst, copy.point_rects[0], mask, writes, done);
+    local_uses_->add(inst, copy.rect(0, 0), mask, writes, done);
   });
 }
 

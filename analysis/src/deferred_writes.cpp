@@ -19,11 +19,11 @@ std::shared_ptr<const DeferredWrites::PartitionPieces> DeferredWrites::index_of(
   auto& slot = indexes_[q.uid];
   if (!slot) {
     // Point c names piece c of the partition (whole_partition): one index per partition.
-    const std::size_t points = op.num_points(), nreq = op.reqs.size();
+    const std::size_t points = op.num_points();
     std::vector<Domain> pieces(points);
     RectIndex index;
     for (std::uint32_t c = 0; c < points; ++c) {
-      pieces[c] = op.point_rects[c * nreq + req];
+      pieces[c] = op.rect(c, req);
       if (!pieces[c].empty()) index.insert(pieces[c], c);
     }
     slot = std::make_shared<const PartitionPieces>(

@@ -32,9 +32,26 @@ bool privileges_conflict(const ReqInfo& a, const ReqInfo& b) {
 
 void LogicalAnalysis::compute_rects(Op& op) const {
   const std::size_t points = op.num_points(), nreq = op.reqs.size();
+  // A partition named whole gives its points its own list of pieces: nothing per point.
+  bool listed = false;
+  for (ReqInfo& q : op.reqs) {
+    if (q.whole_partition) {
+      const PartitionNode& part = forest_.partition(q.partition);
+      q.pieces = part.pieces;
+      q.bbox = part.hull;
+    } else {
+      q.pieces = nullptr;
+      listed = true;
+    }
+  }
+  if (!listed) {
+    op.point_rects.clear();
+    return;
+  }
   op.point_rects.resize(points * nreq);
   for (std::size_t r = 0; r < nreq; ++r) {
     ReqInfo& q = op.reqs[r];
+    if (q.pieces) continue;
     Domain bbox;
     if (q.partition == kInvalidId) {
       // A copy writes its destination only where the source lies.
@@ -43,18 +60,11 @@ void LogicalAnalysis::compute_rects(Op& op) const {
       for (std::size_t p = 0; p < points; ++p) op.point_rects[p * nreq + r] = rect;
       bbox = rect;
     } else {
+      // (Projected, or by identity over part of the color space.)
       const PartitionNode& part = forest_.partition(q.partition);
-      const bool identity = q.projection.kind() == Projection::Kind::Identity;
-      const bool same_space = identity && op.domain == part.colors;
       for (std::size_t p = 0; p < points; ++p) {
-        std::size_t color;
-        if (same_space) {
-          color = p;
-        } else {
-          DomainPoint c = q.projection.apply(op.domain.delinearize(coord_t(p)));
-          color = std::size_t(part.colors.linearize(c));
-        }
-        const Domain& rect = part.pieces[color];
+        DomainPoint c = q.projection.apply(op.domain.delinearize(coord_t(p)));
+        const Domain& rect = part.piece(std::size_t(part.colors.linearize(c)));
         op.point_rects[p * nreq + r] = rect;
         grow(bbox, rect);
       }
@@ -94,17 +104,16 @@ void LogicalAnalysis::add_pair(const Op& op, std::uint32_t r, const LogicalUser&
     return;
   }
   const std::size_t points = op.num_points(), prev_points = prev.num_points();
-  const std::size_t nreq = op.reqs.size(), prev_nreq = prev.reqs.size();
   if (b.whole_partition && prev_points > kScanPoints) {
     // prev's point q used piece q of its partition: ask the partition's index which pieces
     // each point meets (in color order, like the scan below).
     const RectIndex& index = piece_index(prev, u.req);
     subset.each(points, [&](std::size_t p) {
-      const Domain& rp = op.point_rects[p * nreq + r];
+      const Domain& rp = op.rect(p, r);
       if (!rp.overlaps(b.bbox)) return;
       colors_.clear();
       index.candidates(rp, [&](std::uint32_t q) {
-        if (rp.overlaps(prev.point_rects[q * prev_nreq + u.req])) colors_.push_back(q);
+        if (rp.overlaps(prev.rect(q, u.req))) colors_.push_back(q);
       });
       std::sort(colors_.begin(), colors_.end());
       for (std::uint32_t q : colors_) pre.add(p, done_of(prev, q));
@@ -112,10 +121,10 @@ void LogicalAnalysis::add_pair(const Op& op, std::uint32_t r, const LogicalUser&
     return;
   }
   subset.each(points, [&](std::size_t p) {
-    const Domain& rp = op.point_rects[p * nreq + r];
+    const Domain& rp = op.rect(p, r);
     if (!rp.overlaps(b.bbox)) return;
     for (std::size_t q = 0; q < prev_points; ++q)
-      if (rp.overlaps(prev.point_rects[q * prev_nreq + u.req])) pre.add(p, done_of(prev, q));
+      if (rp.overlaps(prev.rect(q, u.req))) pre.add(p, done_of(prev, q));
   });
 }
 
@@ -123,9 +132,9 @@ const RectIndex& LogicalAnalysis::piece_index(const Op& prev, std::uint32_t req)
   const ReqInfo& b = prev.reqs[req];
   auto [it, fresh] = piece_index_.try_emplace(b.uid, PieceIndex{b.tree, RectIndex()});
   if (fresh) {
-    const std::size_t points = prev.num_points(), nreq = prev.reqs.size();
+    const std::size_t points = prev.num_points();
     for (std::uint32_t c = 0; c < points; ++c)
-      if (const Domain& piece = prev.point_rects[c * nreq + req]; !piece.empty())
+      if (const Domain& piece = prev.rect(c, req); !piece.empty())
         it->second.index.insert(piece, c);
   }
   return it->second.index;

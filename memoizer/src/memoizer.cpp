@@ -212,7 +212,11 @@ void Memoizer::record(TraceID id) {
     TemplateOp top;
     top.token = o.token;
     top.kind = o.kind;
-    top.rects.assign(o.point_rects.begin(), o.point_rects.end());
+    // (Every rectangle: a replay's ops are not analysed, so they hold them in point_rects.)
+    const std::size_t nreq = o.reqs.size(), points = o.launches_points() ? o.num_points() : 0;
+    top.rects.reserve(points * nreq);
+    for (std::size_t p = 0; p < points; ++p)
+      for (std::size_t r = 0; r < nreq; ++r) top.rects.push_back(o.rect(p, r));
     top.instances.assign(o.point_instances.begin(), o.point_instances.end());
     t->ops.push_back(std::move(top));
     if (o.launches_points()) t->points += o.num_points();

@@ -284,8 +284,8 @@ void compute_elision_links(TraceTemplate& t, const std::vector<OpRef>& recorded,
     const std::size_t nreq = o->reqs.size();
     if (o->point_instances.size() < (point + 1) * nreq) return;
     for (std::size_t r = 0; r < nreq; ++r)
-      accesses.push_back(Access{o->point_instances[point * nreq + r],
-                                o->point_rects[point * nreq + r], o->reqs[r].mask});
+      accesses.push_back(
+          Access{o->point_instances[point * nreq + r], o->rect(point, r), o->reqs[r].mask});
   };
   // The previous replay's copies into an access's part of its instance, found through a
   // rectangle index per destination instance (a scan of every copy per instruction made

@@ -134,7 +134,7 @@ Domain point_rect(const detail::RegionForest& forest, const ReqInfo& r, const Do
   if (r.partition == kInvalidId) return forest.region(r.region).bounds;
   const auto& part = forest.partition(r.partition);
   DomainPoint c = r.projection.apply(launch.delinearize(p));
-  return part.pieces[std::size_t(part.colors.linearize(c))];
+  return part.piece(std::size_t(part.colors.linearize(c)));
 }
 
 bool conflicting(const ReqInfo& a, const ReqInfo& b) {
@@ -416,8 +416,8 @@ Partition Context::partition_by_translation(const Partition& base, const DomainP
         offset.str(), offset.dim, rtm.forest().region(pn.parent_region).bounds.str(),
         rtm.forest().region(pn.parent_region).bounds.dim));
   std::vector<Domain> pieces;
-  pieces.reserve(pn.pieces.size());
-  for (const auto& p : pn.pieces) pieces.push_back(translate(p, offset));
+  pieces.reserve(pn.pieces->size());
+  for (const auto& p : *pn.pieces) pieces.push_back(translate(p, offset));
   return noted(rtm, detail::Creation::PartitionByTranslation,
                rtm.forest().create_partition(rtm.forest().region_handle(pn.parent_region),
                                              pn.colors, std::move(pieces)));
@@ -703,7 +703,7 @@ Domain Partition::rect(const DomainPoint& c) const {
   if (!pn.colors.contains(c))
     throw Error(fmt::format("Partition::rect: color {} is outside the color space {}", c.str(),
                             pn.colors.str()));
-  return pn.pieces[std::size_t(pn.colors.linearize(c))];
+  return pn.piece(std::size_t(pn.colors.linearize(c)));
 }
 
 Region Partition::operator[](const DomainPoint& c) const {

@@ -156,7 +156,15 @@ Partition RegionForest::create_partition(Region parent, const Domain& colors,
     child.uid = next_uid_++;
     pn.children.push_back(place(regions_, free_regions_, std::move(child), "the table of regions"));
   }
-  pn.pieces = std::move(pieces);
+  for (const Domain& piece : pieces) {
+    if (piece.empty()) continue;
+    if (pn.hull.empty()) pn.hull = piece;
+    for (int i = 0; i < piece.dim; ++i) {
+      pn.hull.lo[i] = std::min(pn.hull.lo[i], piece.lo[i]);
+      pn.hull.hi[i] = std::max(pn.hull.hi[i], piece.hi[i]);
+    }
+  }
+  pn.pieces = std::make_shared<const std::vector<Domain>>(std::move(pieces));
   partitions_[node] = std::move(pn);
   regions_[parent.node()].partitions.push_back(node);
   return Partition(parent.tree(), node, uid, colors, disjoint, complete);

@@ -100,9 +100,7 @@ class DeferredWrites {
     std::uint32_t first = UINT32_MAX;               // no point below it is pending
     bool open = true;                               // its launch is being analysed
     Domain hull;                                    // holds every pending point's rectangle
-    const Domain& rect(std::uint32_t q) const {
-      return op->point_rects[std::size_t(q) * op->reqs.size() + req];
-    }
+    const Domain& rect(std::uint32_t q) const { return op->rect(q, req); }
   };
   // Whether every element that older writes may still hold pending is written by newer.
   static bool covers(const Record& newer, const Record& older);

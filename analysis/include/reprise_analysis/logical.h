@@ -59,7 +59,8 @@ class LogicalAnalysis {
   // prune_completed: drop users whose op has completed (off when the events are not real).
   LogicalAnalysis(const RegionForest& forest, EventTable& events, bool prune_completed = true)
       : forest_(forest), events_(events), prune_completed_(prune_completed) {}
-  // Fills op.point_rects and each requirement's bbox.
+  // Gives each point its rectangles (ReqInfo::pieces, else op.point_rects) and each
+  // requirement its bbox.
   void compute_rects(Op& op) const;
   // Adds the events of earlier conflicting users to each point's list (of the points in
   // `points`: control replication computes other shards' points only when it needs them).

@@ -25,7 +25,7 @@ struct GpuGroups;
 struct TemplateOp {
   std::uint64_t token = 0;
   OpKind kind = OpKind::Task;
-  PoolVector<Domain> rects;         // op.point_rects as analysed
+  PoolVector<Domain> rects;         // op.rect(p, r) as analysed, [p * reqs + r]
   PoolVector<Instance*> instances;  // op.point_instances as mapped
 };
 

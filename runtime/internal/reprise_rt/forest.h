@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -46,7 +47,11 @@ struct PartitionNode {
   std::uint32_t tree = kInvalidId;
   std::uint32_t parent_region = kInvalidId;
   Domain colors;
-  std::vector<Domain> pieces;           // by row-major color index
+  // By row-major color index; shared with the requirements that name the partition whole
+  // (ReqInfo::pieces: such a launch's rectangles then cost nothing per point).
+  std::shared_ptr<const std::vector<Domain>> pieces;
+  Domain hull;  // holds every piece
+  const Domain& piece(std::size_t color) const { return (*pieces)[color]; }
   std::vector<std::uint32_t> children;  // region node per color
   bool disjoint = false;
   bool complete = false;

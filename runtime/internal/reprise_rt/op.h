@@ -59,6 +59,9 @@ struct ReqInfo {
   FieldIdList fields;            // as named by the launcher (accessor lookups)
   FieldIndexList field_indices;  // positions in the field space
   Domain bbox;                   // bounding box of every point's rect
+  // whole_partition, once analysed: point c's rectangle is piece c (the partition's own list;
+  // Op::point_rects holds nothing for this requirement). Null otherwise.
+  std::shared_ptr<const std::vector<Domain>> pieces;
   bool writes() const {
     return privilege == Privilege::ReadWrite || privilege == Privilege::WriteDiscard;
   }
@@ -173,7 +176,8 @@ class Op {
   std::shared_ptr<FutureMapState> future_map;  // index tasks
 
   // Filled by the analysis: per point, per requirement rect and instance.
-  InlineVector<Domain, 8> point_rects;         // [point * reqs.size() + r]
+  // [point * reqs.size() + r]; empty when every requirement has its pieces (use rect()).
+  InlineVector<Domain, 8> point_rects;
   InlineVector<Instance*, 8> point_instances;  // same indexing
   InlineVector<Event, 8> point_done;           // per point completion
   Event done;                                  // the whole op (created at issue)
@@ -189,7 +193,8 @@ class Op {
            kind == OpKind::Copy;
   }
   const Domain& rect(std::size_t point, std::size_t req) const {
-    return point_rects[point * reqs.size() + req];
+    const ReqInfo& q = reqs[req];
+    return q.pieces ? (*q.pieces)[point] : point_rects[point * reqs.size() + req];
   }
   std::string describe() const;  // "op #12 (index task 'stencil')"
 
