@@ -480,9 +480,7 @@ std::size_t PhysicalState::piece_count(std::uint32_t tree, int fi) {
 
 bool PhysicalState::settle_pieces(std::uint32_t tree, int fi, const Domain& rect,
                                   WriteOrder before) {
-  // (Most calls end here: no pending write near the pieces rect may meet.)
-  if (const Pieces* f = find(tree, fi);
-      !deferred_.may_meet(tree, fi, f ? f->index.reach(rect) : rect, before))
+  if (const Pieces* f = find(tree, fi); !f && !deferred_.may_meet(tree, fi, rect, before))
     return false;
   // (Recursive through apply_deferred: the rectangles are this call's own.)
   InlineVector<Domain, 4> touched;

@@ -162,7 +162,7 @@ const std::vector<FlagDef>& flag_table() {
     add("-lg:defer_writes", "0|1|auto",
         "control replication, untraced: another shard's point that meets none of this shard's "
         "data is not analysed here, its writes applied only when this shard looks at the pieces "
-        "they meet (0: every point is analysed on every shard; auto: from 8 shards on)",
+        "they meet (0: every point is analysed on every shard; auto: from 4 shards on)",
         auto_i32(&Config::defer_writes, 0, 1, "-lg:defer_writes"));
     add("-lg:window", "N", "ops in flight before the application thread waits",
         i32(&Config::window, 2, 1 << 24, "-lg:window"));

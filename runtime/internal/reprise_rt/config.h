@@ -23,7 +23,7 @@ struct Config {
   // none of this shard's data is not analysed here (its writes are deferred; docs/ctrlrepl.md).
   // -1 (auto): from kDeferWritesShards shards on, where it costs less than it saves.
   int defer_writes = -1;
-  static constexpr int kDeferWritesShards = 8;
+  static constexpr int kDeferWritesShards = 4;
   std::int64_t csize_mib = 1024;  // -ll:csize (per system memory)
   bool pin = true;                // -ll:pin
   int spin_us = 50;               // -ll:spin
