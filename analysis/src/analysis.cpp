@@ -767,10 +767,15 @@ void finish_reduce(void* ctx, std::uint64_t) {
   const auto& map = *op.future_reduce().source.state();
   if (!map.error) {
     try {
-      TaskResult acc = map.values[0];
-      for (std::size_t i = 1; i < map.values.size(); ++i)
-        fold_value(acc, map.values[i], map.kind, op.future_reduce().op);
-      op.future->value = acc;
+      const FutureReducePayload& what = op.future_reduce();
+      if (what.point != FutureReducePayload::kAllPoints) {
+        op.future->value = map.values[what.point];
+      } else {
+        TaskResult acc = map.values[0];
+        for (std::size_t i = 1; i < map.values.size(); ++i)
+          fold_value(acc, map.values[i], map.kind, what.op);
+        op.future->value = acc;
+      }
     } catch (...) {
       op.error = std::current_exception();
       pr->rt->record_error(op.error);
@@ -785,6 +790,11 @@ void finish_reduce(void* ctx, std::uint64_t) {
 void Analysis::reduce_futures(const OpRef& op) {
   remember_done(op->done);
   const auto& map = *op->future_reduce().source.state();
+  // Control replication: each shard holds only its own points' values.
+  if (map.sharded) {
+    rt_.exchange()->reduce(op);
+    return;
+  }
   auto pr = make_pooled<PendingReduce>(PendingReduce{&rt_, op});
   PendingReduce* raw = pr.release();
   if (map.ready.load(std::memory_order_acquire) ||

@@ -4,6 +4,7 @@
 
 #include "reprise/reduction.h"
 #include "reprise_rt/future_state.h"
+#include "reprise_rt/op.h"
 #include "reprise_rt/runtime.h"
 
 namespace reprise {
@@ -118,9 +119,29 @@ Future FutureMap::get(const DomainPoint& p) const {
   if (!state_->domain.contains(p))
     throw Error(fmt::format("FutureMap::get: point {} is outside the launch domain {}", p.str(),
                             state_->domain.str()));
+  const auto index = std::uint64_t(state_->domain.linearize(p));
+  if (state_->sharded) {
+    // Control replication: this shard holds only its own points' values; the point's value
+    // comes from its shard through a pick (a reduction of one point, ShardExchange::reduce),
+    // an op every shard issues here in the same place of its program.
+    detail::Runtime* rt = detail::Runtime::current();
+    if (!rt || !rt->on_app_thread())
+      throw Error(
+          "FutureMap::get under control replication: only the top-level task reads a future "
+          "map's points (a task is given them with add_future)");
+    detail::OpRef op = detail::make_op();
+    op->kind = detail::OpKind::FutureReduce;
+    op->domain = Domain(Rect<1>({0}, {0}));
+    op->payload = detail::FutureReducePayload{*this, ReductionOp::None, index};
+    op->future = std::make_shared<detail::FutureState>();
+    op->future->kind = state_->kind;
+    Future f(op->future);
+    rt->issue(std::move(op));
+    return f;
+  }
   auto s = std::make_shared<detail::FutureState>();
   s->map = state_;
-  s->map_index = std::uint64_t(state_->domain.linearize(p));
+  s->map_index = index;
   s->ready.store(true);  // readiness is the map's
   return Future(s);
 }

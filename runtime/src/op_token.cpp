@@ -18,7 +18,10 @@ std::uint64_t op_token(const Op& op) {
     for (FieldID f : r.fields) h.mix(f);  // the order names accessor positions
   }
   h.mix(op.futures().size());
-  if (op.kind == OpKind::FutureReduce) h.mix(std::uint64_t(op.future_reduce().op));
+  if (op.kind == OpKind::FutureReduce) {
+    h.mix(std::uint64_t(op.future_reduce().op));
+    h.mix(op.future_reduce().point);
+  }
   return h.h;
 }
 

@@ -50,6 +50,7 @@ void Executor::run_task_body(PointTask& t) {
     op.future->value = result;
   } else if (op.future_map && op.future_map->kind != ValueKind::None) {
     op.future_map->values[t.point_index] = result;
+    if (op.future_map->sharded) op.future_map->produced[t.point_index] = 1;
   }
 }
 

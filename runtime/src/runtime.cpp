@@ -525,7 +525,14 @@ void Runtime::issue(OpRef op) {
   }
   if (op->future) op->future->ready_event = op->done;
   if (op->future_map) op->future_map->ready_event = op->done;
-  if (exchange_) op->local_completion = ShardExchange::completes_locally(*op);
+  if (exchange_) {
+    op->local_completion = ShardExchange::completes_locally(*op);
+    if (op->kind == OpKind::IndexTask && op->future_map &&
+        op->future_map->kind != ValueKind::None) {
+      op->future_map->sharded = true;
+      op->future_map->produced.assign(op->future_map->values.size(), 0);
+    }
+  }
 
   std::int64_t in_flight = outstanding_.fetch_add(1, std::memory_order_seq_cst) + 1;
   // Inside a manual trace ops are held until end_trace: waiting for them here would never end,

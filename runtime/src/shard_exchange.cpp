@@ -14,31 +14,13 @@
 #include "reprise_rt/log.h"
 #include "reprise_rt/pool.h"
 #include "reprise_rt/runtime.h"
+#include "reprise_rt/wire.h"
 
 namespace reprise::detail {
 
-namespace {
-
-// Little helpers to write and read plain values into a byte buffer.
-template <typename T>
-void put(std::vector<std::byte>& b, const T& v) {
-  const auto* p = reinterpret_cast<const std::byte*>(&v);
-  b.insert(b.end(), p, p + sizeof(T));
-}
-void put_text(std::vector<std::byte>& b, const std::string& text) {
-  const auto* p = reinterpret_cast<const std::byte*>(text.data());
-  b.insert(b.end(), p, p + text.size());
-}
-template <typename T>
-T get(const std::vector<std::byte>& b, std::size_t& at) {
-  T v;
-  if (at + sizeof(T) > b.size()) throw Error("control replication: a truncated message");
-  std::memcpy(&v, b.data() + at, sizeof(T));
-  at += sizeof(T);
-  return v;
-}
-
-}  // namespace
+using wire::get;
+using wire::put;
+using wire::put_text;
 
 ShardExchange::ShardExchange(Runtime& rt, Network& net)
     : rt_(rt), net_(net), heard_(net.size(), 0) {
@@ -49,6 +31,8 @@ ShardExchange::ShardExchange(Runtime& rt, Network& net)
          [this](std::uint32_t from, std::vector<std::byte>&& b) { on_done(from, std::move(b)); });
   listen(Channel::Data,
          [this](std::uint32_t from, std::vector<std::byte>&& b) { on_data(from, std::move(b)); });
+  listen(Channel::Reduce,
+         [this](std::uint32_t from, std::vector<std::byte>&& b) { on_reduce(from, std::move(b)); });
   listen(Channel::Abort, [this](std::uint32_t from, std::vector<std::byte>&& b) {
     std::size_t at = 0;
     const bool ending_job = get<std::uint8_t>(b, at) != 0;
@@ -97,6 +81,8 @@ const char* ShardExchange::channel_name(Channel c) {
       return "abort";
     case Channel::Request:
       return "request";
+    case Channel::Reduce:
+      return "reduce";
     default:
       return "other";
   }
@@ -116,7 +102,9 @@ std::uint64_t ShardExchange::shape_of(const Op& op) {
 bool ShardExchange::completes_locally(const Op& op) {
   switch (op.kind) {
     case OpKind::IndexTask:
-      return op.future_map && op.future_map->kind == ValueKind::None;
+      // (A future map's values reach another shard only through a reduction or a pick of one
+      // point: reduce().)
+      return true;
     case OpKind::Fill:
     case OpKind::Copy:
       return !op.future && !op.future_map;
@@ -570,6 +558,7 @@ void ShardExchange::unpack(const Op& copy) {
 }
 
 void ShardExchange::abandon() {
+  std::vector<OpRef> failed_reductions;
   std::vector<Proxy> proxies;
   std::vector<PointTask*> recvs;
   std::vector<Event> lazy;
@@ -586,8 +575,12 @@ void ShardExchange::abandon() {
     groups_.clear();
     launched_ops_.clear();
     early_requests_.clear();
+    for (auto& [seq, r] : reductions_)
+      if (r.op) failed_reductions.push_back(std::move(r.op));
+    reductions_.clear();
   }
   for (Event e : lazy) rt_.events().trigger(e);
+  for (const OpRef& op : failed_reductions) finish_reduction(*op, nullptr, "");
   const DoneMsg none{};
   for (Proxy& p : proxies) apply(p, none);
   for (PointTask* t : recvs) rt_.executor().release(t);

@@ -83,6 +83,36 @@ foreach(p ${proxies})
 endforeach()
 message(STATUS "neighbours, 8 ranks: ${proxies}")
 
+# Nor are a future map's values broadcast: a residual every iteration (a launch returning a
+# double per tile, reduced, and one point picked) folds in point order, bit-identical on any
+# number of ranks, with the values going up a binomial tree of shards and the result down it:
+# on 8 ranks a shard hears from its halo neighbours and its tree neighbours (at most 4; a
+# broadcast of the values would make it 7).
+execute_process(COMMAND ${PROGRAM} residual OUTPUT_VARIABLE single RESULT_VARIABLE rc)
+string(REGEX MATCH "residual=[0-9a-f]+" want "${single}")
+if(NOT rc EQUAL 0 OR want STREQUAL "")
+  message(FATAL_ERROR "residual, single process, failed: ${single}")
+endif()
+foreach(np 3 8)
+  run_np(${np} out rc ${PROGRAM} residual -ll:cpu 1)
+  string(REGEX MATCH "residual=[0-9a-f]+" got "${out}")
+  if(NOT rc EQUAL 0 OR NOT got STREQUAL want)
+    message(FATAL_ERROR "residual on ${np} ranks: '${got}' vs '${want}' (exit ${rc}):\n${out}")
+  endif()
+endforeach()
+string(REGEX MATCHALL "heard_from=[0-9]+" heard "${out}")
+list(LENGTH heard n)
+if(NOT n EQUAL 8)
+  message(FATAL_ERROR "residual on 8 ranks: expected 8 shards' counts:\n${out}")
+endif()
+foreach(h ${heard})
+  string(REPLACE "heard_from=" "" h "${h}")
+  if(h GREATER 4)
+    message(FATAL_ERROR "residual on 8 ranks: a shard heard from ${h} shards (values broadcast?):\n${out}")
+  endif()
+endforeach()
+message(STATUS "residual, 8 ranks: ${got} ${heard}")
+
 # Replays are per shard: with the same loop under a manual trace, each shard's replays set up
 # only its own instructions and its neighbours' points it waits for (a third of the
 # template on 8 ranks; all of it if replays walked other shards' work).

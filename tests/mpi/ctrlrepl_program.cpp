@@ -11,6 +11,10 @@
 //                             completions are not broadcast) and the completions it asked for
 //   ctrlrepl_program slow     the last tile's task takes 2.5 s before the checksum: with
 //                             -lg:stall_report 1 the other shards report what they wait for
+//   ctrlrepl_program residual the neighbours loop with a residual every iteration: a launch
+//                             returning a double per tile, reduced (Sum) and one point picked;
+//                             prints their bits (the same on any number of ranks) and, per
+//                             shard, how many shards it heard from (a tree, not everyone)
 #include <reprise/reprise.h>
 
 #include <chrono>
@@ -23,7 +27,7 @@ using namespace reprise;
 
 namespace {
 
-enum : TaskID { T_STEP = 9700, T_THROW, T_SUM, T_SLOW };
+enum : TaskID { T_STEP = 9700, T_THROW, T_SUM, T_SLOW, T_NORM };
 enum : FieldID { FV = 0 };
 
 void step(TaskContext& tc) {  // v[p] = mix of the halo around p
@@ -54,6 +58,18 @@ std::uint64_t sum(TaskContext& tc) {
   return h;
 }
 
+double norm(TaskContext& tc) {  // sums that round differently in another order
+  auto v = tc.accessor<const std::int64_t, 1>(0, FV);
+  double s = 0;
+  for (auto p : Rect<1>(tc.domain(0))) s += double(v[p]) / double(3 * p[0] + 7);
+  return s * 1e-3 + 1.0 / double(tc.point()[0] + 3);
+}
+std::uint64_t bits_of(double d) {
+  std::uint64_t b;
+  std::memcpy(&b, &d, sizeof b);
+  return b;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -62,12 +78,14 @@ int main(int argc, char** argv) {
   TaskRegistry::add(T_THROW, "thrower", {cpu(thrower)});
   TaskRegistry::add(T_SUM, "sum", {cpu(sum)});
   TaskRegistry::add(T_SLOW, "slow", {cpu(slow)});
+  TaskRegistry::add(T_NORM, "norm", {cpu(norm)});
   return start(argc, argv, [&](Context& ctx) {
     auto is = ctx.create_index_space(Rect<1>({0}, {99}));
     auto fs = ctx.create_field_space({{FV, 8}});
     Region a = ctx.create_region(is, fs), b = ctx.create_region(is, fs);
-    const bool neighbours = mode == "neighbours" || mode == "neighbours_traced";
-    const coord_t ntiles = neighbours ? 2 * coord_t(ctx.num_shards()) : 4;
+    const bool residual = mode == "residual";
+    const bool neighbours = mode == "neighbours" || mode == "neighbours_traced" || residual;
+    const coord_t ntiles = residual ? 16 : neighbours ? 2 * coord_t(ctx.num_shards()) : 4;
     auto tiles = ctx.create_index_space(Rect<1>({0}, {ntiles - 1}));
     Partition pa = ctx.partition_equal(a, tiles), pb = ctx.partition_equal(b, tiles);
     auto halo_of = [&](Region r, Partition p) {
@@ -80,6 +98,7 @@ int main(int argc, char** argv) {
     // message betrays it; only comparing the op streams (at exit, or every 1024 ops with
     // -lg:safe_ctrlrepl) does.
     const int iters = mode == "diverge_quiet" ? 800 : 10;
+    std::uint64_t residual_bits = 0;
     for (int it = 0; it < iters; ++it) {
       if (mode == "diverge_quiet" && it == 4 && ctx.shard() == 1) {
         ctx.fence();
@@ -96,7 +115,18 @@ int main(int argc, char** argv) {
       l2.add(pa, Projection::identity(), Privilege::WriteDiscard, {FV});
       ctx.execute(l2);
       if (mode == "neighbours_traced") ctx.end_trace(1);
+      if (residual) {
+        IndexLauncher n(T_NORM, tiles);
+        n.add(pa, Projection::identity(), Privilege::ReadOnly, {FV});
+        const FutureMap fm = ctx.execute(n);
+        residual_bits = residual_bits * 1099511628211ull +
+                        bits_of(ctx.reduce(fm, ReductionOp::Sum).get<double>());
+        const DomainPoint picked(coord_t(it * 5) % ntiles);
+        residual_bits = residual_bits * 31 + bits_of(fm.get(picked).get<double>());
+      }
     }
+    if (residual && ctx.shard() == 0)
+      std::printf("residual=%016llx\n", (unsigned long long)residual_bits);
     if (mode == "throw") ctx.execute(IndexLauncher(T_THROW, tiles)).wait();
     if (neighbours) {
       ctx.fence().wait();  // every point of this shard has run: it heard what it needed

@@ -257,7 +257,7 @@ class MpiNetwork final : public detail::Network {
 
   const std::uint32_t rank_, size_;
   MPI_Comm comm_ = MPI_COMM_NULL;
-  std::array<Handler, 8> handlers_;  // by Channel
+  std::array<Handler, 16> handlers_;  // by Channel (see Channel: up to 15)
   std::thread thread_;
   detail::SpinPolicy idle_;
   std::atomic<std::uint64_t> sent_{0};  // MPI sends posted (messages_sent)

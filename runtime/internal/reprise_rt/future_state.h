@@ -38,6 +38,11 @@ struct FutureMapState {
   ValueKind kind = ValueKind::None;
   PoolVector<TaskResult> values;  // by row-major point index (none for a void task)
   std::exception_ptr error;
+  // Control replication, a task that returns values: the map completes on each shard with its
+  // own points, and holds only their values (produced[p] != 0); other shards' values are read
+  // through a reduction or a pick of one point (ShardExchange::reduce).
+  bool sharded = false;
+  std::vector<std::uint8_t> produced;
 };
 
 // The event a task given future f must wait for, or kNoEvent if f is ready.

@@ -18,6 +18,7 @@ enum class Channel : std::uint32_t {
   Late = 5,     // automatic tracing: whether a shard had to wait for an analysis
   Request = 6,  // a shard waits for a point of this one: send its Done when it has finished
   Evtrace = 7,  // -lg:evtrace: a subtree's merged event trace, at exit
+  Reduce = 8,   // a future map's values up a tree of shards, the reduction's result down it
 };
 
 class Network {

@@ -78,7 +78,9 @@ struct FillPayload {  // Fill
 };
 struct FutureReducePayload {  // FutureReduce
   FutureMap source;
-  ReductionOp op = ReductionOp::None;
+  ReductionOp op = ReductionOp::None;  // None: the value of point `point` (a pick)
+  static constexpr std::uint64_t kAllPoints = UINT64_MAX;
+  std::uint64_t point = kAllPoints;  // (row-major index)
 };
 struct DestroyPayload {  // DestroyRegion
   std::uint32_t tree = kInvalidId;

@@ -57,6 +57,12 @@ class ShardExchange {
   void completed(const Op& op);
   // One of ours finished: for ops that do not complete locally, tell every other shard.
   void finished(const Op& op, std::uint32_t point, const std::exception_ptr& error);
+  // A reduction of a sharded future map (FutureMapState::sharded), or the pick of one of its
+  // points (FutureReducePayload::point): each shard holds only its own points' values. They go
+  // up a binomial tree of shards rooted at shard 0 once the map is complete here; the root
+  // folds them in point order, as one process does (so the result is bit-identical), and the
+  // result goes down the tree. O(log shards) messages per shard, none per point.
+  void reduce(const OpRef& op);
   // The source half of a copy between shards (runs as the copy's task here).
   void send_data(const Op& copy, std::uint32_t to);
   // The destination half: t (whose pending count includes one for the data) is released when
@@ -189,6 +195,32 @@ class ShardExchange {
   // A message about op from shard `from` shows that the shards issued different programs.
   void record_divergence(const Op& op, std::uint32_t from);
   void on_data(std::uint32_t from, std::vector<std::byte>&& bytes);
+  // A reduction in progress here (reduce()), by the number of its FutureReduce op: created by
+  // whichever comes first, the op's analysis here or a child shard's values.
+  struct Reduction {
+    OpRef op;  // once analysed here
+    bool own_in = false, sent_up = false;
+    std::uint32_t children_in = 0;
+    std::vector<std::pair<std::uint32_t, TaskResult>> values;  // (point, value) heard so far
+    std::string error;                                         // the first failure heard of
+  };
+  struct Outgoing {
+    std::uint32_t to;
+    std::vector<std::byte> bytes;
+  };
+  static void contribute_when_ready(void* self, std::uint64_t seq);
+  // This shard's values of reduction seq are in (its map completed here).
+  void contribute(std::uint64_t seq);
+  void on_reduce(std::uint32_t from, std::vector<std::byte>&& bytes);
+  // With the lock held: once this shard's values and its children's are in, they go up the
+  // tree (into out); at the root, true: every value is in (conclude(), without the lock).
+  bool advance(Reduction& r, std::uint64_t seq, std::vector<Outgoing>& out);
+  // The root folds the values in point order and sends the result down the tree.
+  void conclude(Reduction r, std::uint64_t seq);
+  // Completes a FutureReduce op with its value, or with the failure (error text; empty: the
+  // run's first error).
+  void finish_reduction(Op& op, const TaskResult* value, const std::string& error);
+  std::vector<std::uint32_t> tree_children() const;
   void apply(Proxy& p, const DoneMsg& m);
 
   Runtime& rt_;
@@ -204,6 +236,7 @@ class ShardExchange {
   // Owner side: ops launched here and not complete yet; requests for ops not launched yet.
   std::unordered_map<std::uint64_t, OpRef> launched_ops_;
   std::map<std::uint64_t, std::vector<std::uint32_t>> early_requests_;
+  std::map<std::uint64_t, Reduction> reductions_;
   std::uint64_t frontier_ = 0;  // every locally completing op up to this one is launched
   bool launched_any_ = false;
   std::vector<std::uint64_t> heard_;  // per shard: Done and Request messages received

@@ -1,0 +1,35 @@
+#pragma once
+// Plain values into and out of a message's bytes (control replication's messages).
+#include <cstddef>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "reprise/error.h"
+
+namespace reprise::detail::wire {
+
+template <typename T>
+void put(std::vector<std::byte>& b, const T& v) {
+  const auto* p = reinterpret_cast<const std::byte*>(&v);
+  b.insert(b.end(), p, p + sizeof(T));
+}
+inline void put_text(std::vector<std::byte>& b, const std::string& text) {
+  const auto* p = reinterpret_cast<const std::byte*>(text.data());
+  b.insert(b.end(), p, p + text.size());
+}
+template <typename T>
+T get(const std::vector<std::byte>& b, std::size_t& at) {
+  T v;
+  if (at + sizeof(T) > b.size()) throw Error("control replication: a truncated message");
+  std::memcpy(&v, b.data() + at, sizeof(T));
+  at += sizeof(T);
+  return v;
+}
+// The rest of the message from `at`, as text.
+inline std::string rest_text(const std::vector<std::byte>& b, std::size_t at) {
+  return at >= b.size() ? std::string()
+                        : std::string(reinterpret_cast<const char*>(b.data() + at), b.size() - at);
+}
+
+}  // namespace reprise::detail::wire
