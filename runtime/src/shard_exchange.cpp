@@ -630,6 +630,22 @@ std::string ShardExchange::describe_held() {
   oldest_copies("copies' data not unpacked yet", std::move(copies));
   if (!lazy_.empty())
     out += fmt::format("; {} proxies of other shards' points nobody here waited for", lazy_.size());
+  if (!reductions_.empty()) {
+    // (A reduction waits for this shard's points, then its tree children, then the result.)
+    out += fmt::format("; {} future-map reductions in progress:", reductions_.size());
+    std::size_t shown = 0;
+    for (const auto& [seq, r] : reductions_) {
+      if (shown++ == 4) {
+        out += " ...";
+        break;
+      }
+      out += fmt::format(" op #{} (awaits {})", seq,
+                         !r.own_in                                ? "this shard's values"
+                         : r.children_in < tree_children().size() ? "values from child shards"
+                         : r.sent_up                              ? "the result"
+                                                                  : "sending");
+    }
+  }
   if (out.empty()) return "nothing held for other shards";
   return out.substr(2);
 }
