@@ -96,23 +96,6 @@ class RectIndex {
          it != by_lo_.end() && it->lo0 == q.lo[0] && it->lo1 == lo1(q); ++it)
       if (fn(it->id)) return;
   }
-  // A rectangle holding every indexed rectangle that meets q (q grown by the widest extents in
-  // dimensions 0 and 1, within the hull): a cheap bound for what a query of q may find.
-  Domain reach(const Domain& q) const {
-    if (by_lo_.empty()) return Domain();
-    Domain r = q;
-    r.lo[0] = reach_below(q.lo[0], widths_.rbegin()->first);
-    r.hi[0] = q.hi[0] + widths_.rbegin()->first;
-    if (q.dim > 1) {
-      r.lo[1] = reach_below(q.lo[1], heights_.rbegin()->first);
-      r.hi[1] = q.hi[1] + heights_.rbegin()->first;
-    }
-    for (int d = 2; d < q.dim; ++d) {
-      r.lo[d] = hull_.lo[d];
-      r.hi[d] = hull_.hi[d];
-    }
-    return r & hull_;
-  }
   // Calls fn(id) for every indexed id.
   template <class Fn>
   void for_each(Fn&& fn) const {
