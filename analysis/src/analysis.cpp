@@ -574,12 +574,8 @@ void Analysis::defer_points(const OpRef& ref, std::uint32_t first, std::uint32_t
   }
   deferred_count_ += last - first;
   for (std::uint32_t r = 0; r < deferred_launch_.size(); ++r)
-    if (deferred_launch_[r] == kNoLaunch)
-      continue;
-    else if (last == first + 1)
-      physical_.defer_written(op.reqs[r].tree, deferred_launch_[r], first);
-    else
-      physical_.defer_written_range(op.reqs[r].tree, deferred_launch_[r], first, last);
+    if (deferred_launch_[r] != kNoLaunch)
+      physical_.defer_written(op.reqs[r].tree, deferred_launch_[r], first, last);
 }
 
 void Analysis::close_deferred(Op& op) {
@@ -767,15 +763,10 @@ void finish_reduce(void* ctx, std::uint64_t) {
   const auto& map = *op.future_reduce().source.state();
   if (!map.error) {
     try {
-      const FutureReducePayload& what = op.future_reduce();
-      if (what.point != FutureReducePayload::kAllPoints) {
-        op.future->value = map.values[what.point];
-      } else {
-        TaskResult acc = map.values[0];
-        for (std::size_t i = 1; i < map.values.size(); ++i)
-          fold_value(acc, map.values[i], map.kind, what.op);
-        op.future->value = acc;
-      }
+      // (One process: picks of one point are made under control replication only.)
+      op.future->value = fold_in_point_order(
+          map.values.size(), [&](std::size_t i) -> const TaskResult& { return map.values[i]; },
+          map.kind, op.future_reduce().op);
     } catch (...) {
       op.error = std::current_exception();
       pr->rt->record_error(op.error);

@@ -74,14 +74,6 @@ DeferredWrites::Record& DeferredWrites::find(std::uint32_t tree, std::uint64_t l
   return records.back();
 }
 
-void DeferredWrites::defer(std::uint32_t tree, std::uint64_t launch, std::uint32_t p) {
-  Record& r = find(tree, launch);
-  r.pending[p] = true;
-  grow(r.hull, r.rect(p));  // (in place: this runs once per point another shard owns)
-  ++r.left;
-  r.first = std::min(r.first, p);
-}
-
 void DeferredWrites::defer_range(std::uint32_t tree, std::uint64_t launch, std::uint32_t first,
                                  std::uint32_t last) {
   if (first >= last) return;

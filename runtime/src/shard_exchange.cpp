@@ -36,7 +36,7 @@ ShardExchange::ShardExchange(Runtime& rt, Network& net)
   listen(Channel::Abort, [this](std::uint32_t from, std::vector<std::byte>&& b) {
     std::size_t at = 0;
     const bool ending_job = get<std::uint8_t>(b, at) != 0;
-    std::string text(reinterpret_cast<const char*>(b.data() + at), b.size() - at);
+    const std::string text = wire::rest_text(b, at);
     {
       std::lock_guard<std::mutex> g(mutex_);
       abort_sent_ = true;  // no need to tell the others again
@@ -380,8 +380,7 @@ void ShardExchange::finished(const Op& op, std::uint32_t point, const std::excep
   if (error) {
     put_text(b, exception_text(error));
   } else if (flags & 2) {
-    put(b, std::uint64_t(value->size));
-    b.insert(b.end(), value->data(), value->data() + value->size);
+    wire::put_value(b, *value);
   }
   for (std::uint32_t s = 0; s < net_.size(); ++s)
     if (s != net_.rank()) send(s, Channel::Done, b);
@@ -398,12 +397,9 @@ void ShardExchange::on_done(std::uint32_t from, std::vector<std::byte>&& b) {
   m.failed = flags & 1;
   m.has_value = flags & 2;
   if (m.failed)
-    m.error.assign(reinterpret_cast<const char*>(b.data() + at), b.size() - at);
-  else if (m.has_value) {
-    const auto size = std::size_t(get<std::uint64_t>(b, at));
-    if (size > b.size() - at) throw Error("control replication: a truncated completion message");
-    m.value.assign(b.data() + at, size);
-  }
+    m.error = wire::rest_text(b, at);
+  else if (m.has_value)
+    m.value = wire::get_value(b, at);
   REPRISE_LOG_DEBUG(LogCategory::CtrlRepl, "done op #{} index {:x} from {}", seq, index, from);
   Proxy p;
   {

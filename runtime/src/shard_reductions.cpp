@@ -15,8 +15,10 @@
 namespace reprise::detail {
 
 using wire::get;
+using wire::get_value;
 using wire::put;
 using wire::put_text;
+using wire::put_value;
 
 namespace {
 enum class ReduceMsg : std::uint8_t { Up = 1, Down = 2 };
@@ -26,18 +28,6 @@ std::uint32_t lowest_bit(std::uint32_t s) {
   return s & (~s + 1);
 }
 
-void put_value(std::vector<std::byte>& b, const TaskResult& v) {
-  put(b, std::uint64_t(v.size));
-  b.insert(b.end(), v.data(), v.data() + v.size);
-}
-TaskResult get_value(const std::vector<std::byte>& b, std::size_t& at) {
-  const auto size = std::size_t(get<std::uint64_t>(b, at));
-  if (size > b.size() - at) throw Error("control replication: a truncated reduction message");
-  TaskResult v;
-  v.assign(b.data() + at, size);
-  at += size;
-  return v;
-}
 }  // namespace
 
 std::vector<std::uint32_t> ShardExchange::tree_children() const {
@@ -141,9 +131,9 @@ void ShardExchange::conclude(Reduction r, std::uint64_t seq) {
           r.op->describe(), r.values.size(), want);
     } else {
       try {
-        result = r.values[0].second;
-        for (std::size_t i = 1; i < r.values.size(); ++i)
-          fold_value(result, r.values[i].second, map.kind, what.op);
+        result = fold_in_point_order(
+            r.values.size(), [&](std::size_t i) -> const TaskResult& { return r.values[i].second; },
+            map.kind, what.op);
       } catch (...) {
         r.error = exception_text(std::current_exception());
       }

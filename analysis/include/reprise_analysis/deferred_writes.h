@@ -61,9 +61,8 @@ class DeferredWrites {
   // disjoint partition named by identity over its whole color space (ReqInfo::whole_partition)
   // — through defer(), until close(). Returns the launch's place (WriteOrder::launch).
   std::uint64_t open(const OpRef& op, std::uint32_t req);
-  // Point p of the launch `launch` (open) writes its piece of tree, later.
-  void defer(std::uint32_t tree, std::uint64_t launch, std::uint32_t p);
-  // So do points first .. last-1 (O(log points): the hull of a range of pieces is looked up).
+  // Points first .. last-1 of the launch `launch` (open) write their pieces of tree, later
+  // (O(log points): the hull of a range of pieces is looked up).
   void defer_range(std::uint32_t tree, std::uint64_t launch, std::uint32_t first,
                    std::uint32_t last);
   // The launch is analysed. Appends to overflow the writes to apply now (the oldest launch's,

@@ -103,14 +103,11 @@ class PhysicalState {
   // set_point_mapper) that are not analysed here write requirement req — a disjoint partition named
   // by identity over its whole color space; their writes are applied only when something here looks
   // at the pieces they meet (DeferredWrites). open_deferred returns the launch's place,
-  // defer_written names a point and defer_written_range the points first .. last-1 (in point
-  // order, among the points analysed here), close_deferred ends the launch.
+  // defer_written names the points first .. last-1 (in point order, among the points analysed
+  // here), close_deferred ends the launch.
   std::uint64_t open_deferred(const OpRef& op, std::uint32_t req, const Domain& root);
-  void defer_written(std::uint32_t tree, std::uint64_t launch, std::uint32_t p) {
-    deferred_.defer(tree, launch, p);
-  }
-  void defer_written_range(std::uint32_t tree, std::uint64_t launch, std::uint32_t first,
-                           std::uint32_t last) {
+  void defer_written(std::uint32_t tree, std::uint64_t launch, std::uint32_t first,
+                     std::uint32_t last) {
     deferred_.defer_range(tree, launch, first, last);
   }
   void close_deferred(std::uint32_t tree, std::uint64_t launch);

@@ -55,4 +55,13 @@ inline Event pending_event(const Future& f) {
 // Folds b into a (both of kind k) with op; throws Error for kinds that cannot be reduced.
 void fold_value(TaskResult& a, const TaskResult& b, ValueKind k, ReductionOp op);
 
+// The values of points 0 .. n-1 (value_at(i)) folded in point order, the one order every
+// reduction of a future map uses (one process, or the root shard of a tree).
+template <class ValueAt>
+TaskResult fold_in_point_order(std::size_t n, ValueAt&& value_at, ValueKind k, ReductionOp op) {
+  TaskResult acc = value_at(0);
+  for (std::size_t i = 1; i < n; ++i) fold_value(acc, value_at(i), k, op);
+  return acc;
+}
+
 }  // namespace reprise::detail

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "reprise/error.h"
+#include "reprise/registry.h"
 
 namespace reprise::detail::wire {
 
@@ -30,6 +31,20 @@ T get(const std::vector<std::byte>& b, std::size_t& at) {
 inline std::string rest_text(const std::vector<std::byte>& b, std::size_t at) {
   return at >= b.size() ? std::string()
                         : std::string(reinterpret_cast<const char*>(b.data() + at), b.size() - at);
+}
+
+// A task's value: its size, then its bytes.
+inline void put_value(std::vector<std::byte>& b, const TaskResult& v) {
+  put(b, std::uint64_t(v.size));
+  b.insert(b.end(), v.data(), v.data() + v.size);
+}
+inline TaskResult get_value(const std::vector<std::byte>& b, std::size_t& at) {
+  const auto size = std::size_t(get<std::uint64_t>(b, at));
+  if (size > b.size() - at) throw Error("control replication: a truncated message");
+  TaskResult v;
+  v.assign(b.data() + at, size);
+  at += size;
+  return v;
 }
 
 }  // namespace reprise::detail::wire
