@@ -161,11 +161,19 @@ void Analysis::analyse_points(const OpRef& ref) {
     const TaskInfo& t = *op.task_info;
     MapperTaskInfo info = launch_info(op);
     ranged = defer_ && rt_.mapper().shard_points(info, machine, rt_.shard(), own_first, own_last);
-    for (std::size_t p = 0; p < points; ++p) {
-      if (ranged && (p < own_first || p >= own_last)) {
-        procs_[p] = Processor{ProcessorKind::CPU, 0, kUnmapped};
-        continue;
-      }
+    if (ranged && (own_first > own_last || own_last > points))
+      throw Error(
+          fmt::format("{}: the mapper's shard_points gives shard {} points {} .. {}, "
+                      "outside the launch's {} points",
+                      op.describe(), rt_.shard(), own_first, own_last, points));
+    if (ranged) {
+      // Other shards' points are mapped only if something here needs them (processor_of).
+      const Processor unmapped{ProcessorKind::CPU, 0, kUnmapped};
+      std::fill(procs_.begin(), procs_.begin() + std::ptrdiff_t(own_first), unmapped);
+      std::fill(procs_.begin() + std::ptrdiff_t(own_last), procs_.begin() + std::ptrdiff_t(points),
+                unmapped);
+    }
+    for (std::size_t p = ranged ? own_first : 0; p < (ranged ? own_last : points); ++p) {
       info.point = op.domain.delinearize(coord_t(p));
       info.point_index = p;
       Processor proc = rt_.mapper().select_processor(info, machine);
@@ -569,7 +577,7 @@ void Analysis::defer_points(const OpRef& ref, std::uint32_t first, std::uint32_t
       const ReqInfo& q = op.reqs[r];
       if (q.privilege == Privilege::ReadOnly) continue;
       const Domain& root = rt_.forest().region(rt_.forest().tree(q.tree).root).bounds;
-      deferred_launch_[r] = physical_.open_deferred(ref, r, root);
+      deferred_launch_[r] = physical_.open_deferred(ref, r, root, logical_.partition_pieces(op, r));
     }
   }
   deferred_count_ += last - first;
@@ -836,7 +844,6 @@ void Analysis::destroy_region(const OpRef& op) {
     // Only the partition's nodes go: every op that reads them was issued, and is analysed,
     // before this one (earlier users keep their own rectangles).
     logical_.forget_partition(partition);
-    physical_.forget_partition(partition);
     rt_.op_completed(*op);
     return;
   }

@@ -13,25 +13,6 @@ namespace {
 constexpr std::size_t kMaxRecords = 16;
 }  // namespace
 
-std::shared_ptr<const DeferredWrites::PartitionPieces> DeferredWrites::index_of(const Op& op,
-                                                                                std::uint32_t req) {
-  const ReqInfo& q = op.reqs[req];
-  auto& slot = indexes_[q.uid];
-  if (!slot) {
-    // Point c names piece c of the partition (whole_partition): one index per partition.
-    const std::size_t points = op.num_points();
-    std::vector<Domain> pieces(points);
-    RectIndex index;
-    for (std::uint32_t c = 0; c < points; ++c) {
-      pieces[c] = op.rect(c, req);
-      if (!pieces[c].empty()) index.insert(pieces[c], c);
-    }
-    slot = std::make_shared<const PartitionPieces>(
-        PartitionPieces{std::move(index), RangeHulls(std::move(pieces))});
-  }
-  return slot;
-}
-
 bool DeferredWrites::covers(const Record& newer, const Record& older) {
   // The same pieces again: every point of older is a point of newer, with the same rectangle,
   // so newer's write cuts the pieces older's would have cut the same way. (A launch that
@@ -47,14 +28,15 @@ void DeferredWrites::drop_done(std::vector<Record>& records) {
   if (records.empty()) near_[std::size_t(&records - trees_.data())] = Domain();
 }
 
-std::uint64_t DeferredWrites::open(const OpRef& op, std::uint32_t req) {
+std::uint64_t DeferredWrites::open(const OpRef& op, std::uint32_t req,
+                                   std::shared_ptr<const PartitionPieces> pieces) {
   const ReqInfo& q = op->reqs[req];
   REPRISE_ASSERT(q.whole_partition, "deferred writes name their points' pieces by color");
   if (trees_.size() <= q.tree) {
     trees_.resize(q.tree + 1);
     near_.resize(q.tree + 1);
   }
-  Record r{op, req, next_launch_++, q.mask, index_of(*op, req), {}, 0, UINT32_MAX, true, {}};
+  Record r{op, req, next_launch_++, q.mask, std::move(pieces), {}, 0, UINT32_MAX, true, {}};
   r.pending.assign(op->num_points(), false);
   trees_[q.tree].push_back(std::move(r));
   ++records_;

@@ -3,24 +3,50 @@
 #include <algorithm>
 
 #include "reprise_analysis/physical.h"
+#include "reprise_rt/assert.h"
 
 namespace reprise::detail {
 
 void PointPreconditions::reset(std::size_t points) {
   if (lists_.size() < points) lists_.resize(points);
-  for (std::size_t i = 0; i < points; ++i) lists_[i].clear();
+  ++generation_;
+  common_.clear();
+  read_ = false;
   points_ = points;
 }
 
+std::vector<Event>& PointPreconditions::list(std::size_t point) {
+  List& l = lists_[point];
+  if (l.generation != generation_) {
+    l.events.clear();
+    l.generation = generation_;
+    l.sealed = false;
+  }
+  return l.events;
+}
+
 void PointPreconditions::add(std::size_t point, Event e) {
-  auto& l = lists_[point];
+  auto& l = list(point);
   for (Event x : l)
     if (x == e) return;
   l.push_back(e);
 }
 
 void PointPreconditions::add_all(Event e) {
-  for (std::size_t p = 0; p < points_; ++p) add(p, e);
+  REPRISE_ASSERT(!read_, "add_all's events are appended to a list when it is first read");
+  for (Event x : common_)
+    if (x == e) return;
+  common_.push_back(e);
+}
+
+std::span<const Event> PointPreconditions::of(std::size_t point) {
+  auto& l = list(point);
+  read_ = true;
+  if (!lists_[point].sealed) {
+    lists_[point].sealed = true;
+    for (Event e : common_) add(point, e);
+  }
+  return l;
 }
 
 bool privileges_conflict(const ReqInfo& a, const ReqInfo& b) {
@@ -128,16 +154,22 @@ void LogicalAnalysis::add_pair(const Op& op, std::uint32_t r, const LogicalUser&
   });
 }
 
-const RectIndex& LogicalAnalysis::piece_index(const Op& prev, std::uint32_t req) const {
+std::shared_ptr<const PartitionPieces> LogicalAnalysis::partition_pieces(const Op& prev,
+                                                                         std::uint32_t req) const {
   const ReqInfo& b = prev.reqs[req];
-  auto [it, fresh] = piece_index_.try_emplace(b.uid, PieceIndex{b.tree, RectIndex()});
+  auto [it, fresh] = pieces_.try_emplace(b.uid, PiecesOf{b.tree, nullptr});
   if (fresh) {
     const std::size_t points = prev.num_points();
-    for (std::uint32_t c = 0; c < points; ++c)
-      if (const Domain& piece = prev.rect(c, req); !piece.empty())
-        it->second.index.insert(piece, c);
+    std::vector<Domain> pieces(points);
+    RectIndex index;
+    for (std::uint32_t c = 0; c < points; ++c) {
+      pieces[c] = prev.rect(c, req);
+      if (!pieces[c].empty()) index.insert(pieces[c], c);
+    }
+    it->second.pieces = std::make_shared<const PartitionPieces>(
+        PartitionPieces{std::move(index), RangeHulls(std::move(pieces))});
   }
-  return it->second.index;
+  return it->second.pieces;
 }
 
 void LogicalAnalysis::dependences(const Op& op, PointPreconditions& pre, PointSubset points) const {
@@ -200,7 +232,7 @@ void LogicalAnalysis::users_of(std::uint32_t tree, std::vector<Event>& out) cons
 
 void LogicalAnalysis::forget_tree(std::uint32_t tree) {
   if (tree < trees_.size()) trees_[tree].clear();
-  std::erase_if(piece_index_, [&](const auto& entry) { return entry.second.tree == tree; });
+  std::erase_if(pieces_, [&](const auto& entry) { return entry.second.tree == tree; });
 }
 
 void LogicalAnalysis::clear() {

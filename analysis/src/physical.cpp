@@ -523,10 +523,11 @@ void PhysicalState::settle_all() {
   while (auto w = deferred_.take_oldest()) apply_deferred(*w);
 }
 
-std::uint64_t PhysicalState::open_deferred(const OpRef& op, std::uint32_t req, const Domain& root) {
+std::uint64_t PhysicalState::open_deferred(const OpRef& op, std::uint32_t req, const Domain& root,
+                                           std::shared_ptr<const PartitionPieces> partition) {
   const ReqInfo& q = op->reqs[req];
   for (int fi : q.field_indices) pieces(q.tree, root, fi);  // (the tree's root, for settling)
-  return deferred_.open(op, req);
+  return deferred_.open(op, req, std::move(partition));
 }
 
 void PhysicalState::close_deferred(std::uint32_t tree, std::uint64_t launch) {

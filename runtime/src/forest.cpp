@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "reprise/error.h"
+#include "reprise_rt/bounding_box.h"
 
 namespace reprise::detail {
 
@@ -156,14 +157,7 @@ Partition RegionForest::create_partition(Region parent, const Domain& colors,
     child.uid = next_uid_++;
     pn.children.push_back(place(regions_, free_regions_, std::move(child), "the table of regions"));
   }
-  for (const Domain& piece : pieces) {
-    if (piece.empty()) continue;
-    if (pn.hull.empty()) pn.hull = piece;
-    for (int i = 0; i < piece.dim; ++i) {
-      pn.hull.lo[i] = std::min(pn.hull.lo[i], piece.lo[i]);
-      pn.hull.hi[i] = std::max(pn.hull.hi[i], piece.hi[i]);
-    }
-  }
+  for (const Domain& piece : pieces) grow(pn.hull, piece);
   pn.pieces = std::make_shared<const std::vector<Domain>>(std::move(pieces));
   partitions_[node] = std::move(pn);
   regions_[parent.node()].partitions.push_back(node);

@@ -60,7 +60,8 @@ class DeferredWrites {
   // While op is analysed, its points that are not analysed here write requirement req — a
   // disjoint partition named by identity over its whole color space (ReqInfo::whole_partition)
   // — through defer(), until close(). Returns the launch's place (WriteOrder::launch).
-  std::uint64_t open(const OpRef& op, std::uint32_t req);
+  std::uint64_t open(const OpRef& op, std::uint32_t req,
+                     std::shared_ptr<const PartitionPieces> pieces);
   // Points first .. last-1 of the launch `launch` (open) write their pieces of tree, later
   // (O(log points): the hull of a range of pieces is looked up).
   void defer_range(std::uint32_t tree, std::uint64_t launch, std::uint32_t first,
@@ -79,15 +80,8 @@ class DeferredWrites {
   std::optional<Taken> take_oldest(std::uint32_t tree);
   std::optional<Taken> take_oldest();
   void forget_tree(std::uint32_t tree);
-  // The partition was destroyed: its index of pieces is no longer worth keeping.
-  void forget_partition(std::uint64_t uid) { indexes_.erase(uid); }
 
  private:
-  // A partition's pieces in color order: which meet a rectangle, and the hull of a range.
-  struct PartitionPieces {
-    RectIndex index;
-    RangeHulls hulls;
-  };
   struct Record {
     OpRef op;
     std::uint32_t req;
@@ -103,7 +97,6 @@ class DeferredWrites {
   };
   // Whether every element that older writes may still hold pending is written by newer.
   static bool covers(const Record& newer, const Record& older);
-  std::shared_ptr<const PartitionPieces> index_of(const Op& op, std::uint32_t req);
   Record& find(std::uint32_t tree, std::uint64_t launch);
   // Takes point q of records[at] (dropping the record when it has no point left).
   Taken take(std::vector<Record>& records, std::size_t at, std::uint32_t q);
@@ -111,7 +104,6 @@ class DeferredWrites {
 
   std::vector<std::vector<Record>> trees_;  // per tree, oldest first
   std::vector<Domain> near_;                // per tree: holds every closed record's hull
-  std::unordered_map<std::uint64_t, std::shared_ptr<const PartitionPieces>> indexes_;  // by uid
   std::uint64_t next_launch_ = 0;
   std::size_t found_at_ = 0;  // where find() found the last launch in its tree
   MapPoint map_ = nullptr;

@@ -3,6 +3,7 @@
 // have to wait for, with field masks and footprints. Computes per-point preconditions.
 #include <algorithm>
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <unordered_map>
 #include <vector>
@@ -24,16 +25,30 @@ struct LogicalUser {
 };
 
 // Per-point lists of events, reused across ops to avoid allocation.
+// The events each point of a launch waits for. Only the points looked at cost anything: a
+// point's list is cleared when it is first touched after reset (a shard looks at its own
+// points and the few that meet its data, not every point of a launch), and add_all's events
+// join a list when it is read.
 class PointPreconditions {
  public:
   void reset(std::size_t points);
   void add(std::size_t point, Event e);
+  // e joins every point's list (after its own events). Before any list is read.
   void add_all(Event e);
-  std::span<const Event> of(std::size_t point) const { return lists_[point]; }
+  std::span<const Event> of(std::size_t point);
   std::size_t points() const { return points_; }
 
  private:
-  std::vector<std::vector<Event>> lists_;
+  std::vector<Event>& list(std::size_t point);
+  struct List {
+    std::vector<Event> events;
+    std::uint64_t generation = 0;  // of the reset it was cleared after
+    bool sealed = false;           // add_all's events were appended
+  };
+  std::vector<List> lists_;
+  std::vector<Event> common_;  // add_all's, this generation
+  std::uint64_t generation_ = 0;
+  bool read_ = false;  // a list was read this generation
   std::size_t points_ = 0;
 };
 
@@ -71,7 +86,7 @@ class LogicalAnalysis {
   void users_of(std::uint32_t tree, std::vector<Event>& out) const;
   void forget_tree(std::uint32_t tree);
   // The partition (by uid) was destroyed: its piece index is no longer worth keeping.
-  void forget_partition(std::uint64_t uid) { piece_index_.erase(uid); }
+  void forget_partition(std::uint64_t uid) { pieces_.erase(uid); }
   // After a fence every earlier user has completed before anything later may start.
   void clear();
   // While a trace is recorded every in-trace dependence must be seen, finished or not.
@@ -99,7 +114,10 @@ class LogicalAnalysis {
   // changes, and its uid is never reused) so that a point finds the pieces its rectangle meets
   // without a scan. Built from prev's rectangles, not the forest: prev may have outlived its
   // partition, whose slot then names another.
-  const RectIndex& piece_index(const Op& prev, std::uint32_t req) const;
+  const RectIndex& piece_index(const Op& prev, std::uint32_t req) const {
+    return partition_pieces(prev, req)->index;
+  }
+  std::shared_ptr<const PartitionPieces> partition_pieces(const Op& prev, std::uint32_t req) const;
 
  private:
   void add_pair(const Op& op, std::uint32_t r, const LogicalUser& u, PointPreconditions& pre,
@@ -112,11 +130,11 @@ class LogicalAnalysis {
   bool prune_completed_;
   bool keep_summaries_ = false;
   std::vector<std::vector<LogicalUser>> trees_;
-  struct PieceIndex {
+  struct PiecesOf {
     std::uint32_t tree;
-    RectIndex index;
+    std::shared_ptr<const PartitionPieces> pieces;
   };
-  mutable std::unordered_map<std::uint64_t, PieceIndex> piece_index_;
+  mutable std::unordered_map<std::uint64_t, PiecesOf> pieces_;  // by partition uid
   mutable std::vector<std::uint32_t> colors_;
   ProxyMaker make_proxy_ = nullptr;
   void* proxy_ctx_ = nullptr;

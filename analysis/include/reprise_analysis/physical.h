@@ -104,14 +104,15 @@ class PhysicalState {
   // by identity over its whole color space; their writes are applied only when something here looks
   // at the pieces they meet (DeferredWrites). open_deferred returns the launch's place,
   // defer_written names the points first .. last-1 (in point order, among the points analysed
-  // here), close_deferred ends the launch.
-  std::uint64_t open_deferred(const OpRef& op, std::uint32_t req, const Domain& root);
+  // here), close_deferred ends the launch. partition: its pieces (LogicalAnalysis::
+  // partition_pieces).
+  std::uint64_t open_deferred(const OpRef& op, std::uint32_t req, const Domain& root,
+                              std::shared_ptr<const PartitionPieces> partition);
   void defer_written(std::uint32_t tree, std::uint64_t launch, std::uint32_t first,
                      std::uint32_t last) {
     deferred_.defer_range(tree, launch, first, last);
   }
   void close_deferred(std::uint32_t tree, std::uint64_t launch);
-  void forget_partition(std::uint64_t uid) { deferred_.forget_partition(uid); }
   // How a deferred point's memories are chosen when its write is applied (they are left
   // unchosen while nothing here needs them).
   void set_point_mapper(DeferredWrites::MapPoint fn, void* ctx) { deferred_.set_mapper(fn, ctx); }
@@ -163,6 +164,8 @@ class PhysicalState {
   void start_journal();
   bool journaling() const { return journaling_; }
   // Ends the journal and hands over what it collected.
+  // Effects journaled so far (while journaling).
+  std::size_t journaled_effects() const { return effects_.size(); }
   void stop_journal(std::vector<PhysicalFact>& facts, std::vector<PhysicalEffect>& effects);
 
   // For tests: the pieces field fi of tree is cut into.

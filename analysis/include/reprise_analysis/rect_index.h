@@ -20,33 +20,9 @@
 #include <vector>
 
 #include "reprise/geometry.h"
+#include "reprise_rt/bounding_box.h"
 
 namespace reprise::detail {
-
-// The smallest rectangle holding a and b (an empty one holds nothing).
-inline Domain bounding_union(const Domain& a, const Domain& b) {
-  if (a.empty()) return b;
-  if (b.empty()) return a;
-  Domain u = a;
-  for (int i = 0; i < a.dim; ++i) {
-    u.lo[i] = std::min(a.lo[i], b.lo[i]);
-    u.hi[i] = std::max(a.hi[i], b.hi[i]);
-  }
-  return u;
-}
-
-// box grows to hold r too, in place (for loops over every point of a launch).
-inline void grow(Domain& box, const Domain& r) {
-  if (r.empty()) return;
-  if (box.empty()) {
-    box = r;
-    return;
-  }
-  for (int i = 0; i < r.dim; ++i) {
-    box.lo[i] = std::min(box.lo[i], r.lo[i]);
-    box.hi[i] = std::max(box.hi[i], r.hi[i]);
-  }
-}
 
 // The bounding box of any contiguous range of a fixed list of rectangles (a partition's pieces
 // in color order) in O(log n): a segment tree of bounding boxes. Deferring a launch's points
@@ -156,6 +132,14 @@ class RectIndex {
   Domain hull_;      // holds every indexed rectangle (and perhaps erased ones)
   Extents widths_;   // hi[0] - lo[0] of the indexed rectangles
   Extents heights_;  // hi[1] - lo[1] of the indexed rectangles
+};
+
+// A partition's pieces in color order (point c of a launch that names the partition whole
+// used piece c): which pieces meet a rectangle, and the hull of a range of them. Built once
+// per partition and shared by the logical analysis and the deferred writes.
+struct PartitionPieces {
+  RectIndex index;
+  RangeHulls hulls;
 };
 
 }  // namespace reprise::detail
