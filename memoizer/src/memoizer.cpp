@@ -68,6 +68,7 @@ void Memoizer::begin(const OpRef& op) {
   if (!(recurrent_ && last_replayed_ && last_replayed_->id == op->trace_id())) recurrent_ = false;
   in_trace_ = true;
   current_ = op->trace_id();
+  prefix_only_ = op->prefix_trace();
   buffer_.clear();
   handed_ = 0;
   rt_.op_completed(*op);
@@ -79,8 +80,14 @@ void Memoizer::end(const OpRef& op) {
   copies_dropped_ = false;
   for (const OpRef& o : buffer_) token_of(*o);  // match and record compare tokens
   try {
-    TraceTemplate* t = match(current_);
-    if (t) {
+    TraceTemplate* t = prefix_only_ ? nullptr : match(current_);
+    if (prefix_only_) {
+      if (TraceTemplate* p = match_prefix(current_))
+        replay(*p, false, buffer_.size());
+      else
+        forward_buffer();
+      last_replayed_ = nullptr;  // (what follows is not a replay of the whole template)
+    } else if (t) {
       replay(*t, recurrent_ && last_replayed_ == t && t->idempotent && t->elide_fence);
     } else {
       if (same_ops_) {
@@ -128,6 +135,34 @@ TraceTemplate* Memoizer::match(TraceID id) {
     }
   }
   return nullptr;
+}
+
+TraceTemplate* Memoizer::match_prefix(TraceID id) {
+  // (Under control replication a shard's plan covers whole templates: the ops are analysed.)
+  if (rt_.num_shards() > 1 || rt_.simulated() || buffer_.empty()) return nullptr;
+  auto it = templates_.find(id);
+  if (it == templates_.end()) return nullptr;
+  for (auto& t : it->second) {
+    if (t->ops.size() <= buffer_.size() || t->effects_by_op.size() != t->ops.size()) continue;
+    bool same = true;
+    for (std::size_t k = 0; k < buffer_.size() && same; ++k)
+      same = t->ops[k].token == buffer_[k]->token;
+    // (Conditions of the whole template: more than the prefix needs, never less.)
+    if (same &&
+        ((recurrent_ && last_replayed_ == t.get() && t->idempotent) || conditions_hold(*t))) {
+      t->last_used = ++use_clock_;
+      return t.get();
+    }
+  }
+  return nullptr;
+}
+
+void Memoizer::forward_buffer() {
+  for (std::size_t k = 0; k < buffer_.size(); ++k) {
+    handed_ = k;
+    forward(buffer_[k]);
+  }
+  handed_ = buffer_.size();
 }
 
 void Memoizer::drop_copies_once() {
@@ -194,6 +229,7 @@ void Memoizer::record(TraceID id) {
       buffer_[k]->in_trace = id;
       recorder_.set_current_op(k);
       analysis_->submit(buffer_[k]);
+      t->effects_by_op.push_back(std::uint32_t(analysis_->physical().journaled_effects()));
     }
     handed_ = buffer_.size();
   } catch (...) {

@@ -7,6 +7,7 @@
 
 #include "reprise_memoizer/gpu_groups.h"
 #include "reprise_memoizer/memoizer.h"
+#include "reprise_rt/assert.h"
 #include "reprise_rt/log.h"
 #include "reprise_rt/op_token.h"
 #include "reprise_rt/profiler.h"
@@ -20,14 +21,14 @@ void Memoizer::apply_physical() {
   const TraceTemplate& t = *physical_pending_;
   physical_pending_ = nullptr;
   PhysicalState& state = analysis_->physical();
-  for (std::size_t k = 0; k < t.effects.size(); ++k) {
+  for (std::size_t k = 0; k < physical_pending_effects_; ++k) {
     PhysicalEffect e = t.effects[k];
     if (t.effect_copy[k] >= 0) e.ready = copy_done_[std::size_t(t.effect_copy[k])];
     state.apply(e);
   }
 }
 
-void Memoizer::replay(TraceTemplate& t, bool elide) {
+void Memoizer::replay(TraceTemplate& t, bool elide, std::size_t prefix) {
   Event fence;
   if (elide) {
     fence = prev_fence_;
@@ -54,14 +55,21 @@ void Memoizer::replay(TraceTemplate& t, bool elide) {
   copy_done_.assign(t.copies.size(), kNoEvent);
   // Control replication: the executor stands in for other shards' points and splits copies
   // between shards into send/receive halves.
-  replay_batch(t, fence, elide);
+  replay_batch(t, fence, elide, prefix);
   if (ShardExchange* x = rt_.exchange())
     for (const OpRef& o : buffer_)
       if (o->local_completion) x->launched(o);
-  physical_pending_ = t.effects.empty() ? nullptr : &t;
+  physical_pending_effects_ = prefix ? t.effects_by_op[prefix - 1] : t.effects.size();
+  physical_pending_ = physical_pending_effects_ == 0 ? nullptr : &t;
   handed_ = buffer_.size();
-  rt_.count_points(t.points);
-  rt_.count_replay(t.points);
+  std::uint64_t points = t.points;
+  if (prefix) {
+    points = 0;
+    for (const OpRef& o : buffer_)
+      if (o->launches_points()) points += o->num_points();
+  }
+  rt_.count_points(points);
+  rt_.count_replay(points);
   if (rt_.config().coverage_log)
     for (const OpRef& o : buffer_)
       if (o->launches_points()) rt_.note_points(o->seq, o->num_points(), true);
@@ -229,7 +237,7 @@ const SimulatedReplayAsks& Memoizer::simulated_asks(TraceTemplate& t) {
   return *t.simulated_asks;
 }
 
-void Memoizer::replay_batch(TraceTemplate& t, Event fence, bool elide) {
+void Memoizer::replay_batch(TraceTemplate& t, Event fence, bool elide, std::size_t prefix) {
   const std::size_t n = t.instrs.size();
   if (n == 0) return;
   BatchSink& exec = rt_.batches();
@@ -237,6 +245,15 @@ void Memoizer::replay_batch(TraceTemplate& t, Event fence, bool elide) {
   // proxies), and back-to-back replays link through events, not reversed links. Only what
   // the shard's plan names is initialised.
   const bool sharded = rt_.num_shards() > 1;
+  REPRISE_ASSERT(!prefix || (!sharded && !elide),
+                 "a prefix replays in a single process, after a full fence");
+  // A prefix replays the instructions of its ops (an op's copies belong to it); the others
+  // stay `elsewhere`: nothing runs them, and counting them down is harmless.
+  const auto outside = [&](std::size_t i) {
+    const Instruction& in = t.instrs[i];
+    return prefix &&
+           (in.kind == Instruction::Kind::Copy ? t.copies[in.op].for_op : in.op) >= prefix;
+  };
   const ShardPlan* plan = sharded ? &shard_plan(t) : nullptr;
   if (SimulatedAsks* sim = rt_.simulated_asks()) [[unlikely]] {
     const SimulatedReplayAsks& asks = simulated_asks(t);
@@ -261,11 +278,12 @@ void Memoizer::replay_batch(TraceTemplate& t, Event fence, bool elide) {
   // memoizer, which keeps it for the next batch to link to (whichever lets go last).
   // Replays as graphs: a template's GPU points grouped per GPU processor leave their in-group
   // edges to the stream (their counters do not count them).
-  if (!sharded && !t.gpu_groups_planned && rt_.device() && rt_.config().gpu_graphs) {
+  if (!sharded && !prefix && !t.gpu_groups_planned && rt_.device() && rt_.config().gpu_graphs) {
     t.gpu_groups = plan_gpu_groups(t, buffer_);
     t.gpu_groups_planned = true;
   }
-  const GpuGroups* gpu = t.gpu_groups.get();  // (never planned under control replication)
+  // (Never planned under control replication; a prefix replays point by point.)
+  const GpuGroups* gpu = prefix ? nullptr : t.gpu_groups.get();
   const std::shared_ptr<const BatchEdges>& edge_lists = gpu ? gpu->successors : t.successors;
   ReplayBatch* block = edge_lists->take_spare();
   const bool fresh = block == nullptr;
@@ -282,6 +300,9 @@ void Memoizer::replay_batch(TraceTemplate& t, Event fence, bool elide) {
   if (plan)
     for (std::uint32_t i : fresh ? plan->skipped : plan->skipped_counted)
       exec.leave_elsewhere(block->tasks[i]);
+  if (prefix)
+    for (std::size_t i = 0; i < n; ++i)
+      if (outside(i)) exec.leave_elsewhere(block->tasks[i]);
   block->successors = edge_lists;
   if (gpu) {
     block->gpu = t.gpu_groups;
@@ -363,8 +384,13 @@ void Memoizer::replay_batch(TraceTemplate& t, Event fence, bool elide) {
     for (const auto& [op, points] : plan->count_offs) exec.count_off(*buffer_[op], points);
     rt_.count_replay_instructions(n, plan->active.size());
   } else {
-    for (std::size_t i = 0; i < n; ++i) init(i);
-    rt_.count_replay_instructions(n, n);
+    std::size_t active = 0;
+    for (std::size_t i = 0; i < n; ++i)
+      if (!outside(i)) {
+        init(i);
+        ++active;
+      }
+    rt_.count_replay_instructions(n, active);
   }
   block->unfinished.store(here + 1, std::memory_order_relaxed);
   if (plan) {

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 #include <reprise/reprise.h>
 
+#include <fstream>
 #include <map>
 #include <random>
 
@@ -239,6 +240,79 @@ TEST(AutoTrace, TheRuntimeReallyReplays) {
   EXPECT_EQ(results[0], results[1]);
   EXPECT_GT(stats.replays, 5u);
   EXPECT_GT(double(stats.points_replayed) / double(stats.points_launched), 0.5);
+}
+
+namespace {
+enum : TaskID { T_MIX = 9402 };
+// dst[i] = dst[i] * 3 + src[i] + it (the roles of the two regions alternate: only pairs of
+// iterations repeat).
+void mix(TaskContext& tc) {
+  auto src = tc.accessor<const std::int64_t, 1>(0, 0);
+  auto dst = tc.accessor<std::int64_t, 1>(1, 0);
+  for (auto p : Rect<1>(tc.domain(1)))
+    dst[p] = std::int64_t(std::uint64_t(dst[p]) * 3 + std::uint64_t(src[p]) +
+                          std::uint64_t(tc.args<int>()));
+}
+}  // namespace
+
+TEST(AutoTrace, ATailReplaysAPrefixOfItsTrace) {
+  // 203 iterations of a loop whose traces hold whole pairs of iterations: the last iteration
+  // (held when the program waits at the end) is the first half of a trace, and replays it —
+  // the same results as untraced, with one memory and with three (physical effects of the
+  // prefix only).
+  TaskRegistry::add(T_MIX, "mix", {cpu(mix)});
+  TaskRegistry::add(T_SUM, "sum", {cpu(sum)});
+  for (const char* numa : {"1", "3"}) {
+    std::vector<std::int64_t> results[2];
+    std::vector<CoverageSample> coverage;
+    const std::string log_path = ::testing::TempDir() + "reprise_tail_prefix.log";
+    for (int mode = 0; mode < 2; ++mode) {
+      std::vector<std::string> flags = {"-ll:cpu", "3", "-ll:numa", numa, "-lg:coverage_log"};
+      if (mode == 0)
+        flags.push_back("-lg:no_auto_tracing");
+      else
+        flags.insert(flags.end(), {"-lg:auto_trace:log", log_path});
+      reprise::run(flags, [&](Context& ctx) {
+        auto is = ctx.create_index_space(Rect<1>({0}, {47}));
+        auto fs = ctx.create_field_space({{0, 8}});
+        Region a = ctx.create_region(is, fs), b = ctx.create_region(is, fs);
+        auto three = ctx.create_index_space(Rect<1>({0}, {2}));
+        Partition pa = ctx.partition_equal(a, three), pb = ctx.partition_equal(b, three);
+        ctx.fill(a, 0, std::int64_t(1));
+        ctx.fill(b, 0, std::int64_t(2));
+        for (int it = 0; it < 203; ++it) {
+          const bool odd = it % 2 == 1;
+          IndexLauncher l(T_MIX, three, TaskArgs{it});
+          l.add(odd ? pb : pa, Projection::identity(), Privilege::ReadOnly, {0});
+          l.add(odd ? pa : pb, Projection::identity(), Privilege::ReadWrite, {0});
+          ctx.execute(l);
+          TaskLauncher s(T_SUM);
+          s.add(odd ? a : b, Privilege::ReadOnly, {0});
+          results[mode].push_back(0);
+          Future f = ctx.execute(s);
+          if (it % 50 == 49 || it == 202) results[mode].back() = f.get<std::int64_t>();
+        }
+        if (mode == 1) coverage = ctx.coverage_log();
+      });
+    }
+    EXPECT_EQ(results[0], results[1]) << "-ll:numa " << numa;
+    std::ifstream log(log_path);
+    std::string line, stats;
+    while (std::getline(log, line))
+      if (line.rfind("# recorded_not_replayed", 0) == 0) stats = line;
+    EXPECT_NE(stats.find("prefix_replays "), std::string::npos) << stats;
+    EXPECT_EQ(stats.find("prefix_replays 0"), std::string::npos) << stats;
+    // The last iteration's launch ran replayed.
+    ASSERT_FALSE(coverage.empty());
+    std::uint64_t last_launch = 0;
+    bool replayed = false;
+    for (const CoverageSample& c : coverage)
+      if (c.points == 3 && c.op_seq >= last_launch) {
+        last_launch = c.op_seq;
+        replayed = c.replayed;
+      }
+    EXPECT_TRUE(replayed) << "-ll:numa " << numa;
+  }
 }
 
 TEST(AutoTrace, RepeatsJustOverTheMaximumLengthAreTracedWhole) {

@@ -62,9 +62,12 @@ AutoTraceStage::~AutoTraceStage() {
                  (unsigned long long)(agreement_ ? agreement_->waits() : 0));
     // Recorded in vain (so far): traces issued once; replays of held ops at barriers; loops
     // dropped for the outer loop they are nested in.
-    std::fprintf(log_, "# recorded_not_replayed %llu held_replays %llu inner_loops_demoted %llu\n",
+    std::fprintf(log_,
+                 "# recorded_not_replayed %llu held_replays %llu prefix_replays %llu "
+                 "inner_loops_demoted %llu\n",
                  (unsigned long long)tracer_.recorded_not_replayed(),
-                 (unsigned long long)s.held_replays, (unsigned long long)s.inner_loops_demoted);
+                 (unsigned long long)s.held_replays, (unsigned long long)s.prefix_replays,
+                 (unsigned long long)s.inner_loops_demoted);
     std::fclose(log_);
   }
 }
@@ -115,10 +118,10 @@ OpRef AutoTraceStage::take(std::uint64_t index) {
   return op;
 }
 
-OpRef AutoTraceStage::marker(OpKind kind, std::uint32_t id) {
+OpRef AutoTraceStage::marker(OpKind kind, std::uint32_t id, bool prefix) {
   OpRef m = make_op();
   m->kind = kind;
-  m->payload = detail::TracePayload{id};
+  m->payload = detail::TracePayload{id, prefix};
   m->counted = false;
   m->domain = Domain(Rect<1>({0}, {0}));
   return m;
@@ -135,6 +138,14 @@ void AutoTraceStage::begin_trace(std::uint32_t id, std::uint64_t first_op, std::
                  length);
   current_trace_ = id;
   next_->submit(marker(OpKind::BeginTrace, id));
+}
+
+void AutoTraceStage::begin_prefix(std::uint32_t id, std::uint64_t first_op, std::size_t length) {
+  if (log_)
+    std::fprintf(log_, "prefix %u first_op %llu length %zu\n", id, (unsigned long long)first_op,
+                 length);
+  current_trace_ = id;
+  next_->submit(marker(OpKind::BeginTrace, id, true));
 }
 
 void AutoTraceStage::forward_traced(std::uint64_t index) {

@@ -31,11 +31,12 @@ class AutoTraceStage final : public OpSink, private tracing::AutoTraceSink {
  private:
   void forward_untraced(std::uint64_t op) override;
   void begin_trace(std::uint32_t id, std::uint64_t first_op, std::size_t length) override;
+  void begin_prefix(std::uint32_t id, std::uint64_t first_op, std::size_t length) override;
   void forward_traced(std::uint64_t op) override;
   void end_trace(std::uint32_t id) override;
   void candidate_found(std::uint32_t id, std::size_t length, std::uint64_t at_op) override;
   OpRef take(std::uint64_t index);
-  OpRef marker(OpKind kind, std::uint32_t id);
+  OpRef marker(OpKind kind, std::uint32_t id, bool prefix = false);
   bool holds(Event e) const;
 
   Runtime& rt_;

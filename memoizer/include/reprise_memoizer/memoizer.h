@@ -34,6 +34,11 @@ class Memoizer final : public OpSink {
   // Completes the held ops not yet launched (after an error) and leaves the trace.
   void release_buffer();
   TraceTemplate* match(TraceID id);  // the buffered ops' template whose conditions hold
+  // A template whose first ops are the buffered ops and whose conditions hold (a single
+  // process only), or null.
+  TraceTemplate* match_prefix(TraceID id);
+  // The buffered ops of a prefix trace that no template begins with: analysed untraced.
+  void forward_buffer();
   bool same_ops_ = false;  // match() found templates with the buffered ops (conditions failed)
   bool conditions_hold(const TraceTemplate& t);
   // Control replication: before a template is checked or recorded, every memory forgets its
@@ -45,8 +50,10 @@ class Memoizer final : public OpSink {
   std::vector<bool> runs_here(const TraceTemplate& t) const;
   // Per instruction of t: whether it runs on `shard` (a copy: either half; a merge: always).
   std::vector<bool> runs_on(const TraceTemplate& t, std::uint32_t shard) const;
-  void replay(TraceTemplate& t, bool elide);
-  void replay_batch(TraceTemplate& t, Event fence, bool elide);
+  // Replays t, or (prefix > 0) its first `prefix` ops only: their instructions and copies,
+  // after a full fence, and their physical effects.
+  void replay(TraceTemplate& t, bool elide, std::size_t prefix = 0);
+  void replay_batch(TraceTemplate& t, Event fence, bool elide, std::size_t prefix);
   // Control replication: t's plan for this shard (made at its first replay).
   const ShardPlan& shard_plan(TraceTemplate& t);
   // -lg:simulate_shards: what the simulated shards would ask each other for at a replay of t.
@@ -66,6 +73,7 @@ class Memoizer final : public OpSink {
 
   bool in_trace_ = false;
   TraceID current_ = 0;
+  bool prefix_only_ = false;  // the open trace is a prefix (TracePayload::prefix)
   std::vector<OpRef> buffer_;
   std::size_t handed_ = 0;  // buffered ops already launched (the rest complete on error)
 
@@ -78,6 +86,7 @@ class Memoizer final : public OpSink {
 
   // The replay whose physical effects are not applied yet, and its copies' completions.
   const TraceTemplate* physical_pending_ = nullptr;
+  std::size_t physical_pending_effects_ = 0;  // its first effects (all, or a prefix's)
   std::vector<Event> copy_done_;
 
   // The summary of replays not yet shown to the logical analysis.

@@ -124,6 +124,9 @@ struct TraceTemplate {
   std::vector<PhysicalFact> facts;
   std::vector<PhysicalEffect> effects;
   std::vector<std::int32_t> effect_copy;
+  // Per op of the trace: the effects journaled by the end of its analysis (a prefix replay
+  // applies the first effects_by_op[k - 1] for k ops).
+  std::vector<std::uint32_t> effects_by_op;
   std::vector<TemplateCopy> copies;
   bool idempotent = false;  // postconditions imply the preconditions
   // Whether back-to-back replays may replace the entry fence by the elision links: false when

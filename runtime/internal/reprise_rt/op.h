@@ -88,6 +88,9 @@ struct DestroyPayload {  // DestroyRegion
 };
 struct TracePayload {  // BeginTrace, EndTrace: pipeline messages
   TraceID id = 0;
+  // BeginTrace: the ops are to replay the first ops of a template of the trace if one matches,
+  // and to be analysed untraced otherwise (never recorded): a tail (AutoTraceSink::begin_prefix).
+  bool prefix = false;
 };
 struct FlushPayload {  // Flush: a pipeline message
   Event awaited;
@@ -153,6 +156,7 @@ class Op {
     return std::get<DestroyPayload>(payload).partition_uid;
   }
   TraceID trace_id() const { return std::get<TracePayload>(payload).id; }
+  bool prefix_trace() const { return std::get<TracePayload>(payload).prefix; }
   Event awaited() const { return std::get<FlushPayload>(payload).awaited; }
   // Futures the op waits for (tasks only; none for other kinds).
   std::span<const Future> futures() const {

@@ -203,11 +203,19 @@ void AutoTracer::maybe_analyse() {
   }
   if (opt_.algorithm != IdentifierAlgorithm::MultiScale) return;
   // A new phase (the program's start, or after a barrier) is looked at early, over its own
-  // ops only: a loop that starts there is found within a few iterations.
+  // ops only, twice (at a quarter and half a unit), and at once: a loop that starts there is
+  // found within a few iterations. (A slice that short costs microseconds to mine, and mined
+  // here it is taken in at the same op on every shard.)
   const std::size_t early = opt_.multi_scale_factor / 2;
-  if (since_barrier_ == early && early >= 2 * opt_.min_trace_length && n >= early &&
-      n % opt_.multi_scale_factor)
-    launch(std::vector<std::uint64_t>(history_.end() - std::ptrdiff_t(early), history_.end()));
+  for (const std::size_t probe : {early / 2, early})
+    if (since_barrier_ == probe && probe >= 2 * opt_.min_trace_length && n >= probe &&
+        n % opt_.multi_scale_factor) {
+      ++stats_.analyses;
+      for (const auto& c : find_candidates(
+               std::vector<std::uint64_t>(history_.end() - std::ptrdiff_t(probe), history_.end()),
+               opt_.min_trace_length, opt_.max_trace_length))
+        insert(c);
+    }
   if (n % opt_.multi_scale_factor != 0) return;
   // The ruler function: after k units, analyse the last lowbit(k) units.
   std::size_t k = n / opt_.multi_scale_factor;
@@ -534,44 +542,70 @@ void AutoTracer::issue(std::uint32_t ci, std::uint64_t start, std::uint64_t end)
   }
   Candidate& c = candidates_[ci];
   c.last_issue_end = end;
+  ++c.replays;
+  last_issued_ = ci;
+  hand_on(c.trace_id, start, end, false);
+}
+
+void AutoTracer::hand_on(std::uint32_t trace_id, std::uint64_t start, std::uint64_t end,
+                         bool prefix) {
   // The trace's ops leave the pending window before they are handed on (if their analysis
   // throws, they are not handed on again).
   pending_tokens_.erase(pending_tokens_.begin(),
                         pending_tokens_.begin() + std::ptrdiff_t(end - pending_from_));
   pending_from_ = end;
-  ++c.replays;
   ++stats_.traces_issued;
   stats_.ops_traced += end - start;
-  sink_.begin_trace(c.trace_id, start, std::size_t(end - start));
+  if (prefix)
+    sink_.begin_prefix(trace_id, start, std::size_t(end - start));
+  else
+    sink_.begin_trace(trace_id, start, std::size_t(end - start));
   for (std::uint64_t i = start; i < end; ++i) sink_.forward_traced(i);
-  sink_.end_trace(c.trace_id);
-  last_issued_ = ci;
+  sink_.end_trace(trace_id);
 }
 
 void AutoTracer::replay_held() {
   // Only candidates already replaying: a recording here could not be replayed before the
   // barrier, and might never be.
+  const auto replayed = [&](std::int32_t ci) {
+    return ci >= 0 && candidates_[std::size_t(ci)].replays > 0 &&
+           !candidates_[std::size_t(ci)].demoted &&
+           candidates_[std::size_t(ci)].sightings >= opt_.visit_threshold;
+  };
   for (std::uint64_t at = pending_from_; at < next_op_;) {
-    std::uint64_t best_end = at;
-    std::uint32_t best = 0;
+    std::uint64_t best_end = at, prefix_end = at;
+    std::uint32_t best = 0, prefix_of = 0;
     std::uint32_t node = 0;
     for (std::uint64_t i = at; i < next_op_; ++i) {
       node = trie_[node].child(pending_tokens_[std::size_t(i - pending_from_)]);
       if (node == Node::kNone) break;
-      const std::int32_t ci = trie_[node].candidate;
-      if (ci >= 0 && candidates_[std::size_t(ci)].replays > 0 &&
-          candidates_[std::size_t(ci)].sightings >= opt_.visit_threshold) {
+      if (const std::int32_t ci = trie_[node].candidate; replayed(ci)) {
         best = std::uint32_t(ci);
         best_end = i + 1;
       }
+      // The ops so far begin a candidate that has replayed (eligible: those ending here or
+      // further down).
+      for (std::uint32_t ci : trie_[node].eligible)
+        if (replayed(std::int32_t(ci))) {
+          prefix_of = ci;
+          prefix_end = i + 1;
+          break;
+        }
     }
-    if (best_end == at) {
+    if (best_end > at) {
+      issue(best, at, best_end);
+      ++stats_.held_replays;
+      at = best_end;
+    } else if (prefix_end - at >= kMinPrefix) {
+      // (A tail: the rest of a loop's last iteration before the barrier or the end.)
+      forward_until(at);
+      hand_on(candidates_[prefix_of].trace_id, at, prefix_end, true);
+      ++stats_.held_replays;
+      ++stats_.prefix_replays;
+      at = prefix_end;
+    } else {
       ++at;
-      continue;
     }
-    issue(best, at, best_end);
-    ++stats_.held_replays;
-    at = best_end;
   }
 }
 

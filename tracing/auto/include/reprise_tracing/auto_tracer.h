@@ -54,6 +54,13 @@ class AutoTraceSink {
   virtual ~AutoTraceSink() = default;
   virtual void forward_untraced(std::uint64_t op) = 0;
   virtual void begin_trace(std::uint32_t trace_id, std::uint64_t first_op, std::size_t length) = 0;
+  // Instead of begin_trace, for ops held at a barrier or the end that are the first `length`
+  // ops of a trace already recorded: they replay that prefix of its template where one
+  // matches and its conditions hold, and are analysed untraced otherwise (never recorded).
+  // Then forward_traced and end_trace as for a trace. Default: as begin_trace.
+  virtual void begin_prefix(std::uint32_t trace_id, std::uint64_t first_op, std::size_t length) {
+    begin_trace(trace_id, first_op, length);
+  }
   virtual void forward_traced(std::uint64_t op) = 0;
   virtual void end_trace(std::uint32_t trace_id) = 0;
   // A candidate trace was taken in from an analysis (for inspection; optional).
@@ -68,7 +75,8 @@ struct AutoTraceStats {
   std::uint64_t candidates = 0;
   std::uint64_t traces_issued = 0;
   std::uint64_t ops_traced = 0;
-  std::uint64_t held_replays = 0;  // traces issued for held ops at a barrier or the end
+  std::uint64_t held_replays = 0;    // traces issued for held ops at a barrier or the end
+  std::uint64_t prefix_replays = 0;  // of those: prefixes of a trace (begin_prefix)
   std::uint64_t inner_loops_demoted = 0;
 };
 
@@ -184,8 +192,14 @@ class AutoTracer {
   // Before ops are forwarded at a barrier or the end: issue, among the ops still held, every
   // run that a candidate already replaying matches (longest first), instead of leaving it
   // untraced.
+  // (Where no candidate matches a run whole, the longest prefix of one that has replayed.)
   void replay_held();
   void issue(std::uint32_t candidate, std::uint64_t start, std::uint64_t end);
+  // Hands ops start .. end-1 on as (a prefix of) trace trace_id.
+  void hand_on(std::uint32_t trace_id, std::uint64_t start, std::uint64_t end, bool prefix);
+  // A shorter run of held ops is left untraced (a prefix replay waits for everything before
+  // it: for one op, analysing it costs less).
+  static constexpr std::uint64_t kMinPrefix = 2;
   void advance(std::uint64_t token, std::uint64_t op);
   void complete(const Pointer& p, std::uint64_t op);
   void issue_ready();
