@@ -118,6 +118,10 @@ void Memoizer::end(const OpRef& op) {
 
 TraceTemplate* Memoizer::match(TraceID id) {
   same_ops_ = false;
+  if (use_clock_ >= next_sweep_) {
+    drop_unreplayed();
+    next_sweep_ = use_clock_ + kUnreplayedBound / 4;
+  }
   auto it = templates_.find(id);
   if (it == templates_.end()) return nullptr;
   for (auto& t : it->second) {
@@ -270,7 +274,7 @@ void Memoizer::record(TraceID id) {
   t->idempotent =
       t->idempotent && std::all_of(t->facts.begin(), t->facts.end(),
                                    [&](const auto& f) { return state.holds(f, copies_dropped_); });
-  t->last_used = ++use_clock_;
+  t->last_used = t->recorded_at = ++use_clock_;
   REPRISE_LOG_INFO(
       LogCategory::Tracing,
       "trace {}: recorded {} ops, {} instructions ({} copies; {} before merges were dissolved), {} "
@@ -305,6 +309,7 @@ void Memoizer::record(TraceID id) {
   ++templates_made_;
   if (prof) prof->record_recording(id, buffer_.size(), prof_t0, Profiler::stamp());
   rt_.count_template();
+  drop_unreplayed();
   auto& list = templates_[id];
   list.push_front(std::move(t));
   while (list.size() > std::size_t(rt_.config().max_templates)) {
@@ -312,6 +317,23 @@ void Memoizer::record(TraceID id) {
       return a->last_used < b->last_used;
     });
     list.erase(lru);
+  }
+}
+
+void Memoizer::drop_unreplayed() {
+  for (auto it = templates_.begin(); it != templates_.end();) {
+    const std::size_t before = it->second.size();
+    it->second.remove_if([&](const std::unique_ptr<TraceTemplate>& t) {
+      return t->replays == 0 && use_clock_ - t->recorded_at > kUnreplayedBound &&
+             t.get() != last_replayed_ && t.get() != physical_pending_;
+    });
+    if (const std::size_t dropped = before - it->second.size()) {
+      rt_.count_dropped_templates(dropped);
+      REPRISE_LOG_INFO(LogCategory::Tracing,
+                       "trace {}: {} template(s) dropped, not replayed within {} uses", it->first,
+                       dropped, kUnreplayedBound);
+    }
+    it = it->second.empty() ? templates_.erase(it) : std::next(it);
   }
 }
 

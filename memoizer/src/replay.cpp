@@ -104,6 +104,7 @@ void Memoizer::replay(TraceTemplate& t, bool elide, std::size_t prefix) {
   prev_copy_done_ = copy_done_;
   prev_fence_ = fence;
   last_replayed_ = &t;
+  ++t.replays;
   if (prof) prof->record_replay(t.id, buffer_.size(), prof_t0, Profiler::stamp());
 }
 

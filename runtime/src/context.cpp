@@ -673,7 +673,8 @@ Context::TraceStats Context::trace_stats() const {
                     s.gpu_graph_launches,
                     s.copies_host_to_device,
                     s.copies_device_to_host,
-                    s.copies_device_to_device};
+                    s.copies_device_to_device,
+                    s.templates_dropped};
 }
 
 std::uint32_t Context::num_cpus() const {

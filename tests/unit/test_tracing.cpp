@@ -186,6 +186,49 @@ TEST(Tracing, ReplaysGiveTheUntracedResults) {
   }
 }
 
+TEST(Tracing, ATemplateNotReplayedWithinTheBoundIsDropped) {
+  // Trace 5 is recorded once, then trace 6 replays 1,400 times: trace 5's template goes
+  // after kUnreplayedBound uses; issued again, trace 5 records anew — with the untraced
+  // results.
+  register_all();
+  std::int64_t results[2] = {0, 0};
+  Context::TraceStats st;
+  for (int traced = 0; traced < 2; ++traced) {
+    std::vector<std::string> flags = {"-lg:no_auto_tracing"};
+    if (!traced) flags.push_back("-lg:no_tracing");
+    reprise::run(flags, [&](Context& ctx) {
+      RS d = make_rs(ctx);
+      ctx.fill(d.r, FV, std::int64_t(1));
+      auto once = [&](TraceID id, int salt) {
+        ctx.begin_trace(id);
+        sc18_iteration(ctx, d, salt);
+        ctx.end_trace(id);
+      };
+      once(5, 0);
+      for (int i = 0; i < 1400; ++i) {
+        ctx.begin_trace(6);
+        TaskLauncher t1(T_RW, TaskArgs{i});
+        t1.add(d.r, Privilege::ReadWrite, {FV});
+        ctx.execute(t1);
+        ctx.end_trace(6);
+      }
+      if (traced) {
+        EXPECT_EQ(templates_of(ctx, 6).size(), 1u);
+      }
+      once(5, 1);
+      TaskLauncher sum(T_SUM);
+      sum.add(d.r, Privilege::ReadOnly, {FV});
+      results[traced] = ctx.execute(sum).get<std::int64_t>();
+      if (traced) st = ctx.trace_stats();
+    });
+  }
+  EXPECT_EQ(results[1], results[0]);
+  EXPECT_EQ(st.templates_dropped, 1u);
+  EXPECT_EQ(st.templates_recorded, 3u);  // 5, 6, and 5 again
+  EXPECT_EQ(st.replays, 1399u);
+  static_assert(detail::Memoizer::kUnreplayedBound * 5 / 4 < 1400);
+}
+
 // Legion's -lg:no_tracing: the same program with its trace marks, analysed untraced.
 TEST(Tracing, NoTracingFlagTurnsManualTracesOff) {
   auto reference = sc18_program(false, {});

@@ -26,6 +26,10 @@ class Memoizer final : public OpSink {
 
   // For tests and tools.
   const std::list<std::unique_ptr<TraceTemplate>>* templates(TraceID id) const;
+  // A template not replayed within this many uses (replays and recordings) after it was
+  // recorded is dropped (drop_unreplayed). Generous: a trace of an outer loop replays only
+  // after its inner loop's many replays.
+  static constexpr std::uint64_t kUnreplayedBound = 1024;
 
  private:
   void begin(const OpRef& op);
@@ -46,6 +50,11 @@ class Memoizer final : public OpSink {
   void drop_copies_once();
   bool copies_dropped_ = false;
   void record(TraceID id);
+  // Drops the templates that have not replayed within kUnreplayedBound uses of the memoizer
+  // (replays and recordings) since they were recorded: they are unlikely ever to, and would
+  // be kept (and checked at every match of their id) for nothing. The same on every shard.
+  void drop_unreplayed();
+  std::uint64_t next_sweep_ = 0;  // (match() sweeps every kUnreplayedBound / 4 uses too)
   // Per instruction of t: whether it runs on this shard (empty in a single process).
   std::vector<bool> runs_here(const TraceTemplate& t) const;
   // Per instruction of t: whether it runs on `shard` (a copy: either half; a merge: always).

@@ -149,6 +149,8 @@ struct TraceTemplate {
   std::size_t edges_recorded = 0, edges_after_reduction = 0;
   std::size_t instrs_recorded = 0;  // before merges were dissolved
   std::uint64_t last_used = 0;      // for least-recently-used eviction
+  std::uint64_t recorded_at = 0;    // the memoizer's use clock when it was recorded
+  std::uint64_t replays = 0;        // (prefixes too)
 };
 
 // Transitive reduction of every instruction's precondition slots. here[i]: whether

@@ -121,6 +121,8 @@ class Context {
     std::uint64_t copies_to_gpu = 0;
     std::uint64_t copies_from_gpu = 0;
     std::uint64_t copies_gpu_to_gpu = 0;
+    // Templates recorded and dropped without replaying (Memoizer::kUnreplayedBound).
+    std::uint64_t templates_dropped = 0;
   };
   TraceStats trace_stats() const;
   // Ops issued so far (the next op's number), and with -lg:coverage_log the record of which
