@@ -297,9 +297,23 @@ TEST(AutoTrace, ATailReplaysAPrefixOfItsTrace) {
     }
     EXPECT_EQ(results[0], results[1]) << "-ll:numa " << numa;
     std::ifstream log(log_path);
-    std::string line, stats;
-    while (std::getline(log, line))
+    std::string line, stats, summary;
+    while (std::getline(log, line)) {
       if (line.rfind("# recorded_not_replayed", 0) == 0) stats = line;
+      if (line.rfind("# coverage ", 0) == 0) summary = line;
+    }
+    // (Of 408 ops, the first ~27 run untraced or recorded; the rest replay but for one op
+    // after each wait.)
+    double fraction = 0;
+    long long first_replay = -1, steady_at = -1;
+    ASSERT_EQ(std::sscanf(summary.c_str(), "# coverage %lf first_replay %lld steady_at %lld",
+                          &fraction, &first_replay, &steady_at),
+              3)
+        << summary;
+    EXPECT_GT(fraction, 0.85) << summary;
+    EXPECT_LT(first_replay, 60) << summary;
+    EXPECT_GE(steady_at, 0) << summary;
+    EXPECT_LT(steady_at, 204) << summary;
     EXPECT_NE(stats.find("prefix_replays "), std::string::npos) << stats;
     EXPECT_EQ(stats.find("prefix_replays 0"), std::string::npos) << stats;
     // The last iteration's launch ran replayed.

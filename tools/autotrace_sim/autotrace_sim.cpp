@@ -120,32 +120,18 @@ int main(int argc, char** argv) {
     tracer.flush();
     wasted = tracer.recorded_not_replayed();
   }
-  std::size_t replayed = 0;
-  long long first_replay = -1;
   std::uint32_t traces = std::uint32_t(rec.issued.size());
+  std::vector<bool> replayed(rec.lines.size());
   for (std::size_t i = 0; i < rec.lines.size(); ++i) {
     const Line& l = rec.lines[i];
     if (l.traced)
       std::printf("%zu T %u\n", i, l.trace - AutoTracer::kFirstTraceId);
     else
       std::printf("%zu U\n", i);
-    if (l.replayed) {
-      ++replayed;
-      if (first_replay < 0) first_replay = (long long)i;
-    }
+    replayed[i] = l.replayed;
   }
-  // Scanning back from the last replayed op (the ops after it are the program's tail): the
-  // earliest start of a stretch replayed at >= 99%.
-  long long steady_at = -1;
-  std::size_t last = rec.lines.size();
-  while (last > 0 && !rec.lines[last - 1].replayed) --last;
-  std::size_t suffix_replayed = 0;
-  for (std::size_t i = last; i-- > 0;) {
-    suffix_replayed += rec.lines[i].replayed ? 1 : 0;
-    if (double(suffix_replayed) >= 0.99 * double(last - i)) steady_at = (long long)i;
-  }
+  const CoverageSummary sum = summarize_coverage(replayed);
   std::printf("RESULT coverage=%.4f traces=%u first_replay=%lld wasted=%llu steady_at=%lld\n",
-              rec.lines.empty() ? 0.0 : double(replayed) / double(rec.lines.size()), traces,
-              first_replay, (unsigned long long)wasted, steady_at);
+              sum.coverage, traces, sum.first_replay, (unsigned long long)wasted, sum.steady_at);
   return 0;
 }

@@ -68,6 +68,9 @@ AutoTraceStage::~AutoTraceStage() {
                  (unsigned long long)tracer_.recorded_not_replayed(),
                  (unsigned long long)s.held_replays, (unsigned long long)s.prefix_replays,
                  (unsigned long long)s.inner_loops_demoted);
+    const tracing::CoverageSummary sum = tracing::summarize_coverage(replayed_);
+    std::fprintf(log_, "# coverage %.4f first_replay %lld steady_at %lld\n", sum.coverage,
+                 sum.first_replay, sum.steady_at);
     std::fclose(log_);
   }
 }
@@ -128,7 +131,10 @@ OpRef AutoTraceStage::marker(OpKind kind, std::uint32_t id, bool prefix) {
 }
 
 void AutoTraceStage::forward_untraced(std::uint64_t index) {
-  if (log_) std::fprintf(log_, "op %llu U\n", (unsigned long long)index);
+  if (log_) {
+    std::fprintf(log_, "op %llu U\n", (unsigned long long)index);
+    replayed_.push_back(false);
+  }
   next_->submit(take(index));
 }
 
@@ -137,6 +143,7 @@ void AutoTraceStage::begin_trace(std::uint32_t id, std::uint64_t first_op, std::
     std::fprintf(log_, "trace %u first_op %llu length %zu\n", id, (unsigned long long)first_op,
                  length);
   current_trace_ = id;
+  replaying_ = !issued_.insert(id).second;
   next_->submit(marker(OpKind::BeginTrace, id));
 }
 
@@ -145,11 +152,15 @@ void AutoTraceStage::begin_prefix(std::uint32_t id, std::uint64_t first_op, std:
     std::fprintf(log_, "prefix %u first_op %llu length %zu\n", id, (unsigned long long)first_op,
                  length);
   current_trace_ = id;
+  replaying_ = true;
   next_->submit(marker(OpKind::BeginTrace, id, true));
 }
 
 void AutoTraceStage::forward_traced(std::uint64_t index) {
-  if (log_) std::fprintf(log_, "op %llu T %u\n", (unsigned long long)index, current_trace_);
+  if (log_) {
+    std::fprintf(log_, "op %llu T %u\n", (unsigned long long)index, current_trace_);
+    replayed_.push_back(replaying_);
+  }
   next_->submit(take(index));
 }
 

@@ -6,6 +6,8 @@
 #include <deque>
 #include <memory>
 #include <string>
+#include <unordered_set>
+#include <vector>
 
 #include "late_agreement.h"
 #include "reprise_rt/graph.h"
@@ -48,6 +50,11 @@ class AutoTraceStage final : public OpSink, private tracing::AutoTraceSink {
   std::uint64_t held_base_ = 0;  // tracer index of held_.front()
   std::FILE* log_ = nullptr;
   std::uint32_t current_trace_ = 0;
+  // With the log: per op, whether the tracer issued it in a replay (a trace id issued
+  // before, or a prefix), for the log's coverage and steady-state line.
+  std::vector<bool> replayed_;
+  std::unordered_set<std::uint32_t> issued_;
+  bool replaying_ = false;
   bool in_manual_trace_ = false;  // the program's own trace: its ops pass straight through
 };
 

@@ -148,6 +148,28 @@ AutoTracer::AutoTracer(const AutoTraceOptions& options, AutoTraceSink& sink,
 
 AutoTracer::~AutoTracer() = default;
 
+CoverageSummary summarize_coverage(const std::vector<bool>& replayed) {
+  CoverageSummary out;
+  const std::size_t n = replayed.size();
+  std::size_t count = 0;
+  for (std::size_t i = 0; i < n; ++i)
+    if (replayed[i]) {
+      ++count;
+      if (out.first_replay < 0) out.first_replay = (long long)i;
+    }
+  out.coverage = n ? double(count) / double(n) : 0.0;
+  // Scanning back from the last replayed op (the ops after it are the program's tail): the
+  // earliest start of a stretch replayed at >= 99%.
+  std::size_t last = n;
+  while (last > 0 && !replayed[last - 1]) --last;
+  std::size_t suffix = 0;
+  for (std::size_t i = last; i-- > 0;) {
+    suffix += replayed[i] ? 1 : 0;
+    if (double(suffix) >= 0.99 * double(last - i)) out.steady_at = (long long)i;
+  }
+  return out;
+}
+
 std::uint64_t AutoTracer::recorded_not_replayed() const {
   std::uint64_t n = 0;
   for (const Candidate& c : candidates_)

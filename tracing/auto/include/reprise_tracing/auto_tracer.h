@@ -80,6 +80,16 @@ struct AutoTraceStats {
   std::uint64_t inner_loops_demoted = 0;
 };
 
+// Of a run's ops in order, which ran in replayed traces: the fraction replayed, the first
+// replayed op, and the first op from which on at least 99% of the ops up to the last replayed
+// one are replayed (the steady state; -1: none). For the sim's RESULT line and the log.
+struct CoverageSummary {
+  double coverage = 0;
+  long long first_replay = -1;
+  long long steady_at = -1;
+};
+CoverageSummary summarize_coverage(const std::vector<bool>& replayed);
+
 class AutoTracer {
  public:
   // agreement: the other shards (nullptr: a single process, where a late analysis raises the
