@@ -674,7 +674,8 @@ Context::TraceStats Context::trace_stats() const {
                     s.copies_host_to_device,
                     s.copies_device_to_host,
                     s.copies_device_to_device,
-                    s.templates_dropped};
+                    s.templates_dropped,
+                    s.value_rounds};
 }
 
 std::uint32_t Context::num_cpus() const {

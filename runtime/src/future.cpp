@@ -74,6 +74,10 @@ void Future::wait() const {
     if (!own) throw_wait_in_task("Future::wait");
   }
   wait_event(state_->ready_event, state_->ready);
+  if (const auto& gate = state_->gate) {
+    wait_event(gate->ready_event, gate->ready);
+    if (gate->error) std::rethrow_exception(gate->error);
+  }
   if (state_->map) {
     wait_event(state_->map->ready_event, state_->map->ready);
     if (state_->map->error) std::rethrow_exception(state_->map->error);
@@ -83,6 +87,7 @@ void Future::wait() const {
 
 bool Future::ready() const {
   if (!state_) return false;
+  if (state_->gate && !state_->gate->ready.load(std::memory_order_acquire)) return false;
   if (state_->map) return state_->map->ready.load(std::memory_order_acquire);
   return state_->ready.load(std::memory_order_acquire);
 }
@@ -120,26 +125,27 @@ Future FutureMap::get(const DomainPoint& p) const {
     throw Error(fmt::format("FutureMap::get: point {} is outside the launch domain {}", p.str(),
                             state_->domain.str()));
   const auto index = std::uint64_t(state_->domain.linearize(p));
-  if (state_->sharded) {
-    // Control replication: this shard holds only its own points' values; the point's value
-    // comes from its shard through a pick (a reduction of one point, ShardExchange::reduce),
-    // an op every shard issues here in the same place of its program.
-    detail::Runtime* rt = detail::Runtime::current();
-    if (!rt || !rt->on_app_thread())
-      throw Error(
-          "FutureMap::get under control replication: only the top-level task reads a future "
-          "map's points (a task is given them with add_future)");
+  detail::Runtime* rt = detail::Runtime::current();
+  if (state_->sharded && (!rt || !rt->on_app_thread()))
+    throw Error(
+        "FutureMap::get under control replication: only the top-level task reads a future "
+        "map's points (a task is given them with add_future)");
+  if (state_->sharded && !state_->gathered) {
+    // Control replication: this shard holds only its own points' values; the first get
+    // gathers every point's value to every shard (ShardExchange::reduce: up a tree of
+    // shards and down again, O(log shards) messages per shard) — an op every shard issues
+    // here in the same place of its program. Later gets read them here.
     detail::OpRef op = detail::make_op();
     op->kind = detail::OpKind::FutureReduce;
     op->domain = Domain(Rect<1>({0}, {0}));
-    op->payload = detail::FutureReducePayload{*this, ReductionOp::None, index};
+    op->payload = detail::FutureReducePayload{*this, ReductionOp::None,
+                                              detail::FutureReducePayload::kGatherAll};
     op->future = std::make_shared<detail::FutureState>();
-    op->future->kind = state_->kind;
-    Future f(op->future);
+    state_->gathered = op->future;
     rt->issue(std::move(op));
-    return f;
   }
   auto s = std::make_shared<detail::FutureState>();
+  s->gate = state_->gathered;  // (null in one process: the map's values are all here)
   s->map = state_;
   s->map_index = index;
   s->ready.store(true);  // readiness is the map's

@@ -192,6 +192,7 @@ RuntimeStats Runtime::stats() const {
   s.points_deferred = points_deferred_.load(std::memory_order_relaxed);
   s.templates_recorded = templates_recorded_.load(std::memory_order_relaxed);
   s.templates_dropped = templates_dropped_.load(std::memory_order_relaxed);
+  s.value_rounds = value_rounds_.load(std::memory_order_relaxed);
   s.replays = replays_.load(std::memory_order_relaxed);
   s.replay_instructions = replay_instructions_.load(std::memory_order_relaxed);
   s.replay_instructions_here = replay_instructions_here_.load(std::memory_order_relaxed);

@@ -23,6 +23,24 @@ using wire::put_value;
 namespace {
 enum class ReduceMsg : std::uint8_t { Up = 1, Down = 2 };
 
+using PointValues = std::vector<std::pair<std::uint32_t, TaskResult>>;
+void put_values(std::vector<std::byte>& b, const PointValues& values) {
+  put(b, std::uint32_t(values.size()));
+  for (const auto& [p, v] : values) {
+    put(b, p);
+    put_value(b, v);
+  }
+}
+PointValues get_values(const std::vector<std::byte>& b, std::size_t& at) {
+  PointValues values;
+  const auto count = get<std::uint32_t>(b, at);
+  for (std::uint32_t i = 0; i < count; ++i) {
+    const auto p = get<std::uint32_t>(b, at);
+    values.emplace_back(p, get_value(b, at));
+  }
+  return values;
+}
+
 // Shard s's parent clears its lowest set bit; its children add each smaller power of two.
 std::uint32_t lowest_bit(std::uint32_t s) {
   return s & (~s + 1);
@@ -40,6 +58,7 @@ std::vector<std::uint32_t> ShardExchange::tree_children() const {
 
 void ShardExchange::reduce(const OpRef& op) {
   const FutureMapState& map = *op->future_reduce().source.state();
+  rt_.count_value_round();
   bool abandoned = false;
   {
     std::lock_guard<std::mutex> g(mutex_);
@@ -75,8 +94,8 @@ void ShardExchange::contribute(std::uint64_t seq) {
     if (map.error) {
       if (r.error.empty()) r.error = exception_text(map.error);
     } else {
-      const std::size_t first = what.point == FutureReducePayload::kAllPoints ? 0 : what.point;
-      const std::size_t last = what.point == FutureReducePayload::kAllPoints
+      const std::size_t first = what.all_points() ? 0 : what.point;
+      const std::size_t last = what.all_points()
                                    ? map.produced.size()
                                    : std::min<std::size_t>(what.point + 1, map.produced.size());
       for (std::size_t p = first; p < last; ++p)
@@ -105,11 +124,7 @@ bool ShardExchange::advance(Reduction& r, std::uint64_t seq, std::vector<Outgoin
   if (!r.error.empty()) {
     put_text(b, r.error);
   } else {
-    put(b, std::uint32_t(r.values.size()));
-    for (const auto& [p, v] : r.values) {
-      put(b, p);
-      put_value(b, v);
-    }
+    put_values(b, r.values);
   }
   r.values.clear();
   out.push_back(Outgoing{me - lowest_bit(me), std::move(b)});
@@ -124,11 +139,13 @@ void ShardExchange::conclude(Reduction r, std::uint64_t seq) {
     const FutureMapState& map = *what.source.state();
     std::sort(r.values.begin(), r.values.end(),
               [](const auto& x, const auto& y) { return x.first < y.first; });
-    const std::size_t want = what.point == FutureReducePayload::kAllPoints ? map.values.size() : 1;
+    const std::size_t want = what.all_points() ? map.values.size() : 1;
     if (r.values.size() != want) {
       r.error = fmt::format(
           "control replication: {} heard {} values of {} (every point's shard sends its own)",
           r.op->describe(), r.values.size(), want);
+    } else if (what.point == FutureReducePayload::kGatherAll) {
+      store_gathered(*r.op, r.values);
     } else {
       try {
         result = fold_in_point_order(
@@ -143,10 +160,13 @@ void ShardExchange::conclude(Reduction r, std::uint64_t seq) {
   put(b, ReduceMsg::Down);
   put(b, seq);
   put(b, std::uint8_t(r.error.empty() ? 0 : 1));
-  if (!r.error.empty())
+  if (!r.error.empty()) {
     put_text(b, r.error);
-  else
+  } else if (r.op->future_reduce().point == FutureReducePayload::kGatherAll) {
+    put_values(b, r.values);  // (in point order)
+  } else {
     put_value(b, result);
+  }
   for (std::uint32_t c : tree_children()) send(c, Channel::Reduce, b);
   finish_reduction(*r.op, r.error.empty() ? &result : nullptr, r.error);
 }
@@ -164,15 +184,10 @@ void ShardExchange::on_reduce(std::uint32_t from, std::vector<std::byte>&& b) {
   bool at_root = false;
   if (kind == ReduceMsg::Up) {
     std::vector<std::pair<std::uint32_t, TaskResult>> values;
-    if (failed) {
+    if (failed)
       error = wire::rest_text(b, at);
-    } else {
-      const auto count = get<std::uint32_t>(b, at);
-      for (std::uint32_t i = 0; i < count; ++i) {
-        const auto p = get<std::uint32_t>(b, at);
-        values.emplace_back(p, get_value(b, at));
-      }
-    }
+    else
+      values = get_values(b, at);
     std::lock_guard<std::mutex> g(mutex_);
     heard_from(from);
     if (abandoned_) return;
@@ -187,10 +202,6 @@ void ShardExchange::on_reduce(std::uint32_t from, std::vector<std::byte>&& b) {
       reductions_.erase(it);
     }
   } else {
-    if (failed)
-      error = wire::rest_text(b, at);
-    else
-      result = get_value(b, at);
     std::lock_guard<std::mutex> g(mutex_);
     heard_from(from);
     if (abandoned_) return;
@@ -204,12 +215,27 @@ void ShardExchange::on_reduce(std::uint32_t from, std::vector<std::byte>&& b) {
       return;
     }
     finished = std::move(it->second.op);
+    if (failed)
+      error = wire::rest_text(b, at);
+    else if (finished->future_reduce().point == FutureReducePayload::kGatherAll)
+      store_gathered(*finished, get_values(b, at));
+    else
+      result = get_value(b, at);
     reductions_.erase(it);
     for (std::uint32_t c : tree_children()) out.push_back(Outgoing{c, b});
   }
   for (Outgoing& o : out) send(o.to, Channel::Reduce, std::move(o.bytes));
   if (at_root) conclude(std::move(root), seq);
   if (finished) finish_reduction(*finished, error.empty() ? &result : nullptr, error);
+}
+
+void ShardExchange::store_gathered(
+    const Op& op, const std::vector<std::pair<std::uint32_t, TaskResult>>& values) {
+  // Every shard writes the other shards' points only (its own are there, and may be read
+  // meanwhile); nothing reads them before the gather completes (FutureState::gate).
+  FutureMapState& map = *op.future_reduce().source.state();
+  for (const auto& [p, v] : values)
+    if (p < map.values.size() && !map.produced[p]) map.values[p] = v;
 }
 
 void ShardExchange::finish_reduction(Op& op, const TaskResult* value, const std::string& error) {

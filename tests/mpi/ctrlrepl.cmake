@@ -110,6 +110,20 @@ foreach(h ${heard})
   endif()
 endforeach()
 message(STATUS "residual, 8 ranks: ${heard}")
+# Reading a map's points costs one round, however many are read: 10 iterations of a
+# reduction and 17 gets (one picked point, then all 16) make 20 rounds on every shard (170 if
+# each get were a round of its own).
+string(REGEX MATCHALL "value_rounds=[0-9]+" rounds "${out}")
+list(LENGTH rounds n)
+if(NOT n EQUAL 8)
+  message(FATAL_ERROR "residual on 8 ranks: expected 8 shards' value_rounds:\n${out}")
+endif()
+foreach(r ${rounds})
+  if(NOT r STREQUAL "value_rounds=20")
+    message(FATAL_ERROR "residual on 8 ranks: ${r}, expected 20 (one per reduction, one per map read):\n${out}")
+  endif()
+endforeach()
+message(STATUS "residual, 8 ranks: ${rounds}")
 
 # Replays are per shard: with the same loop under a manual trace, each shard's replays set up
 # only its own instructions and its neighbours' points it waits for (a third of the

@@ -12,7 +12,8 @@
 //   ctrlrepl_program slow     the last tile's task takes 2.5 s before the checksum: with
 //                             -lg:stall_report 1 the other shards report what they wait for
 //   ctrlrepl_program residual the neighbours loop with a residual every iteration: a launch
-//                             returning a double per tile, reduced (Sum) and one point picked;
+//                             returning a double per tile, reduced (Sum), one point picked
+//                             and then every point read (value_rounds: 2 per iteration);
 //                             prints their bits (the same on any number of ranks) and, per
 //                             shard, how many shards it heard from (a tree, not everyone)
 #include <reprise/reprise.h>
@@ -123,6 +124,10 @@ int main(int argc, char** argv) {
                         bits_of(ctx.reduce(fm, ReductionOp::Sum).get<double>());
         const DomainPoint picked(coord_t(it * 5) % ntiles);
         residual_bits = residual_bits * 31 + bits_of(fm.get(picked).get<double>());
+        // Every point, in a changing order: read where the first get gathered them.
+        for (coord_t c = 0; c < ntiles; ++c)
+          residual_bits =
+              residual_bits * 7 + bits_of(fm.get(DomainPoint((c + it) % ntiles)).get<double>());
       }
     }
     if (residual && ctx.shard() == 0)
@@ -133,11 +138,11 @@ int main(int argc, char** argv) {
       const Context::TraceStats st = ctx.trace_stats();
       std::printf(
           "shard %u heard_from=%u requests=%llu proxies=%llu replays=%llu "
-          "replay_instructions=%llu here=%llu\n",
+          "replay_instructions=%llu here=%llu value_rounds=%llu\n",
           ctx.shard(), st.peers_heard, (unsigned long long)st.requests_sent,
           (unsigned long long)st.remote_proxies, (unsigned long long)st.replays,
           (unsigned long long)st.replay_instructions,
-          (unsigned long long)st.replay_instructions_here);
+          (unsigned long long)st.replay_instructions_here, (unsigned long long)st.value_rounds);
       return;  // (the checksum below is a single task whose value every shard hears of)
     }
     if (mode == "slow") {

@@ -123,6 +123,10 @@ class Context {
     std::uint64_t copies_gpu_to_gpu = 0;
     // Templates recorded and dropped without replaying (Memoizer::kUnreplayedBound).
     std::uint64_t templates_dropped = 0;
+    // Control replication: rounds of future maps' values up and down the tree of shards — one
+    // per ctx.reduce of a map, and one per map read with FutureMap::get (its first get
+    // gathers every point's value; later gets of any point cost nothing).
+    std::uint64_t value_rounds = 0;
   };
   TraceStats trace_stats() const;
   // Ops issued so far (the next op's number), and with -lg:coverage_log the record of which

@@ -29,6 +29,9 @@ struct FutureState {
   // A future of one point of a map reads its value there.
   std::shared_ptr<FutureMapState> map;
   std::uint64_t map_index = 0;
+  // Control replication: a point of a map whose values were gathered to every shard is
+  // ready when the gather is (FutureMapState::gathered).
+  std::shared_ptr<FutureState> gate;
 };
 
 struct FutureMapState {
@@ -43,11 +46,16 @@ struct FutureMapState {
   // through a reduction or a pick of one point (ShardExchange::reduce).
   bool sharded = false;
   std::vector<std::uint8_t> produced;
+  // The first FutureMap::get on a sharded map issues one gather of every point's value to
+  // every shard (an op, on every shard in the same place); this is its future, and later
+  // gets wait for it and read `values` here. (Set and read on the application thread.)
+  std::shared_ptr<FutureState> gathered;
 };
 
 // The event a task given future f must wait for, or kNoEvent if f is ready.
 inline Event pending_event(const Future& f) {
   const auto& s = f.state();
+  if (s->gate && !s->gate->ready.load(std::memory_order_acquire)) return s->gate->ready_event;
   if (s->map) return s->map->ready.load(std::memory_order_acquire) ? kNoEvent : s->map->ready_event;
   return s->ready.load(std::memory_order_acquire) ? kNoEvent : s->ready_event;
 }

@@ -71,6 +71,7 @@ struct RuntimeStats {
   std::uint64_t points_replayed = 0;
   std::uint64_t templates_recorded = 0;
   std::uint64_t templates_dropped = 0;
+  std::uint64_t value_rounds = 0;  // future maps' values across shards (reductions, gathers)
   std::uint64_t replays = 0;
   std::uint64_t mismatches = 0;
   std::uint64_t copies = 0;               // generated copies run (between memories)
@@ -180,6 +181,7 @@ class Runtime {
     replay_instructions_here_.fetch_add(here, std::memory_order_relaxed);
   }
   void count_template() { templates_recorded_.fetch_add(1, std::memory_order_relaxed); }
+  void count_value_round() { value_rounds_.fetch_add(1, std::memory_order_relaxed); }
   void count_dropped_templates(std::uint64_t n) {
     templates_dropped_.fetch_add(n, std::memory_order_relaxed);
   }
@@ -281,6 +283,7 @@ class Runtime {
   std::atomic<std::uint64_t> points_replayed_{0};
   std::atomic<std::uint64_t> templates_recorded_{0};
   std::atomic<std::uint64_t> templates_dropped_{0};
+  std::atomic<std::uint64_t> value_rounds_{0};
   std::atomic<std::uint64_t> replays_{0};
   std::atomic<std::uint64_t> replay_instructions_{0}, replay_instructions_here_{0};
   std::atomic<std::uint64_t> mismatches_{0};

@@ -217,6 +217,10 @@ class ShardExchange {
   bool advance(Reduction& r, std::uint64_t seq, std::vector<Outgoing>& out);
   // The root folds the values in point order and sends the result down the tree.
   void conclude(Reduction r, std::uint64_t seq);
+  // A gather (FutureReducePayload::kGatherAll): the values of the other shards' points go
+  // into the map here.
+  void store_gathered(const Op& op,
+                      const std::vector<std::pair<std::uint32_t, TaskResult>>& values);
   // Completes a FutureReduce op with its value, or with the failure (error text; empty: the
   // run's first error).
   void finish_reduction(Op& op, const TaskResult* value, const std::string& error);
