@@ -161,12 +161,12 @@ void Analysis::analyse_points(const OpRef& ref) {
     const TaskInfo& t = *op.task_info;
     MapperTaskInfo info = launch_info(op);
     ranged = defer_ && rt_.mapper().shard_points(info, machine, rt_.shard(), own_first, own_last);
-    if (ranged && (own_first > own_last || own_last > points))
-      throw Error(
-          fmt::format("{}: the mapper's shard_points gives shard {} points {} .. {}, "
-                      "outside the launch's {} points",
-                      op.describe(), rt_.shard(), own_first, own_last, points));
     if (ranged) {
+      if (own_first > own_last || own_last > points)
+        throw Error(
+            fmt::format("{}: the mapper's shard_points gives shard {} points {} .. {}, "
+                        "outside the launch's {} points",
+                        op.describe(), rt_.shard(), own_first, own_last, points));
       // Other shards' points are mapped only if something here needs them (processor_of).
       const Processor unmapped{ProcessorKind::CPU, 0, kUnmapped};
       std::fill(procs_.begin(), procs_.begin() + std::ptrdiff_t(own_first), unmapped);
@@ -771,7 +771,7 @@ void finish_reduce(void* ctx, std::uint64_t) {
   const auto& map = *op.future_reduce().source.state();
   if (!map.error) {
     try {
-      // (One process: picks of one point are made under control replication only.)
+      // (One process: gathers are made under control replication only.)
       op.future->value = fold_in_point_order(
           map.values.size(), [&](std::size_t i) -> const TaskResult& { return map.values[i]; },
           map.kind, op.future_reduce().op);

@@ -15,21 +15,21 @@ void PointPreconditions::reset(std::size_t points) {
   points_ = points;
 }
 
-std::vector<Event>& PointPreconditions::list(std::size_t point) {
+PointPreconditions::List& PointPreconditions::list(std::size_t point) {
   List& l = lists_[point];
   if (l.generation != generation_) {
     l.events.clear();
     l.generation = generation_;
     l.sealed = false;
   }
-  return l.events;
+  return l;
 }
 
 void PointPreconditions::add(std::size_t point, Event e) {
-  auto& l = list(point);
-  for (Event x : l)
+  auto& events = list(point).events;
+  for (Event x : events)
     if (x == e) return;
-  l.push_back(e);
+  events.push_back(e);
 }
 
 void PointPreconditions::add_all(Event e) {
@@ -40,13 +40,13 @@ void PointPreconditions::add_all(Event e) {
 }
 
 std::span<const Event> PointPreconditions::of(std::size_t point) {
-  auto& l = list(point);
+  List& l = list(point);
   read_ = true;
-  if (!lists_[point].sealed) {
-    lists_[point].sealed = true;
+  if (!l.sealed) {
+    l.sealed = true;
     for (Event e : common_) add(point, e);
   }
-  return l;
+  return l.events;
 }
 
 bool privileges_conflict(const ReqInfo& a, const ReqInfo& b) {

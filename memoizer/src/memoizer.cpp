@@ -80,14 +80,13 @@ void Memoizer::end(const OpRef& op) {
   copies_dropped_ = false;
   for (const OpRef& o : buffer_) token_of(*o);  // match and record compare tokens
   try {
-    TraceTemplate* t = prefix_only_ ? nullptr : match(current_);
     if (prefix_only_) {
-      if (TraceTemplate* p = match_prefix(current_))
-        replay(*p, false, buffer_.size());
+      if (TraceTemplate* t = match(current_, true))
+        replay(*t, false, buffer_.size());
       else
         forward_buffer();
       last_replayed_ = nullptr;  // (what follows is not a replay of the whole template)
-    } else if (t) {
+    } else if (TraceTemplate* t = match(current_, false)) {
       replay(*t, recurrent_ && last_replayed_ == t && t->idempotent && t->elide_fence);
     } else {
       if (same_ops_) {
@@ -116,42 +115,25 @@ void Memoizer::end(const OpRef& op) {
   recurrent_ = last_replayed_ != nullptr;
 }
 
-TraceTemplate* Memoizer::match(TraceID id) {
+TraceTemplate* Memoizer::match(TraceID id, bool prefix) {
   same_ops_ = false;
   if (use_clock_ >= next_sweep_) {
     drop_unreplayed();
     next_sweep_ = use_clock_ + kUnreplayedBound / 4;
   }
+  // (Under control replication a shard's plan covers whole templates: a prefix is analysed.)
+  if (prefix && (rt_.num_shards() > 1 || rt_.simulated() || buffer_.empty())) return nullptr;
   auto it = templates_.find(id);
   if (it == templates_.end()) return nullptr;
   for (auto& t : it->second) {
-    if (t->ops.size() != buffer_.size()) continue;
+    if (prefix ? t->ops.size() <= buffer_.size() : t->ops.size() != buffer_.size()) continue;
     bool same = true;
     for (std::size_t k = 0; k < buffer_.size() && same; ++k)
       same = t->ops[k].token == buffer_[k]->token;
     same_ops_ = same_ops_ || same;
     // Back to back with itself, an idempotent template needs no check: its postconditions
-    // (which hold now) imply its preconditions.
-    if (same &&
-        ((recurrent_ && last_replayed_ == t.get() && t->idempotent) || conditions_hold(*t))) {
-      t->last_used = ++use_clock_;
-      return t.get();
-    }
-  }
-  return nullptr;
-}
-
-TraceTemplate* Memoizer::match_prefix(TraceID id) {
-  // (Under control replication a shard's plan covers whole templates: the ops are analysed.)
-  if (rt_.num_shards() > 1 || rt_.simulated() || buffer_.empty()) return nullptr;
-  auto it = templates_.find(id);
-  if (it == templates_.end()) return nullptr;
-  for (auto& t : it->second) {
-    if (t->ops.size() <= buffer_.size() || t->effects_by_op.size() != t->ops.size()) continue;
-    bool same = true;
-    for (std::size_t k = 0; k < buffer_.size() && same; ++k)
-      same = t->ops[k].token == buffer_[k]->token;
-    // (Conditions of the whole template: more than the prefix needs, never less.)
+    // (which hold now) imply its preconditions. (A prefix checks the whole template's
+    // conditions: more than it needs, never less.)
     if (same &&
         ((recurrent_ && last_replayed_ == t.get() && t->idempotent) || conditions_hold(*t))) {
       t->last_used = ++use_clock_;

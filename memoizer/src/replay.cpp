@@ -246,8 +246,8 @@ void Memoizer::replay_batch(TraceTemplate& t, Event fence, bool elide, std::size
   // proxies), and back-to-back replays link through events, not reversed links. Only what
   // the shard's plan names is initialised.
   const bool sharded = rt_.num_shards() > 1;
-  REPRISE_ASSERT(!prefix || (!sharded && !elide),
-                 "a prefix replays in a single process, after a full fence");
+  REPRISE_ASSERT(!prefix || (!sharded && !elide && t.effects_by_op.size() == t.ops.size()),
+                 "a prefix replays in a single process, after a full fence, with its effects");
   // A prefix replays the instructions of its ops (an op's copies belong to it); the others
   // stay `elsewhere`: nothing runs them, and counting them down is harmless.
   const auto outside = [&](std::size_t i) {

@@ -138,8 +138,7 @@ Future FutureMap::get(const DomainPoint& p) const {
     detail::OpRef op = detail::make_op();
     op->kind = detail::OpKind::FutureReduce;
     op->domain = Domain(Rect<1>({0}, {0}));
-    op->payload = detail::FutureReducePayload{*this, ReductionOp::None,
-                                              detail::FutureReducePayload::kGatherAll};
+    op->payload = detail::FutureReducePayload{*this, ReductionOp::None, true};
     op->future = std::make_shared<detail::FutureState>();
     state_->gathered = op->future;
     rt->issue(std::move(op));

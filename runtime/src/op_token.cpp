@@ -20,7 +20,7 @@ std::uint64_t op_token(const Op& op) {
   h.mix(op.futures().size());
   if (op.kind == OpKind::FutureReduce) {
     h.mix(std::uint64_t(op.future_reduce().op));
-    h.mix(op.future_reduce().point);
+    h.mix(std::uint64_t(op.future_reduce().gather));
   }
   return h.h;
 }

@@ -102,8 +102,8 @@ std::uint64_t ShardExchange::shape_of(const Op& op) {
 bool ShardExchange::completes_locally(const Op& op) {
   switch (op.kind) {
     case OpKind::IndexTask:
-      // (A future map's values reach another shard only through a reduction or a pick of one
-      // point: reduce().)
+      // (A future map's values reach another shard only through a reduction or a gather:
+      // reduce().)
       return true;
     case OpKind::Fill:
     case OpKind::Copy:

@@ -94,11 +94,7 @@ void ShardExchange::contribute(std::uint64_t seq) {
     if (map.error) {
       if (r.error.empty()) r.error = exception_text(map.error);
     } else {
-      const std::size_t first = what.all_points() ? 0 : what.point;
-      const std::size_t last = what.all_points()
-                                   ? map.produced.size()
-                                   : std::min<std::size_t>(what.point + 1, map.produced.size());
-      for (std::size_t p = first; p < last; ++p)
+      for (std::size_t p = 0; p < map.produced.size(); ++p)
         if (map.produced[p]) r.values.emplace_back(std::uint32_t(p), map.values[p]);
     }
     r.own_in = true;
@@ -139,12 +135,11 @@ void ShardExchange::conclude(Reduction r, std::uint64_t seq) {
     const FutureMapState& map = *what.source.state();
     std::sort(r.values.begin(), r.values.end(),
               [](const auto& x, const auto& y) { return x.first < y.first; });
-    const std::size_t want = what.all_points() ? map.values.size() : 1;
-    if (r.values.size() != want) {
+    if (r.values.size() != map.values.size()) {
       r.error = fmt::format(
           "control replication: {} heard {} values of {} (every point's shard sends its own)",
-          r.op->describe(), r.values.size(), want);
-    } else if (what.point == FutureReducePayload::kGatherAll) {
+          r.op->describe(), r.values.size(), map.values.size());
+    } else if (what.gather) {
       store_gathered(*r.op, r.values);
     } else {
       try {
@@ -162,7 +157,7 @@ void ShardExchange::conclude(Reduction r, std::uint64_t seq) {
   put(b, std::uint8_t(r.error.empty() ? 0 : 1));
   if (!r.error.empty()) {
     put_text(b, r.error);
-  } else if (r.op->future_reduce().point == FutureReducePayload::kGatherAll) {
+  } else if (r.op->future_reduce().gather) {
     put_values(b, r.values);  // (in point order)
   } else {
     put_value(b, result);
@@ -217,7 +212,7 @@ void ShardExchange::on_reduce(std::uint32_t from, std::vector<std::byte>&& b) {
     finished = std::move(it->second.op);
     if (failed)
       error = wire::rest_text(b, at);
-    else if (finished->future_reduce().point == FutureReducePayload::kGatherAll)
+    else if (finished->future_reduce().gather)
       store_gathered(*finished, get_values(b, at));
     else
       result = get_value(b, at);

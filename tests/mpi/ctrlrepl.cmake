@@ -26,6 +26,18 @@ function(same_as_one_process mode key)
   set(out "${out}" PARENT_SCOPE)
 endfunction()
 
+# The numbers N of the `key=N` lines the 8 shards of a run printed into `text`, as the list
+# `var`; fails, naming the run `what`, unless every shard printed one.
+function(shard_counts var text what key)
+  string(REGEX MATCHALL "${key}=[0-9]+" found "${text}")
+  list(LENGTH found n)
+  if(NOT n EQUAL 8)
+    message(FATAL_ERROR "${what} on 8 ranks: expected 8 shards' ${key}:\n${text}")
+  endif()
+  list(TRANSFORM found REPLACE "${key}=" "")
+  set(${var} ${found} PARENT_SCOPE)
+endfunction()
+
 # The halo loop and the stencil: identical checksums on 1, 2 and 4 ranks, every trace mode.
 same_as_one_process(ok checksum 2 4)
 set(args -nx 97 -ny 131 -px 3 -py 5 -iters 60)
@@ -66,31 +78,28 @@ endforeach()
 # (Untraced: 20 launches are enough for automatic tracing to record a trace, and a recording
 # still analyses every point on every shard.)
 run_np(8 out rc ${PROGRAM} neighbours -ll:cpu 1 -lg:no_auto_tracing)
-string(REGEX MATCHALL "heard_from=[0-9]+" heard "${out}")
-list(LENGTH heard n)
-if(NOT rc EQUAL 0 OR NOT n EQUAL 8)
+if(NOT rc EQUAL 0)
   message(FATAL_ERROR "neighbours on 8 ranks failed (exit ${rc}):\n${out}")
 endif()
+shard_counts(heard "${out}" neighbours heard_from)
 foreach(h ${heard})
-  string(REPLACE "heard_from=" "" h "${h}")
   if(h LESS 1 OR h GREATER 2)
     message(FATAL_ERROR "neighbours on 8 ranks: a shard heard from ${h} shards, expected its 1 or 2 neighbours:\n${out}")
   endif()
 endforeach()
-message(STATUS "neighbours, 8 ranks: ${heard}")
+message(STATUS "neighbours, 8 ranks: heard_from ${heard}")
 # Nor does every remote point cost a proxy: untraced, a shard makes an event for another
 # shard's point only when a dependence here names it — per launch, the two neighbouring
 # tiles its halos read (written by the launch before) and the two that read its tiles
 # (before it overwrites them): at most 4 per launch, 80 in 20 launches; one per remote point
 # would be 20 × 14 = 280.
-string(REGEX MATCHALL "proxies=[0-9]+" proxies "${out}")
+shard_counts(proxies "${out}" neighbours proxies)
 foreach(p ${proxies})
-  string(REPLACE "proxies=" "" p "${p}")
   if(p GREATER 80)
     message(FATAL_ERROR "neighbours on 8 ranks: a shard made ${p} proxies of other shards' points, expected at most 80 (its neighbours'):\n${out}")
   endif()
 endforeach()
-message(STATUS "neighbours, 8 ranks: ${proxies}")
+message(STATUS "neighbours, 8 ranks: proxies ${proxies}")
 
 # Nor are a future map's values broadcast: a residual every iteration (a launch returning a
 # double per tile, reduced, and one point picked) folds in point order, bit-identical on any
@@ -98,32 +107,23 @@ message(STATUS "neighbours, 8 ranks: ${proxies}")
 # on 8 ranks a shard hears from its halo neighbours and its tree neighbours (at most 4; a
 # broadcast of the values would make it 7).
 same_as_one_process(residual residual 3 8)
-string(REGEX MATCHALL "heard_from=[0-9]+" heard "${out}")
-list(LENGTH heard n)
-if(NOT n EQUAL 8)
-  message(FATAL_ERROR "residual on 8 ranks: expected 8 shards' counts:\n${out}")
-endif()
+shard_counts(heard "${out}" residual heard_from)
 foreach(h ${heard})
-  string(REPLACE "heard_from=" "" h "${h}")
   if(h GREATER 4)
     message(FATAL_ERROR "residual on 8 ranks: a shard heard from ${h} shards (values broadcast?):\n${out}")
   endif()
 endforeach()
-message(STATUS "residual, 8 ranks: ${heard}")
+message(STATUS "residual, 8 ranks: heard_from ${heard}")
 # Reading a map's points costs one round, however many are read: 10 iterations of a
 # reduction and 17 gets (one picked point, then all 16) make 20 rounds on every shard (170 if
 # each get were a round of its own).
-string(REGEX MATCHALL "value_rounds=[0-9]+" rounds "${out}")
-list(LENGTH rounds n)
-if(NOT n EQUAL 8)
-  message(FATAL_ERROR "residual on 8 ranks: expected 8 shards' value_rounds:\n${out}")
-endif()
+shard_counts(rounds "${out}" residual value_rounds)
 foreach(r ${rounds})
-  if(NOT r STREQUAL "value_rounds=20")
-    message(FATAL_ERROR "residual on 8 ranks: ${r}, expected 20 (one per reduction, one per map read):\n${out}")
+  if(NOT r EQUAL 20)
+    message(FATAL_ERROR "residual on 8 ranks: value_rounds=${r}, expected 20 (one per reduction, one per map read):\n${out}")
   endif()
 endforeach()
-message(STATUS "residual, 8 ranks: ${rounds}")
+message(STATUS "residual, 8 ranks: value_rounds ${rounds}")
 
 # Replays are per shard: with the same loop under a manual trace, each shard's replays set up
 # only its own instructions and its neighbours' points it waits for (a third of the

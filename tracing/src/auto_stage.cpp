@@ -139,11 +139,12 @@ void AutoTraceStage::forward_untraced(std::uint64_t index) {
 }
 
 void AutoTraceStage::begin_trace(std::uint32_t id, std::uint64_t first_op, std::size_t length) {
-  if (log_)
+  if (log_) {
     std::fprintf(log_, "trace %u first_op %llu length %zu\n", id, (unsigned long long)first_op,
                  length);
+    replaying_ = !issued_.insert(id).second;
+  }
   current_trace_ = id;
-  replaying_ = !issued_.insert(id).second;
   next_->submit(marker(OpKind::BeginTrace, id));
 }
 
@@ -152,7 +153,7 @@ void AutoTraceStage::begin_prefix(std::uint32_t id, std::uint64_t first_op, std:
     std::fprintf(log_, "prefix %u first_op %llu length %zu\n", id, (unsigned long long)first_op,
                  length);
   current_trace_ = id;
-  replaying_ = true;
+  replaying_ = true;  // (read with the log only)
   next_->submit(marker(OpKind::BeginTrace, id, true));
 }
 

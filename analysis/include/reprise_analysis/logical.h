@@ -24,11 +24,10 @@ struct LogicalUser {
   FieldMask mask = 0;
 };
 
-// Per-point lists of events, reused across ops to avoid allocation.
 // The events each point of a launch waits for. Only the points looked at cost anything: a
 // point's list is cleared when it is first touched after reset (a shard looks at its own
 // points and the few that meet its data, not every point of a launch), and add_all's events
-// join a list when it is read.
+// join a list when it is read. (The lists are reused across ops to avoid allocation.)
 class PointPreconditions {
  public:
   void reset(std::size_t points);
@@ -39,12 +38,12 @@ class PointPreconditions {
   std::size_t points() const { return points_; }
 
  private:
-  std::vector<Event>& list(std::size_t point);
   struct List {
     std::vector<Event> events;
     std::uint64_t generation = 0;  // of the reset it was cleared after
     bool sealed = false;           // add_all's events were appended
   };
+  List& list(std::size_t point);  // point's list, cleared if last used before the reset
   std::vector<List> lists_;
   std::vector<Event> common_;  // add_all's, this generation
   std::uint64_t generation_ = 0;

@@ -163,9 +163,9 @@ class PhysicalState {
 
   void start_journal();
   bool journaling() const { return journaling_; }
-  // Ends the journal and hands over what it collected.
   // Effects journaled so far (while journaling).
   std::size_t journaled_effects() const { return effects_.size(); }
+  // Ends the journal and hands over what it collected.
   void stop_journal(std::vector<PhysicalFact>& facts, std::vector<PhysicalEffect>& effects);
 
   // For tests: the pieces field fi of tree is cut into.

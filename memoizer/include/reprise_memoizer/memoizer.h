@@ -37,10 +37,9 @@ class Memoizer final : public OpSink {
   void forward(const OpRef& op);
   // Completes the held ops not yet launched (after an error) and leaves the trace.
   void release_buffer();
-  TraceTemplate* match(TraceID id);  // the buffered ops' template whose conditions hold
-  // A template whose first ops are the buffered ops and whose conditions hold (a single
-  // process only), or null.
-  TraceTemplate* match_prefix(TraceID id);
+  // The buffered ops' template whose conditions hold, or null; with prefix, a longer
+  // template whose first ops they are (a single process only).
+  TraceTemplate* match(TraceID id, bool prefix);
   // The buffered ops of a prefix trace that no template begins with: analysed untraced.
   void forward_buffer();
   bool same_ops_ = false;  // match() found templates with the buffered ops (conditions failed)

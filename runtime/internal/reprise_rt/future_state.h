@@ -43,7 +43,7 @@ struct FutureMapState {
   std::exception_ptr error;
   // Control replication, a task that returns values: the map completes on each shard with its
   // own points, and holds only their values (produced[p] != 0); other shards' values are read
-  // through a reduction or a pick of one point (ShardExchange::reduce).
+  // through a reduction or a gather (ShardExchange::reduce).
   bool sharded = false;
   std::vector<std::uint8_t> produced;
   // The first FutureMap::get on a sharded map issues one gather of every point's value to

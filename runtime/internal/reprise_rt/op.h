@@ -78,13 +78,10 @@ struct FillPayload {  // Fill
 };
 struct FutureReducePayload {  // FutureReduce
   FutureMap source;
-  ReductionOp op = ReductionOp::None;  // None: the value of point `point` (a pick)
-  static constexpr std::uint64_t kAllPoints = UINT64_MAX;
-  // op None: every point's value to every shard (FutureMap::get under control replication
-  // gathers the map once; later gets read it here).
-  static constexpr std::uint64_t kGatherAll = UINT64_MAX - 1;
-  std::uint64_t point = kAllPoints;  // (row-major index)
-  bool all_points() const { return point == kAllPoints || point == kGatherAll; }
+  ReductionOp op = ReductionOp::None;
+  // Instead of a fold, every point's value to every shard (FutureMap::get under control
+  // replication gathers a map once; later gets read it there).
+  bool gather = false;
 };
 struct DestroyPayload {  // DestroyRegion
   std::uint32_t tree = kInvalidId;

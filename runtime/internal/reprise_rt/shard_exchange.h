@@ -57,11 +57,12 @@ class ShardExchange {
   void completed(const Op& op);
   // One of ours finished: for ops that do not complete locally, tell every other shard.
   void finished(const Op& op, std::uint32_t point, const std::exception_ptr& error);
-  // A reduction of a sharded future map (FutureMapState::sharded), or the pick of one of its
-  // points (FutureReducePayload::point): each shard holds only its own points' values. They go
+  // A reduction of a sharded future map (FutureMapState::sharded), or a gather of all its
+  // values (FutureReducePayload::gather): each shard holds only its own points' values. They go
   // up a binomial tree of shards rooted at shard 0 once the map is complete here; the root
   // folds them in point order, as one process does (so the result is bit-identical), and the
-  // result goes down the tree. O(log shards) messages per shard, none per point.
+  // result (a gather: every value) goes down the tree. O(log shards) messages per shard, none
+  // per point.
   void reduce(const OpRef& op);
   // The source half of a copy between shards (runs as the copy's task here).
   void send_data(const Op& copy, std::uint32_t to);
@@ -217,7 +218,7 @@ class ShardExchange {
   bool advance(Reduction& r, std::uint64_t seq, std::vector<Outgoing>& out);
   // The root folds the values in point order and sends the result down the tree.
   void conclude(Reduction r, std::uint64_t seq);
-  // A gather (FutureReducePayload::kGatherAll): the values of the other shards' points go
+  // A gather (FutureReducePayload::gather): the values of the other shards' points go
   // into the map here.
   void store_gathered(const Op& op,
                       const std::vector<std::pair<std::uint32_t, TaskResult>>& values);
