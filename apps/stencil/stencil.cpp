@@ -26,6 +26,7 @@ struct Params {
   int warmup = 0;  // untimed iterations before the timed ones (lets auto tracing settle)
   int radius = 2;
   std::string trace = "auto";
+  bool zero_copy = false;  // -zc: every instance in the shard's zero-copy memory
 };
 
 void init_task(TaskContext& tc) {
@@ -106,10 +107,12 @@ std::uint64_t checksum_task(TaskContext& tc) {
 
 constexpr const char* kUsage =
     "usage: stencil [-nx N] [-ny N] [-px N] [-py N] [-iters N] [-warmup N] [-radius R]\n"
-    "               [--trace none|manual|auto] [runtime flags, see -lg:help]\n"
+    "               [--trace none|manual|auto] [-zc] [runtime flags, see -lg:help]\n"
     "  --trace: none: every iteration is analysed; manual: a trace around each\n"
     "           iteration (the field roles do not alternate), recorded once and\n"
-    "           replayed; auto (default): the runtime finds the traces itself\n";
+    "           replayed; auto (default): the runtime finds the traces itself\n"
+    "  -zc: every instance in the shard's zero-copy memory, shared by its CPUs and\n"
+    "       GPUs (needs -ll:gpu N -ll:zsize MiB)\n";
 
 [[noreturn]] void usage(const std::string& msg) {
   apps::exit_with_usage("stencil", kUsage, msg);
@@ -136,6 +139,8 @@ Params parse(const std::vector<std::string>& args) {
       p.radius = int(in.integer(1));
     else if (a == "--trace")
       p.trace = in.value();
+    else if (a == "-zc")
+      p.zero_copy = true;
     else
       usage("unknown argument " + a);
   }
@@ -241,6 +246,19 @@ void top_level(Context& ctx, const Params& p) {
   if (!verified) throw Error("stencil: verification failed");
 }
 
+// -zc: the default mapper's processors, every instance in the shard's zero-copy memory (host
+// memory that its CPUs and GPUs both use in place: no copies between memory kinds).
+class ZeroCopyMapper : public DefaultMapper {
+ public:
+  MemoryID select_memory(const MapperTaskInfo&, Processor proc, std::size_t,
+                         const MachineInfo& m) override {
+    if (m.num_zero_copy == 0)
+      throw Error(
+          "stencil -zc: this machine has no zero-copy memory (run with -ll:gpu N -ll:zsize MiB)");
+    return m.zero_copy(proc.shard);
+  }
+};
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -251,5 +269,6 @@ int main(int argc, char** argv) {
   TaskRegistry::add(TID_NORM, "norm", {cpu(norm_task)});
   TaskRegistry::add(TID_CHECKSUM, "checksum", {cpu(checksum_task)});
   return start(
-      argc, argv, [&](Context& ctx) { top_level(ctx, p); }, apps::trace_mode_flags(p.trace));
+      argc, argv, [&](Context& ctx) { top_level(ctx, p); }, apps::trace_mode_flags(p.trace),
+      p.zero_copy ? std::make_unique<ZeroCopyMapper>() : nullptr);
 }

@@ -1,13 +1,25 @@
 # Every GPU-capable app gives the CPU run's checksum on 1 and 4 GPUs (host device backend
 # where there is no CUDA device), in every trace mode, and really runs kernels and copies
-# between memory kinds there. -DAPP=path -DARGS="..." -DMODES="none;manual;auto"
+# between memory kinds there. -DAPP=path -DARGS="..." -DMODES="none;manual;auto", and with
+# -DZERO_COPY="app flags" also on 2 GPUs with every instance in zero-copy memory (no copies
+# between memory kinds at all).
 separate_arguments(app_args UNIX_COMMAND "${ARGS}")
 string(REPLACE "," ";" MODES "${MODES}")
 set(first "")
 foreach(mode IN LISTS MODES)
-  foreach(gpus IN ITEMS 0 1 4)
+  set(configs 0 1 4)
+  if(ZERO_COPY)
+    list(APPEND configs zc)
+  endif()
+  foreach(gpus IN LISTS configs)
     set(flags --trace ${mode} -ll:cpu 1)
-    if(gpus GREATER 0)
+    set(zero_copy OFF)
+    if(gpus STREQUAL "zc")
+      separate_arguments(zc_args UNIX_COMMAND "${ZERO_COPY}")
+      list(APPEND flags -ll:gpu 2 -ll:gpu_backend host -ll:zsize 16 ${zc_args})
+      set(zero_copy ON)
+      set(gpus 2)
+    elseif(gpus GREATER 0)
       list(APPEND flags -ll:gpu ${gpus} -ll:gpu_backend host)
     endif()
     execute_process(COMMAND ${APP} ${app_args} ${flags} OUTPUT_VARIABLE out ERROR_VARIABLE err
@@ -23,7 +35,11 @@ foreach(mode IN LISTS MODES)
     string(REGEX MATCH "gpu_kernels=[0-9]+" kernels "${out}")
     string(REGEX MATCH "gpu_copies=[0-9]+" copies "${out}")
     string(REGEX MATCH "gpu_graph_launches=[0-9]+" graphs "${out}")
-    if(gpus GREATER 0 AND (kernels STREQUAL "gpu_kernels=0" OR copies STREQUAL "gpu_copies=0"))
+    if(zero_copy)
+      if(NOT copies STREQUAL "gpu_copies=0" OR (kernels STREQUAL "gpu_kernels=0" AND graphs STREQUAL "gpu_graph_launches=0"))
+        message(FATAL_ERROR "${what}: copies between memory kinds in zero-copy memory, or no kernels: ${out}")
+      endif()
+    elseif(gpus GREATER 0 AND (kernels STREQUAL "gpu_kernels=0" OR copies STREQUAL "gpu_copies=0"))
       message(FATAL_ERROR "${what}: no kernels or no copies between memory kinds: ${out}")
     endif()
     # A manual trace replays its GPU points as graphs.

@@ -98,6 +98,27 @@ check_app jacobi2d "-n 96 -px 2 -py 2 -iters 20" "none manual auto" "1 4"
 check_app jacobi "-n 64 -iters 10 -tiles 4" "none manual auto" "1 4"
 check_app cfd "-nx 16 -ny 16 -nit 10 -tol 0.01 -tiles 2" "none auto" "1"
 
+# Zero-copy memory (pinned, mapped host memory) on the CUDA backend: every stencil instance
+# there (-zc), CPU and GPU tasks in place, no copies between memory kinds.
+zc="-nx 97 -ny 131 -px 2 -py 3 -iters 30"
+# shellcheck disable=SC2086
+if run "zc cpu" 60 "$bin/stencil" $zc --trace none -ll:cpu 1; then
+  want=$(field checksum)
+  for mode in none manual auto; do
+    what="stencil $zc --trace $mode -ll:gpu 2 -ll:zsize 16 -zc"
+    # shellcheck disable=SC2086
+    if run "$what" 40 "$bin/stencil" $zc --trace $mode -ll:cpu 1 -ll:gpu 2 -ll:zsize 16 -zc \
+      -ll:gpu_backend cuda && [ "$(field checksum)" = "$want" ] &&
+      [ "$(field gpu_copies)" = gpu_copies=0 ]; then
+      pass "$what: $want $(field gpu_kernels) $(field gpu_graph_launches) $(field gpu_copies)"
+    else
+      fail "$what: $(field checksum) (cpu $want) $(field gpu_copies) $(echo "$last" | tail -2 | tr '\n' ' ')"
+    fi
+  done
+else
+  fail "stencil $zc cpu run: $(echo "$last" | tail -2 | tr '\n' ' ')"
+fi
+
 # The device interface under compute-sanitizer (out-of-bounds and misaligned accesses, API
 # errors), when the machine has it.
 if command -v compute-sanitizer >/dev/null; then
