@@ -54,6 +54,22 @@ void CudaCompletionQueue::add(Fn fn, void* arg) {
   if (was_empty) wake_.notify_one();  // else the thread is busy with an older one
 }
 
+void CudaCompletionQueue::take_events(std::size_t count, std::vector<cudaEvent_t>& out) {
+  out.clear();
+  std::lock_guard<std::mutex> lock(mutex_);
+  for (std::size_t k = 0; k < count; ++k) out.push_back(take_event());
+}
+
+void CudaCompletionQueue::add_recorded(cudaEvent_t e, Fn fn, void* arg) {
+  bool was_empty;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    was_empty = pending_.empty();
+    pending_.push_back(Pending{e, fn, arg});
+  }
+  if (was_empty) wake_.notify_one();
+}
+
 void CudaCompletionQueue::run() {
   (void)cudaSetDevice(device_);
   std::vector<Pending> done;

@@ -9,6 +9,7 @@
 #include <cuda_runtime_api.h>
 
 #include <condition_variable>
+#include <cstddef>
 #include <cstdint>
 #include <deque>
 #include <mutex>
@@ -27,6 +28,13 @@ class CudaCompletionQueue {
 
   // fn(arg) once the stream has run everything enqueued on it so far.
   void add(Fn fn, void* arg);
+
+  // Completions inside a graph (its event-record nodes): `count` events of this queue's kind
+  // (blocking sync), for the caller to set on the nodes of the graph it launches next...
+  void take_events(std::size_t count, std::vector<cudaEvent_t>& out);
+  // ...and, once launched, fn(arg) when the stream has passed the node that records e (in
+  // stream order with everything else added here). The event comes back to this queue.
+  void add_recorded(cudaEvent_t e, Fn fn, void* arg);
 
  private:
   struct Pending {

@@ -1,8 +1,9 @@
 // The CUDA backend of the device interface (DESIGN.md §9), on the CUDA runtime API: memory
 // from cudaMalloc, non-blocking streams, cudaMemcpy3DAsync, host functions and completion
-// callbacks as cudaLaunchHostFunc, events, cross-stream waits with cudaStreamWaitEvent, and
-// graphs by stream capture. Compiled and linked in every build that finds CUDA; it has not
-// run on a GPU yet (our machines have none: see docs/gpu.md).
+// completions through a queue per stream (cuda_completion_queue.h; inside graphs through
+// event-record nodes), events, cross-stream waits with cudaStreamWaitEvent, and graphs by
+// stream capture. Compiled and linked in every build that finds CUDA; CI has no GPU: what ran
+// on one is in docs/gpu.md.
 #include <cuda_runtime_api.h>
 #include <fmt/core.h>
 
@@ -48,10 +49,23 @@ void run_function(void* arg) {
   (*static_cast<std::function<void()>*>(arg))();
 }
 
-// An instantiated graph and the host functions its nodes call.
+// A completion callback inside a graph, with completion queues: an event-record node (its
+// event replaced by a fresh one of the queue's before each launch, so that launches in flight
+// never share one) and the callback the queue runs once the stream has passed it. A host node
+// would cost a round trip to CUDA's single callback thread per callback.
+struct GraphMark {
+  cudaGraphNode_t node = nullptr;
+  cudaEvent_t captured = nullptr;  // the event recorded at capture (a placeholder)
+  void (*fn)(void*) = nullptr;
+  void* arg = nullptr;
+};
+
+// An instantiated graph, the host functions its nodes call and its completion marks.
 struct CudaGraph {
+  cudaGraph_t graph = nullptr;  // kept: the marks' nodes belong to it
   cudaGraphExec_t exec = nullptr;
   std::vector<std::unique_ptr<std::function<void()>>> functions;
+  std::vector<GraphMark> marks;        // in capture (stream) order
   cudaStream_t last_stream = nullptr;  // where it was last launched
 };
 void free_graph(void* arg) {
@@ -163,15 +177,19 @@ class CudaDevice final : public detail::Device {
     (void)fn.release();  // owned by run_function_once
   }
   void callback(DeviceStream s, void (*fn)(void*), void* arg) override {
-    if (!capturing(s)) {
-      CudaCompletionQueue* queue;
-      {
-        std::lock_guard<std::mutex> lock(streams_mutex_);
-        queue = streams_.at(raw(s)).get();
-      }
-      if (queue) return queue->add(fn, arg);
+    if (CudaCompletionQueue* queue = queue_of(s)) {
+      CudaGraph* g = capturing(s);
+      if (!g) return queue->add(fn, arg);
+      // In a graph: an event-record node, turned into a queue entry at each launch.
+      GraphMark m{nullptr, nullptr, fn, arg};
+      check(cudaEventCreateWithFlags(&m.captured, cudaEventDisableTiming | cudaEventBlockingSync),
+            "cudaEventCreateWithFlags");
+      g->marks.push_back(m);
+      check(cudaEventRecordWithFlags(m.captured, raw(s), cudaEventRecordExternal),
+            "cudaEventRecordWithFlags");
+      return;
     }
-    // In a graph (or with REPRISE_CUDA_COMPLETIONS=host_functions): a host function.
+    // With REPRISE_CUDA_COMPLETIONS=host_functions: a host function (a host node in a graph).
     launch_host(s, [fn, arg] { fn(arg); });
   }
   DeviceEvent record(DeviceStream s) override {
@@ -220,25 +238,41 @@ class CudaDevice final : public detail::Device {
     REPRISE_ASSERT(capturing(s), "end_capture ends this thread's capture of that stream");
     std::unique_ptr<CudaGraph> owned = std::move(tl_capture.graph);
     tl_capture = Capture{};
-    cudaGraph_t graph = nullptr;
-    check(cudaStreamEndCapture(raw(s), &graph), "cudaStreamEndCapture");
-    const cudaError_t made = cudaGraphInstantiate(&owned->exec, graph, 0);
-    check(cudaGraphDestroy(graph), "cudaGraphDestroy");
-    check(made, "cudaGraphInstantiate");
+    check(cudaStreamEndCapture(raw(s), &owned->graph), "cudaStreamEndCapture");
+    find_mark_nodes(*owned);
+    check(cudaGraphInstantiate(&owned->exec, owned->graph, 0), "cudaGraphInstantiate");
     return DeviceGraph{owned.release()};
   }
   void launch_graph(DeviceStream s, DeviceGraph g) override {
     if (!g.handle) return;
     auto* graph = static_cast<CudaGraph*>(g.handle);
     graph->last_stream = raw(s);
+    CudaCompletionQueue* queue = graph->marks.empty() ? nullptr : queue_of(s);
+    if (!queue) {
+      check(cudaGraphLaunch(graph->exec, raw(s)), "cudaGraphLaunch");
+      return;
+    }
+    // Fresh events on the marks' nodes (only future launches see them), then the queue entries
+    // in the marks' order. (A group's launches come from its GPU processor's thread alone.)
+    thread_local std::vector<cudaEvent_t> events;
+    queue->take_events(graph->marks.size(), events);
+    for (std::size_t k = 0; k < events.size(); ++k)
+      check(cudaGraphExecEventRecordNodeSetEvent(graph->exec, graph->marks[k].node, events[k]),
+            "cudaGraphExecEventRecordNodeSetEvent");
     check(cudaGraphLaunch(graph->exec, raw(s)), "cudaGraphLaunch");
+    for (std::size_t k = 0; k < events.size(); ++k)
+      queue->add_recorded(events[k], graph->marks[k].fn, graph->marks[k].arg);
   }
   void destroy_graph(DeviceGraph g) override {
     if (!g.handle) return;
     std::unique_ptr<CudaGraph> graph(static_cast<CudaGraph*>(g.handle));
     // A launch still in flight finishes (CUDA frees the executable graph after it); the host
     // functions its nodes call go once the stream it last ran on has passed it.
+    // (Here, not in free_graph: a host function must not call CUDA. In-flight launches record
+    // the events set on them, not the placeholders.)
     check(cudaGraphExecDestroy(graph->exec), "cudaGraphExecDestroy");
+    check(cudaGraphDestroy(graph->graph), "cudaGraphDestroy");
+    for (const GraphMark& m : graph->marks) check(cudaEventDestroy(m.captured), "cudaEventDestroy");
     std::lock_guard<std::mutex> lock(streams_mutex_);
     if (graph->last_stream && streams_.count(graph->last_stream)) {
       check(cudaLaunchHostFunc(graph->last_stream, &free_graph, graph.get()), "cudaLaunchHostFunc");
@@ -247,6 +281,30 @@ class CudaDevice final : public detail::Device {
   }
 
  private:
+  // The stream's completion queue (none with REPRISE_CUDA_COMPLETIONS=host_functions).
+  CudaCompletionQueue* queue_of(DeviceStream s) {
+    std::lock_guard<std::mutex> lock(streams_mutex_);
+    return streams_.at(raw(s)).get();
+  }
+  // Each mark's event-record node in the captured graph (matched by the event it records).
+  static void find_mark_nodes(CudaGraph& g) {
+    if (g.marks.empty()) return;
+    std::size_t count = 0;
+    check(cudaGraphGetNodes(g.graph, nullptr, &count), "cudaGraphGetNodes");
+    std::vector<cudaGraphNode_t> nodes(count);
+    check(cudaGraphGetNodes(g.graph, nodes.data(), &count), "cudaGraphGetNodes");
+    for (cudaGraphNode_t n : nodes) {
+      cudaGraphNodeType type;
+      check(cudaGraphNodeGetType(n, &type), "cudaGraphNodeGetType");
+      if (type != cudaGraphNodeTypeEventRecord) continue;
+      cudaEvent_t e = nullptr;
+      check(cudaGraphEventRecordNodeGetEvent(n, &e), "cudaGraphEventRecordNodeGetEvent");
+      for (GraphMark& m : g.marks)
+        if (m.captured == e) m.node = n;
+    }
+    for (const GraphMark& m : g.marks)
+      if (!m.node) throw Error("CUDA: a completion mark of a captured graph has no node");
+  }
   static CudaGraph* capturing(DeviceStream s) {
     return tl_capture.graph && tl_capture.stream == raw(s) ? tl_capture.graph.get() : nullptr;
   }

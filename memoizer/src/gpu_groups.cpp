@@ -1,7 +1,10 @@
 // Which GPU points of a template replay as one graph per GPU processor (reprise_rt/gpu_groups.h):
 // task points on a GPU whose op neither reads futures nor returns values nor reduces (a graph
 // replays kernels, not the host code that computes such things), grouped by processor, and
-// split by dependence level so that no group waits for itself.
+// split by dependence level so that no group waits for itself. Under control replication a
+// shard groups its own points: the other shards' points (proxies, or not there at all) and the
+// halves of cross-shard copies are outside every group, so an edge through them raises the
+// level as any other does.
 #include "reprise_memoizer/gpu_groups.h"
 
 #include <algorithm>
@@ -27,13 +30,14 @@ bool graphable(const Op& op) {
 
 }  // namespace
 
-std::shared_ptr<GpuGroups> plan_gpu_groups(const TraceTemplate& t, const std::vector<OpRef>& ops) {
+std::shared_ptr<GpuGroups> plan_gpu_groups(const TraceTemplate& t, const std::vector<OpRef>& ops,
+                                           std::optional<std::uint32_t> shard) {
   const std::size_t n = t.instrs.size();
   std::vector<bool> gpu_member(n, false);
   for (std::uint32_t i = 0; i < n; ++i) {
     const Instruction& in = t.instrs[i];
     gpu_member[i] = in.kind == Instruction::Kind::Op && in.proc.kind == ProcessorKind::GPU &&
-                    graphable(*ops[in.op]);
+                    (!shard || in.proc.shard == *shard) && graphable(*ops[in.op]);
   }
   if (std::none_of(gpu_member.begin(), gpu_member.end(), [](bool m) { return m; })) return nullptr;
   // A group's points become ready together, so a group must not wait for itself, directly or

@@ -279,11 +279,16 @@ void Memoizer::replay_batch(TraceTemplate& t, Event fence, bool elide, std::size
   // memoizer, which keeps it for the next batch to link to (whichever lets go last).
   // Replays as graphs: a template's GPU points grouped per GPU processor leave their in-group
   // edges to the stream (their counters do not count them).
-  if (!sharded && !prefix && !t.gpu_groups_planned && rt_.device() && rt_.config().gpu_graphs) {
-    t.gpu_groups = plan_gpu_groups(t, buffer_);
+  // Under control replication (-lg:gpu_graphs 2: on an H100 two ranks' stencil replays ran
+  // 7-15% slower as graphs, docs/gpu.md) from this shard's own GPU points, which its plan
+  // initialises all.
+  if (!prefix && !t.gpu_groups_planned && rt_.device() &&
+      rt_.config().gpu_graphs >= (sharded ? 2 : 1)) {
+    t.gpu_groups = plan_gpu_groups(
+        t, buffer_, sharded ? std::optional<std::uint32_t>(rt_.shard()) : std::nullopt);
     t.gpu_groups_planned = true;
   }
-  // (Never planned under control replication; a prefix replays point by point.)
+  // (A prefix replays point by point.)
   const GpuGroups* gpu = prefix ? nullptr : t.gpu_groups.get();
   const std::shared_ptr<const BatchEdges>& edge_lists = gpu ? gpu->successors : t.successors;
   ReplayBatch* block = edge_lists->take_spare();

@@ -151,10 +151,10 @@ const std::vector<FlagDef>& flag_table() {
         sw(&Config::bounds_checks));
     add("-lg:inorder", nullptr, "run each op to completion before the next is issued",
         sw(&Config::inorder));
-    add("-lg:gpu_graphs", "0|1",
+    add("-lg:gpu_graphs", "0|1|2",
         "launch the GPU points of a replayed trace as one captured graph per GPU processor "
-        "(0: kernel by kernel)",
-        i32(&Config::gpu_graphs, 0, 1, "-lg:gpu_graphs"));
+        "(0: kernel by kernel; 1: in a single process; 2: under control replication too)",
+        i32(&Config::gpu_graphs, 0, 2, "-lg:gpu_graphs"));
     add("-lg:gpu_early", "0|1",
         "start a GPU task point once the GPU work it waits for is enqueued on its own stream, "
         "not finished (0: once finished)",

@@ -102,8 +102,20 @@ std::vector<std::string> app_args(int argc, char** argv) {
     auto parsed = detail::parse_args(to_vector(argc, argv), /*use_env=*/false);
     out.insert(out.end(), parsed.app_args.begin(), parsed.app_args.end());
   } catch (const Error&) {
-    // start() reports bad runtime flags; here, pass everything that is not a flag through.
-    for (int i = 1; i < argc; ++i) out.emplace_back(argv[i]);
+    // start() reports bad runtime flags; here, pass through what is not one or its value (a
+    // word after it that is not a flag), so that the app's parser does not report it first.
+    const auto runtime_flag = [](const std::string& a) {
+      return a.rfind("-ll:", 0) == 0 || a.rfind("-lg:", 0) == 0 || a == "-level" ||
+             a == "-logfile";
+    };
+    for (int i = 1; i < argc; ++i) {
+      const std::string a = argv[i];
+      if (!runtime_flag(a)) {
+        out.push_back(a);
+        continue;
+      }
+      if (i + 1 < argc && argv[i + 1][0] != '-') ++i;
+    }
   }
   return out;
 }

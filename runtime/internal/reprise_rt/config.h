@@ -17,7 +17,8 @@ struct Config {
   std::int64_t fsize_mib = 256;      // -ll:fsize (framebuffer per GPU)
   std::int64_t zsize_mib = 0;        // -ll:zsize (zero-copy memory per shard; 0: none)
   std::string gpu_backend = "auto";  // -ll:gpu_backend cuda|host|auto
-  int gpu_graphs = 1;                // -lg:gpu_graphs 0|1 (replays' GPU work as graphs)
+  int gpu_graphs =
+      1;  // -lg:gpu_graphs 0|1|2 (replays' GPU work as graphs; 2: under control replication too)
   int gpu_early = 1;  // -lg:gpu_early 0|1 (a GPU point follows same-stream work once enqueued)
   // -lg:defer_writes 0|1|auto: control replication, untraced: another shard's point that meets
   // none of this shard's data is not analysed here (its writes are deferred; docs/ctrlrepl.md).
