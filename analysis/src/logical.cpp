@@ -4,6 +4,7 @@
 
 #include "reprise_analysis/physical.h"
 #include "reprise_rt/assert.h"
+#include "reprise_rt/hasher.h"
 
 namespace reprise::detail {
 
@@ -103,7 +104,79 @@ namespace {
 // Up to this many points, comparing against every point of the earlier op costs less than a
 // piece-index query and a sort (the same pieces, found in the same color order).
 constexpr std::size_t kScanPoints = 16;
+// From this many pairs of points (a scan's rectangle tests) a pair of partition requirements
+// looks its answer up instead (LogicalAnalysis::pair_meets); kept answers beyond kMaxPairs are
+// dropped all at once.
+constexpr std::size_t kLookUpPairs = 64;
+constexpr std::size_t kMaxPairs = 4096;
 }  // namespace
+
+template <class Fn>
+void LogicalAnalysis::each_meeting(const Op& op, std::uint32_t r, const Op& prev, std::uint32_t req,
+                                   const PointSubset& subset, Fn&& fn) const {
+  const ReqInfo& b = prev.reqs[req];
+  const std::size_t points = op.num_points(), prev_points = prev.num_points();
+  if (b.whole_partition && prev_points > kScanPoints) {
+    // prev's point q used piece q of its partition: ask the partition's index which pieces
+    // each point meets (in color order, like the scan below).
+    const RectIndex& index = piece_index(prev, req);
+    subset.each(points, [&](std::size_t p) {
+      const Domain& rp = op.rect(p, r);
+      if (!rp.overlaps(b.bbox)) return;
+      colors_.clear();
+      index.candidates(rp, [&](std::uint32_t q) {
+        if (rp.overlaps(prev.rect(q, req))) colors_.push_back(q);
+      });
+      std::sort(colors_.begin(), colors_.end());
+      for (std::uint32_t q : colors_) fn(p, q);
+    });
+    return;
+  }
+  subset.each(points, [&](std::size_t p) {
+    const Domain& rp = op.rect(p, r);
+    if (!rp.overlaps(b.bbox)) return;
+    for (std::size_t q = 0; q < prev_points; ++q)
+      if (rp.overlaps(prev.rect(q, req))) fn(p, std::uint32_t(q));
+  });
+}
+
+std::size_t LogicalAnalysis::PairKeyHash::operator()(const PairKey& k) const {
+  Hasher h;
+  for (int i = 0; i < 2; ++i) {
+    h.mix(k.uid[i] << 1 | std::uint64_t(k.whole[i]));
+    h.mix(k.projection[i].hash());
+    h.mix(k.domain[i]);
+  }
+  return std::size_t(h.h);
+}
+
+const LogicalAnalysis::PairMeets& LogicalAnalysis::pair_meets(const Op& op, std::uint32_t r,
+                                                              const Op& prev,
+                                                              std::uint32_t req) const {
+  const ReqInfo& a = op.reqs[r];
+  const ReqInfo& b = prev.reqs[req];
+  const PairKey key{{a.uid, b.uid},
+                    {a.projection, b.projection},
+                    {op.domain, prev.domain},
+                    {a.whole_partition, b.whole_partition}};
+  if (auto it = meets_.find(key); it != meets_.end()) return it->second;
+  if (meets_.size() >= kMaxPairs) meets_.clear();
+  PairMeets m;
+  const std::size_t points = op.num_points();
+  m.begin.assign(points + 1, 0);
+  each_meeting(op, r, prev, req, PointSubset{}, [&](std::size_t p, std::uint32_t q) {
+    ++m.begin[p + 1];
+    m.points.push_back(q);
+  });
+  for (std::size_t p = 0; p < points; ++p) m.begin[p + 1] += m.begin[p];
+  return meets_.emplace(key, std::move(m)).first->second;
+}
+
+void LogicalAnalysis::forget_partition(std::uint64_t uid) {
+  pieces_.erase(uid);
+  std::erase_if(meets_,
+                [&](const auto& kv) { return kv.first.uid[0] == uid || kv.first.uid[1] == uid; });
+}
 
 void LogicalAnalysis::add_pair(const Op& op, std::uint32_t r, const LogicalUser& u,
                                PointPreconditions& pre, const PointSubset& subset) const {
@@ -129,29 +202,20 @@ void LogicalAnalysis::add_pair(const Op& op, std::uint32_t r, const LogicalUser&
     });
     return;
   }
-  const std::size_t points = op.num_points(), prev_points = prev.num_points();
-  if (b.whole_partition && prev_points > kScanPoints) {
-    // prev's point q used piece q of its partition: ask the partition's index which pieces
-    // each point meets (in color order, like the scan below).
-    const RectIndex& index = piece_index(prev, u.req);
-    subset.each(points, [&](std::size_t p) {
-      const Domain& rp = op.rect(p, r);
-      if (!rp.overlaps(b.bbox)) return;
-      colors_.clear();
-      index.candidates(rp, [&](std::uint32_t q) {
-        if (rp.overlaps(prev.rect(q, u.req))) colors_.push_back(q);
-      });
-      std::sort(colors_.begin(), colors_.end());
-      for (std::uint32_t q : colors_) pre.add(p, done_of(prev, q));
-    });
+  const std::size_t points = op.num_points();
+  // Every point (a subset under control replication asks for a shard's own: computing the
+  // others' to keep them would cost what the subset saves).
+  const bool every_point = !subset.list && subset.begin == 0 && subset.end >= points;
+  if (every_point && a.partition != kInvalidId && b.partition != kInvalidId &&
+      points * prev.num_points() >= kLookUpPairs) {
+    const PairMeets& m = pair_meets(op, r, prev, u.req);
+    for (std::size_t p = 0; p < points; ++p)
+      for (std::uint32_t k = m.begin[p]; k < m.begin[p + 1]; ++k)
+        pre.add(p, done_of(prev, m.points[k]));
     return;
   }
-  subset.each(points, [&](std::size_t p) {
-    const Domain& rp = op.rect(p, r);
-    if (!rp.overlaps(b.bbox)) return;
-    for (std::size_t q = 0; q < prev_points; ++q)
-      if (rp.overlaps(prev.rect(q, u.req))) pre.add(p, done_of(prev, q));
-  });
+  each_meeting(op, r, prev, u.req, subset,
+               [&](std::size_t p, std::uint32_t q) { pre.add(p, done_of(prev, q)); });
 }
 
 std::shared_ptr<const PartitionPieces> LogicalAnalysis::partition_pieces(const Op& prev,

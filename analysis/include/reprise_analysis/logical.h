@@ -84,8 +84,9 @@ class LogicalAnalysis {
   // Every user of a tree (for destruction).
   void users_of(std::uint32_t tree, std::vector<Event>& out) const;
   void forget_tree(std::uint32_t tree);
-  // The partition (by uid) was destroyed: its piece index is no longer worth keeping.
-  void forget_partition(std::uint64_t uid) { pieces_.erase(uid); }
+  // The partition (by uid) was destroyed: its piece index and the point pairs it is part of
+  // are no longer worth keeping.
+  void forget_partition(std::uint64_t uid);
   // After a fence every earlier user has completed before anything later may start.
   void clear();
   // While a trace is recorded every in-trace dependence must be seen, finished or not.
@@ -121,6 +122,30 @@ class LogicalAnalysis {
  private:
   void add_pair(const Op& op, std::uint32_t r, const LogicalUser& u, PointPreconditions& pre,
                 const PointSubset& points) const;
+  // Calls fn(p, q) for each point p of op in `points` and each point q of prev whose
+  // rectangles of requirements r and req overlap, q ascending for each p.
+  template <class Fn>
+  void each_meeting(const Op& op, std::uint32_t r, const Op& prev, std::uint32_t req,
+                    const PointSubset& points, Fn&& fn) const;
+  // Which points of prev each point of op meets, for requirements that both name partitions:
+  // the answer depends only on the two partitions (uids), projections and launch domains, so
+  // it is kept while that pair of requirements recurs (every timestep of a stencil asks the
+  // same). CSR lists: point p meets q for q in points[begin[p] .. begin[p + 1]).
+  struct PairMeets {
+    std::vector<std::uint32_t> begin, points;
+  };
+  struct PairKey {
+    std::uint64_t uid[2];
+    Projection projection[2];
+    Domain domain[2];
+    bool whole[2];
+    bool operator==(const PairKey&) const = default;
+  };
+  struct PairKeyHash {
+    std::size_t operator()(const PairKey& k) const;
+  };
+  const PairMeets& pair_meets(const Op& op, std::uint32_t r, const Op& prev,
+                              std::uint32_t req) const;
   bool covers(const Op& op, std::uint32_t r, const LogicalUser& u) const;
   void drop_completed(std::vector<LogicalUser>& users) const;
 
@@ -134,6 +159,7 @@ class LogicalAnalysis {
     std::shared_ptr<const PartitionPieces> pieces;
   };
   mutable std::unordered_map<std::uint64_t, PiecesOf> pieces_;  // by partition uid
+  mutable std::unordered_map<PairKey, PairMeets, PairKeyHash> meets_;
   mutable std::vector<std::uint32_t> colors_;
   ProxyMaker make_proxy_ = nullptr;
   void* proxy_ctx_ = nullptr;
