@@ -14,6 +14,7 @@
 // variant it simply loops. The point completes when its stream has run its kernels, so a
 // kernel may use the accessors it captured by value; it must not capture references to the
 // task's locals.
+#include <algorithm>
 #include <cstdint>
 
 #include "reprise/accessor.h"
@@ -28,19 +29,31 @@ namespace reprise::kernel {
 
 #if defined(__CUDACC__)
 namespace detail {
+// One thread per point. x runs along the last dimension (consecutive threads touch
+// consecutive elements, row-major like the host loop); y strides over the rows, the points of
+// the other dimensions, so no thread divides by more than the middle extent of a 3-d rect (a
+// 64-bit division per dimension per thread cost the stencil's kernels their bandwidth).
 template <int N, typename F>
-__global__ void for_each_kernel(Rect<N> rect, std::uint64_t volume, F f) {
-  const std::uint64_t i = std::uint64_t(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (i >= volume) return;
-  // Row-major: the last dimension varies fastest (as on the host).
+__global__ void for_each_kernel(Rect<N> rect, std::uint64_t rows, F f) {
+  const std::uint64_t x = std::uint64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (x > std::uint64_t(rect.hi[N - 1] - rect.lo[N - 1])) return;
   Point<N> p;
-  std::uint64_t rest = i;
-  for (int d = N - 1; d >= 0; --d) {
-    const std::uint64_t extent = std::uint64_t(rect.hi[d] - rect.lo[d] + 1);
-    p[d] = rect.lo[d] + coord_t(rest % extent);
-    rest /= extent;
+  p[N - 1] = rect.lo[N - 1] + coord_t(x);
+  for (std::uint64_t r = std::uint64_t(blockIdx.y) * blockDim.y + threadIdx.y; r < rows;
+       r += std::uint64_t(gridDim.y) * blockDim.y) {
+    if constexpr (N == 2) {
+      p[0] = rect.lo[0] + coord_t(r);
+    } else if constexpr (N >= 3) {
+      std::uint64_t rest = r;
+      for (int d = N - 2; d >= 1; --d) {
+        const std::uint64_t extent = std::uint64_t(rect.hi[d] - rect.lo[d] + 1);
+        p[d] = rect.lo[d] + coord_t(rest % extent);
+        rest /= extent;
+      }
+      p[0] = rect.lo[0] + coord_t(rest);
+    }
+    f(p);
   }
-  f(p);
 }
 }  // namespace detail
 #endif
@@ -55,12 +68,19 @@ void for_each(const TaskContext& tc, const Rect<N>& rect, F f) {
   }
 #if defined(__CUDACC__)
   if (tc.gpu_is_cuda()) {
-    const std::uint64_t volume = std::uint64_t(rect.volume());
+    // 256 threads a block: up to 256 along the last dimension (whole warps), the rest over
+    // rows; at most 65,535 row blocks (the grid's y limit: threads stride beyond it).
+    const std::uint64_t inner = std::uint64_t(rect.hi[N - 1] - rect.lo[N - 1] + 1);
+    const std::uint64_t rows = std::uint64_t(rect.volume()) / inner;
     constexpr unsigned kThreads = 256;
-    const unsigned blocks = unsigned((volume + kThreads - 1) / kThreads);
+    const unsigned bx = unsigned(std::min<std::uint64_t>(kThreads, (inner + 31) / 32 * 32));
+    const unsigned by = kThreads / bx;
+    const dim3 block(bx, by);
+    const dim3 grid(unsigned((inner + bx - 1) / bx),
+                    unsigned(std::min<std::uint64_t>(65535, (rows + by - 1) / by)));
     tc.count_kernel();
     detail::for_each_kernel<N>
-        <<<blocks, kThreads, 0, static_cast<cudaStream_t>(tc.stream())>>>(rect, volume, f);
+        <<<grid, block, 0, static_cast<cudaStream_t>(tc.stream())>>>(rect, rows, f);
     return;
   }
 #endif
