@@ -221,6 +221,10 @@ const std::vector<FlagDef>& flag_table() {
     add("-lg:auto_trace:analysis_delay_us", "N",
         "testing: every background analysis takes N us longer (late analyses)",
         i32(&Config::at_analysis_delay_us, 0, 10000000, "-lg:auto_trace:analysis_delay_us"));
+    add("-lg:auto_trace:mine_inline", "auto|0|1",
+        "mine for repeats on the utility thread instead of in the background (auto: when the "
+        "runtime's busy threads outnumber the cores, and no analysis_delay_us)",
+        auto_i32(&Config::at_mine_inline, 0, 1, "-lg:auto_trace:mine_inline"));
     add("-lg:auto_trace:log", "file",
         "write what automatic tracing found and did, per op (<file>.<shard> under mpirun)",
         std::make_pair(

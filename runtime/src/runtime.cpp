@@ -81,6 +81,7 @@ SpinPolicy make_spin_policy(const Config& c, bool networked) {
           ? threads > bound
           : oversubscribed(threads, networked ? local_ranks() : 1, machine_cores());
   s.yield = c.spin_yield >= 0 ? c.spin_yield == 1 : crowded;
+  s.crowded = crowded;
   return s;
 }
 }  // namespace

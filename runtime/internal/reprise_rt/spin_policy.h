@@ -15,6 +15,8 @@ namespace reprise::detail {
 struct SpinPolicy {
   std::uint64_t spin_ns = 50'000;  // -ll:spin
   bool yield = false;              // -ll:spin_yield (auto: when oversubscribed)
+  // The runtime's busy threads outnumber the cores it has (whatever -ll:spin_yield says).
+  bool crowded = false;
   // Even when yielding, the first microseconds of a wait pause in place: a hand-off from
   // another worker usually comes within them, and a yield costs a system call.
   std::uint64_t pause_ns = 3'000;
