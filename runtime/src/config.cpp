@@ -370,10 +370,6 @@ const std::vector<FlagDef>& flag_table() {
   return table;
 }
 
-bool is_runtime_flag(const std::string& a) {
-  return a.rfind("-ll:", 0) == 0 || a.rfind("-lg:", 0) == 0 || a == "-level" || a == "-logfile";
-}
-
 std::vector<std::string> split_env(const char* s) {
   std::vector<std::string> out;
   std::istringstream in(s);
@@ -383,6 +379,10 @@ std::vector<std::string> split_env(const char* s) {
 }
 
 }  // namespace
+
+bool is_runtime_flag(const std::string& a) {
+  return a.rfind("-ll:", 0) == 0 || a.rfind("-lg:", 0) == 0 || a == "-level" || a == "-logfile";
+}
 
 ParsedArgs parse_args(const std::vector<std::string>& args_in, bool use_env) {
   // REPRISE_ARGS first, so that the command line wins where both set a flag; what the

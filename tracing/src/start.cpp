@@ -46,7 +46,7 @@ void run_parsed(const detail::Config& parsed, const TopLevelTask& top_level,
     // Where the runtime's threads already outnumber the cores, mining on oneTBB's threads
     // competes for them, and an analysis not done at its op makes the utility thread wait for
     // one that may not be running: the pipeline stalls (2 cores, a chain of 1,000 1-µs tasks:
-    // 57-76 context switches per run against 26-37 inline). Inline, an analysis costs the
+    // 42-76 context switches per run against 18-39 inline). Inline, an analysis costs the
     // utility thread a few tens of µs, taken in at the same op as before.
     opt.synchronous = config.at_mine_inline >= 0
                           ? config.at_mine_inline == 1
@@ -112,12 +112,9 @@ std::vector<std::string> app_args(int argc, char** argv) {
   } catch (const Error&) {
     // start() reports bad runtime flags; here, pass through what is not one or its value (a
     // word after it that is not a flag), so that the app's parser does not report it first.
-    const auto runtime_flag = [](const std::string& a) {
-      return a.rfind("-ll:", 0) == 0 || a.rfind("-lg:", 0) == 0 || a == "-level" || a == "-logfile";
-    };
     for (int i = 1; i < argc; ++i) {
       const std::string a = argv[i];
-      if (!runtime_flag(a)) {
+      if (!detail::is_runtime_flag(a)) {
         out.push_back(a);
         continue;
       }

@@ -17,8 +17,8 @@ struct Config {
   std::int64_t fsize_mib = 256;      // -ll:fsize (framebuffer per GPU)
   std::int64_t zsize_mib = 0;        // -ll:zsize (zero-copy memory per shard; 0: none)
   std::string gpu_backend = "auto";  // -ll:gpu_backend cuda|host|auto
-  int gpu_graphs =
-      1;  // -lg:gpu_graphs 0|1|2 (replays' GPU work as graphs; 2: under control replication too)
+  // -lg:gpu_graphs 0|1|2 (replays' GPU work as graphs; 2: under control replication too)
+  int gpu_graphs = 1;
   int gpu_early = 1;  // -lg:gpu_early 0|1 (a GPU point follows same-stream work once enqueued)
   // -lg:defer_writes 0|1|auto: control replication, untraced: another shard's point that meets
   // none of this shard's data is not analysed here (its writes are deferred; docs/ctrlrepl.md).
@@ -77,6 +77,8 @@ struct ParsedArgs {
   std::vector<std::string> app_args;  // everything that is not a runtime flag
 };
 
+// Whether a word names a runtime flag (-ll:..., -lg:..., -level, -logfile).
+bool is_runtime_flag(const std::string& a);
 // Parses runtime flags out of args (REPRISE_ARGS is appended when use_env). An unknown
 // -ll:/-lg: flag or a bad value throws reprise::Error naming it.
 ParsedArgs parse_args(const std::vector<std::string>& args, bool use_env);
