@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "cuda_completion_queue.h"
+#include "nccl_links.h"
 #include "reprise/error.h"
 #include "reprise_gpu/devices.h"
 #include "reprise_rt/assert.h"
@@ -84,6 +85,8 @@ class CudaDevice final : public detail::Device {
  public:
   ~CudaDevice() override {
     for (cudaEvent_t e : free_events_) (void)cudaEventDestroy(e);
+    for (cudaStream_t s : fill_streams_)
+      if (s) (void)cudaStreamDestroy(s);
   }
   explicit CudaDevice(int devices) : devices_(devices) {
     // Completions through host functions instead of the completion queues: for comparisons.
@@ -101,7 +104,13 @@ class CudaDevice final : public detail::Device {
       (void)cudaGetLastError();  // out of memory is reported by the caller
       return nullptr;
     }
-    check(cudaMemset(p, 0, bytes), "cudaMemset");
+    // Zero-filled before anything uses it: cudaMemset would run on the legacy default stream,
+    // which does not wait for our non-blocking streams nor they for it, so a copy into the
+    // instance could run first and be wiped (a wrong result seen once on an H200, with NCCL's
+    // kernels keeping the GPU busy). A stream of its own, waited for: nothing else runs there.
+    const cudaStream_t s = fill_stream(device);
+    check(cudaMemsetAsync(p, 0, bytes, s), "cudaMemsetAsync");
+    check(cudaStreamSynchronize(s), "cudaStreamSynchronize");
     return p;
   }
   void release(int device, void* p) override {
@@ -280,7 +289,24 @@ class CudaDevice final : public detail::Device {
     }
   }
 
+  // Links between ranks over NCCL, when a library loads (nccl_links.h).
+  std::vector<std::byte> make_links_id() override { return make_nccl_id(); }
+  std::unique_ptr<detail::DeviceLinks> open_links(std::span<const std::byte> id, std::uint32_t rank,
+                                                  std::uint32_t ranks, int device,
+                                                  detail::LinkPipe&) override {
+    return open_nccl_links(*this, device, id, rank, ranks);
+  }
+
  private:
+  // The stream that zero-fills new allocations on a device (made on first use).
+  cudaStream_t fill_stream(int device) {
+    std::lock_guard<std::mutex> lock(fill_mutex_);
+    if (fill_streams_.size() <= std::size_t(device)) fill_streams_.resize(std::size_t(device) + 1);
+    cudaStream_t& s = fill_streams_[std::size_t(device)];
+    if (!s)
+      check(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), "cudaStreamCreateWithFlags");
+    return s;
+  }
   // The stream's completion queue (none with REPRISE_CUDA_COMPLETIONS=host_functions).
   CudaCompletionQueue* queue_of(DeviceStream s) {
     std::lock_guard<std::mutex> lock(streams_mutex_);
@@ -317,6 +343,8 @@ class CudaDevice final : public detail::Device {
   std::unordered_map<cudaStream_t, std::unique_ptr<CudaCompletionQueue>> streams_;
   std::mutex events_mutex_;
   std::vector<cudaEvent_t> free_events_;  // released by release_event, recorded again
+  std::mutex fill_mutex_;
+  std::vector<cudaStream_t> fill_streams_;  // by device
 };
 
 }  // namespace

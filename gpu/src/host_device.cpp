@@ -15,6 +15,7 @@
 #include <utility>
 #include <vector>
 
+#include "host_links.h"
 #include "reprise_gpu/devices.h"
 #include "reprise_rt/assert.h"
 
@@ -222,6 +223,16 @@ class HostDevice final : public detail::Device {
   void destroy_graph(DeviceGraph graph) override {
     std::lock_guard<std::mutex> g(mutex_);
     graphs_.erase(static_cast<HostGraph*>(graph.handle));
+  }
+
+  // Links between ranks: NCCL's semantics over the runtime's network (host_links.h).
+  std::vector<std::byte> make_links_id() override {
+    return {std::byte('h'), std::byte('o'), std::byte('s'), std::byte('t')};
+  }
+  std::unique_ptr<detail::DeviceLinks> open_links(std::span<const std::byte>, std::uint32_t,
+                                                  std::uint32_t, int device,
+                                                  detail::LinkPipe& pipe) override {
+    return make_host_links(*this, device, pipe);
   }
 
  private:

@@ -132,6 +132,11 @@ const std::vector<FlagDef>& flag_table() {
                                "-ll:gpu_backend must be cuda, host or auto, not '{}'", v));
                          c.gpu_backend = v;
                        }));
+    add("-ll:nccl", "auto|0|1",
+        "under mpirun, copies from framebuffer to framebuffer between ranks go over NCCL "
+        "(the host device backend emulates it) instead of through host memory; auto: on CUDA "
+        "when NCCL loads and every rank opens it, one device per rank (default 0: off)",
+        auto_i32(&Config::nccl, 0, 1, "-ll:nccl"));
     add("-ll:csize", "MiB", "capacity of each system memory for instances",
         std::make_pair([](const Config& c) { return std::to_string(c.csize_mib); },
                        [](Config& c, const std::string& v) {

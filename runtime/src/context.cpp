@@ -675,7 +675,8 @@ Context::TraceStats Context::trace_stats() const {
                     s.copies_device_to_host,
                     s.copies_device_to_device,
                     s.templates_dropped,
-                    s.value_rounds};
+                    s.value_rounds,
+                    s.gpu_link_copies};
 }
 
 std::uint32_t Context::num_cpus() const {

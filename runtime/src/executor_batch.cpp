@@ -157,11 +157,15 @@ Event Executor::init_sharded_point(PointTask& t, Op& op, std::uint32_t point, Pr
     // here (a fence or a destruction after it waits for it).
     if (Op* parent = op.parent(); parent && parent->local_completion)
       parent->remaining.fetch_add(1, std::memory_order_relaxed);
+    if (ShardLinks* links = x->links(); links && links->carries(op)) links->expect_send(op, to);
     return t.done;  // done here once the data is packed
   }
   init_point(t, op, point, proc, in_edges + 1, coords, true);  // one more: the data
   t.receive = true;
-  x->expect_data(&t);
+  if (ShardLinks* links = x->links(); links && links->carries(op))
+    links->expect_receive(&t, from);
+  else
+    x->expect_data(&t);
   return t.done;
 }
 

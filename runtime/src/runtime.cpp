@@ -213,6 +213,7 @@ RuntimeStats Runtime::stats() const {
     s.peers_heard = c.peers_heard;
     s.requests_sent = c.requests_sent;
     s.remote_proxies = c.remote_proxies;
+    if (ShardLinks* l = exchange_->links()) s.gpu_link_copies = l->copies();
   }
   return s;
 }
@@ -227,13 +228,24 @@ void Runtime::run(const std::function<void(Context&)>& top_level) {
     network_->start(spin_);
     stream_check_->start();
   }
+  // -ll:nccl: every shard opens its end of the device links (or none does) before any op.
+  std::exception_ptr links_error;
+  if (exchange_) {
+    try {
+      exchange_->open_links();
+      links_ = exchange_->links();
+    } catch (...) {
+      links_error = as_error(std::current_exception());
+    }
+  }
   utility_ = std::thread(&Runtime::utility_loop, this);
   app_thread_ = std::this_thread::get_id();
   static std::once_flag exit_hook;
   std::call_once(exit_hook, [] { std::atexit(&Runtime::exit_while_running); });
 
-  std::exception_ptr app_error;
-  {
+  std::exception_ptr app_error = links_error;
+  if (app_error) top_level_failed(app_error);
+  if (!app_error) {
     Context& ctx = Context::open(*this);
     try {
       top_level(ctx);
@@ -295,6 +307,8 @@ void Runtime::run(const std::function<void(Context&)>& top_level) {
         if (!app_error) app_error = std::current_exception();
       }
     }
+    exchange_->close_links();  // (every copy has completed: nothing is in flight on them)
+    links_ = nullptr;
     stream_check_->stop();
     network_->stop();
   }
@@ -705,6 +719,14 @@ void Runtime::end_trace(TraceID id) {
   rethrow_if_failed();
 }
 
+void Runtime::flush_links() {
+  try {
+    links_->flush();
+  } catch (...) {
+    record_error(std::current_exception());
+  }
+}
+
 void Runtime::utility_loop() {
   set_log_thread_name("util");
   const SpinPolicy spin = spin_policy();
@@ -720,6 +742,7 @@ void Runtime::utility_loop() {
       } catch (...) {  // the program has failed already: its first error is the one reported
       }
     }
+    if (links_) flush_links();
   };
   while (OpRef op = queue_.pop(spin, idle)) {
     if (failed()) {
@@ -736,6 +759,7 @@ void Runtime::utility_loop() {
       record_error(std::current_exception());
       op_completed(*op);
     }
+    if (links_) flush_links();
     if (profiler_)
       profiler_->record_analysis(*op, s0, Profiler::stamp(),
                                  evtrace_ ? Profiler::thread_cpu_now() - c0 : 0);

@@ -24,6 +24,7 @@ using wire::put_text;
 
 ShardExchange::ShardExchange(Runtime& rt, Network& net)
     : rt_(rt), net_(net), heard_(net.size(), 0) {
+  if (rt.device() && rt.config().nccl != 0) links_ = std::make_unique<ShardLinks>(rt, net);
   listen(Channel::Request, [this](std::uint32_t from, std::vector<std::byte>&& b) {
     on_request(from, std::move(b));
   });
@@ -427,7 +428,21 @@ void ShardExchange::stage(int device, const StridedLayout& dst, const StridedLay
   rt_.count_device_copy(!to_device, to_device);
 }
 
+void ShardExchange::open_links() {
+  if (links_) {
+    links_->open(rt_.config().nccl);
+  } else if (rt_.config().nccl == 1) {
+    throw Error(
+        "-ll:nccl 1: copies between framebuffers need GPUs; this run has none (add -ll:gpu N)");
+  }
+}
+
+void ShardExchange::close_links() {
+  if (links_) links_->close();
+}
+
 void ShardExchange::send_data(const Op& copy, std::uint32_t to) {
+  if (ShardLinks* l = links(); l && l->carries(copy)) return l->send(copy);
   const Instance& src = *copy.point_instances[0];
   const Domain& rect = copy.point_rects[0];
   std::vector<std::byte> b;
@@ -503,6 +518,7 @@ void ShardExchange::expect_data(PointTask* t) {
 }
 
 void ShardExchange::unpack(const Op& copy) {
+  if (ShardLinks* l = links(); l && l->carries(copy)) return l->unpack(copy);
   std::vector<std::byte> b;
   {
     std::lock_guard<std::mutex> g(mutex_);
@@ -580,6 +596,7 @@ void ShardExchange::abandon() {
   const DoneMsg none{};
   for (Proxy& p : proxies) apply(p, none);
   for (PointTask* t : recvs) rt_.executor().release(t);
+  if (links_) links_->abandon();
 }
 
 std::string ShardExchange::describe_held() {
@@ -642,6 +659,8 @@ std::string ShardExchange::describe_held() {
                                                                   : "sending");
     }
   }
+  if (ShardLinks* l = links_ && links_->is_open() ? links_.get() : nullptr)
+    if (std::string held = l->describe_held(); !held.empty()) out += "; " + held;
   if (out.empty()) return "nothing held for other shards";
   return out.substr(2);
 }

@@ -41,6 +41,11 @@ TEST(Flags, BadValuesAreErrors) {
   EXPECT_THROW(parse_args({"-ll:numa", "0"}, false), Error);
   EXPECT_THROW(parse_args({"-ll:numa", "17"}, false), Error);
   EXPECT_EQ(parse_args({"-ll:numa", "4"}, false).config.numa, 4);
+  EXPECT_THROW(parse_args({"-ll:nccl", "2"}, false), Error);
+  EXPECT_THROW(parse_args({"-ll:nccl", "yes"}, false), Error);
+  EXPECT_EQ(parse_args({}, false).config.nccl, 0);  // off unless asked for
+  EXPECT_EQ(parse_args({"-ll:nccl", "auto"}, false).config.nccl, -1);
+  EXPECT_EQ(parse_args({"-ll:nccl", "1"}, false).config.nccl, 1);
 }
 
 TEST(Flags, ReadsReproiseArgsFromTheEnvironment) {

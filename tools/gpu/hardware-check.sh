@@ -12,7 +12,7 @@ pack=${1:-.gpucheck}
 out=${2:-/tmp/gpucheck}
 mkdir -p "$out"
 bin=$pack/bin
-libs=$pack/lib
+libs=$pack/lib:$pack/lib/nccl
 # Open MPI's libraries from the pack only where the machine has none (its mpirun needs its own).
 ldconfig -p | grep -q "libmpi.so.40 " || libs=$libs:$pack/lib/mpi
 export LD_LIBRARY_PATH="$libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
@@ -93,6 +93,8 @@ check_app() {
   done
 }
 
+# HW_CHECK_ONLY_NCCL=1 (tools/gpu/nccl-check.sh alone): the NCCL checks only.
+if [ -z "${HW_CHECK_ONLY_NCCL:-}" ]; then
 check_app stencil "-nx 97 -ny 131 -px 2 -py 3 -iters 30" "none manual auto" "1 4"
 check_app jacobi2d "-n 96 -px 2 -py 2 -iters 20" "none manual auto" "1 4"
 check_app jacobi "-n 64 -iters 10 -tiles 4" "none manual auto" "1 4"
@@ -171,27 +173,36 @@ fi
 # Two ranks, one GPU each (data between ranks staged through host memory), where the machine
 # has Open MPI.
 if command -v mpirun >/dev/null && ldconfig -p | grep -q "libmpi.so.40 "; then
-  margs="-nx 96 -ny 80 -px 4 -py 1 -iters 24 -ll:cpu 1"
-  # shellcheck disable=SC2086
-  run "mpi cpu" 60 "$bin/stencil" $margs --trace none
-  want=$(field checksum)
-  for mode in none manual auto; do
+  # (1-d and 2-d tiles: the second sends column halos, strided rows, both ways.)
+  for margs in "-nx 96 -ny 80 -px 4 -py 1 -iters 24 -ll:cpu 1" "-nx 97 -ny 131 -px 2 -py 3 -iters 30 -ll:cpu 1"; do
     # shellcheck disable=SC2086
-    if run "mpi $mode" 90 mpirun --allow-run-as-root --oversubscribe -np 2 \
-      -x LD_LIBRARY_PATH "$bin/stencil" $margs --trace $mode -ll:gpu 1 -ll:gpu_backend cuda &&
-      [ "$(field checksum)" = "$want" ]; then
-      pass "mpirun -np 2 stencil $margs --trace $mode -ll:gpu 1: $want $(field gpu_copies)"
-    else
-      fail "mpirun -np 2 stencil --trace $mode -ll:gpu 1: $(field checksum) vs $want $(echo "$last" | tail -3 | tr '\n' ' ')"
-    fi
+    run "mpi cpu" 60 "$bin/stencil" $margs --trace none
+    want=$(field checksum)
+    for mode in none manual auto; do
+      # shellcheck disable=SC2086
+      if run "mpi $mode" 90 mpirun --allow-run-as-root --oversubscribe -np 2 \
+        -x LD_LIBRARY_PATH "$bin/stencil" $margs --trace $mode -ll:gpu 1 -ll:gpu_backend cuda &&
+        [ "$(field checksum)" = "$want" ]; then
+        pass "mpirun -np 2 stencil $margs --trace $mode -ll:gpu 1: $want $(field gpu_copies)"
+      else
+        fail "mpirun -np 2 stencil $margs --trace $mode -ll:gpu 1: $(field checksum) vs $want $(echo "$last" | tail -3 | tr '\n' ' ')"
+      fi
+    done
   done
 else
   say "     (no Open MPI here: the two-rank GPU run is skipped)"
 fi
 
+fi
+
+# Copies between the ranks' framebuffers over NCCL (-ll:nccl): tools/gpu/nccl-check.sh, with
+# this script's helpers and counters.
+# shellcheck source=tools/gpu/nccl-check.sh
+. "$(dirname "$0")/nccl-check.sh"
+
 # Launch costs on the device (RESULT lines of bench_gpu), when packed: completions through the
 # completion queues (the default), then through CUDA host functions.
-if [ -x "$bin/bench_gpu" ]; then
+if [ -x "$bin/bench_gpu" ] && [ -z "${HW_CHECK_ONLY_NCCL:-}" ]; then
   for how in queues host_functions; do
     if REPRISE_CUDA_COMPLETIONS=$how run "bench_gpu $how" 180 "$bin/bench_gpu" -backend cuda \
       -reps 3 -kernels 100000 -iters 1000; then

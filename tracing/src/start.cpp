@@ -4,6 +4,7 @@
 #include <fmt/core.h>
 
 #include <cstdio>
+#include <cstdlib>
 
 #include "auto_stage.h"
 #include "reprise/reprise.h"
@@ -25,6 +26,13 @@ void run_parsed(const detail::Config& parsed, const TopLevelTask& top_level,
   // -ll:gpu: CUDA when a device is visible (or asked for), else the host device backend.
   std::unique_ptr<detail::Device> device;
   if (config.gpus > 0) {
+    // -ll:nccl under mpirun: NCCL's kernels wait on the GPU for their peers, and CUDA's lazy
+    // loading of a kernel launched for the first time may wait for every kernel running (CUDA
+    // Programming Guide, "Lazy Loading": potential hazards) while a peer waits for that one
+    // (seen on an H200: jacobi2d hung at its first sweep). So kernels load at start-up (before
+    // the first CUDA call; a user's own CUDA_MODULE_LOADING is left as it is).
+    if (network && network->size() > 1 && config.nccl != 0)
+      setenv("CUDA_MODULE_LOADING", "EAGER", /*overwrite=*/0);
     std::string notice;
     device = devices::make_device(config.gpu_backend, notice);
     if (!notice.empty()) config.notices.push_back(std::move(notice));

@@ -127,6 +127,9 @@ class Context {
     // per ctx.reduce of a map, and one per map read with FutureMap::get (its first get
     // gathers every point's value; later gets of any point cost nothing).
     std::uint64_t value_rounds = 0;
+    // Control replication with GPUs: copies between shards' framebuffers that went over the
+    // device links (-ll:nccl), counted by each end (so both halves of one copy count).
+    std::uint64_t gpu_link_copies = 0;
   };
   TraceStats trace_stats() const;
   // Ops issued so far (the next op's number), and with -lg:coverage_log the record of which

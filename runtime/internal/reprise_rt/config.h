@@ -17,6 +17,11 @@ struct Config {
   std::int64_t fsize_mib = 256;      // -ll:fsize (framebuffer per GPU)
   std::int64_t zsize_mib = 0;        // -ll:zsize (zero-copy memory per shard; 0: none)
   std::string gpu_backend = "auto";  // -ll:gpu_backend cuda|host|auto
+  // -ll:nccl 0|1|auto: control replication copies framebuffer to framebuffer between ranks over
+  // the device links (NCCL on CUDA; emulated on the host backend) instead of through host
+  // memory. -1 (auto): on CUDA when NCCL loads and opens, else off. Off by default until a
+  // hardware run confirms the fix of the one wrong result seen (docs/gpu.md).
+  int nccl = 0;
   // -lg:gpu_graphs 0|1|2 (replays' GPU work as graphs; 2: under control replication too)
   int gpu_graphs = 1;
   int gpu_early = 1;  // -lg:gpu_early 0|1 (a GPU point follows same-stream work once enqueued)

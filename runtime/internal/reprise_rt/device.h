@@ -7,6 +7,10 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <memory>
+#include <optional>
+#include <span>
+#include <vector>
 
 namespace reprise::detail {
 
@@ -32,6 +36,36 @@ struct DeviceEvent {
 };
 struct DeviceGraph {
   void* handle = nullptr;  // an instantiated cudaGraphExec_t, or the host backend's sequence
+};
+
+// What the host backend's links between ranks travel over: the runtime's network, one ordered
+// pipe per pair of ranks.
+class LinkPipe {
+ public:
+  virtual ~LinkPipe() = default;
+  virtual void send(std::uint32_t to, std::vector<std::byte> bytes) = 0;
+  // The next message from `from` (messages from one rank arrive in order), blocking; nothing
+  // once the pipe is closed.
+  virtual std::optional<std::vector<std::byte>> receive(std::uint32_t from) = 0;
+};
+
+// Device memory sent from one rank's device to another's without a stop in host memory (NCCL
+// on CUDA). Sends and receives run on stream() in the order they are enqueued, each blocking
+// it until its peer's matching operation meets it: a rank's k-th send to a peer meets the
+// peer's k-th receive from it (no tags), so the ranks must enqueue them in one agreed order.
+class DeviceLinks {
+ public:
+  virtual ~DeviceLinks() = default;
+  virtual DeviceStream stream() const = 0;
+  // `tag` names the message on both sides; the host backend checks that a receive gets the
+  // message it names (a wrong order is an error there), NCCL does not carry it.
+  virtual void send(const void* data, std::size_t bytes, std::uint32_t peer, std::uint64_t tag) = 0;
+  virtual void receive(void* data, std::size_t bytes, std::uint32_t peer, std::uint64_t tag) = 0;
+  // Device memory for one message, usable on stream `on` in its order (released likewise).
+  virtual void* buffer(DeviceStream on, std::size_t bytes) = 0;
+  virtual void release_buffer(DeviceStream on, void* p) = 0;
+  // After an error: operations still waiting for a peer give up (no hang on the way out).
+  virtual void abort() = 0;
 };
 
 class Device {
@@ -73,6 +107,17 @@ class Device {
   virtual DeviceGraph end_capture(DeviceStream s) = 0;
   virtual void launch_graph(DeviceStream s, DeviceGraph g) = 0;
   virtual void destroy_graph(DeviceGraph g) = 0;
+
+  // Links between the ranks' devices (DeviceLinks), one device per rank. Rank 0 makes the
+  // links' identity (empty: this backend or machine has none, e.g. no NCCL library), every
+  // rank gets it and opens its end: collective and blocking over the ranks. Throws an Error
+  // when they cannot be opened.
+  virtual std::vector<std::byte> make_links_id() { return {}; }
+  virtual std::unique_ptr<DeviceLinks> open_links(std::span<const std::byte> id, std::uint32_t rank,
+                                                  std::uint32_t ranks, int device, LinkPipe& pipe) {
+    (void)id, (void)rank, (void)ranks, (void)device, (void)pipe;
+    return nullptr;
+  }
 };
 
 }  // namespace reprise::detail

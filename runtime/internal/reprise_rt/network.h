@@ -19,6 +19,7 @@ enum class Channel : std::uint32_t {
   Request = 6,  // a shard waits for a point of this one: send its Done when it has finished
   Evtrace = 7,  // -lg:evtrace: a subtree's merged event trace, at exit
   Reduce = 8,   // a future map's values up a tree of shards, the reduction's result down it
+  Link = 9,     // the host device backend's links between ranks (DeviceLinks emulated)
 };
 
 class Network {

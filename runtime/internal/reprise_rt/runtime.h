@@ -89,6 +89,7 @@ struct RuntimeStats {
   std::uint64_t copies_host_to_device = 0;     // into framebuffers (fills included)
   std::uint64_t copies_device_to_host = 0;     // out of framebuffers
   std::uint64_t copies_device_to_device = 0;   // between framebuffers
+  std::uint64_t gpu_link_copies = 0;           // halves of copies over the device links
 };
 
 class Runtime {
@@ -228,6 +229,8 @@ class Runtime {
 
  private:
   void utility_loop();
+  // The device links' halves registered while an op was handled go into their queue.
+  void flush_links();
   // std::exit while run() is in progress (registered with atexit).
   static void exit_while_running();
   // The top-level task failed with e: every shard stops with it.
@@ -243,7 +246,8 @@ class Runtime {
   void snapshot_registry();
 
   Config config_;
-  Device* device_ = nullptr;  // before instances_ and executor_, which use it
+  ShardLinks* links_ = nullptr;  // the exchange's device links, while open (-ll:nccl)
+  Device* device_ = nullptr;     // before instances_ and executor_, which use it
   SpinPolicy spin_;
   std::unique_ptr<Mapper> mapper_;
   Network* network_ = nullptr;  // before instances_, which are per shard

@@ -20,6 +20,7 @@
 #include <cstdint>
 #include <exception>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <tuple>
@@ -31,6 +32,7 @@
 #include "reprise_rt/instance.h"
 #include "reprise_rt/network.h"
 #include "reprise_rt/op.h"
+#include "reprise_rt/shard_links.h"
 
 namespace reprise::detail {
 
@@ -74,6 +76,12 @@ class ShardExchange {
   // for (how data of framebuffers crosses shards: staged through the message).
   void stage(int device, const StridedLayout& dst, const StridedLayout& src, const Domain& rect,
              std::size_t size, bool to_device);
+  // Copies between framebuffers over the device links (-ll:nccl; null when not open).
+  ShardLinks* links() { return links_ && links_->is_open() ? links_.get() : nullptr; }
+  // Opens them (collective, after the network has started) where -ll:nccl asks; closes them at
+  // the end of the run.
+  void open_links();
+  void close_links();
   // After an error: nothing may wait for another shard any more (no hang on the way out).
   void abandon();
   // Sends an Abort with the error's text to every other shard (once). ending_job: this
@@ -230,6 +238,7 @@ class ShardExchange {
 
   Runtime& rt_;
   Network& net_;
+  std::unique_ptr<ShardLinks> links_;  // with a device (its pipe listens from the start)
   std::mutex mutex_;
   std::unordered_map<std::uint64_t, Proxy> proxies_;
   std::unordered_map<std::uint64_t, DoneMsg> early_done_;

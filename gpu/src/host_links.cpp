@@ -1,0 +1,111 @@
+// Host links: each send and receive runs on the links' own host stream and blocks it until
+// its peer's matching operation is there, as NCCL's do (a receive announces itself with a
+// token, the send waits for that token, then sends the data). So an order in which NCCL would
+// deadlock hangs here too, and a receive that meets another message than it names is reported
+// as the runtime's bug it is, where NCCL would silently deliver the wrong bytes.
+#include "host_links.h"
+
+#include <fmt/core.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <cstring>
+
+#include "reprise_rt/assert.h"
+
+namespace reprise::devices {
+
+namespace {
+
+using detail::DeviceStream;
+
+enum class Kind : std::uint8_t { Ready = 1, Data = 2 };
+
+std::vector<std::byte> header(Kind kind, std::uint64_t tag, std::size_t bytes) {
+  std::vector<std::byte> m(1 + 2 * sizeof(std::uint64_t) + bytes);
+  m[0] = std::byte(kind);
+  const std::uint64_t size = bytes;
+  std::memcpy(m.data() + 1, &tag, sizeof tag);
+  std::memcpy(m.data() + 1 + sizeof tag, &size, sizeof size);
+  return m;
+}
+
+[[noreturn]] void out_of_order(const char* what, std::uint64_t want,
+                               const std::vector<std::byte>& m, std::uint32_t peer) {
+  std::uint64_t tag = 0, size = 0;
+  if (m.size() >= 1 + 2 * sizeof tag) {
+    std::memcpy(&tag, m.data() + 1, sizeof tag);
+    std::memcpy(&size, m.data() + 1 + sizeof tag, sizeof size);
+  }
+  const std::string s = fmt::format(
+      "device links: {} with rank {} met another message (kind {}, tag {:#x}, {} bytes) than "
+      "the one it names (tag {:#x}): the ranks enqueued their links' operations in different "
+      "orders",
+      what, peer, m.empty() ? 0 : int(m[0]), tag, size, want);
+  detail::assertion_failed("same order on both ranks", s.c_str(), __FILE__, __LINE__);
+}
+
+class HostLinks final : public detail::DeviceLinks {
+ public:
+  HostLinks(detail::Device& device, int device_index, detail::LinkPipe& pipe)
+      : device_(device), pipe_(pipe), stream_(device.create_stream(device_index)) {}
+  ~HostLinks() override {
+    abort();  // (a normal end has nothing in flight: its receives all completed)
+    device_.destroy_stream(stream_);
+  }
+  DeviceStream stream() const override { return stream_; }
+
+  void send(const void* data, std::size_t bytes, std::uint32_t peer, std::uint64_t tag) override {
+    device_.launch_host(stream_, [this, data, bytes, peer, tag] {
+      std::optional<std::vector<std::byte>> token = pipe_.receive(peer);
+      if (!token || aborted_.load()) return;
+      std::uint64_t got = 0;
+      if (token->size() >= 1 + sizeof got) std::memcpy(&got, token->data() + 1, sizeof got);
+      if (token->empty() || Kind((*token)[0]) != Kind::Ready || got != tag)
+        out_of_order("a send", tag, *token, peer);
+      std::vector<std::byte> m = header(Kind::Data, tag, bytes);
+      std::memcpy(m.data() + 1 + 2 * sizeof(std::uint64_t), data, bytes);
+      pipe_.send(peer, std::move(m));
+    });
+  }
+  void receive(void* data, std::size_t bytes, std::uint32_t peer, std::uint64_t tag) override {
+    device_.launch_host(stream_, [this, data, bytes, peer, tag] {
+      if (aborted_.load()) return;
+      pipe_.send(peer, header(Kind::Ready, tag, 0));
+      std::optional<std::vector<std::byte>> m = pipe_.receive(peer);
+      if (!m || aborted_.load()) return;
+      std::uint64_t got = 0, size = 0;
+      if (m->size() >= 1 + 2 * sizeof got) {
+        std::memcpy(&got, m->data() + 1, sizeof got);
+        std::memcpy(&size, m->data() + 1 + sizeof got, sizeof size);
+      }
+      if (m->empty() || Kind((*m)[0]) != Kind::Data || got != tag || size != bytes ||
+          m->size() != 1 + 2 * sizeof got + bytes)
+        out_of_order("a receive", tag, *m, peer);
+      std::memcpy(data, m->data() + 1 + 2 * sizeof got, bytes);
+    });
+  }
+  void* buffer(DeviceStream, std::size_t bytes) override {
+    return device_.allocate(stream_.device, bytes);
+  }
+  // In the order of stream `on` (a send's buffer is released right after the send is enqueued).
+  void release_buffer(DeviceStream on, void* p) override {
+    device_.launch_host(on, [this, p] { device_.release(stream_.device, p); });
+  }
+  void abort() override { aborted_.store(true); }
+
+ private:
+  detail::Device& device_;
+  detail::LinkPipe& pipe_;
+  DeviceStream stream_;
+  std::atomic<bool> aborted_{false};
+};
+
+}  // namespace
+
+std::unique_ptr<detail::DeviceLinks> make_host_links(detail::Device& device, int device_index,
+                                                     detail::LinkPipe& pipe) {
+  return std::make_unique<HostLinks>(device, device_index, pipe);
+}
+
+}  // namespace reprise::devices

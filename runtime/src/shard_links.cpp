@@ -1,0 +1,293 @@
+#include "reprise_rt/shard_links.h"
+
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <cstring>
+#include <utility>
+
+#include "reprise/error.h"
+#include "reprise_rt/assert.h"
+#include "reprise_rt/executor.h"
+#include "reprise_rt/hasher.h"
+#include "reprise_rt/instance.h"
+#include "reprise_rt/log.h"
+#include "reprise_rt/op.h"
+#include "reprise_rt/runtime.h"
+
+namespace reprise::detail {
+
+ShardLinks::ShardLinks(Runtime& rt, Network& net)
+    : rt_(rt), pipe_(std::make_unique<NetworkLinkPipe>(net)) {}
+
+ShardLinks::~ShardLinks() {
+  // The links go first: their stream's last callbacks still point into entries_.
+  pipe_->close();
+  if (links_) links_->abort();
+  links_.reset();
+}
+
+bool ShardLinks::open(int mode) {
+  Device* device = rt_.device();
+  Network& net = *rt_.network();
+  const Config& c = rt_.config();
+  // Every shard takes the same decisions from replicated facts, then agrees on each step.
+  const bool several_devices = c.gpus > 1 && device && device->devices() > 1;
+  const bool wanted =
+      device && mode != 0 && (mode == 1 || std::strcmp(device->backend(), "cuda") == 0);
+  if (!wanted) return false;
+  if (several_devices) {
+    if (mode == 1)
+      throw Error(fmt::format(
+          "-ll:nccl 1: the links need one device per rank; this rank's {} GPU processors use {} "
+          "devices (make one visible per rank, e.g. with CUDA_VISIBLE_DEVICES)",
+          c.gpus, device->devices()));
+    return false;
+  }
+  std::vector<std::uint64_t> mins{0}, maxs{0};
+  std::vector<std::byte> id = rt_.shard() == 0 ? device->make_links_id() : std::vector<std::byte>{};
+  // Rank 0's id (its size first, then its bytes in words) to every rank.
+  std::vector<std::uint64_t> words(1 + 16, 0);
+  words[0] = id.size();
+  if (id.size() > 16 * sizeof(std::uint64_t)) id.clear(), words[0] = 0;
+  std::memcpy(words.data() + 1, id.data(), id.size());
+  const std::vector<std::uint64_t> all = net.allgather(words);
+  id.assign(all[0], std::byte{0});
+  std::memcpy(id.data(), all.data() + 1, id.size());
+  if (id.empty()) {
+    if (mode == 1)
+      throw Error(fmt::format("-ll:nccl 1: rank 0 has no links between devices ({} backend{})",
+                              device->backend(),
+                              std::strcmp(device->backend(), "cuda") == 0
+                                  ? ": no NCCL library loads; set REPRISE_NCCL_LIBRARY"
+                                  : ""));
+    return false;
+  }
+  std::string why;
+  try {
+    links_ = device->open_links(id, rt_.shard(), rt_.num_shards(), 0, *pipe_);
+  } catch (const std::exception& e) {
+    why = e.what();
+    links_.reset();
+  }
+  mins[0] = maxs[0] = links_ ? 1 : 0;
+  net.allreduce_min_max(mins, maxs);
+  if (mins[0] == 0) {
+    if (links_) links_->abort();
+    links_.reset();
+    if (mode == 1)
+      throw Error(fmt::format("-ll:nccl 1: the links between devices did not open: {}",
+                              why.empty() ? "another rank failed" : why));
+    REPRISE_LOG_INFO(LogCategory::CtrlRepl,
+                     "device links did not open ({}): staging through host memory",
+                     why.empty() ? "another rank failed" : why);
+    return false;
+  }
+  return true;
+}
+
+bool ShardLinks::carries(const Op& copy) const {
+  if (!links_ || copy.folds()) return false;
+  const InstanceManager& im = rt_.instances();
+  return im.memory(copy.point_instances[0]->memory()).kind == MemoryKind::Framebuffer &&
+         im.memory(copy.point_instances[1]->memory()).kind == MemoryKind::Framebuffer;
+}
+
+std::uint64_t ShardLinks::Key::tag() const {
+  return (seq * 0x9E3779B97F4A7C15ull) ^ (std::uint64_t(point) << 40) ^
+         (std::uint64_t(from) << 20) ^ name;
+}
+
+ShardLinks::Key ShardLinks::key_of(const Op& copy) const {
+  const GeneratedCopy& g = *copy.generated_copy();
+  return Key{copy.seq, g.point, rt_.instances().shard_of(copy.point_instances[0]->memory()),
+             g.name};
+}
+
+std::size_t ShardLinks::bytes_of(const Op& copy) {
+  return std::size_t(copy_bytes(copy));
+}
+
+void ShardLinks::expect_send(const Op& copy, std::uint32_t to) {
+  const Key k = key_of(copy);
+  std::lock_guard<std::mutex> g(mutex_);
+  Entry& e = entries_[k];
+  e.self = this;
+  e.send = true;
+  e.peer = to;
+  e.bytes = bytes_of(copy);
+  e.device = copy.point_instances[0]->device_index();
+  pending_.push_back(k);
+}
+
+void ShardLinks::expect_receive(PointTask* t, std::uint32_t from) {
+  const Op& copy = *t->op;
+  const Key k = key_of(copy);
+  bool release = false;
+  {
+    std::lock_guard<std::mutex> g(mutex_);
+    if (abandoned_) {
+      release = true;
+    } else {
+      Entry& e = entries_[k];
+      e.self = this;
+      e.peer = from;
+      e.bytes = bytes_of(copy);
+      e.device = copy.point_instances[1]->device_index();
+      e.task = t;
+      pending_.push_back(k);
+    }
+  }
+  if (release) rt_.executor().release(t);
+}
+
+void ShardLinks::flush() {
+  std::lock_guard<std::mutex> g(mutex_);
+  if (pending_.empty()) return;
+  std::sort(pending_.begin(), pending_.end());
+  // The analysis and replays register copies in program order of the ops they are named for,
+  // an op's copies while the utility thread handles it: nothing registered later may come
+  // before what has been queued (the global order would break: a wrong pairing, or a hang).
+  if (any_flushed_ && !(last_flushed_ < pending_.front()))
+    throw Error(fmt::format(
+        "device links: op #{}'s copy {}.{} from shard {} was registered after op #{}'s copy {}.{} "
+        "from shard {} had been queued (the runtime's order broke; run with -ll:nccl 0)",
+        pending_.front().seq, pending_.front().point, pending_.front().name, pending_.front().from,
+        last_flushed_.seq, last_flushed_.point, last_flushed_.name, last_flushed_.from));
+  last_flushed_ = pending_.back();
+  any_flushed_ = true;
+  queue_.insert(queue_.end(), pending_.begin(), pending_.end());
+  pending_.clear();
+  issue_locked();
+}
+
+void ShardLinks::issue_locked() {
+  if (abandoned_) return;
+  while (!queue_.empty()) {
+    const Key k = queue_.front();
+    auto it = entries_.find(k);
+    REPRISE_ASSERT(it != entries_.end(), "a queued half of a copy has its entry");
+    Entry& e = it->second;
+    if (e.send) {
+      if (!e.ready) return;  // its data is not packed yet: what follows waits (the order)
+      links_->send(e.buffer, e.bytes, e.peer, k.tag());
+      links_->release_buffer(links_->stream(), e.buffer);  // (once the send has run)
+      entries_.erase(it);
+      ++copies_;
+    } else {
+      e.buffer = links_->buffer(links_->stream(), e.bytes);
+      links_->receive(e.buffer, e.bytes, e.peer, k.tag());
+      rt_.device()->callback(links_->stream(), &ShardLinks::arrived, &e);
+    }
+    queue_.pop_front();
+  }
+}
+
+void ShardLinks::arrived(void* entry) {
+  auto* e = static_cast<Entry*>(entry);
+  ShardLinks& self = *e->self;
+  PointTask* t = nullptr;
+  {
+    std::lock_guard<std::mutex> g(self.mutex_);
+    t = std::exchange(e->task, nullptr);  // (none: abandon() released it)
+  }
+  if (t) self.rt_.executor().release(t);
+}
+
+void ShardLinks::send(const Op& copy) {
+  const Key k = key_of(copy);
+  const Instance& src = *copy.point_instances[0];
+  const Domain& rect = copy.point_rects[0];
+  Device& d = *rt_.device();
+  const DeviceStream s = rt_.executor().copy_stream(src.device_index());
+  void* buffer = links_->buffer(s, bytes_of(copy));
+  // Packed on the copy stream, and waited for (the source may change once this half is done).
+  std::size_t at = 0;
+  for (int fi : copy.reqs[0].field_indices) {
+    const std::size_t size = src.field_size(fi);
+    d.copy(s, device_copy_of(StridedLayout::dense(static_cast<std::byte*>(buffer) + at, rect, size),
+                             src.layout(fi, rect), rect, size));
+    at += std::size_t(rect.volume()) * size;
+  }
+  d.synchronize(s);
+  rt_.count_device_copy(true, true);
+  std::lock_guard<std::mutex> g(mutex_);
+  auto it = entries_.find(k);
+  if (it == entries_.end() || abandoned_) {
+    links_->release_buffer(s, buffer);
+    return;
+  }
+  it->second.buffer = buffer;
+  it->second.ready = true;
+  issue_locked();
+}
+
+void ShardLinks::unpack(const Op& copy) {
+  const Key k = key_of(copy);
+  void* buffer = nullptr;
+  {
+    std::lock_guard<std::mutex> g(mutex_);
+    auto it = entries_.find(k);
+    if (it == entries_.end() || abandoned_) return;  // abandoned after an error
+    buffer = it->second.buffer;
+    entries_.erase(it);
+    ++copies_;
+  }
+  const Instance& dst = *copy.point_instances[1];
+  const Domain& rect = copy.point_rects[0];
+  Device& d = *rt_.device();
+  const DeviceStream s = rt_.executor().copy_stream(dst.device_index());
+  std::size_t at = 0;
+  for (int fi : copy.reqs[1].field_indices) {
+    const std::size_t size = dst.field_size(fi);
+    d.copy(s, device_copy_of(dst.layout(fi, rect),
+                             StridedLayout::dense(static_cast<std::byte*>(buffer) + at, rect, size),
+                             rect, size));
+    at += std::size_t(rect.volume()) * size;
+  }
+  d.synchronize(s);
+  links_->release_buffer(s, buffer);
+  rt_.count_device_copy(true, true);
+}
+
+void ShardLinks::abandon() {
+  std::vector<PointTask*> waiting;
+  {
+    std::lock_guard<std::mutex> g(mutex_);
+    if (abandoned_) return;
+    abandoned_ = true;
+    // Every receive half still waiting for its data goes now (once: arrived() then finds none).
+    for (auto& [k, e] : entries_)
+      if (!e.send && e.task) waiting.push_back(std::exchange(e.task, nullptr));
+  }
+  pipe_->close();
+  if (links_) links_->abort();
+  for (PointTask* t : waiting) rt_.executor().release(t);
+}
+
+void ShardLinks::close() {
+  pipe_->close();
+  links_.reset();
+}
+
+std::uint64_t ShardLinks::copies() const {
+  std::lock_guard<std::mutex> g(mutex_);
+  return copies_;
+}
+
+std::string ShardLinks::describe_held() {
+  std::lock_guard<std::mutex> g(mutex_);
+  if (entries_.empty()) return {};
+  std::string s = fmt::format("device links: {} halves registered, {} not issued", entries_.size(),
+                              queue_.size());
+  if (!queue_.empty()) {
+    const Key& k = queue_.front();
+    const Entry& e = entries_.at(k);
+    s += fmt::format(" (head: op #{} copy {}.{} from shard {}, a {} {} shard {}{})", k.seq, k.point,
+                     k.name, k.from, e.send ? "send" : "receive", e.send ? "to" : "from", e.peer,
+                     e.send && !e.ready ? ", not packed yet" : "");
+  }
+  return s;
+}
+
+}  // namespace reprise::detail
