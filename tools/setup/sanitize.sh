@@ -38,6 +38,11 @@ for kind in "${kinds[@]}"; do
     "${m[@]}" -np 3 "${r[@]}" --loops --seeds 1:12 -ll:cpu 1 -ll:numa 2
     "${m[@]}" -np 2 "$dir/bin/stencil" -nx 256 -ny 128 -px 4 -py 1 -iters 60 -ll:cpu 1 --trace auto \
       -lg:evtrace "$dir/evtrace.txt"
+    # Copies between framebuffers over the device links (NCCL emulated on the host backend).
+    for mode in none manual; do
+      "${m[@]}" -np 2 "$dir/bin/stencil" -nx 97 -ny 131 -px 2 -py 3 -iters 12 -ll:cpu 1 \
+        -ll:gpu 1 -ll:gpu_backend host -ll:nccl 1 --trace $mode
+    done
   fi
   echo "== $kind: misuse catalogue (single process)"
   for c in $("$dir/bin/misuse" --list); do
