@@ -290,6 +290,7 @@ class CudaDevice final : public detail::Device {
   }
 
   // Links between ranks over NCCL, when a library loads (nccl_links.h).
+  bool links_available() override { return nccl_loads(); }
   std::vector<std::byte> make_links_id() override { return make_nccl_id(); }
   std::unique_ptr<detail::DeviceLinks> open_links(std::span<const std::byte> id, std::uint32_t rank,
                                                   std::uint32_t ranks, int device,

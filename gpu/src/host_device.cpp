@@ -226,6 +226,7 @@ class HostDevice final : public detail::Device {
   }
 
   // Links between ranks: NCCL's semantics over the runtime's network (host_links.h).
+  bool links_available() override { return true; }
   std::vector<std::byte> make_links_id() override {
     return {std::byte('h'), std::byte('o'), std::byte('s'), std::byte('t')};
   }

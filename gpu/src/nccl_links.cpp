@@ -155,6 +155,10 @@ class NcclLinks final : public detail::DeviceLinks {
 
 }  // namespace
 
+bool nccl_loads() {
+  return nccl().library != nullptr;
+}
+
 std::vector<std::byte> make_nccl_id() {
   const Nccl& n = nccl();
   if (!n.library) return {};

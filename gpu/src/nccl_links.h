@@ -10,6 +10,8 @@
 
 namespace reprise::devices {
 
+// Whether an NCCL library loads here (loading it on first call).
+bool nccl_loads();
 // NCCL's unique id made on this rank, or empty when no NCCL library loads (REPRISE_NCCL_LIBRARY
 // names one, else libnccl.so.2 on the library path).
 std::vector<std::byte> make_nccl_id();

@@ -29,40 +29,47 @@ ShardLinks::~ShardLinks() {
 
 bool ShardLinks::open(int mode) {
   Device* device = rt_.device();
+  if (!device || mode == 0) return false;  // (replicated: the same on every shard)
   Network& net = *rt_.network();
   const Config& c = rt_.config();
-  // Every shard takes the same decisions from replicated facts, then agrees on each step.
-  const bool several_devices = c.gpus > 1 && device && device->devices() > 1;
-  const bool wanted =
-      device && mode != 0 && (mode == 1 || std::strcmp(device->backend(), "cuda") == 0);
-  if (!wanted) return false;
-  if (several_devices) {
-    if (mode == 1)
-      throw Error(fmt::format(
-          "-ll:nccl 1: the links need one device per rank; this rank's {} GPU processors use {} "
-          "devices (make one visible per rank, e.g. with CUDA_VISIBLE_DEVICES)",
-          c.gpus, device->devices()));
-    return false;
-  }
-  std::vector<std::uint64_t> mins{0}, maxs{0};
-  std::vector<std::byte> id = rt_.shard() == 0 ? device->make_links_id() : std::vector<std::byte>{};
-  // Rank 0's id (its size first, then its bytes in words) to every rank.
-  std::vector<std::uint64_t> words(1 + 16, 0);
-  words[0] = id.size();
-  if (id.size() > 16 * sizeof(std::uint64_t)) id.clear(), words[0] = 0;
-  std::memcpy(words.data() + 1, id.data(), id.size());
+  // Whether this shard can take part: a backend with links (auto: CUDA only), one device.
+  std::string cannot;
+  if (mode == -1 && std::strcmp(device->backend(), "cuda") != 0)
+    cannot = fmt::format("the {} backend (auto opens NCCL on CUDA only)", device->backend());
+  else if (!device->links_available())
+    cannot = std::strcmp(device->backend(), "cuda") == 0
+                 ? "no NCCL library loads (set REPRISE_NCCL_LIBRARY)"
+                 : fmt::format("the {} backend has no links", device->backend());
+  else if (c.gpus > 1 && device->devices() > 1)
+    cannot = fmt::format(
+        "its {} GPU processors use {} devices: the links need one device per rank (make one "
+        "visible per rank, e.g. with CUDA_VISIBLE_DEVICES)",
+        c.gpus, device->devices());
+  // One collective: every shard's answer, and rank 0's id of the links (its size, then its
+  // bytes in words), so that every shard decides alike and none waits in NCCL for another.
+  constexpr std::size_t kIdWords = 16;
+  std::vector<std::byte> id;
+  if (cannot.empty() && rt_.shard() == 0) id = device->make_links_id();
+  if (id.size() > kIdWords * sizeof(std::uint64_t)) id.clear();
+  if (cannot.empty() && rt_.shard() == 0 && id.empty()) cannot = "rank 0 made no id for them";
+  std::vector<std::uint64_t> words(2 + kIdWords, 0);
+  words[0] = cannot.empty() ? 1 : 0;
+  words[1] = id.size();
+  std::memcpy(words.data() + 2, id.data(), id.size());
   const std::vector<std::uint64_t> all = net.allgather(words);
-  id.assign(all[0], std::byte{0});
-  std::memcpy(id.data(), all.data() + 1, id.size());
-  if (id.empty()) {
-    if (mode == 1)
-      throw Error(fmt::format("-ll:nccl 1: rank 0 has no links between devices ({} backend{})",
-                              device->backend(),
-                              std::strcmp(device->backend(), "cuda") == 0
-                                  ? ": no NCCL library loads; set REPRISE_NCCL_LIBRARY"
-                                  : ""));
+  std::uint32_t refused = ~0u;
+  for (std::uint32_t r = 0; r < rt_.num_shards() && refused == ~0u; ++r)
+    if (all[r * words.size()] == 0) refused = r;
+  if (refused != ~0u) {
+    const std::string why =
+        refused == rt_.shard() ? cannot : fmt::format("shard {} cannot open them", refused);
+    if (mode == 1) throw Error(fmt::format("-ll:nccl 1: no links between devices: {}", why));
+    REPRISE_LOG_INFO(LogCategory::CtrlRepl, "no device links ({}): staging through host memory",
+                     why);
     return false;
   }
+  id.assign(all[1], std::byte{0});
+  std::memcpy(id.data(), all.data() + 2, id.size());
   std::string why;
   try {
     links_ = device->open_links(id, rt_.shard(), rt_.num_shards(), 0, *pipe_);
@@ -70,17 +77,16 @@ bool ShardLinks::open(int mode) {
     why = e.what();
     links_.reset();
   }
-  mins[0] = maxs[0] = links_ ? 1 : 0;
+  std::vector<std::uint64_t> mins{links_ ? 1u : 0u}, maxs = mins;
   net.allreduce_min_max(mins, maxs);
   if (mins[0] == 0) {
     if (links_) links_->abort();
     links_.reset();
+    if (why.empty()) why = "another shard's did not";
     if (mode == 1)
-      throw Error(fmt::format("-ll:nccl 1: the links between devices did not open: {}",
-                              why.empty() ? "another rank failed" : why));
+      throw Error(fmt::format("-ll:nccl 1: the links between devices did not open: {}", why));
     REPRISE_LOG_INFO(LogCategory::CtrlRepl,
-                     "device links did not open ({}): staging through host memory",
-                     why.empty() ? "another rank failed" : why);
+                     "device links did not open ({}): staging through host memory", why);
     return false;
   }
   return true;

@@ -108,10 +108,11 @@ class Device {
   virtual void launch_graph(DeviceStream s, DeviceGraph g) = 0;
   virtual void destroy_graph(DeviceGraph g) = 0;
 
-  // Links between the ranks' devices (DeviceLinks), one device per rank. Rank 0 makes the
-  // links' identity (empty: this backend or machine has none, e.g. no NCCL library), every
-  // rank gets it and opens its end: collective and blocking over the ranks. Throws an Error
-  // when they cannot be opened.
+  // Links between the ranks' devices (DeviceLinks), one device per rank. Whether this backend
+  // has them here (e.g. an NCCL library loads; local, no collective); once every rank says
+  // so, rank 0 makes the links' identity, every rank gets it and opens its end: collective
+  // and blocking over the ranks. open_links throws an Error when they cannot be opened.
+  virtual bool links_available() { return false; }
   virtual std::vector<std::byte> make_links_id() { return {}; }
   virtual std::unique_ptr<DeviceLinks> open_links(std::span<const std::byte> id, std::uint32_t rank,
                                                   std::uint32_t ranks, int device, LinkPipe& pipe) {
