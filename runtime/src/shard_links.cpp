@@ -55,7 +55,7 @@ bool ShardLinks::open(int mode) {
   std::vector<std::uint64_t> words(2 + kIdWords, 0);
   words[0] = cannot.empty() ? 1 : 0;
   words[1] = id.size();
-  std::memcpy(words.data() + 2, id.data(), id.size());
+  if (!id.empty()) std::memcpy(words.data() + 2, id.data(), id.size());
   const std::vector<std::uint64_t> all = net.allgather(words);
   std::uint32_t refused = ~0u;
   for (std::uint32_t r = 0; r < rt_.num_shards() && refused == ~0u; ++r)
@@ -69,7 +69,7 @@ bool ShardLinks::open(int mode) {
     return false;
   }
   id.assign(all[1], std::byte{0});
-  std::memcpy(id.data(), all.data() + 2, id.size());
+  if (!id.empty()) std::memcpy(id.data(), all.data() + 2, id.size());
   std::string why;
   try {
     links_ = device->open_links(id, rt_.shard(), rt_.num_shards(), 0, *pipe_);
