@@ -12,6 +12,7 @@
 #include <cstring>
 
 #include "reprise_rt/assert.h"
+#include "reprise_rt/wire.h"
 
 namespace reprise::devices {
 
@@ -21,27 +22,41 @@ using detail::DeviceStream;
 
 enum class Kind : std::uint8_t { Ready = 1, Data = 2 };
 
-std::vector<std::byte> header(Kind kind, std::uint64_t tag, std::size_t bytes) {
-  std::vector<std::byte> m(1 + 2 * sizeof(std::uint64_t) + bytes);
-  m[0] = std::byte(kind);
+// A message: its kind, the name it carries, the size of its data, then the data.
+struct Header {
+  Kind kind{};
+  std::uint64_t tag = 0, size = 0;
+};
+constexpr std::size_t kHeaderBytes = 1 + 2 * sizeof(std::uint64_t);
+
+std::vector<std::byte> message(Kind kind, std::uint64_t tag, const void* data, std::size_t bytes) {
+  // (Sized at once and written in place: GCC 12 warns wrongly about inserts into a new vector.)
+  std::vector<std::byte> m(kHeaderBytes + bytes);
   const std::uint64_t size = bytes;
+  m[0] = std::byte(kind);
   std::memcpy(m.data() + 1, &tag, sizeof tag);
   std::memcpy(m.data() + 1 + sizeof tag, &size, sizeof size);
+  if (bytes) std::memcpy(m.data() + kHeaderBytes, data, bytes);  // (a Ready token has none)
   return m;
 }
+// (All zero for a message too short to hold one.)
+Header header_of(const std::vector<std::byte>& m) {
+  Header h;
+  if (m.size() < kHeaderBytes) return h;
+  std::size_t at = 0;
+  h.kind = detail::wire::get<Kind>(m, at);
+  h.tag = detail::wire::get<std::uint64_t>(m, at);
+  h.size = detail::wire::get<std::uint64_t>(m, at);
+  return h;
+}
 
-[[noreturn]] void out_of_order(const char* what, std::uint64_t want,
-                               const std::vector<std::byte>& m, std::uint32_t peer) {
-  std::uint64_t tag = 0, size = 0;
-  if (m.size() >= 1 + 2 * sizeof tag) {
-    std::memcpy(&tag, m.data() + 1, sizeof tag);
-    std::memcpy(&size, m.data() + 1 + sizeof tag, sizeof size);
-  }
+[[noreturn]] void out_of_order(const char* what, std::uint64_t want, const Header& got,
+                               std::uint32_t peer) {
   const std::string s = fmt::format(
       "device links: {} with rank {} met another message (kind {}, tag {:#x}, {} bytes) than "
       "the one it names (tag {:#x}): the ranks enqueued their links' operations in different "
       "orders",
-      what, peer, m.empty() ? 0 : int(m[0]), tag, size, want);
+      what, peer, int(got.kind), got.tag, got.size, want);
   detail::assertion_failed("same order on both ranks", s.c_str(), __FILE__, __LINE__);
 }
 
@@ -59,30 +74,22 @@ class HostLinks final : public detail::DeviceLinks {
     device_.launch_host(stream_, [this, data, bytes, peer, tag] {
       std::optional<std::vector<std::byte>> token = pipe_.receive(peer);
       if (!token || aborted_.load()) return;
-      std::uint64_t got = 0;
-      if (token->size() >= 1 + sizeof got) std::memcpy(&got, token->data() + 1, sizeof got);
-      if (token->empty() || Kind((*token)[0]) != Kind::Ready || got != tag)
-        out_of_order("a send", tag, *token, peer);
-      std::vector<std::byte> m = header(Kind::Data, tag, bytes);
-      std::memcpy(m.data() + 1 + 2 * sizeof(std::uint64_t), data, bytes);
-      pipe_.send(peer, std::move(m));
+      const Header h = header_of(*token);
+      if (h.kind != Kind::Ready || h.tag != tag) out_of_order("a send", tag, h, peer);
+      pipe_.send(peer, message(Kind::Data, tag, data, bytes));
     });
   }
   void receive(void* data, std::size_t bytes, std::uint32_t peer, std::uint64_t tag) override {
     device_.launch_host(stream_, [this, data, bytes, peer, tag] {
       if (aborted_.load()) return;
-      pipe_.send(peer, header(Kind::Ready, tag, 0));
+      pipe_.send(peer, message(Kind::Ready, tag, nullptr, 0));
       std::optional<std::vector<std::byte>> m = pipe_.receive(peer);
       if (!m || aborted_.load()) return;
-      std::uint64_t got = 0, size = 0;
-      if (m->size() >= 1 + 2 * sizeof got) {
-        std::memcpy(&got, m->data() + 1, sizeof got);
-        std::memcpy(&size, m->data() + 1 + sizeof got, sizeof size);
-      }
-      if (m->empty() || Kind((*m)[0]) != Kind::Data || got != tag || size != bytes ||
-          m->size() != 1 + 2 * sizeof got + bytes)
-        out_of_order("a receive", tag, *m, peer);
-      std::memcpy(data, m->data() + 1 + 2 * sizeof got, bytes);
+      const Header h = header_of(*m);
+      if (h.kind != Kind::Data || h.tag != tag || h.size != bytes ||
+          m->size() != kHeaderBytes + bytes)
+        out_of_order("a receive", tag, h, peer);
+      std::memcpy(data, m->data() + kHeaderBytes, bytes);
     });
   }
   void* buffer(DeviceStream, std::size_t bytes) override {

@@ -480,15 +480,9 @@ void ShardExchange::send_data(const Op& copy, std::uint32_t to) {
   send(to, Channel::Data, std::move(b));
 }
 
-ShardExchange::CopyKey ShardExchange::copy_key(const Op& copy) const {
-  const GeneratedCopy& g = *copy.generated_copy();
-  return CopyKey{copy.seq, g.point, g.name,
-                 rt_.instances().shard_of(copy.point_instances[0]->memory())};
-}
-
 void ShardExchange::on_data(std::uint32_t from, std::vector<std::byte>&& b) {
   std::size_t at = 0;
-  CopyKey k;
+  CopyName k;
   k.seq = get<std::uint64_t>(b, at);
   k.point = get<std::uint32_t>(b, at);
   k.name = get<std::uint32_t>(b, at);
@@ -506,7 +500,7 @@ void ShardExchange::on_data(std::uint32_t from, std::vector<std::byte>&& b) {
 }
 
 void ShardExchange::expect_data(PointTask* t) {
-  const CopyKey k = copy_key(*t->op);
+  const CopyName k = copy_name(*t->op, rt_.instances());
   {
     std::lock_guard<std::mutex> g(mutex_);
     if (!data_.count(k) && !abandoned_) {
@@ -522,7 +516,7 @@ void ShardExchange::unpack(const Op& copy) {
   std::vector<std::byte> b;
   {
     std::lock_guard<std::mutex> g(mutex_);
-    auto it = data_.find(copy_key(copy));
+    auto it = data_.find(copy_name(copy, rt_.instances()));
     if (it == data_.end()) return;  // abandoned after an error
     b = std::move(it->second);
     data_.erase(it);
@@ -618,7 +612,7 @@ std::string ShardExchange::describe_held() {
   oldest("completions awaited from other shards", k, none);
   k.clear();
   // The oldest few copies of a table (op number, point, name, source shard).
-  const auto oldest_copies = [&](const char* what, std::vector<CopyKey> keys) {
+  const auto oldest_copies = [&](const char* what, std::vector<CopyName> keys) {
     if (keys.empty()) return;
     std::sort(keys.begin(), keys.end());
     out += fmt::format("; {} {}:", keys.size(), what);
@@ -627,7 +621,7 @@ std::string ShardExchange::describe_held() {
                          keys[i].name, keys[i].from);
     if (keys.size() > 4) out += " ...";
   };
-  std::vector<CopyKey> copies;
+  std::vector<CopyName> copies;
   for (const auto& [key, t] : recvs_) copies.push_back(key);
   oldest_copies("copies waiting for their data", std::move(copies));
   copies.clear();
@@ -659,7 +653,7 @@ std::string ShardExchange::describe_held() {
                                                                   : "sending");
     }
   }
-  if (ShardLinks* l = links_ && links_->is_open() ? links_.get() : nullptr)
+  if (ShardLinks* l = links())
     if (std::string held = l->describe_held(); !held.empty()) out += "; " + held;
   if (out.empty()) return "nothing held for other shards";
   return out.substr(2);

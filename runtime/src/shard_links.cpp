@@ -9,7 +9,6 @@
 #include "reprise/error.h"
 #include "reprise_rt/assert.h"
 #include "reprise_rt/executor.h"
-#include "reprise_rt/hasher.h"
 #include "reprise_rt/instance.h"
 #include "reprise_rt/log.h"
 #include "reprise_rt/op.h"
@@ -29,7 +28,7 @@ ShardLinks::~ShardLinks() {
 
 bool ShardLinks::open(int mode) {
   Device* device = rt_.device();
-  if (!device || mode == 0) return false;  // (replicated: the same on every shard)
+  REPRISE_ASSERT(device && mode != 0, "the exchange makes links only with GPUs and -ll:nccl on");
   Network& net = *rt_.network();
   const Config& c = rt_.config();
   // Whether this shard can take part: a backend with links (auto: CUDA only), one device.
@@ -99,36 +98,24 @@ bool ShardLinks::carries(const Op& copy) const {
          im.memory(copy.point_instances[1]->memory()).kind == MemoryKind::Framebuffer;
 }
 
-std::uint64_t ShardLinks::Key::tag() const {
-  return (seq * 0x9E3779B97F4A7C15ull) ^ (std::uint64_t(point) << 40) ^
-         (std::uint64_t(from) << 20) ^ name;
-}
-
-ShardLinks::Key ShardLinks::key_of(const Op& copy) const {
-  const GeneratedCopy& g = *copy.generated_copy();
-  return Key{copy.seq, g.point, rt_.instances().shard_of(copy.point_instances[0]->memory()),
-             g.name};
-}
-
-std::size_t ShardLinks::bytes_of(const Op& copy) {
-  return std::size_t(copy_bytes(copy));
+CopyName ShardLinks::name_of(const Op& copy) const {
+  return copy_name(copy, rt_.instances());
 }
 
 void ShardLinks::expect_send(const Op& copy, std::uint32_t to) {
-  const Key k = key_of(copy);
+  const CopyName k = name_of(copy);
   std::lock_guard<std::mutex> g(mutex_);
   Entry& e = entries_[k];
   e.self = this;
   e.send = true;
   e.peer = to;
-  e.bytes = bytes_of(copy);
-  e.device = copy.point_instances[0]->device_index();
+  e.bytes = copy_bytes(copy);
   pending_.push_back(k);
 }
 
 void ShardLinks::expect_receive(PointTask* t, std::uint32_t from) {
   const Op& copy = *t->op;
-  const Key k = key_of(copy);
+  const CopyName k = name_of(copy);
   bool release = false;
   {
     std::lock_guard<std::mutex> g(mutex_);
@@ -138,8 +125,7 @@ void ShardLinks::expect_receive(PointTask* t, std::uint32_t from) {
       Entry& e = entries_[k];
       e.self = this;
       e.peer = from;
-      e.bytes = bytes_of(copy);
-      e.device = copy.point_instances[1]->device_index();
+      e.bytes = copy_bytes(copy);
       e.task = t;
       pending_.push_back(k);
     }
@@ -170,19 +156,21 @@ void ShardLinks::flush() {
 void ShardLinks::issue_locked() {
   if (abandoned_) return;
   while (!queue_.empty()) {
-    const Key k = queue_.front();
+    const CopyName k = queue_.front();
+    // The message's name, which the host backend checks (NCCL does not carry it).
+    const std::uint64_t tag = CopyNameHash()(k);
     auto it = entries_.find(k);
     REPRISE_ASSERT(it != entries_.end(), "a queued half of a copy has its entry");
     Entry& e = it->second;
     if (e.send) {
       if (!e.ready) return;  // its data is not packed yet: what follows waits (the order)
-      links_->send(e.buffer, e.bytes, e.peer, k.tag());
+      links_->send(e.buffer, e.bytes, e.peer, tag);
       links_->release_buffer(links_->stream(), e.buffer);  // (once the send has run)
       entries_.erase(it);
       ++copies_;
     } else {
       e.buffer = links_->buffer(links_->stream(), e.bytes);
-      links_->receive(e.buffer, e.bytes, e.peer, k.tag());
+      links_->receive(e.buffer, e.bytes, e.peer, tag);
       rt_.device()->callback(links_->stream(), &ShardLinks::arrived, &e);
     }
     queue_.pop_front();
@@ -200,25 +188,30 @@ void ShardLinks::arrived(void* entry) {
   if (t) self.rt_.executor().release(t);
 }
 
-void ShardLinks::send(const Op& copy) {
-  const Key k = key_of(copy);
-  const Instance& src = *copy.point_instances[0];
+void ShardLinks::transfer(const Op& copy, void* buffer, bool into_buffer) {
+  const Instance& inst = *copy.point_instances[into_buffer ? 0 : 1];
   const Domain& rect = copy.point_rects[0];
   Device& d = *rt_.device();
-  const DeviceStream s = rt_.executor().copy_stream(src.device_index());
-  void* buffer = links_->buffer(s, bytes_of(copy));
-  // Packed on the copy stream, and waited for (the source may change once this half is done).
-  std::size_t at = 0;
-  for (int fi : copy.reqs[0].field_indices) {
-    const std::size_t size = src.field_size(fi);
-    d.copy(s, device_copy_of(StridedLayout::dense(static_cast<std::byte*>(buffer) + at, rect, size),
-                             src.layout(fi, rect), rect, size));
+  const DeviceStream s = rt_.executor().copy_stream(inst.device_index());
+  std::byte* at = static_cast<std::byte*>(buffer);
+  for (int fi : copy.reqs[into_buffer ? 0 : 1].field_indices) {
+    const std::size_t size = inst.field_size(fi);
+    const StridedLayout dense = StridedLayout::dense(at, rect, size);
+    d.copy(s, into_buffer ? device_copy_of(dense, inst.layout(fi, rect), rect, size)
+                          : device_copy_of(inst.layout(fi, rect), dense, rect, size));
     at += std::size_t(rect.volume()) * size;
   }
   d.synchronize(s);
   rt_.count_device_copy(true, true);
+}
+
+void ShardLinks::send(const Op& copy) {
+  // Packed and waited for: the source may change once this half is done.
+  const DeviceStream s = rt_.executor().copy_stream(copy.point_instances[0]->device_index());
+  void* buffer = links_->buffer(s, copy_bytes(copy));
+  transfer(copy, buffer, true);
   std::lock_guard<std::mutex> g(mutex_);
-  auto it = entries_.find(k);
+  auto it = entries_.find(name_of(copy));
   if (it == entries_.end() || abandoned_) {
     links_->release_buffer(s, buffer);
     return;
@@ -229,31 +222,18 @@ void ShardLinks::send(const Op& copy) {
 }
 
 void ShardLinks::unpack(const Op& copy) {
-  const Key k = key_of(copy);
   void* buffer = nullptr;
   {
     std::lock_guard<std::mutex> g(mutex_);
-    auto it = entries_.find(k);
+    auto it = entries_.find(name_of(copy));
     if (it == entries_.end() || abandoned_) return;  // abandoned after an error
     buffer = it->second.buffer;
     entries_.erase(it);
     ++copies_;
   }
-  const Instance& dst = *copy.point_instances[1];
-  const Domain& rect = copy.point_rects[0];
-  Device& d = *rt_.device();
-  const DeviceStream s = rt_.executor().copy_stream(dst.device_index());
-  std::size_t at = 0;
-  for (int fi : copy.reqs[1].field_indices) {
-    const std::size_t size = dst.field_size(fi);
-    d.copy(s, device_copy_of(dst.layout(fi, rect),
-                             StridedLayout::dense(static_cast<std::byte*>(buffer) + at, rect, size),
-                             rect, size));
-    at += std::size_t(rect.volume()) * size;
-  }
-  d.synchronize(s);
-  links_->release_buffer(s, buffer);
-  rt_.count_device_copy(true, true);
+  transfer(copy, buffer, false);
+  links_->release_buffer(rt_.executor().copy_stream(copy.point_instances[1]->device_index()),
+                         buffer);
 }
 
 void ShardLinks::abandon() {
@@ -287,7 +267,7 @@ std::string ShardLinks::describe_held() {
   std::string s = fmt::format("device links: {} halves registered, {} not issued", entries_.size(),
                               queue_.size());
   if (!queue_.empty()) {
-    const Key& k = queue_.front();
+    const CopyName& k = queue_.front();
     const Entry& e = entries_.at(k);
     s += fmt::format(" (head: op #{} copy {}.{} from shard {}, a {} {} shard {}{})", k.seq, k.point,
                      k.name, k.from, e.send ? "send" : "receive", e.send ? "to" : "from", e.peer,

@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "reprise/registry.h"
+#include "reprise_rt/copy_name.h"
 #include "reprise_rt/event.h"
 #include "reprise_rt/instance.h"
 #include "reprise_rt/network.h"
@@ -173,25 +174,6 @@ class ShardExchange {
     std::vector<Event> events;
   };
   static std::uint64_t key(std::uint64_t seq, std::uint32_t index) { return seq << 32 | index; }
-  // A generated copy's data message: (op number, point, name) as GeneratedCopy names it, and
-  // the shard that sends it (each source shard numbers its copies for a point from 0).
-  struct CopyKey {
-    std::uint64_t seq = 0;
-    std::uint32_t point = 0, name = 0, from = 0;
-    bool operator==(const CopyKey&) const = default;
-    bool operator<(const CopyKey& o) const {
-      return std::tie(seq, point, from, name) < std::tie(o.seq, o.point, o.from, o.name);
-    }
-  };
-  struct CopyKeyHash {
-    std::size_t operator()(const CopyKey& k) const {
-      return std::hash<std::uint64_t>()(k.seq * 0x9E3779B97F4A7C15ull ^
-                                        (std::uint64_t(k.point) << 32 | k.name) ^
-                                        std::uint64_t(k.from) << 48);
-    }
-  };
-  // The key of copy's data here (the destination's side).
-  CopyKey copy_key(const Op& copy) const;
   void on_done(std::uint32_t from, std::vector<std::byte>&& bytes);
   void on_request(std::uint32_t from, std::vector<std::byte>&& bytes);
   // Answers a request for point `index` of op #seq from shard `to` (now or when it finishes).
@@ -242,8 +224,9 @@ class ShardExchange {
   std::mutex mutex_;
   std::unordered_map<std::uint64_t, Proxy> proxies_;
   std::unordered_map<std::uint64_t, DoneMsg> early_done_;
-  std::unordered_map<CopyKey, PointTask*, CopyKeyHash> recvs_;
-  std::unordered_map<CopyKey, std::vector<std::byte>, CopyKeyHash> data_;  // arrived, not unpacked
+  std::unordered_map<CopyName, PointTask*, CopyNameHash> recvs_;
+  std::unordered_map<CopyName, std::vector<std::byte>, CopyNameHash>
+      data_;  // arrived, not unpacked
   LazyTable lazy_;
   std::unordered_map<const Op*, Group> groups_;
   std::size_t sweep_at_ = 256;

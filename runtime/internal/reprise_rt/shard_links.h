@@ -19,9 +19,9 @@
 #include <memory>
 #include <mutex>
 #include <string>
-#include <tuple>
 #include <vector>
 
+#include "reprise_rt/copy_name.h"
 #include "reprise_rt/device.h"
 #include "reprise_rt/link_pipe.h"
 
@@ -64,14 +64,6 @@ class ShardLinks {
   std::string describe_held();
 
  private:
-  struct Key {
-    std::uint64_t seq = 0;
-    std::uint32_t point = 0, from = 0, name = 0;
-    bool operator<(const Key& o) const {
-      return std::tie(seq, point, from, name) < std::tie(o.seq, o.point, o.from, o.name);
-    }
-    std::uint64_t tag() const;
-  };
   struct Entry {
     ShardLinks* self = nullptr;
     bool send = false;
@@ -79,11 +71,13 @@ class ShardLinks {
     std::uint32_t peer = 0;
     std::size_t bytes = 0;
     void* buffer = nullptr;
-    int device = 0;
     PointTask* task = nullptr;  // a receive: its destination half
   };
-  Key key_of(const Op& copy) const;
-  static std::size_t bytes_of(const Op& copy);
+  CopyName name_of(const Op& copy) const;
+  // Copies every field of copy's rectangle between `buffer` (dense, field after field) and the
+  // instance at its end on this shard (into the buffer: the source), on the copy stream, and
+  // waits for it.
+  void transfer(const Op& copy, void* buffer, bool into_buffer);
   // Issues the queue's head while it can (with the lock held).
   void issue_locked();
   static void arrived(void* entry);
@@ -92,10 +86,10 @@ class ShardLinks {
   std::unique_ptr<NetworkLinkPipe> pipe_;
   std::unique_ptr<DeviceLinks> links_;
   mutable std::mutex mutex_;
-  std::map<Key, Entry> entries_;  // registered, not done
-  std::vector<Key> pending_;      // registered since the last flush
-  std::deque<Key> queue_;         // in name order, not issued yet
-  Key last_flushed_;              // the last key queued
+  std::map<CopyName, Entry> entries_;  // registered, not done
+  std::vector<CopyName> pending_;      // registered since the last flush
+  std::deque<CopyName> queue_;         // in name order, not issued yet
+  CopyName last_flushed_;              // the last name queued
   bool any_flushed_ = false;
   std::uint64_t copies_ = 0;
   bool abandoned_ = false;
