@@ -11,6 +11,11 @@
 namespace reprise::detail {
 
 namespace {
+// The memory an internal task's data must be in (TaskPayload::pinned_memory), or kInvalidId.
+std::uint32_t pinned_memory(const Op& op) {
+  const auto* t = std::get_if<TaskPayload>(&op.payload);
+  return t ? t->pinned_memory : kInvalidId;
+}
 // Reducers do not read: they fold into a reduction instance of their own.
 bool reads_data(Privilege p) {
   return p == Privilege::ReadOnly || p == Privilege::ReadWrite;
@@ -160,7 +165,8 @@ void Analysis::analyse_points(const OpRef& ref) {
   if (op.task_info) {
     const TaskInfo& t = *op.task_info;
     MapperTaskInfo info = launch_info(op);
-    ranged = defer_ && rt_.mapper().shard_points(info, machine, rt_.shard(), own_first, own_last);
+    ranged = defer_ && pinned_memory(op) == kInvalidId &&
+             rt_.mapper().shard_points(info, machine, rt_.shard(), own_first, own_last);
     if (ranged) {
       if (own_first > own_last || own_last > points)
         throw Error(
@@ -176,7 +182,7 @@ void Analysis::analyse_points(const OpRef& ref) {
     for (std::size_t p = ranged ? own_first : 0; p < (ranged ? own_last : points); ++p) {
       info.point = op.domain.delinearize(coord_t(p));
       info.point_index = p;
-      Processor proc = rt_.mapper().select_processor(info, machine);
+      Processor proc = select_processor(op, info, machine);
       if (ranged && proc.shard != rt_.shard())
         throw Error(
             fmt::format("{}: the mapper's shard_points gives point {} to shard {}, but "
@@ -293,7 +299,9 @@ void Analysis::choose_memories(Op& op, std::size_t p, const MapperTaskInfo* info
   for (std::size_t r = 0; r < nreq; ++r) {
     const ReqInfo& q = op.reqs[r];
     MemoryID mem;
-    if (info)
+    if (const std::uint32_t pinned = pinned_memory(op); pinned != kInvalidId)
+      mem = pinned;
+    else if (info)
       mem = rt_.mapper().select_memory(*info, proc, r, machine);
     else
       mem = machine.closest_memory(proc);
@@ -609,14 +617,21 @@ MapperTaskInfo point_info(const Op& op, std::uint32_t p) {
 }  // namespace
 
 Processor Analysis::processor_of(const Op& op, std::uint32_t p) {
-  return rt_.mapper().select_processor(point_info(op, p), rt_.machine());
+  return select_processor(op, point_info(op, p), rt_.machine());
+}
+
+Processor Analysis::select_processor(const Op& op, const MapperTaskInfo& info,
+                                     const MachineInfo& machine) const {
+  if (const std::uint32_t pinned = pinned_memory(op); pinned != kInvalidId)
+    return Processor{ProcessorKind::CPU, 0, rt_.instances().shard_of(pinned)};
+  return rt_.mapper().select_processor(info, machine);
 }
 
 void Analysis::map_point(Op& op, std::uint32_t p) {
   const MapperTaskInfo info = point_info(op, p);
   const MachineInfo machine = rt_.machine();
   // (The mapper is a function of the point: the processor the launch's analysis got.)
-  choose_memories(op, p, &info, machine, rt_.mapper().select_processor(info, machine));
+  choose_memories(op, p, &info, machine, select_processor(op, info, machine));
 }
 
 void Analysis::map_deferred(void* self, Op& op, std::uint32_t p) {

@@ -429,6 +429,10 @@ Region Context::subregion(const Partition& p, const DomainPoint& color) {
 }
 
 Future Context::execute(const TaskLauncher& l) {
+  return execute_task(l, kInvalidId);
+}
+
+Future Context::execute_task(const TaskLauncher& l, std::uint32_t pinned_memory) {
   Runtime& rtm = rt("execute");
   const detail::TaskInfo& t = find_task(rtm, l.task());
   const OpLabel name("task", &t, rtm.ops_issued());
@@ -439,6 +443,7 @@ Future Context::execute(const TaskLauncher& l) {
   op->domain = Domain(Rect<1>({0}, {0}));
   op->payload = detail::TaskPayload{};
   op->task_payload().args.assign(l.args().data(), l.args().data() + l.args().size());
+  op->task_payload().pinned_memory = pinned_memory;
   op->reqs.reserve(l.requirements().size());
   for (std::size_t i = 0; i < l.requirements().size(); ++i) {
     const auto& r = l.requirements()[i];

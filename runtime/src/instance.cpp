@@ -2,6 +2,8 @@
 
 #include <fmt/core.h>
 
+#include <cstring>
+
 #include "reprise/error.h"
 #include "reprise_rt/assert.h"
 #include "reprise_rt/device.h"
@@ -54,15 +56,36 @@ Instance::Instance(std::uint32_t tree, std::uint32_t memory, const Domain& bound
                                 bounds.str(), points * fs.fields[i].size));
     }
     bytes_ += points * fs.fields[i].size;
-    FieldStorage& f = fields_[i];
-    coord_t stride = coord_t(f.size);
-    f.base = reinterpret_cast<std::uintptr_t>(field_data(int(i)));
-    for (int d = bounds_.dim - 1; d >= 0; --d) {
-      f.strides[std::size_t(d)] = stride;
-      f.base -= std::uintptr_t(bounds_.lo[std::size_t(d)] * stride);
-      stride *= bounds_.extent(d);
-    }
+    place_field(i, fields_[i].device ? fields_[i].device : fields_[i].data.get());
   }
+}
+
+void Instance::place_field(std::size_t i, std::byte* data) {
+  FieldStorage& f = fields_[i];
+  f.at = data;
+  coord_t stride = coord_t(f.size);
+  f.base = reinterpret_cast<std::uintptr_t>(data);
+  for (int d = bounds_.dim - 1; d >= 0; --d) {
+    f.strides[std::size_t(d)] = stride;
+    f.base -= std::uintptr_t(bounds_.lo[std::size_t(d)] * stride);
+    stride *= bounds_.extent(d);
+  }
+}
+
+void Instance::attach_external(int fi, std::byte* array) {
+  FieldStorage& f = fields_[std::size_t(fi)];
+  REPRISE_ASSERT(!f.attached && !f.device && f.data,
+                 "only a host instance's field that is not attached already takes an array");
+  f.attached = true;
+  place_field(std::size_t(fi), array);
+}
+
+void Instance::detach_external(int fi) {
+  FieldStorage& f = fields_[std::size_t(fi)];
+  REPRISE_ASSERT(f.attached, "a field is detached only while attached");
+  std::memcpy(f.data.get(), f.at, std::size_t(bounds_.volume()) * f.size);
+  f.attached = false;
+  place_field(std::size_t(fi), f.data.get());
 }
 
 StridedLayout StridedLayout::dense(std::byte* at, const Domain& rect, std::size_t size) {

@@ -18,6 +18,8 @@ std::uint64_t op_token(const Op& op) {
     for (FieldID f : r.fields) h.mix(f);  // the order names accessor positions
   }
   h.mix(op.futures().size());
+  if (const auto* t = std::get_if<TaskPayload>(&op.payload); t && t->pinned_memory != kInvalidId)
+    h.mix(t->pinned_memory);  // (a replay must not map an attach to another memory)
   if (op.kind == OpKind::FutureReduce) {
     h.mix(std::uint64_t(op.future_reduce().op));
     h.mix(std::uint64_t(op.future_reduce().gather));

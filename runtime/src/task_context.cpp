@@ -78,6 +78,12 @@ detail::RawAccess TaskContext::raw_inline(FieldID fid, std::size_t& elem_size) c
   return a;
 }
 
+detail::Instance& TaskContext::instance_field(FieldID fid, int& field_index) const {
+  const ReqInfo& r = requirement(t_, 0);
+  field_index = field_position(t_, r, 0, fid);
+  return *t_.op->point_instances[t_.point_index * t_.op->reqs.size()];
+}
+
 detail::RawAccess TaskContext::raw_reduce(int req, FieldID fid, std::size_t elem_size, int dim,
                                           detail::ScalarType type) const {
   const ReqInfo& r = requirement(t_, req);

@@ -52,6 +52,10 @@ class Analysis final : public OpSink {
   // The processor the mapper gives point p of op (a task launch), asked now: another shard's
   // point that was not asked while the launch was mapped (Mapper::shard_points).
   Processor processor_of(const Op& op, std::uint32_t p);
+  // The mapper's processor for a point, or, for a task pinned to a memory (TaskPayload::
+  // pinned_memory), the first CPU of that memory's shard.
+  Processor select_processor(const Op& op, const MapperTaskInfo& info,
+                             const MachineInfo& machine) const;
   static constexpr std::uint32_t kUnmapped = UINT32_MAX;  // procs_[p].shard: not asked yet
   static void map_deferred(void* self, Op& op, std::uint32_t p);
   // A clear error when point p's processor cannot use memory mem for requirement r.

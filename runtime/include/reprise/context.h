@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "reprise/attach.h"
 #include "reprise/future.h"
 #include "reprise/inline_mapping.h"
 #include "reprise/launcher.h"
@@ -65,6 +66,12 @@ class Context {
   // wait for unmap_region (or for the last copy of the PhysicalRegion to go).
   PhysicalRegion map_region(Region r, Privilege privilege, std::vector<FieldID> fields);
   void unmap_region(PhysicalRegion& region);
+
+  // Attaching the program's arrays as the storage of a region's fields (reprise/attach.h):
+  // the attach is an op that writes the region with the arrays' values; detach's future is
+  // ready once the arrays hold the region's latest values and are the program's again.
+  Attachment attach(const AttachLauncher& launcher);
+  Future detach(Attachment& attachment);
 
   // A named range of the program in the profile (-lg:prof; observers see it as a Range):
   // from start_profiling_range() to stop_profiling_range(name), on the application thread;
@@ -151,6 +158,9 @@ class Context {
   static void close();
   // The runtime, after checking that this call may use it (`what` names the call).
   detail::Runtime& rt(const char* what) const;
+  // A single task; pinned_memory (not kInvalidId): it runs on that memory's shard with its
+  // data there, whatever the mapper says (attach and detach).
+  Future execute_task(const TaskLauncher& launcher, std::uint32_t pinned_memory);
 
   detail::Runtime* rt_ = nullptr;
 };

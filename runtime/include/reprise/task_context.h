@@ -16,6 +16,8 @@ namespace reprise {
 namespace detail {
 struct PointTask;
 struct InlineMapTask;
+struct AttachTask;
+class Instance;
 }  // namespace detail
 
 class TaskContext {
@@ -110,6 +112,9 @@ class TaskContext {
   // Inline mappings (reprise/inline_mapping.h): field fid of requirement 0, with its size.
   friend struct detail::InlineMapTask;
   detail::RawAccess raw_inline(FieldID fid, std::size_t& elem_size) const;
+  // Attach and detach (reprise/attach.h): requirement 0's instance and fid's index in it.
+  friend struct detail::AttachTask;
+  detail::Instance& instance_field(FieldID fid, int& field_index) const;
   [[noreturn]] void arg_size_mismatch(std::size_t asked) const;
   [[noreturn]] void local_arg_size_mismatch(std::size_t asked) const;
   detail::PointTask& t_;

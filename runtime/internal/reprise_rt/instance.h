@@ -96,9 +96,15 @@ class Instance {
   std::size_t bytes() const { return bytes_; }
   // Untyped access to field index fi (the field's position in its field space).
   RawAccess access(int fi) const;
-  std::byte* field_data(int fi) const {
-    return fields_[fi].device ? fields_[fi].device : fields_[fi].data.get();
-  }
+  std::byte* field_data(int fi) const { return fields_[std::size_t(fi)].at; }
+  // Attached host memory (Context::attach): field fi's elements live in the program's array
+  // `array` (dense, row-major over the bounds) instead of the instance's own storage, which is
+  // kept for detach_external. Called by the attach and detach ops' points, which hold the
+  // whole tree's field: nothing else touches the field while it switches.
+  void attach_external(int fi, std::byte* array);
+  // Copies the array's elements into the instance's own storage and uses that again.
+  void detach_external(int fi);
+  bool is_attached(int fi) const { return fields_[std::size_t(fi)].attached; }
   // Whether the instance lives in a framebuffer: data moves in and out of it by device copies
   // on a copy stream, on either backend (so the host backend runs the CUDA backend's paths).
   bool on_device() const { return device_ != nullptr; }
@@ -123,6 +129,8 @@ class Instance {
     std::size_t size = 0;
     HostBytes data;               // host memory
     std::byte* device = nullptr;  // or a framebuffer allocation (released by the destructor)
+    std::byte* at = nullptr;      // where the elements are: one of the above, or an attached array
+    bool attached = false;
     // What access() returns, computed once: every accessor of every task asks for it.
     std::uintptr_t base = 0;  // the address of the point at the origin (may lie outside)
     std::array<coord_t, kMaxDim> strides{};
@@ -131,6 +139,8 @@ class Instance {
   Domain bounds_;
   std::size_t bytes_ = 0;
   std::vector<FieldStorage> fields_;
+  // Points field i's `at`, and the access() base and strides derived from it, at `data`.
+  void place_field(std::size_t i, std::byte* data);
   bool reduction_ = false;
   std::uint32_t slot_ = 0;
   std::vector<ReductionField> reduction_fields_;

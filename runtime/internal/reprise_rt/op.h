@@ -72,6 +72,9 @@ struct TaskPayload {  // Task, IndexTask
   InlineVector<std::byte, 64> args;
   ArgumentMap point_args;  // IndexTask: per-point arguments (shared with the launcher's map)
   PoolVector<Future> futures;
+  // Internal tasks whose data must be in one memory (Context::attach, detach): they run on a
+  // CPU of that memory's shard with every requirement there, whatever the mapper would say.
+  std::uint32_t pinned_memory = kInvalidId;
 };
 struct FillPayload {  // Fill
   PoolVector<std::byte> value;

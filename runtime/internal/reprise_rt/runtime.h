@@ -40,6 +40,8 @@ class Context;
 
 namespace reprise::detail {
 
+struct Attached;  // an attachment (runtime/src/attach.cpp)
+
 struct TaskInfo {
   TaskID id = 0;
   std::string name;
@@ -217,6 +219,8 @@ class Runtime {
     creation_words_.push_back(word);
     creation_hash_.mix(word);
   }
+  // Context::attach: the arrays attached now (application thread; detach takes them out).
+  std::vector<std::shared_ptr<Attached>>& attachments() { return attachments_; }
   // Throws if the application is inside a trace (for ops that cannot be traced).
   void check_not_in_trace(const char* what) const;
   // True when called on the application thread while a trace is open.
@@ -302,6 +306,7 @@ class Runtime {
   bool trace_held_ = false;  // a BeginTrace went in and its EndTrace not yet
   TraceID open_trace_ = 0;
   std::thread::id app_thread_;
+  std::vector<std::shared_ptr<Attached>> attachments_;
   std::atomic<std::uint64_t> analysis_busy_ns_{0};
 
   mutable std::mutex error_mutex_;
