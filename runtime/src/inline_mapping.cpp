@@ -59,8 +59,6 @@ PhysicalRegion Context::map_region(Region r, Privilege privilege, std::vector<Fi
   rtm.check_not_in_trace("map_region");
   if (!rtm.on_app_thread())
     throw Error("map_region: only the application thread may map a region (not a task)");
-  if (rtm.num_shards() > 1)
-    throw Error("map_region: inline mappings are not supported under control replication yet");
   if (privilege == Privilege::Reduce)
     throw Error("map_region: a region cannot be mapped with REDUCE privilege");
   if (fields.empty()) throw Error("map_region: no fields named");
@@ -91,9 +89,35 @@ PhysicalRegion Context::map_region(Region r, Privilege privilege, std::vector<Fi
   TaskLauncher hold(detail::kInlineHoldTask);
   hold.add(r, hold_privilege, std::move(fields));
   hold.add_future(Future(m->held));
-  Future mapped = execute(map);
-  m->mapped = true;  // from here on the hold must be released, whatever happens
-  execute(hold);
+  Future mapped;
+  if (rtm.num_shards() == 1) {
+    mapped = execute(map);
+    m->mapped = true;  // from here on the hold must be released, whatever happens
+    execute(hold);
+  } else {
+    // Control replication: every shard maps the region into its own first system memory,
+    // through tasks pinned there (shard s's run only on s, with s's arguments). The maps read,
+    // so every shard sees the same values; the other shards' holds read, and shard 0's hold,
+    // issued last, has the mapping's privilege: a writing mapping leaves shard 0's memory
+    // holding the region (what every shard wrote, the program being replicated) and the other
+    // shards' copies stale. Each memory's later users wait for its shard's hold, the later
+    // conflicting ops for every hold.
+    const MachineInfo machine = rtm.machine();
+    TaskLauncher read_map(detail::kInlineMapTask,
+                          TaskArgs{std::uintptr_t(reinterpret_cast<std::uintptr_t>(m.get()))});
+    read_map.add(r, Privilege::ReadOnly, m->fields);
+    TaskLauncher read_hold(detail::kInlineHoldTask);
+    read_hold.add(r, Privilege::ReadOnly, m->fields);
+    read_hold.add_future(Future(m->held));
+    for (std::uint32_t s = 0; s < rtm.num_shards(); ++s) {
+      Future f = execute_task(read_map, machine.first_memory(s));
+      if (s == rtm.shard()) mapped = f;
+    }
+    m->mapped = true;
+    for (std::uint32_t s = 1; s < rtm.num_shards(); ++s)
+      execute_task(read_hold, machine.first_memory(s));
+    execute_task(hold, machine.first_memory(0));
+  }
   mapped.wait();
   PhysicalRegion pr;
   pr.m_ = std::move(m);

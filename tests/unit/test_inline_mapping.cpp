@@ -109,6 +109,34 @@ TEST(InlineMapping, ReadOnlyMappingsLetReadersRunAndUnmapWhenDropped) {
   });
 }
 
+// Under control replication (mpi_inline_mapping_np3) every shard maps and writes; a
+// read-modify-write must still apply once, and every shard must read the same values.
+TEST(InlineMapping, ReadModifyWriteAppliesOnceWhateverTheShards) {
+  register_all();
+  reprise::run({"-ll:cpu", "2", "-ll:numa", "2"}, [](Context& ctx) {
+    Region r = make_region(ctx);
+    ctx.fill(r, FX, 1.0);
+    Partition p = ctx.partition_equal(r, ctx.create_index_space(Rect<1>({0}, {5})));
+    for (int round = 0; round < 3; ++round) {
+      PhysicalRegion pr = ctx.map_region(r, Privilege::ReadWrite, {FX});
+      auto x = pr.accessor<double, 1>(FX);
+      for (auto q : Rect<1>(r.bounds())) x[q] += double(q[0]);
+      ctx.unmap_region(pr);
+      IndexLauncher sc(T_SCALE, p.color_space());
+      sc.add(p, Projection::identity(), Privilege::ReadWrite, {FX});
+      ctx.execute(sc);  // x = 2x + 1 on every shard's pieces
+    }
+    // x0 = 1; each round x = 2 (x + q) + 1.
+    PhysicalRegion ro = ctx.map_region(r, Privilege::ReadOnly, {FX});
+    auto x = ro.accessor<const double, 1>(FX);
+    for (auto q : Rect<1>(r.bounds())) {
+      double want = 1.0;
+      for (int round = 0; round < 3; ++round) want = 2 * (want + double(q[0])) + 1;
+      EXPECT_EQ(x[q], want) << "element " << q[0] << " on shard " << ctx.shard();
+    }
+  });
+}
+
 TEST(InlineMapping, MisuseIsAnError) {
   register_all();
   reprise::run({"-ll:cpu", "1", "-lg:no_auto_tracing"}, [](Context& ctx) {

@@ -63,7 +63,10 @@ class Context {
   // Inline mapping (reprise/inline_mapping.h): waits until the ops issued before it that
   // conflict are done and the data is in a host memory, and gives the application thread
   // direct access to `fields` of r; the ops issued after it that conflict with `privilege`
-  // wait for unmap_region (or for the last copy of the PhysicalRegion to go).
+  // wait for unmap_region (or for the last copy of the PhysicalRegion to go). Under control
+  // replication each shard maps the region into its own first system memory and sees the
+  // same values; after a writing mapping the region holds shard 0's writes (the same as every
+  // shard's, the program being replicated).
   PhysicalRegion map_region(Region r, Privilege privilege, std::vector<FieldID> fields);
   void unmap_region(PhysicalRegion& region);
 

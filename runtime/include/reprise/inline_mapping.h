@@ -6,7 +6,9 @@
 //   auto x = pr.accessor<double, 1>(FID_X);
 //   for (auto p : Rect<1>(region.bounds())) x[p] = 0.0;
 //   ctx.unmap_region(pr);  // (or let the last copy of pr go: it unmaps)
-// Not inside a trace, not from a task, and not under control replication yet.
+// Not inside a trace, not from a task. Under control replication every shard maps the region
+// into its own memory; read-write mappings are taken by the shards in turn (see
+// Context::map_region).
 #include <cstddef>
 #include <memory>
 #include <type_traits>
