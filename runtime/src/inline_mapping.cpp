@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <vector>
 
 #include "reprise/context.h"
 #include "reprise/registry.h"
@@ -101,22 +102,34 @@ PhysicalRegion Context::map_region(Region r, Privilege privilege, std::vector<Fi
     // issued last, has the mapping's privilege: a writing mapping leaves shard 0's memory
     // holding the region (what every shard wrote, the program being replicated) and the other
     // shards' copies stale. Each memory's later users wait for its shard's hold, the later
-    // conflicting ops for every hold.
+    // conflicting ops for every hold. A writing mapping first claims the region in shard 0's
+    // memory (after every earlier user, which may have been copying out of a shard's memory),
+    // and every shard waits for all the maps (their copies read shard 0's memory): no copy
+    // reads a memory while its shard's program writes it.
     const MachineInfo machine = rtm.machine();
+    const bool writes = privilege != Privilege::ReadOnly;
+    if (writes) {
+      TaskLauncher claim(detail::kInlineHoldTask);
+      claim.add(r, Privilege::ReadWrite, m->fields);
+      execute_task(claim, machine.first_memory(0));
+    }
     TaskLauncher read_map(detail::kInlineMapTask,
                           TaskArgs{std::uintptr_t(reinterpret_cast<std::uintptr_t>(m.get()))});
     read_map.add(r, Privilege::ReadOnly, m->fields);
     TaskLauncher read_hold(detail::kInlineHoldTask);
     read_hold.add(r, Privilege::ReadOnly, m->fields);
     read_hold.add_future(Future(m->held));
+    std::vector<Future> maps;
     for (std::uint32_t s = 0; s < rtm.num_shards(); ++s) {
       Future f = execute_task(read_map, machine.first_memory(s));
       if (s == rtm.shard()) mapped = f;
+      if (writes) maps.push_back(f);
     }
     m->mapped = true;
     for (std::uint32_t s = 1; s < rtm.num_shards(); ++s)
       execute_task(read_hold, machine.first_memory(s));
     execute_task(hold, machine.first_memory(0));
+    for (const Future& f : maps) f.wait();
   }
   mapped.wait();
   PhysicalRegion pr;

@@ -14,6 +14,7 @@
 #include <map>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 using namespace reprise;
 
@@ -275,6 +276,26 @@ std::map<std::string, Case> cases() {
     Data d = make(ctx);
     ctx.destroy(d.r);
     index_launch(ctx, d, T_STEP);
+  };
+  c["attach_subregion"] = [](Context& ctx) {
+    Data d = make(ctx);
+    static std::vector<double> xs(100);
+    ctx.attach(AttachLauncher(d.part[Point<1>(0)]).attach_array(FX, xs.data()));
+  };
+  c["attach_twice"] = [](Context& ctx) {
+    Data d = make(ctx);
+    static std::vector<double> xs(100);
+    ctx.attach(AttachLauncher(d.r).attach_array(FX, xs.data()));
+    index_launch(ctx, d, T_STEP);  // (the tasks use the array)
+    ctx.attach(AttachLauncher(d.r).attach_array(FX, xs.data()));
+  };
+  c["detach_twice"] = [](Context& ctx) {
+    Data d = make(ctx);
+    static std::vector<double> xs(100);
+    Attachment a = ctx.attach(AttachLauncher(d.r).attach_array(FX, xs.data()));
+    index_launch(ctx, d, T_STEP);
+    ctx.detach(a);
+    ctx.detach(a);
   };
   c["bad_index_space"] = [](Context& ctx) { ctx.create_index_space(Domain()); };
   c["empty_field_space"] = [](Context& ctx) { ctx.create_field_space({}); };
