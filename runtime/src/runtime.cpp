@@ -230,6 +230,10 @@ void Runtime::run(const std::function<void(Context&)>& top_level) {
   }
   // -ll:nccl: every shard opens its end of the device links (or none does) before any op.
   std::exception_ptr links_error;
+  if (!exchange_ && config_.nccl == 1)
+    REPRISE_LOG_WARN(LogCategory::Gpu,
+                     "-ll:nccl 1 has no effect in a single process: the device links carry "
+                     "copies between ranks (run under mpirun)");
   if (exchange_) {
     try {
       exchange_->open_links();
