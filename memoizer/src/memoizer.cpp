@@ -247,7 +247,7 @@ void Memoizer::record(TraceID id) {
   reduce_transitively(*t, runs_here(*t));
   dissolve_merges(*t);
   build_successors(*t, buffer_);
-  compute_elision_links(*t, buffer_, analysis_->forest(), rt_.events());
+  compute_elision_links(*t, buffer_, analysis_->forest(), rt_.events(), runs_here(*t));
   build_cross_links(*t);
   compute_conditions(*t, buffer_);
   // Idempotent only if the state the trace leaves behind is the one it started from (under

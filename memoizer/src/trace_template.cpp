@@ -212,7 +212,9 @@ constexpr std::size_t kMaxLinksPerInstruction = 16, kLinksAlways = 4096;
 }  // namespace
 
 void compute_elision_links(TraceTemplate& t, const std::vector<OpRef>& recorded,
-                           const RegionForest& forest, EventTable& events) {
+                           const RegionForest& forest, EventTable& events,
+                           const std::vector<bool>& here) {
+  const auto wanted = [&](std::uint32_t i) { return here.empty() || here[i]; };
   // Fake completion events name (op, point): id = op + 1 (+ offset for the second copy),
   // gen = point + 1. The analysis only compares them, it never waits on them.
   const std::uint32_t n = std::uint32_t(recorded.size());
@@ -233,6 +235,24 @@ void compute_elision_links(TraceTemplate& t, const std::vector<OpRef>& recorded,
     if (recorded[k]->launches_points()) la.record(copy_of(k, 0));
   std::vector<std::vector<std::uint32_t>> instr_of = op_instructions(t, n);
   std::vector<std::vector<Link>> per_instr(t.instrs.size());
+  // Under control replication, the points whose links a replay here reads: its own, and those
+  // its copies serve (a copy takes its point's links). Every op is still recorded whole into
+  // the analysis below (what a point depends on may be anywhere).
+  std::vector<std::vector<std::uint32_t>> needed(here.empty() ? 0 : n);
+  if (!here.empty()) {
+    for (std::uint32_t k = 0; k < n; ++k)
+      for (std::uint32_t p = 0; p < instr_of[k].size(); ++p)
+        if (instr_of[k][p] != ~0u && here[instr_of[k][p]]) needed[k].push_back(p);
+    for (std::uint32_t i = 0; i < t.instrs.size(); ++i)
+      if (here[i] && t.instrs[i].kind == Instruction::Kind::Copy) {
+        const TemplateCopy& c = t.copies[t.instrs[i].op];
+        needed[c.for_op].push_back(c.for_point);
+      }
+    for (auto& points : needed) {
+      std::sort(points.begin(), points.end());
+      points.erase(std::unique(points.begin(), points.end()), points.end());
+    }
+  }
   // Links are an optimisation (the entry fence is always correct): a template whose links
   // would outnumber its instructions many times over (the dependences of many iterations'
   // aliased readers and reducers) replays behind the fence instead of carrying them; counting
@@ -249,20 +269,21 @@ void compute_elision_links(TraceTemplate& t, const std::vector<OpRef>& recorded,
     if (!recorded[k]->launches_points()) continue;
     OpRef next = copy_of(k, n);
     pre.reset(next->num_points());
-    la.dependences(*next, pre);
-    for (std::uint32_t p = 0; p < next->num_points(); ++p) {
-      if (p >= instr_of[k].size() || instr_of[k][p] == ~0u) continue;
+    const PointSubset subset = here.empty() ? PointSubset{} : PointSubset{0, 0, &needed[k]};
+    la.dependences(*next, pre, subset);
+    subset.each(next->num_points(), [&](std::size_t p) {
+      if (p >= instr_of[k].size() || instr_of[k][p] == ~0u) return;
       for (Event e : pre.of(p))
         if (e.id >= 1 && e.id <= n) per_instr[instr_of[k][p]].push_back(Link{e.id - 1, e.gen - 1});
       total += per_instr[instr_of[k][p]].size();
-    }
+    });
     if (total > most) return give_up();
     la.record(next);
   }
   // Copies: their point's links, plus the instance-level links below.
   for (std::uint32_t i = 0; i < t.instrs.size(); ++i) {
     const Instruction& in = t.instrs[i];
-    if (in.kind != Instruction::Kind::Copy) continue;
+    if (in.kind != Instruction::Kind::Copy || !wanted(i)) continue;
     const TemplateCopy& c = t.copies[in.op];
     if (c.for_point < instr_of[c.for_op].size() && instr_of[c.for_op][c.for_point] != ~0u) {
       per_instr[i] = per_instr[instr_of[c.for_op][c.for_point]];
@@ -321,7 +342,7 @@ void compute_elision_links(TraceTemplate& t, const std::vector<OpRef>& recorded,
   std::uint32_t stamp = 0;
   if (!t.copies.empty())
     for (std::uint32_t i = 0; i < t.instrs.size(); ++i) {
-      if (t.instrs[i].kind == Instruction::Kind::Merge) continue;
+      if (t.instrs[i].kind == Instruction::Kind::Merge || !wanted(i)) continue;
       accesses_of(t.instrs[i]);
       met.clear();
       ++stamp;

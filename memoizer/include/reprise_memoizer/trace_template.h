@@ -166,9 +166,12 @@ void dissolve_merges(TraceTemplate& t);
 // Computes the fence-elision links by analysing the trace's ops as if they followed one more
 // copy of themselves. A generated copy takes the links of the point it serves; and since the
 // logical analysis does not see copies, every access to an instance also waits for the
-// previous replay's copies into the same part of it.
+// previous replay's copies into the same part of it. `here` (control replication: the
+// instructions this shard runs; empty: all) limits the work to the links a replay here reads,
+// which are those of its own instructions: the others' points are not analysed.
 void compute_elision_links(TraceTemplate& t, const std::vector<OpRef>& recorded_ops,
-                           const RegionForest& forest, class EventTable& events);
+                           const RegionForest& forest, class EventTable& events,
+                           const std::vector<bool>& here = {});
 // The physical conditions (one system memory: which instance of each tree is read / written).
 void compute_conditions(TraceTemplate& t, const std::vector<OpRef>& recorded_ops);
 // The successor lists that let a replay count in-trace edges down instead of using events.
