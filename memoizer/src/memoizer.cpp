@@ -248,7 +248,9 @@ void Memoizer::record(TraceID id) {
   dissolve_merges(*t);
   build_successors(*t, buffer_);
   compute_elision_links(*t, buffer_, analysis_->forest(), rt_.events(), runs_here(*t));
-  build_cross_links(*t);
+  // (Replays under control replication link to the previous one through events: no reversed
+  // links to build.)
+  if (rt_.num_shards() == 1) build_cross_links(*t);
   compute_conditions(*t, buffer_);
   // Idempotent only if the state the trace leaves behind is the one it started from (under
   // control replication: once the copies are dropped, as they were before it was recorded).
