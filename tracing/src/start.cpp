@@ -23,6 +23,10 @@ namespace {
 void run_parsed(const detail::Config& parsed, const TopLevelTask& top_level,
                 std::unique_ptr<Mapper> mapper, detail::Network* network = nullptr) {
   detail::Config config = parsed;
+  if (config.at_mine_inline == 1 && config.at_analysis_delay_us > 0)
+    throw Error(
+        "-lg:auto_trace:analysis_delay_us delays mining off the utility thread; "
+        "-lg:auto_trace:mine_inline 1 mines on it (use mine_inline 0 or auto with a delay)");
   // -ll:gpu: CUDA when a device is visible (or asked for), else the host device backend.
   std::unique_ptr<detail::Device> device;
   if (config.gpus > 0) {
