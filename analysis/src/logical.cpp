@@ -203,15 +203,17 @@ void LogicalAnalysis::add_pair(const Op& op, std::uint32_t r, const LogicalUser&
     return;
   }
   const std::size_t points = op.num_points();
-  // Every point (a subset under control replication asks for a shard's own: computing the
-  // others' to keep them would cost what the subset saves).
-  const bool every_point = !subset.list && subset.begin == 0 && subset.end >= points;
-  if (every_point && a.partition != kInvalidId && b.partition != kInvalidId &&
+  // A recurring pair is looked up, also for a subset (control replication: a shard's own
+  // points): its answer for every point is computed once and kept, so each later launch costs
+  // the subset's points only, where a scan would test each of them against every point of
+  // the earlier op.
+  if (a.partition != kInvalidId && b.partition != kInvalidId &&
       points * prev.num_points() >= kLookUpPairs) {
     const PairMeets& m = pair_meets(op, r, prev, u.req);
-    for (std::size_t p = 0; p < points; ++p)
+    subset.each(points, [&](std::size_t p) {
       for (std::uint32_t k = m.begin[p]; k < m.begin[p + 1]; ++k)
         pre.add(p, done_of(prev, m.points[k]));
+    });
     return;
   }
   each_meeting(op, r, prev, u.req, subset,
