@@ -236,9 +236,15 @@ void Memoizer::record(TraceID id) {
     top.kind = o.kind;
     // (Every rectangle: a replay's ops are not analysed, so they hold them in point_rects.)
     const std::size_t nreq = o.reqs.size(), points = o.launches_points() ? o.num_points() : 0;
-    top.rects.reserve(points * nreq);
-    for (std::size_t p = 0; p < points; ++p)
-      for (std::size_t r = 0; r < nreq; ++r) top.rects.push_back(o.rect(p, r));
+    const bool listed = std::any_of(o.reqs.begin(), o.reqs.end(),
+                                    [](const ReqInfo& q) { return q.pieces == nullptr; });
+    if (points > 0 && !listed) {
+      for (const ReqInfo& q : o.reqs) top.pieces.push_back(q.pieces);
+    } else {
+      top.rects.reserve(points * nreq);
+      for (std::size_t p = 0; p < points; ++p)
+        for (std::size_t r = 0; r < nreq; ++r) top.rects.push_back(o.rect(p, r));
+    }
     top.instances.assign(o.point_instances.begin(), o.point_instances.end());
     t->ops.push_back(std::move(top));
     if (o.launches_points()) t->points += o.num_points();

@@ -47,7 +47,13 @@ void Memoizer::replay(TraceTemplate& t, bool elide, std::size_t prefix) {
       analysis_->submit(buffer_[k]);  // future reductions: nothing to replay
       continue;
     }
-    o.point_rects.assign(t.ops[k].rects.begin(), t.ops[k].rects.end());
+    if (const TemplateOp& top = t.ops[k]; !top.pieces.empty()) {
+      // (The same partitions as recorded, the token says: their pieces have not changed.)
+      for (std::size_t r = 0; r < o.reqs.size(); ++r) o.reqs[r].pieces = top.pieces[r];
+      o.point_rects.clear();
+    } else {
+      o.point_rects.assign(top.rects.begin(), top.rects.end());
+    }
     o.point_instances.assign(t.ops[k].instances.begin(), t.ops[k].instances.end());
     o.point_done.assign(o.num_points(), kNoEvent);
     if (o.num_points() == 0) rt_.op_completed(o);

@@ -25,7 +25,11 @@ struct GpuGroups;
 struct TemplateOp {
   std::uint64_t token = 0;
   OpKind kind = OpKind::Task;
-  PoolVector<Domain> rects;         // op.rect(p, r) as analysed, [p * reqs + r]
+  // op.rect(p, r) as analysed: when every requirement named its partition whole, the
+  // partitions' own lists of pieces (a replay shares them: nothing to copy per point); else
+  // every rectangle, [p * reqs + r].
+  std::vector<std::shared_ptr<const std::vector<Domain>>> pieces;
+  PoolVector<Domain> rects;
   PoolVector<Instance*> instances;  // op.point_instances as mapped
 };
 
