@@ -4,6 +4,7 @@
 // logical analysis).
 #include <algorithm>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "reprise_memoizer/gpu_groups.h"
 #include "reprise_memoizer/memoizer.h"
@@ -163,28 +164,34 @@ const ShardPlan& Memoizer::shard_plan(TraceTemplate& t) {
   // it. Another shard's point needs a proxy when something here waits for it.
   std::vector<bool> needed(n, false), counted(n, false);
   plan->unseen_preds.assign(n, 0);
-  for (std::size_t i = 0; i < n; ++i)
-    for (std::uint32_t k = 0; k < succ.count[i]; ++k) {
-      const std::uint32_t s = succ.targets[succ.begin[i] + k];
-      if (here[i]) counted[s] = true;
-      if (!here[s] || here[i]) continue;
-      if (is_copy(i))
-        ++plan->unseen_preds[s];
-      else
-        needed[i] = true;
-    }
-  // The next replay's elision links of instructions that run here name points of this one.
-  const auto by_point = point_instructions(t);
+  // Only the edges out of and into the instructions that run here (slot s is defined by
+  // instruction s - 1), not every edge of the template.
+  std::unordered_set<std::uint64_t> linked;
   for (std::size_t i = 0; i < n; ++i) {
     if (!here[i]) continue;
+    for (std::uint32_t k = 0; k < succ.count[i]; ++k)
+      counted[succ.targets[succ.begin[i] + k]] = true;
     const Instruction& in = t.instrs[i];
+    for (std::uint32_t k = 0; k < in.pre_count; ++k) {
+      const std::uint32_t j = t.pre_slots[in.pre_begin + k] - 1;
+      if (here[j]) continue;
+      if (is_copy(j))
+        ++plan->unseen_preds[i];
+      else
+        needed[j] = true;
+    }
+    // The next replay's elision links of instructions that run here name points of this one.
     for (std::uint32_t k = 0; k < in.link_count; ++k) {
       const Link& l = t.links[in.link_begin + k];
-      if (l.from_copy) continue;  // a copy either has a half here or no event at all
-      auto it = by_point.find(point_key(l.op, l.point));
-      if (it != by_point.end()) needed[it->second] = true;
-    }
+      if (!l.from_copy) linked.insert(point_key(l.op, l.point));  // (a copy either has a half
+    }                                                             // here or no event at all)
   }
+  if (!linked.empty())
+    for (std::size_t i = 0; i < n; ++i) {
+      const Instruction& in = t.instrs[i];
+      if (!here[i] && in.kind == Instruction::Kind::Op && linked.count(point_key(in.op, in.point)))
+        needed[i] = true;
+    }
   std::vector<std::uint32_t> skipped_points(t.ops.size(), 0);
   for (std::uint32_t i = 0; i < n; ++i) {
     const Instruction& in = t.instrs[i];
