@@ -208,6 +208,26 @@ const ShardPlan& Memoizer::shard_plan(TraceTemplate& t) {
   }
   for (std::uint32_t op = 0; op < skipped_points.size(); ++op)
     if (skipped_points[op]) plan->count_offs.emplace_back(op, skipped_points[op]);
+  plan->slot.assign(n, ~0u);
+  for (std::uint32_t k = 0; k < plan->active.size(); ++k) plan->slot[plan->active[k]] = k;
+  auto edges = std::make_shared<BatchEdges>();
+  const std::size_t m = plan->active.size();
+  edges->count.assign(m, 0);
+  edges->begin.assign(m, 0);
+  const auto each_local_edge = [&](auto&& fn) {
+    for (std::uint32_t k = 0; k < m; ++k) {
+      const std::uint32_t i = plan->active[k];
+      if (!here[i]) continue;
+      for (std::uint32_t e = 0; e < succ.count[i]; ++e)
+        if (const std::uint32_t s = succ.targets[succ.begin[i] + e]; here[s]) fn(k, plan->slot[s]);
+    }
+  };
+  each_local_edge([&](std::uint32_t k, std::uint32_t) { ++edges->count[k]; });
+  for (std::size_t k = 1; k < m; ++k) edges->begin[k] = edges->begin[k - 1] + edges->count[k - 1];
+  edges->targets.assign(m ? edges->begin[m - 1] + edges->count[m - 1] : 0, 0);
+  std::vector<std::uint32_t> fill = edges->begin;
+  each_local_edge([&](std::uint32_t k, std::uint32_t to) { edges->targets[fill[k]++] = to; });
+  plan->edges = std::move(edges);
   t.shard_plan = std::move(plan);
   return *t.shard_plan;
 }
@@ -303,9 +323,18 @@ void Memoizer::replay_batch(TraceTemplate& t, Event fence, bool elide, std::size
   }
   // (A prefix replays point by point.)
   const GpuGroups* gpu = prefix ? nullptr : t.gpu_groups.get();
-  const std::shared_ptr<const BatchEdges>& edge_lists = gpu ? gpu->successors : t.successors;
+  // Control replication: a batch holds tasks for the shard plan's active instructions only
+  // (ShardPlan::slot, ::edges), not one per instruction of every shard. (Graph groups and the
+  // profiler's edge records index every instruction: they keep the whole batch.)
+  const bool compact = plan && !gpu && !(rt_.profiler() && rt_.profiler()->deps());
+  const std::shared_ptr<const BatchEdges>& edge_lists = compact ? plan->edges
+                                                        : gpu   ? gpu->successors
+                                                                : t.successors;
   ReplayBatch* block = edge_lists->take_spare();
   const bool fresh = block == nullptr;
+  const auto task_of = [&](std::size_t i) -> PointTask& {
+    return block->tasks[compact ? plan->slot[i] : i];
+  };
   if (block) {
     // A finished batch of this template: its points ran and gave up their ops (the executor
     // initialises each point afresh); only the batch's own marks are reset here.
@@ -314,9 +343,9 @@ void Memoizer::replay_batch(TraceTemplate& t, Event fence, bool elide, std::size
       for (std::size_t i = 0; i < n; ++i) block->state[i].store(0, std::memory_order_relaxed);
   } else {
     block = make_pooled<ReplayBatch>().release();
-    block->tasks = std::make_unique<PointTask[]>(n);
+    block->tasks = std::make_unique<PointTask[]>(compact ? plan->active.size() : n);
   }
-  if (plan)
+  if (plan && !compact)
     for (std::uint32_t i : fresh ? plan->skipped : plan->skipped_counted)
       exec.leave_elsewhere(block->tasks[i]);
   if (prefix)
@@ -356,9 +385,9 @@ void Memoizer::replay_batch(TraceTemplate& t, Event fence, bool elide, std::size
     // A replayed task point needs no completion event when every later wait on it is a
     // counter: in-trace edges and (with reversed links) the next replay's elision links.
     // Copies keep theirs (the physical effects name them).
-    PointTask& task = block->tasks[i];
+    PointTask& task = task_of(i);
     task.batch = block;
-    task.batch_index = std::uint32_t(i);
+    task.batch_index = compact ? plan->slot[i] : std::uint32_t(i);
     Event done;
     if (sharded) {
       // Shards name a copy by its op's number: this replay's, not the recording's.
@@ -420,7 +449,9 @@ void Memoizer::replay_batch(TraceTemplate& t, Event fence, bool elide, std::size
       const Instruction& in = t.instrs[i];
       const Event proxy = buffer_[in.op]->point_done[in.point];
       for (std::uint32_t k = 0; k < succ.count[i]; ++k) {
-        PointTask& s = block->tasks[succ.targets[succ.begin[i] + k]];
+        const std::uint32_t target = succ.targets[succ.begin[i] + k];
+        if (compact && plan->slot[target] == ~0u) continue;  // (not initialised here)
+        PointTask& s = task_of(target);
         if (!s.elsewhere) exec.count_down_when(proxy, &s);
       }
     }
@@ -460,7 +491,7 @@ void Memoizer::replay_batch(TraceTemplate& t, Event fence, bool elide, std::size
   prev_block_ = block;
   if (plan) {
     for (std::uint32_t i : plan->local)
-      if (!block->tasks[i].elsewhere) exec.release(&block->tasks[i]);
+      if (!task_of(i).elsewhere) exec.release(&task_of(i));
   } else {
     for (std::size_t i = 0; i < n; ++i)
       if (!block->tasks[i].elsewhere) exec.release(&block->tasks[i]);

@@ -91,6 +91,11 @@ struct ShardPlan {
   std::vector<std::int32_t> unseen_preds;
   // Per op of the trace that completes locally: its points skipped here (done with at once).
   std::vector<std::pair<std::uint32_t, std::uint32_t>> count_offs;
+  // A replay's batch holds tasks for the active instructions only: instruction i is task
+  // slot[i] (~0u: none), and `edges` are the in-trace edges between the tasks that run here,
+  // renumbered so (edges into other shards' points count nothing down: they are left out).
+  std::vector<std::uint32_t> slot;
+  std::shared_ptr<const BatchEdges> edges;
 };
 
 // -lg:simulate_shards: the completions each simulated shard would ask another for at a replay
