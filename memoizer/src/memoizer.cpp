@@ -234,7 +234,8 @@ void Memoizer::record(TraceID id) {
     TemplateOp top;
     top.token = o.token;
     top.kind = o.kind;
-    // (Every rectangle: a replay's ops are not analysed, so they hold them in point_rects.)
+    // (A replay's ops are not analysed: they take the partitions' pieces, or every rectangle,
+    // from here.)
     const std::size_t nreq = o.reqs.size(), points = o.launches_points() ? o.num_points() : 0;
     const bool listed = std::any_of(o.reqs.begin(), o.reqs.end(),
                                     [](const ReqInfo& q) { return q.pieces == nullptr; });
@@ -253,6 +254,7 @@ void Memoizer::record(TraceID id) {
   reduce_transitively(*t, runs_here(*t));
   dissolve_merges(*t);
   build_successors(*t, buffer_);
+  // (runs_here again: dissolving the merges renumbered the instructions.)
   compute_elision_links(*t, buffer_, analysis_->forest(), rt_.events(), runs_here(*t));
   // (Replays under control replication link to the previous one through events: no reversed
   // links to build.)

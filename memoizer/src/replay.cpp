@@ -210,23 +210,20 @@ const ShardPlan& Memoizer::shard_plan(TraceTemplate& t) {
     if (skipped_points[op]) plan->count_offs.emplace_back(op, skipped_points[op]);
   plan->slot.assign(n, ~0u);
   for (std::uint32_t k = 0; k < plan->active.size(); ++k) plan->slot[plan->active[k]] = k;
+  // (As gpu_groups.cpp filters the successor lists: one pass, in the active order.)
   auto edges = std::make_shared<BatchEdges>();
   const std::size_t m = plan->active.size();
-  edges->count.assign(m, 0);
   edges->begin.assign(m, 0);
-  const auto each_local_edge = [&](auto&& fn) {
-    for (std::uint32_t k = 0; k < m; ++k) {
-      const std::uint32_t i = plan->active[k];
-      if (!here[i]) continue;
+  edges->count.assign(m, 0);
+  for (std::uint32_t k = 0; k < m; ++k) {
+    const std::uint32_t i = plan->active[k];
+    edges->begin[k] = std::uint32_t(edges->targets.size());
+    if (here[i])
       for (std::uint32_t e = 0; e < succ.count[i]; ++e)
-        if (const std::uint32_t s = succ.targets[succ.begin[i] + e]; here[s]) fn(k, plan->slot[s]);
-    }
-  };
-  each_local_edge([&](std::uint32_t k, std::uint32_t) { ++edges->count[k]; });
-  for (std::size_t k = 1; k < m; ++k) edges->begin[k] = edges->begin[k - 1] + edges->count[k - 1];
-  edges->targets.assign(m ? edges->begin[m - 1] + edges->count[m - 1] : 0, 0);
-  std::vector<std::uint32_t> fill = edges->begin;
-  each_local_edge([&](std::uint32_t k, std::uint32_t to) { edges->targets[fill[k]++] = to; });
+        if (const std::uint32_t s = succ.targets[succ.begin[i] + e]; here[s])
+          edges->targets.push_back(plan->slot[s]);
+    edges->count[k] = std::uint32_t(edges->targets.size()) - edges->begin[k];
+  }
   plan->edges = std::move(edges);
   t.shard_plan = std::move(plan);
   return *t.shard_plan;

@@ -32,8 +32,8 @@ struct Attached {
   MemoryID memory = 0;
   std::vector<FieldID> fields;
   std::vector<std::byte*> arrays;  // this shard's, per field
-  bool attached = true;
-  Future detached;  // the detach's result, once detach was called
+  Future detached;                 // the detach's result: valid once detach was called
+  bool attached() const { return !detached.valid(); }
 };
 
 struct AttachTask {
@@ -65,12 +65,6 @@ void register_tasks() {
     return true;
   }();
   (void)registered;
-}
-
-void check_call(Runtime& rt, const char* what) {
-  rt.check_not_in_trace(what);
-  if (!rt.on_app_thread())
-    throw Error(fmt::format("{}: only the application thread may call it (not a task)", what));
 }
 
 // An element of `size` bytes is read as the widest power of two dividing it, up to 16.
@@ -113,8 +107,9 @@ void check_arrays(Runtime& rt, const AttachLauncher& l, const FieldSpaceInfo& fs
 
 // Attachments whose detach has completed are forgotten (their arrays are the program's).
 void forget_detached(std::vector<std::shared_ptr<Attached>>& all) {
-  std::erase_if(
-      all, [](const std::shared_ptr<Attached>& a) { return !a->attached && a->detached.ready(); });
+  std::erase_if(all, [](const std::shared_ptr<Attached>& a) {
+    return !a->attached() && a->detached.ready();
+  });
 }
 
 }  // namespace
@@ -123,7 +118,7 @@ void forget_detached(std::vector<std::shared_ptr<Attached>>& all) {
 
 Attachment Context::attach(const AttachLauncher& l) {
   detail::Runtime& rtm = rt("attach");
-  detail::check_call(rtm, "attach");
+  rtm.check_not_in_trace("attach");  // (rt() checked the thread)
   rtm.forest().check_region(l.region(), "attach");
   const Region r = l.region();
   if (rtm.forest().region(r.node()).parent_partition != kInvalidId)
@@ -136,7 +131,7 @@ Attachment Context::attach(const AttachLauncher& l) {
   auto& all = rtm.attachments();
   detail::forget_detached(all);
   for (const auto& a : all)
-    if (a->attached && a->region == r && a->memory == l.memory())
+    if (a->attached() && a->region == r && a->memory == l.memory())
       for (const auto& array : l.arrays())
         if (std::find(a->fields.begin(), a->fields.end(), array.field) != a->fields.end())
           throw Error(fmt::format(
@@ -162,21 +157,20 @@ Attachment Context::attach(const AttachLauncher& l) {
 
 Future Context::detach(Attachment& attachment) {
   detail::Runtime& rtm = rt("detach");
-  if (!attachment.a_ || !attachment.a_->attached)
+  if (!attachment.a_ || !attachment.a_->attached())
     throw Error("detach: nothing is attached (detached already, or never attached)");
-  detail::check_call(rtm, "detach");
+  rtm.check_not_in_trace("detach");
   detail::Attached& a = *attachment.a_;
   rtm.forest().check_region(a.region, "detach");
   TaskLauncher detach(detail::kDetachTask,
                       TaskArgs{std::uintptr_t(reinterpret_cast<std::uintptr_t>(&a))});
   detach.add(a.region, Privilege::ReadWrite, a.fields);
   a.detached = execute_task(detach, a.memory);
-  a.attached = false;
   return a.detached;
 }
 
 bool Attachment::is_attached() const {
-  return a_ && a_->attached;
+  return a_ && a_->attached();
 }
 
 Region Attachment::region() const {

@@ -57,9 +57,7 @@ void hold_task(TaskContext&) {}
 
 PhysicalRegion Context::map_region(Region r, Privilege privilege, std::vector<FieldID> fields) {
   detail::Runtime& rtm = rt("map_region");
-  rtm.check_not_in_trace("map_region");
-  if (!rtm.on_app_thread())
-    throw Error("map_region: only the application thread may map a region (not a task)");
+  rtm.check_not_in_trace("map_region");  // (rt() checked the thread)
   if (privilege == Privilege::Reduce)
     throw Error("map_region: a region cannot be mapped with REDUCE privilege");
   if (fields.empty()) throw Error("map_region: no fields named");

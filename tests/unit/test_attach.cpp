@@ -4,31 +4,19 @@
 #include <gtest/gtest.h>
 #include <reprise/reprise.h>
 
-#include <atomic>
 #include <cstdint>
 #include <string>
 #include <vector>
 
 #include "error_text.h"
+#include "region_tasks.h"
 
 using namespace reprise;
+using namespace region_tasks;
 
 namespace {
-enum : TaskID { T_SCALE = 10400, T_SUM, T_WHERE, T_GRID };
-enum : FieldID { FX = 0, FY = 1 };
-constexpr coord_t kN = 40;
+enum : TaskID { T_WHERE = 10400, T_GRID };
 
-// x = 2x + 1 on its piece.
-void scale(TaskContext& tc) {
-  auto x = tc.accessor<double, 1>(0, FX);
-  for (auto p : Rect<1>(tc.domain(0))) x[p] = 2 * x[p] + 1;
-}
-double sum(TaskContext& tc) {
-  auto x = tc.accessor<const double, 1>(0, FX);
-  double s = 0;
-  for (auto p : Rect<1>(tc.domain(0))) s += x[p];
-  return s;
-}
 // The address of element 0 of x as the task sees it.
 std::uintptr_t where(TaskContext& tc) {
   auto x = tc.accessor<const double, 1>(0, FX);
@@ -44,21 +32,11 @@ void grid(TaskContext& tc) {
   }
 }
 void register_all() {
-  TaskRegistry::add(T_SCALE, "scale", {cpu(scale)});
-  TaskRegistry::add(T_SUM, "sum", {cpu(sum)});
+  register_tasks();
   TaskRegistry::add(T_WHERE, "where", {cpu(where)});
   TaskRegistry::add(T_GRID, "grid", {cpu(grid)});
 }
 
-Region make_region(Context& ctx) {
-  return ctx.create_region(ctx.create_index_space(Rect<1>({0}, {kN - 1})),
-                           ctx.create_field_space({{FX, sizeof(double)}, {FY, sizeof(float)}}));
-}
-double run_sum(Context& ctx, Region r) {
-  TaskLauncher s(T_SUM);
-  s.add(r, Privilege::ReadOnly, {FX});
-  return ctx.execute(s).get<double>();
-}
 void run_scale(Context& ctx, const Partition& p) {
   IndexLauncher sc(T_SCALE, p.color_space());
   sc.add(p, Projection::identity(), Privilege::ReadWrite, {FX});

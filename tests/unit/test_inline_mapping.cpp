@@ -10,45 +10,13 @@
 #include <vector>
 
 #include "error_text.h"
+#include "region_tasks.h"
 
 using namespace reprise;
-
-namespace {
-enum : TaskID { T_SCALE = 10300, T_SUM };
-enum : FieldID { FX = 0, FY = 1 };
-constexpr coord_t kN = 40;
-
-std::atomic<int> scales_run{0};
-// x = 2x + 1 on its piece.
-void scale(TaskContext& tc) {
-  auto x = tc.accessor<double, 1>(0, FX);
-  for (auto p : Rect<1>(tc.domain(0))) x[p] = 2 * x[p] + 1;
-  ++scales_run;
-}
-double sum(TaskContext& tc) {
-  auto x = tc.accessor<const double, 1>(0, FX);
-  double s = 0;
-  for (auto p : Rect<1>(tc.domain(0))) s += x[p];
-  return s;
-}
-void register_all() {
-  TaskRegistry::add(T_SCALE, "scale", {cpu(scale)});
-  TaskRegistry::add(T_SUM, "sum", {cpu(sum)});
-}
-
-Region make_region(Context& ctx) {
-  return ctx.create_region(ctx.create_index_space(Rect<1>({0}, {kN - 1})),
-                           ctx.create_field_space({{FX, sizeof(double)}, {FY, sizeof(float)}}));
-}
-double run_sum(Context& ctx, Region r) {
-  TaskLauncher s(T_SUM);
-  s.add(r, Privilege::ReadOnly, {FX});
-  return ctx.execute(s).get<double>();
-}
-}  // namespace
+using namespace region_tasks;
 
 TEST(InlineMapping, ReadsAndWritesInPlaceBetweenOps) {
-  register_all();
+  register_tasks();
   for (const char* numa : {"1", "3"}) {
     reprise::run({"-ll:cpu", "3", "-ll:numa", numa}, [](Context& ctx) {
       Region r = make_region(ctx);
@@ -72,7 +40,7 @@ TEST(InlineMapping, ReadsAndWritesInPlaceBetweenOps) {
 }
 
 TEST(InlineMapping, LaterConflictingOpsWaitForTheUnmapping) {
-  register_all();
+  register_tasks();
   reprise::run({"-ll:cpu", "2"}, [](Context& ctx) {
     Region r = make_region(ctx);
     ctx.fill(r, FX, 1.0);
@@ -93,7 +61,7 @@ TEST(InlineMapping, LaterConflictingOpsWaitForTheUnmapping) {
 }
 
 TEST(InlineMapping, ReadOnlyMappingsLetReadersRunAndUnmapWhenDropped) {
-  register_all();
+  register_tasks();
   reprise::run({"-ll:cpu", "1"}, [](Context& ctx) {
     Region r = make_region(ctx);
     ctx.fill(r, FX, 2.0);
@@ -112,7 +80,7 @@ TEST(InlineMapping, ReadOnlyMappingsLetReadersRunAndUnmapWhenDropped) {
 // Under control replication (mpi_inline_mapping_np3) every shard maps and writes; a
 // read-modify-write must still apply once, and every shard must read the same values.
 TEST(InlineMapping, ReadModifyWriteAppliesOnceWhateverTheShards) {
-  register_all();
+  register_tasks();
   reprise::run({"-ll:cpu", "2", "-ll:numa", "2"}, [](Context& ctx) {
     Region r = make_region(ctx);
     ctx.fill(r, FX, 1.0);
@@ -138,7 +106,7 @@ TEST(InlineMapping, ReadModifyWriteAppliesOnceWhateverTheShards) {
 }
 
 TEST(InlineMapping, MisuseIsAnError) {
-  register_all();
+  register_tasks();
   reprise::run({"-ll:cpu", "1", "-lg:no_auto_tracing"}, [](Context& ctx) {
     Region r = make_region(ctx);
     PhysicalRegion ro = ctx.map_region(r, Privilege::ReadOnly, {FX, FY});

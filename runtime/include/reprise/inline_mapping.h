@@ -7,8 +7,8 @@
 //   for (auto p : Rect<1>(region.bounds())) x[p] = 0.0;
 //   ctx.unmap_region(pr);  // (or let the last copy of pr go: it unmaps)
 // Not inside a trace, not from a task. Under control replication every shard maps the region
-// into its own memory; read-write mappings are taken by the shards in turn (see
-// Context::map_region).
+// into its own memory and sees the same values; after a writing mapping the region holds
+// shard 0's writes (see Context::map_region).
 #include <cstddef>
 #include <memory>
 #include <type_traits>

@@ -104,7 +104,6 @@ class Instance {
   void attach_external(int fi, std::byte* array);
   // Copies the array's elements into the instance's own storage and uses that again.
   void detach_external(int fi);
-  bool is_attached(int fi) const { return fields_[std::size_t(fi)].attached; }
   // Whether the instance lives in a framebuffer: data moves in and out of it by device copies
   // on a copy stream, on either backend (so the host backend runs the CUDA backend's paths).
   bool on_device() const { return device_ != nullptr; }
