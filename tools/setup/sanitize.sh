@@ -4,8 +4,9 @@
 # the unit tests, the stencil, random traced programs on 3 memories (manual and automatic
 # traces, failures inside traces), the same programs and the stencil under mpirun on 2 and 3
 # ranks, and the single-process misuse cases. CI runs the address
-# pass (tools/setup/test.sh, about 7 minutes on 2 cores); run the thread pass before landing
-# concurrency changes. A sanitizer report fails the script.
+# pass (tools/setup/test.sh) with about half the random seeds (REPRISE_SANITIZE_QUICK=1: the
+# whole CI run must stay under 30 minutes on 2 cores); run the thread pass, with every seed,
+# before landing concurrency changes. A sanitizer report fails the script.
 #   bash tools/setup/sanitize.sh [address|thread]   (default: both)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -24,9 +25,11 @@ for kind in "${kinds[@]}"; do
   "$dir/bin/stencil" -nx 100 -ny 90 -px 3 -py 2 -iters 300 -ll:cpu 2 -ll:util 2
   echo "== $kind: random traced programs"
   r=("$dir/bin/random_programs" --mapper scatter --quiet --timeout 600)
-  "${r[@]}" --loops --seeds 1:60 -ll:cpu 2 -ll:numa 3 -ll:util 2
-  "${r[@]}" --iters 30 --traces auto --seeds 1:30 -ll:cpu 2 -ll:numa 3
-  "${r[@]}" --fail-in-trace --seeds 1:40 -ll:cpu 2 -ll:numa 3
+  # Seeds per run: the full count, or about half of it in the quick (CI) pass.
+  seeds() { echo "1:$(( ${REPRISE_SANITIZE_QUICK:-0} == 1 ? ($1 + 1) / 2 : $1 ))"; }
+  "${r[@]}" --loops --seeds "$(seeds 60)" -ll:cpu 2 -ll:numa 3 -ll:util 2
+  "${r[@]}" --iters 30 --traces auto --seeds "$(seeds 30)" -ll:cpu 2 -ll:numa 3
+  "${r[@]}" --fail-in-trace --seeds "$(seeds 40)" -ll:cpu 2 -ll:numa 3
   if command -v mpirun > /dev/null; then
     # Control replication: 2 and 3 ranks. Open MPI is not instrumented: its own lock orders
     # are suppressed for ThreadSanitizer and its allocations are not leak-checked.
@@ -34,8 +37,8 @@ for kind in "${kinds[@]}"; do
     m=(env OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 ASAN_OPTIONS=detect_leaks=0
        "TSAN_OPTIONS=halt_on_error=1 suppressions=$PWD/tools/setup/tsan-mpi.supp"
        timeout 900 mpirun --oversubscribe)
-    "${m[@]}" -np 2 "${r[@]}" --loops --seeds 1:20 -ll:cpu 1
-    "${m[@]}" -np 3 "${r[@]}" --loops --seeds 1:12 -ll:cpu 1 -ll:numa 2
+    "${m[@]}" -np 2 "${r[@]}" --loops --seeds "$(seeds 20)" -ll:cpu 1
+    "${m[@]}" -np 3 "${r[@]}" --loops --seeds "$(seeds 12)" -ll:cpu 1 -ll:numa 2
     "${m[@]}" -np 2 "$dir/bin/stencil" -nx 256 -ny 128 -px 4 -py 1 -iters 60 -ll:cpu 1 --trace auto \
       -lg:evtrace "$dir/evtrace.txt"
     # Copies between framebuffers over the device links (NCCL emulated on the host backend).
