@@ -302,7 +302,7 @@ void Analysis::choose_memories(Op& op, std::size_t p, const MapperTaskInfo* info
     if (const std::uint32_t pinned = pinned_memory(op); pinned != kInvalidId)
       mem = pinned;
     else if (info)
-      mem = rt_.mapper().select_memory(*info, proc, r, machine);
+      mem = rt_.mapper().select_memory(*info, proc, op.program_req(r), machine);
     else
       mem = machine.closest_memory(proc);
     if (mem >= rt_.instances().num_memories())

@@ -248,6 +248,66 @@ ReqInfo resolve_partition_req(const detail::RegionForest& forest, const OpLabel&
   return q;
 }
 
+// A requirement on a sparse partition (or on one of its pieces) becomes one per run
+// partition, checked first as the program wrote it; the analysis, traces and control
+// replication then see only dense requirements. Others are added as they are.
+void add_requirement(const detail::RegionForest& forest, const OpLabel& op, int index,
+                     const RegionRequirement& r, const Domain& launch, detail::Op& out) {
+  ReqInfo q = r.partition.valid() ? resolve_partition_req(forest, op, index, r, launch)
+                                  : resolve_region_req(forest, op, index, r, launch);
+  std::uint32_t sparse = r.partition.valid() ? r.partition.node() : kInvalidId;
+  std::size_t color = 0;
+  if (!r.partition.valid()) {
+    sparse = forest.sparse_partition_of(r.region.node());
+    if (sparse != kInvalidId) {
+      const auto& pn = forest.partition(sparse);
+      color = std::size_t(pn.colors.linearize(forest.region(r.region.node()).color));
+    }
+  } else if (!forest.partition(sparse).sparse()) {
+    sparse = kInvalidId;
+  }
+  auto& begin = out.task_payload().req_begin;
+  if (sparse == kInvalidId) {
+    if (!begin.empty()) begin.push_back(std::uint16_t(out.reqs.size() + 1));
+    out.reqs.push_back(std::move(q));
+    return;
+  }
+  if (q.privilege == Privilege::Reduce)
+    throw Error(
+        fmt::format("{}: requirement {} reduces into a sparse region, which is not "
+                    "supported yet (reduce into a dense partition)",
+                    op, index));
+  if (begin.empty()) {  // the requirements before were not expanded: one each
+    for (std::size_t i = 0; i <= out.reqs.size(); ++i) begin.push_back(std::uint16_t(i));
+  }
+  const auto& runs = forest.partition(sparse).run_partitions;
+  if (out.reqs.size() + runs.size() > 0xffff)
+    throw Error(fmt::format("{}: requirement {} expands into too many rectangles ({})", op, index,
+                            runs.size()));
+  for (std::uint32_t run : runs) {
+    ReqInfo e = q;
+    const auto& rp = forest.partition(run);
+    if (r.partition.valid()) {
+      e.partition = run;
+      e.uid = forest.partition_handle(run).uid();
+    } else {
+      e.region = rp.children[color];
+      e.uid = forest.region(e.region).uid;
+    }
+    out.reqs.push_back(std::move(e));
+  }
+  begin.push_back(std::uint16_t(out.reqs.size()));
+}
+
+// Fills, copies and inline mappings take dense regions only (for now).
+void check_dense(const detail::RegionForest& forest, const OpLabel& op, const Region& r) {
+  if (forest.sparse_partition_of(r.node()) != kInvalidId)
+    throw Error(
+        fmt::format("{}: region {} is a piece of a sparse partition; only tasks take "
+                    "sparse regions so far",
+                    op, r.bounds().str()));
+}
+
 bool needs_interference_check(const detail::PoolVector<ReqInfo>& reqs) {
   for (std::size_t a = 0; a < reqs.size(); ++a)
     for (std::size_t b = a + 1; b < reqs.size(); ++b)
@@ -405,6 +465,48 @@ Partition Context::partition_by_rects(Region parent, const IndexSpace& colors,
                rtm.forest().create_partition(parent, colors.bounds(), rects));
 }
 
+Partition Context::partition_by_rect_lists(Region parent, const IndexSpace& colors,
+                                           std::vector<std::vector<Domain>> rects) {
+  Runtime& rtm = rt("partition_by_rect_lists");
+  rtm.check_not_in_trace("partition_by_rect_lists");
+  rtm.forest().check_region(parent, "partition_by_rect_lists");
+  Partition p = rtm.forest().create_sparse_partition(parent, colors.bounds(), std::move(rects),
+                                                     "partition_by_rect_lists");
+  // Every shard must make the same pieces: note the rectangles, not only their boxes.
+  detail::Hasher h;
+  h.mix(parent.bounds());
+  h.mix(colors.bounds());
+  for (const auto& list : *rtm.forest().partition(p.node()).runs) {
+    h.mix(std::uint64_t(list.size()));
+    for (const Domain& r : list) h.mix(r);
+  }
+  rtm.note_creation(detail::Creation::PartitionByRectLists, h.h);
+  return p;
+}
+
+Partition Context::partition_by_point_sets(Region parent, const IndexSpace& colors,
+                                           const std::vector<std::vector<coord_t>>& points) {
+  rt("partition_by_point_sets").forest().check_region(parent, "partition_by_point_sets");
+  if (parent.bounds().dim != 1)
+    throw Error(
+        fmt::format("partition_by_point_sets: the region {} is {}-d; point sets "
+                    "partition 1-d regions (use partition_by_rect_lists)",
+                    parent.bounds().str(), parent.bounds().dim));
+  std::vector<std::vector<Domain>> rects(points.size());
+  for (std::size_t c = 0; c < points.size(); ++c) {
+    std::vector<coord_t> sorted = points[c];
+    std::sort(sorted.begin(), sorted.end());
+    sorted.erase(std::unique(sorted.begin(), sorted.end()), sorted.end());
+    for (std::size_t i = 0; i < sorted.size();) {  // runs of consecutive points
+      std::size_t j = i + 1;
+      while (j < sorted.size() && sorted[j] == sorted[j - 1] + 1) ++j;
+      rects[c].push_back(Domain(Rect<1>({sorted[i]}, {sorted[j - 1]})));
+      i = j;
+    }
+  }
+  return partition_by_rect_lists(parent, colors, std::move(rects));
+}
+
 Partition Context::partition_by_translation(const Partition& base, const DomainPoint& offset) {
   Runtime& rtm = rt("partition_by_translation");
   rtm.check_not_in_trace("partition_by_translation");
@@ -415,6 +517,13 @@ Partition Context::partition_by_translation(const Partition& base, const DomainP
         "partition_by_translation: the offset {} has dimension {}, the region {} has {}",
         offset.str(), offset.dim, rtm.forest().region(pn.parent_region).bounds.str(),
         rtm.forest().region(pn.parent_region).bounds.dim));
+  if (pn.sparse()) {  // every rectangle moves
+    std::vector<std::vector<Domain>> rects(pn.runs->size());
+    for (std::size_t c = 0; c < rects.size(); ++c)
+      for (const Domain& r : (*pn.runs)[c]) rects[c].push_back(translate(r, offset));
+    return partition_by_rect_lists(rtm.forest().region_handle(pn.parent_region),
+                                   rtm.forest().create_index_space(pn.colors), std::move(rects));
+  }
   std::vector<Domain> pieces;
   pieces.reserve(pn.pieces->size());
   for (const auto& p : *pn.pieces) pieces.push_back(translate(p, offset));
@@ -450,7 +559,7 @@ Future Context::execute_task(const TaskLauncher& l, std::uint32_t pinned_memory)
     if (r.partition.valid())
       throw Error(
           fmt::format("{}: requirement {} names a partition; single tasks use regions", name, i));
-    op->reqs.push_back(resolve_region_req(rtm.forest(), name, int(i), r, op->domain));
+    add_requirement(rtm.forest(), name, int(i), r, op->domain, *op);
   }
   if (needs_interference_check(op->reqs)) check_interference_once(rtm, name, op->domain, op->reqs);
   check_futures(name, l.futures());
@@ -480,10 +589,7 @@ FutureMap Context::execute(const IndexLauncher& l) {
   op->task_payload().point_args = l.argument_map();
   op->reqs.reserve(l.requirements().size());
   for (std::size_t i = 0; i < l.requirements().size(); ++i) {
-    const auto& r = l.requirements()[i];
-    op->reqs.push_back(r.partition.valid()
-                           ? resolve_partition_req(rtm.forest(), name, int(i), r, dom)
-                           : resolve_region_req(rtm.forest(), name, int(i), r, dom));
+    add_requirement(rtm.forest(), name, int(i), l.requirements()[i], dom, *op);
   }
   if (needs_interference_check(op->reqs)) check_interference_once(rtm, name, dom, op->reqs);
   check_futures(name, l.futures());
@@ -506,6 +612,7 @@ void Context::fill(const FillLauncher& l) {
   Runtime& rtm = rt("fill");
   const OpLabel name("fill", nullptr, rtm.ops_issued());
   rtm.forest().check_region(l.region, name.str().c_str());
+  check_dense(rtm.forest(), name, l.region);
   RegionRequirement r;
   r.region = l.region;
   r.privilege = Privilege::WriteDiscard;
@@ -530,6 +637,8 @@ void Context::copy(const CopyLauncher& l) {
   const OpLabel name("copy", nullptr, rtm.ops_issued());
   rtm.forest().check_region(l.src, name.str().c_str());
   rtm.forest().check_region(l.dst, name.str().c_str());
+  check_dense(rtm.forest(), name, l.src);
+  check_dense(rtm.forest(), name, l.dst);
   if (l.src_fields.size() != l.dst_fields.size())
     throw Error(fmt::format("{}: {} source fields but {} destination fields", name,
                             l.src_fields.size(), l.dst_fields.size()));

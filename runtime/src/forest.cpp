@@ -13,6 +13,13 @@ namespace reprise::detail {
 
 namespace {
 
+Domain empty_domain(int dim) {
+  Domain d;
+  d.dim = dim;
+  d.hi[0] = -1;
+  return d;
+}
+
 bool pieces_disjoint(const std::vector<Domain>& pieces) {
   std::vector<std::size_t> order(pieces.size());
   std::iota(order.begin(), order.end(), 0);
@@ -130,6 +137,11 @@ Region RegionForest::create_region(const IndexSpace& is, FieldSpace fs) {
 Partition RegionForest::create_partition(Region parent, const Domain& colors,
                                          std::vector<Domain> pieces) {
   const Domain parent_bounds = regions_[parent.node()].bounds;
+  if (regions_[parent.node()].sparse_partition != kInvalidId)
+    throw Error(
+        fmt::format("partition of {}: the region is a piece of a sparse partition, and "
+                    "partitioning sparse regions is not supported",
+                    parent_bounds.str()));
   for (auto& p : pieces) {
     if (p.dim != parent_bounds.dim)
       throw Error(fmt::format("partition of {}: piece {} has the wrong dimension",
@@ -164,6 +176,84 @@ Partition RegionForest::create_partition(Region parent, const Domain& colors,
   return Partition(parent.tree(), node, uid, colors, disjoint, complete);
 }
 
+Partition RegionForest::create_sparse_partition(Region parent, const Domain& colors,
+                                                std::vector<std::vector<Domain>> runs,
+                                                const char* op) {
+  const Domain parent_bounds = regions_[parent.node()].bounds;
+  if (coord_t(runs.size()) != colors.volume())
+    throw Error(fmt::format("{}: {} pieces given for {} colors", op, runs.size(), colors.volume()));
+  std::size_t most = 1;  // run partitions: at least one, so that a sparse partition has them
+  std::vector<Domain> boxes(runs.size()), all;
+  for (std::size_t c = 0; c < runs.size(); ++c) {
+    auto& list = runs[c];
+    for (auto& r : list) {
+      if (r.dim != parent_bounds.dim)
+        throw Error(fmt::format("{}: color {}: rectangle {} has dimension {}, the region {} has {}",
+                                op, colors.delinearize(coord_t(c)).str(), r.str(), r.dim,
+                                parent_bounds.str(), parent_bounds.dim));
+      r = r & parent_bounds;
+    }
+    std::erase_if(list, [](const Domain& r) { return r.empty(); });
+    std::sort(list.begin(), list.end(), [](const Domain& a, const Domain& b) {
+      for (int d = 0; d < a.dim; ++d)
+        if (a.lo[d] != b.lo[d]) return a.lo[d] < b.lo[d];
+      return false;
+    });
+    if (!pieces_disjoint(list))
+      throw Error(fmt::format("{}: the rectangles of color {} overlap", op,
+                              colors.delinearize(coord_t(c)).str()));
+    // Adjacent 1-d runs become one (a point set given point by point).
+    if (parent_bounds.dim == 1 && !list.empty()) {
+      std::size_t out = 0;
+      for (std::size_t i = 1; i < list.size(); ++i) {
+        if (list[i].lo[0] == list[out].hi[0] + 1)
+          list[out].hi[0] = list[i].hi[0];
+        else
+          list[++out] = list[i];
+      }
+      list.resize(out + 1);
+    }
+    for (const auto& r : list) grow(boxes[c], r);
+    if (list.empty()) boxes[c] = empty_domain(parent_bounds.dim);
+    most = std::max(most, list.size());
+    all.insert(all.end(), list.begin(), list.end());
+  }
+  // The bounding boxes make the partition's node (handles, subregions' bounds); disjointness
+  // and completeness are those of the runs themselves.
+  Partition bounding = create_partition(parent, colors, boxes);
+  PartitionNode& pn = partitions_[bounding.node()];
+  std::vector<std::size_t> color_of;
+  bool disjoint = true;
+  {
+    std::vector<std::pair<Domain, std::size_t>> tagged;
+    for (std::size_t c = 0; c < runs.size(); ++c)
+      for (const auto& r : runs[c]) tagged.emplace_back(r, c);
+    std::sort(tagged.begin(), tagged.end(),
+              [](const auto& a, const auto& b) { return a.first.lo[0] < b.first.lo[0]; });
+    for (std::size_t i = 0; i < tagged.size() && disjoint; ++i)
+      for (std::size_t j = i + 1;
+           j < tagged.size() && tagged[j].first.lo[0] <= tagged[i].first.hi[0]; ++j)
+        if (tagged[i].second != tagged[j].second && tagged[i].first.overlaps(tagged[j].first)) {
+          disjoint = false;
+          break;
+        }
+  }
+  pn.disjoint = disjoint;
+  pn.complete = pieces_cover(parent_bounds, all, disjoint);
+  for (std::size_t j = 0; j < most; ++j) {
+    std::vector<Domain> run_j(runs.size(), empty_domain(parent_bounds.dim));
+    for (std::size_t c = 0; c < runs.size(); ++c)
+      if (j < runs[c].size()) run_j[c] = runs[c][j];
+    // (Its own node: no uid the program can name; retired with the sparse partition.)
+    partitions_[bounding.node()].run_partitions.push_back(
+        create_partition(parent, colors, std::move(run_j)).node());
+  }
+  PartitionNode& done = partitions_[bounding.node()];
+  for (std::uint32_t child : done.children) regions_[child].sparse_partition = bounding.node();
+  done.runs = std::make_shared<const std::vector<std::vector<Domain>>>(std::move(runs));
+  return partition_handle(bounding.node());
+}
+
 void RegionForest::retire_region(std::uint32_t node, Event released, bool with_partition) {
   RegionNode& rn = regions_[node];
   for (std::uint32_t below : rn.partitions) retire_below(below, released, with_partition);
@@ -189,6 +279,10 @@ void RegionForest::retire_tree(std::uint32_t tree, Event released) {
 void RegionForest::retire_partition(std::uint32_t node, Event released) {
   auto& siblings = regions_[partitions_[node].parent_region].partitions;
   std::erase(siblings, node);
+  for (std::uint32_t run : partitions_[node].run_partitions) {
+    std::erase(siblings, run);
+    retire_below(run, released, true);
+  }
   retire_below(node, released, true);
 }
 

@@ -419,6 +419,8 @@ const char* to_string(Creation c) {
       return "partition_by_rects";
     case Creation::PartitionByTranslation:
       return "partition_by_translation";
+    case Creation::PartitionByRectLists:
+      return "partition_by_rect_lists";
   }
   return "?";
 }

@@ -2,6 +2,9 @@
 
 #include <fmt/core.h>
 
+#include <algorithm>
+#include <utility>
+
 #include "reprise_rt/device.h"
 #include "reprise_rt/executor.h"
 #include "reprise_rt/instance.h"
@@ -13,12 +16,38 @@ namespace reprise {
 using detail::ReqInfo;
 
 namespace {
-const ReqInfo& requirement(const detail::PointTask& t, int req) {
-  const auto& reqs = t.op->reqs;
-  if (req < 0 || std::size_t(req) >= reqs.size())
+// The op requirements of the program's requirement `req` (several for a sparse region).
+std::pair<std::size_t, std::size_t> op_reqs(const detail::PointTask& t, int req) {
+  const std::size_t n = t.op->num_program_reqs();
+  if (req < 0 || std::size_t(req) >= n)
     throw Error(fmt::format("{}, point {}: requirement {} does not exist (the task has {})",
-                            t.op->describe(), t.point.str(), req, reqs.size()));
-  return reqs[std::size_t(req)];
+                            t.op->describe(), t.point.str(), req, n));
+  return t.op->op_reqs_of(std::size_t(req));
+}
+
+// The first of them: privilege, fields and instance are the same for all.
+const ReqInfo& requirement(const detail::PointTask& t, int req) {
+  return t.op->reqs[op_reqs(t, req).first];
+}
+
+// The bounds of requirement `req` for this point: for a sparse region, the bounding box of
+// its rectangles.
+Domain bounds_of(const detail::PointTask& t, int req) {
+  const auto [first, last] = op_reqs(t, req);
+  Domain box = t.op->rect(t.point_index, first);
+  for (std::size_t r = first + 1; r < last; ++r) {
+    const Domain d = t.op->rect(t.point_index, r);
+    if (d.empty()) continue;
+    if (box.empty()) {
+      box = d;
+      continue;
+    }
+    for (int i = 0; i < d.dim; ++i) {
+      box.lo[i] = std::min(box.lo[i], d.lo[i]);
+      box.hi[i] = std::max(box.hi[i], d.hi[i]);
+    }
+  }
+  return box;
 }
 
 int field_position(const detail::PointTask& t, const ReqInfo& r, int req, FieldID fid) {
@@ -35,13 +64,13 @@ namespace {
 detail::RawAccess field_view(const detail::PointTask& t, int req, int fi, FieldID fid,
                              std::size_t elem_size, int dim, const char* what) {
   const detail::Instance* inst =
-      t.op->point_instances[t.point_index * t.op->reqs.size() + std::size_t(req)];
+      t.op->point_instances[t.point_index * t.op->reqs.size() + op_reqs(t, req).first];
   if (inst->field_size(fi) != elem_size)
     throw Error(fmt::format("{}, point {}: field {} has {} bytes, the {}'s type has {}",
                             t.op->describe(), t.point.str(), fid, inst->field_size(fi), what,
                             elem_size));
   detail::RawAccess a = inst->access(fi);
-  a.bounds = t.op->rect(t.point_index, std::size_t(req));
+  a.bounds = bounds_of(t, req);
   if (a.bounds.dim != dim)
     throw Error(fmt::format("{}, point {}: requirement {} is {}-d, the {} is {}-d",
                             t.op->describe(), t.point.str(), req, a.bounds.dim, what, dim));
@@ -73,7 +102,7 @@ detail::RawAccess TaskContext::raw_inline(FieldID fid, std::size_t& elem_size) c
   const detail::Instance* inst = t_.op->point_instances[t_.point_index * t_.op->reqs.size()];
   elem_size = inst->field_size(fi);
   detail::RawAccess a = inst->access(fi);
-  a.bounds = t_.op->rect(t_.point_index, 0);
+  a.bounds = bounds_of(t_, 0);
   a.site = detail::AccessSite{nullptr, 0, fid};  // (the mapping outlives this point)
   return a;
 }
@@ -106,7 +135,7 @@ detail::RawAccess TaskContext::raw_reduce(int req, FieldID fid, std::size_t elem
   }
   detail::RawAccess a = field_view(t_, req, fi, fid, elem_size, dim, "reducer");
   detail::Instance* inst =
-      t_.op->point_instances[t_.point_index * t_.op->reqs.size() + std::size_t(req)];
+      t_.op->point_instances[t_.point_index * t_.op->reqs.size() + op_reqs(t_, req).first];
   // The point's reduction instance starts at the operator's identity; the runtime folds it
   // into the region afterwards.
   if (!inst->is_reduction())
@@ -125,12 +154,20 @@ ReductionOp TaskContext::redop(int req) const {
 }
 
 Domain TaskContext::domain(int req) const {
-  requirement(t_, req);
-  return t_.op->rect(t_.point_index, std::size_t(req));
+  return bounds_of(t_, req);
+}
+
+std::vector<Domain> TaskContext::rects(int req) const {
+  const auto [first, last] = op_reqs(t_, req);
+  std::vector<Domain> out;
+  out.reserve(last - first);
+  for (std::size_t r = first; r < last; ++r)
+    if (Domain d = t_.op->rect(t_.point_index, r); !d.empty()) out.push_back(d);
+  return out;
 }
 
 int TaskContext::num_requirements() const {
-  return int(t_.op->reqs.size());
+  return int(t_.op->num_program_reqs());
 }
 DomainPoint TaskContext::point() const {
   return t_.point;

@@ -42,6 +42,16 @@ class Context {
                                const std::function<Domain(const DomainPoint&)>& rect_of);
   Partition partition_by_rects(Region parent, const IndexSpace& colors,
                                const std::vector<Domain>& rects);
+  // Sparse partitions: color c's piece is the union of rects[c] (clipped to the parent; the
+  // rectangles of one color must not overlap), or, for a 1-d region, of the points in
+  // points[c] (any order, repeats allowed). Tasks take such pieces like any region, and the
+  // runtime moves and validates only their points: TaskContext::rects(req) lists a point's
+  // rectangles, domain(req) is their bounding box. Disjointness and completeness are those of
+  // the points. Not yet: REDUCE on sparse pieces, fills, copies and partitions of them.
+  Partition partition_by_rect_lists(Region parent, const IndexSpace& colors,
+                                    std::vector<std::vector<Domain>> rects);
+  Partition partition_by_point_sets(Region parent, const IndexSpace& colors,
+                                    const std::vector<std::vector<coord_t>>& points);
   // each piece of `base` shifted by `offset` and clipped to the parent's bounds.
   Partition partition_by_translation(const Partition& base, const DomainPoint& offset);
   Region subregion(const Partition& p, const DomainPoint& color);

@@ -5,6 +5,7 @@
 #include <functional>
 #include <span>
 #include <type_traits>
+#include <vector>
 
 #include "reprise/accessor.h"
 #include "reprise/error.h"
@@ -39,8 +40,12 @@ class TaskContext {
     return Reducer<T, N>(raw_reduce(req, fid, sizeof(T), N, detail::scalar_type_of<T>()),
                          redop(req));
   }
-  // Bounds of requirement `req`'s region for this point.
+  // Bounds of requirement `req`'s region for this point (for a piece of a sparse partition,
+  // the bounding box of its rectangles: iterate rects(req) to visit only its points).
   Domain domain(int req) const;
+  // The rectangles of requirement `req`'s region for this point: one for a dense region, the
+  // piece's disjoint rectangles (sorted, empty ones left out) for a sparse one.
+  std::vector<Domain> rects(int req) const;
   int num_requirements() const;
   DomainPoint point() const;
   Domain launch_domain() const;

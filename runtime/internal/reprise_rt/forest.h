@@ -35,6 +35,8 @@ struct RegionNode {
   std::uint32_t parent_partition = kInvalidId;  // kInvalidId for a root
   Domain bounds;
   DomainPoint color;
+  // A piece of a sparse partition: that partition (bounds is then the piece's bounding box).
+  std::uint32_t sparse_partition = kInvalidId;
   // Application thread only: the handle's uid while the node lives (0 once retired), the
   // partitions made of it that still live, and why it was retired (for error messages).
   std::uint64_t uid = 0;
@@ -55,6 +57,13 @@ struct PartitionNode {
   std::vector<std::uint32_t> children;  // region node per color
   bool disjoint = false;
   bool complete = false;
+  // A sparse partition (pieces that are unions of rectangles): `pieces` holds the bounding
+  // boxes, `runs` each color's disjoint rectangles, sorted, and `run_partitions` the dense
+  // partitions a requirement on it expands into (run partition j's piece c is run j of color
+  // c, empty where the color has fewer runs). Empty for a dense partition.
+  std::shared_ptr<const std::vector<std::vector<Domain>>> runs;
+  std::vector<std::uint32_t> run_partitions;
+  bool sparse() const { return !run_partitions.empty(); }
   std::uint64_t uid = 0;  // application thread only; 0 once retired
   // Application thread only: the uid it had until retired, and when its region went with it.
   std::uint64_t retired_uid = 0;
@@ -75,6 +84,14 @@ class RegionForest {
   FieldSpace create_field_space(const std::vector<FieldDef>& fields);
   Region create_region(const IndexSpace& is, FieldSpace fs);
   Partition create_partition(Region parent, const Domain& colors, std::vector<Domain> pieces);
+  // A partition whose piece c is the union of runs[c] (rectangles, clipped to the parent; the
+  // runs of one color must not overlap). `op` names the call in errors.
+  Partition create_sparse_partition(Region parent, const Domain& colors,
+                                    std::vector<std::vector<Domain>> runs, const char* op);
+  // The sparse partition a region is a piece of (kInvalidId for a dense region).
+  std::uint32_t sparse_partition_of(std::uint32_t region) const {
+    return regions_[region].sparse_partition;
+  }
   // Destruction (application thread): handles of the tree or partition and of everything
   // below it are invalid at once; the slots are reused once `released` has triggered.
   void retire_tree(std::uint32_t tree, Event released);

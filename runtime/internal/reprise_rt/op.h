@@ -7,6 +7,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <utility>
 #include <variant>
 #include <vector>
 
@@ -75,6 +76,10 @@ struct TaskPayload {  // Task, IndexTask
   // Internal tasks whose data must be in one memory (Context::attach, detach): they run on a
   // CPU of that memory's shard with every requirement there, whatever the mapper would say.
   std::uint32_t pinned_memory = kInvalidId;
+  // A requirement on a sparse partition, or on one of its pieces, expands into one per run
+  // partition (RegionForest::create_sparse_partition): the program's requirement i is
+  // reqs[req_begin[i] .. req_begin[i + 1]). Empty when no requirement expanded.
+  InlineVector<std::uint16_t, 8> req_begin;
 };
 struct FillPayload {  // Fill
   PoolVector<std::byte> value;
@@ -196,6 +201,25 @@ class Op {
   std::atomic<std::int64_t> remaining{0};  // points not yet complete
 
   std::size_t num_points() const { return std::size_t(domain.volume()); }
+  // The program's requirements (they differ from reqs only for tasks whose requirements on
+  // sparse regions expanded, TaskPayload::req_begin): how many, the op requirements
+  // [first, last) of program requirement i, and the program requirement of op requirement r.
+  std::size_t num_program_reqs() const {
+    const auto* t = std::get_if<TaskPayload>(&payload);
+    return t && !t->req_begin.empty() ? t->req_begin.size() - 1 : reqs.size();
+  }
+  std::pair<std::size_t, std::size_t> op_reqs_of(std::size_t i) const {
+    const auto* t = std::get_if<TaskPayload>(&payload);
+    if (!t || t->req_begin.empty()) return {i, i + 1};
+    return {t->req_begin[i], t->req_begin[i + 1]};
+  }
+  std::size_t program_req(std::size_t r) const {
+    const auto* t = std::get_if<TaskPayload>(&payload);
+    if (!t || t->req_begin.empty()) return r;
+    std::size_t i = 0;
+    while (t->req_begin[i + 1] <= r) ++i;
+    return i;
+  }
   // Whether the op launches points (tasks, fills, copies), as opposed to fences, trace
   // brackets and the pipeline's own messages.
   bool launches_points() const {

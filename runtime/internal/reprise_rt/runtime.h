@@ -62,6 +62,7 @@ enum class Creation : std::uint8_t {
   PartitionByBlocks,
   PartitionByRects,
   PartitionByTranslation,
+  PartitionByRectLists,
 };
 const char* to_string(Creation c);
 

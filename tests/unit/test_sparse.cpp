@@ -1,0 +1,222 @@
+// Sparse partitions (partition_by_rect_lists / partition_by_point_sets): pieces that are
+// unions of rectangles, used by tasks like any region. A stencil over interleaved pieces (every
+// piece spans the whole region, so bounding boxes would overlap everywhere) must give the
+// serial result with several memories, in every trace mode; misuse is an Error. Also run on 3
+// ranks (mpi_sparse_np3).
+#include <gtest/gtest.h>
+#include <reprise/reprise.h>
+
+#include <string>
+#include <vector>
+
+#include "error_text.h"
+
+using namespace reprise;
+
+// The Error f throws names `words`.
+#define EXPECT_ERROR(f, words) \
+  EXPECT_NE(error_text([&] { f; }).find(words), std::string::npos) << error_text([&] { f; })
+
+namespace {
+enum : TaskID { T_INIT = 10500, T_NEIGHBOURS, T_HALVE, T_SUM, T_COUNT, T_REDUCE };
+enum : FieldID { FX = 0, FY = 1 };
+constexpr coord_t kN = 96;
+constexpr int kColors = 4;
+
+// Every point of the piece's rectangles (only those: the bounding box holds other pieces').
+template <class F>
+void for_points(TaskContext& tc, int req, F&& f) {
+  for (const Domain& d : tc.rects(req))
+    for (auto p : Rect<1>(d)) f(p);
+}
+void init(TaskContext& tc) {
+  auto x = tc.accessor<double, 1>(0, FX);
+  for_points(tc, 0, [&](Point<1> p) { x[p] = double(p[0] % 7) + 0.25 * double(p[0]); });
+}
+// y = x + x of the next point (read through the ghost partition, req 1).
+void neighbours(TaskContext& tc) {
+  auto y = tc.accessor<double, 1>(0, FY);
+  auto x = tc.accessor<const double, 1>(1, FX);
+  auto xs = tc.accessor<const double, 1>(2, FX);
+  for_points(tc, 0, [&](Point<1> p) { y[p] = xs[p] + x[Point<1>((p[0] + 1) % kN)]; });
+}
+// x = y / 2 + the piece's color: a point written by another piece's task would be wrong.
+void halve(TaskContext& tc) {
+  auto x = tc.accessor<double, 1>(0, FX);
+  auto y = tc.accessor<const double, 1>(1, FY);
+  const double color = double(tc.point()[0]);
+  for_points(tc, 0, [&](Point<1> p) { x[p] = y[p] * 0.5 + color; });
+}
+double sum(TaskContext& tc) {
+  auto x = tc.accessor<const double, 1>(0, FX);
+  double s = 0;
+  for (auto p : Rect<1>(tc.domain(0))) s += x[p] * double(p[0] + 1);
+  return s;
+}
+// How many points the piece has, and whether its bounding box is domain(0).
+std::int64_t count(TaskContext& tc) {
+  std::int64_t n = 0;
+  Domain box = tc.domain(0);
+  for (const Domain& d : tc.rects(0)) {
+    if (!box.contains(d)) return -1;
+    n += d.volume();
+  }
+  return n;
+}
+void reduce(TaskContext&) {}
+void register_all() {
+  TaskRegistry::add(T_INIT, "init", {cpu(init)});
+  TaskRegistry::add(T_NEIGHBOURS, "neighbours", {cpu(neighbours)});
+  TaskRegistry::add(T_HALVE, "halve", {cpu(halve)});
+  TaskRegistry::add(T_SUM, "sum", {cpu(sum)});
+  TaskRegistry::add(T_COUNT, "count", {cpu(count)});
+  TaskRegistry::add(T_REDUCE, "reduce", {cpu(reduce)});
+}
+
+// Color c owns the points i with (i / 3) % kColors == c: runs of 3, kN / 12 runs per piece.
+std::vector<std::vector<coord_t>> owned_points() {
+  std::vector<std::vector<coord_t>> pts(kColors);
+  for (coord_t i = 0; i < kN; ++i) pts[std::size_t((i / 3) % kColors)].push_back(i);
+  return pts;
+}
+// The points a color reads besides its own: the next point of each of its runs.
+std::vector<std::vector<coord_t>> ghost_points() {
+  std::vector<std::vector<coord_t>> pts(kColors);
+  for (coord_t i = 2; i < kN; i += 3) pts[std::size_t((i / 3) % kColors)].push_back((i + 1) % kN);
+  return pts;
+}
+
+double serial_reference(int iters) {
+  std::vector<double> x(kN), y(kN);
+  for (coord_t i = 0; i < kN; ++i) x[std::size_t(i)] = double(i % 7) + 0.25 * double(i);
+  for (int it = 0; it < iters; ++it) {
+    for (coord_t i = 0; i < kN; ++i)
+      y[std::size_t(i)] = x[std::size_t(i)] + x[std::size_t((i + 1) % kN)];
+    for (coord_t i = 0; i < kN; ++i)
+      x[std::size_t(i)] = y[std::size_t(i)] * 0.5 + double((i / 3) % kColors);
+  }
+  double s = 0;
+  for (coord_t i = 0; i < kN; ++i) s += x[std::size_t(i)] * double(i + 1);
+  return s;
+}
+
+double run_stencil(Context& ctx, int iters, const std::string& trace) {
+  Region r =
+      ctx.create_region(ctx.create_index_space(Rect<1>({0}, {kN - 1})),
+                        ctx.create_field_space({{FX, sizeof(double)}, {FY, sizeof(double)}}));
+  IndexSpace colors = ctx.create_index_space(Rect<1>({0}, {kColors - 1}));
+  Partition owned = ctx.partition_by_point_sets(r, colors, owned_points());
+  Partition ghost = ctx.partition_by_point_sets(r, colors, ghost_points());
+  EXPECT_TRUE(owned.disjoint());
+  EXPECT_TRUE(owned.complete());
+  IndexLauncher in(T_INIT, colors.bounds());
+  in.add(owned, Projection::identity(), Privilege::WriteDiscard, {FX});
+  ctx.execute(in);
+  for (int it = 0; it < iters; ++it) {
+    if (trace == "manual") ctx.begin_trace(1);
+    IndexLauncher nb(T_NEIGHBOURS, colors.bounds());
+    nb.add(owned, Projection::identity(), Privilege::WriteDiscard, {FY});
+    nb.add(ghost, Projection::identity(), Privilege::ReadOnly, {FX});
+    nb.add(owned, Projection::identity(), Privilege::ReadOnly, {FX});
+    ctx.execute(nb);
+    IndexLauncher hv(T_HALVE, colors.bounds());
+    hv.add(owned, Projection::identity(), Privilege::ReadWrite, {FX});
+    hv.add(owned, Projection::identity(), Privilege::ReadOnly, {FY});
+    ctx.execute(hv);
+    if (trace == "manual") ctx.end_trace(1);
+  }
+  TaskLauncher s(T_SUM);
+  s.add(r, Privilege::ReadOnly, {FX});
+  const double result = ctx.execute(s).get<double>();
+  ctx.fence().wait();
+  if (trace != "none") {
+    EXPECT_GT(ctx.trace_stats().replays, 0u) << trace;
+  }
+  return result;
+}
+}  // namespace
+
+TEST(Sparse, InterleavedPiecesGiveTheSerialResultInEveryTraceMode) {
+  register_all();
+  const int iters = 40;
+  const double expected = serial_reference(iters);
+  for (const char* trace : {"none", "manual", "auto"}) {
+    for (const char* numa : {"1", "3"}) {
+      std::vector<std::string> flags = {"-ll:cpu", "3", "-ll:numa", numa};
+      if (std::string(trace) != "auto") flags.push_back("-lg:no_auto_tracing");
+      double got = 0;
+      reprise::run(flags, [&](Context& ctx) { got = run_stencil(ctx, iters, trace); });
+      EXPECT_EQ(got, expected) << trace << ", numa " << numa;
+    }
+  }
+}
+
+TEST(Sparse, PiecesHaveExactlyTheirPointsAndRunsCoalesce) {
+  register_all();
+  reprise::run({"-ll:cpu", "2"}, [&](Context& ctx) {
+    Region r = ctx.create_region(ctx.create_index_space(Rect<1>({0}, {kN - 1})),
+                                 ctx.create_field_space({{FX, sizeof(double)}}));
+    IndexSpace colors = ctx.create_index_space(Rect<1>({0}, {kColors - 1}));
+    Partition owned = ctx.partition_by_point_sets(r, colors, owned_points());
+    // The bounding boxes overlap, yet the pieces are disjoint and cover the region.
+    EXPECT_TRUE(owned.disjoint());
+    EXPECT_TRUE(owned.complete());
+    EXPECT_EQ(owned.rect(DomainPoint(1)), Domain(Rect<1>({3}, {kN - 1 - 6})));
+    IndexLauncher c(T_COUNT, colors.bounds());
+    c.add(owned, Projection::identity(), Privilege::ReadOnly, {FX});
+    FutureMap fm = ctx.execute(c);
+    for (coord_t i = 0; i < kColors; ++i)
+      EXPECT_EQ(fm.get(DomainPoint(i)).get<std::int64_t>(), kN / kColors);
+    // A single task on one piece sees the same rectangles.
+    TaskLauncher one(T_COUNT);
+    one.add(owned[DomainPoint(2)], Privilege::ReadOnly, {FX});
+    EXPECT_EQ(ctx.execute(one).get<std::int64_t>(), kN / kColors);
+    // Overlapping point sets make an aliased partition; repeated points are one.
+    Partition aliased = ctx.partition_by_point_sets(r, ctx.create_index_space(Rect<1>({0}, {1})),
+                                                    {{0, 1, 2, 2, 7}, {7, 8}});
+    EXPECT_FALSE(aliased.disjoint());
+    EXPECT_FALSE(aliased.complete());
+    // Rectangle lists: adjacent 1-d runs join.
+    Partition joined = ctx.partition_by_rect_lists(
+        r, ctx.create_index_space(Rect<1>({0}, {0})),
+        {{Domain(Rect<1>({10}, {19})), Domain(Rect<1>({0}, {9})), Domain(Rect<1>({30}, {39}))}});
+    TaskLauncher j(T_COUNT);
+    j.add(joined[DomainPoint(0)], Privilege::ReadOnly, {FX});
+    EXPECT_EQ(ctx.execute(j).get<std::int64_t>(), 30);
+    // Translation moves every rectangle.
+    Partition moved = ctx.partition_by_translation(joined, DomainPoint(50));
+    EXPECT_EQ(moved.rect(DomainPoint(0)), Domain(Rect<1>({50}, {89})));
+    TaskLauncher m(T_COUNT);
+    m.add(moved[DomainPoint(0)], Privilege::ReadOnly, {FX});
+    EXPECT_EQ(ctx.execute(m).get<std::int64_t>(), 30);
+  });
+}
+
+TEST(Sparse, MisuseIsAnError) {
+  register_all();
+  reprise::run({"-ll:cpu", "2"}, [&](Context& ctx) {
+    Region r = ctx.create_region(ctx.create_index_space(Rect<1>({0}, {kN - 1})),
+                                 ctx.create_field_space({{FX, sizeof(double)}}));
+    IndexSpace two = ctx.create_index_space(Rect<1>({0}, {1}));
+    EXPECT_ERROR(ctx.partition_by_rect_lists(
+                     r, two, {{Domain(Rect<1>({0}, {9})), Domain(Rect<1>({5}, {12}))}, {}}),
+                 "partition_by_rect_lists: the rectangles of color (0) overlap");
+    EXPECT_ERROR(ctx.partition_by_rect_lists(r, two, {{}}),
+                 "partition_by_rect_lists: 1 pieces given for 2 colors");
+    Region grid = ctx.create_region(ctx.create_index_space(Rect<2>({0, 0}, {3, 3})),
+                                    ctx.create_field_space({{FX, sizeof(double)}}));
+    EXPECT_ERROR(ctx.partition_by_point_sets(grid, two, {{0}, {1}}),
+                 "partition_by_point_sets: the region [0,0..3,3] is 2-d");
+    Partition aliased = ctx.partition_by_point_sets(r, two, {{0, 1, 2}, {2, 3}});
+    IndexLauncher w(T_INIT, two.bounds());
+    w.add(aliased, Projection::identity(), Privilege::ReadWrite, {FX});
+    EXPECT_ERROR(ctx.execute(w), "writes through an aliased partition");
+    Partition owned = ctx.partition_by_point_sets(r, two, {{0, 1, 5}, {2, 3}});
+    EXPECT_ERROR(ctx.fill(owned[DomainPoint(0)], FX, 1.0), "is a piece of a sparse partition");
+    EXPECT_ERROR(ctx.partition_equal(owned[DomainPoint(0)], two),
+                 "partitioning sparse regions is not supported");
+    IndexLauncher red(T_REDUCE, two.bounds());
+    red.add_reduction(owned, Projection::identity(), ReductionOp::Sum, {FX});
+    EXPECT_ERROR(ctx.execute(red), "reduces into a sparse region");
+  });
+}
