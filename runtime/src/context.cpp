@@ -272,11 +272,6 @@ void add_requirement(const detail::RegionForest& forest, const OpLabel& op, int 
     out.reqs.push_back(std::move(q));
     return;
   }
-  if (q.privilege == Privilege::Reduce)
-    throw Error(
-        fmt::format("{}: requirement {} reduces into a sparse region, which is not "
-                    "supported yet (reduce into a dense partition)",
-                    op, index));
   if (begin.empty()) {  // the requirements before were not expanded: one each
     for (std::size_t i = 0; i <= out.reqs.size(); ++i) begin.push_back(std::uint16_t(i));
   }

@@ -114,7 +114,8 @@ detail::Instance& TaskContext::instance_field(FieldID fid, int& field_index) con
 }
 
 detail::RawAccess TaskContext::raw_reduce(int req, FieldID fid, std::size_t elem_size, int dim,
-                                          detail::ScalarType type) const {
+                                          detail::ScalarType type,
+                                          std::vector<detail::RawAccess>& runs) const {
   const ReqInfo& r = requirement(t_, req);
   if (r.privilege != Privilege::Reduce)
     throw Error(fmt::format("{}, point {}: requirement {} is {}, not REDUCE", t_.op->describe(),
@@ -134,18 +135,41 @@ detail::RawAccess TaskContext::raw_reduce(int req, FieldID fid, std::size_t elem
                     t_.op->describe(), t_.point.str(), req, to_string(r.redop)));
   }
   detail::RawAccess a = field_view(t_, req, fi, fid, elem_size, dim, "reducer");
-  detail::Instance* inst =
-      t_.op->point_instances[t_.point_index * t_.op->reqs.size() + op_reqs(t_, req).first];
-  // The point's reduction instance starts at the operator's identity; the runtime folds it
-  // into the region afterwards.
-  if (!inst->is_reduction())
-    throw Error(fmt::format("internal: {}, point {}: requirement {} has no reduction instance",
-                            t_.op->describe(), t_.point.str(), req));
-  if (!inst->begin_reduction(fi, type, r.redop))
-    throw Error(
-        fmt::format("{}, point {}: field {} of requirement {} was asked for with another "
-                    "element type before",
-                    t_.op->describe(), t_.point.str(), fid, req));
+  // Each reduction instance starts at the operator's identity; the runtime folds it into the
+  // region afterwards.
+  auto begin = [&](std::size_t op_req) -> detail::Instance& {
+    detail::Instance* inst = t_.op->point_instances[t_.point_index * t_.op->reqs.size() + op_req];
+    if (!inst->is_reduction())
+      throw Error(fmt::format("internal: {}, point {}: requirement {} has no reduction instance",
+                              t_.op->describe(), t_.point.str(), req));
+    if (!inst->begin_reduction(fi, type, r.redop))
+      throw Error(
+          fmt::format("{}, point {}: field {} of requirement {} was asked for with another "
+                      "element type before",
+                      t_.op->describe(), t_.point.str(), fid, req));
+    return *inst;
+  };
+  const auto [first, last] = op_reqs(t_, req);
+  if (last - first == 1) {
+    begin(first);
+    return a;
+  }
+  // A sparse piece: one reduction instance per (non-empty) rectangle.
+  for (std::size_t k = first; k < last; ++k) {
+    const Domain rect = t_.op->rect(t_.point_index, k);
+    if (rect.empty()) continue;
+    detail::RawAccess run = begin(k).access(fi);
+    run.bounds = rect;
+    run.check = a.check;
+    run.site = a.site;
+    runs.push_back(run);
+  }
+  if (runs.size() == 1) {
+    a = runs.front();
+    runs.clear();
+  } else if (runs.empty()) {
+    a.check = true;  // a piece without points: every fold is out of bounds
+  }
   return a;
 }
 

@@ -18,8 +18,8 @@ using namespace reprise;
   EXPECT_NE(error_text([&] { f; }).find(words), std::string::npos) << error_text([&] { f; })
 
 namespace {
-enum : TaskID { T_INIT = 10500, T_NEIGHBOURS, T_HALVE, T_SUM, T_COUNT, T_REDUCE };
-enum : FieldID { FX = 0, FY = 1 };
+enum : TaskID { T_INIT = 10500, T_NEIGHBOURS, T_HALVE, T_SUM, T_COUNT, T_DEPOSIT, T_STRAY };
+enum : FieldID { FX = 0, FY = 1, FZ = 2 };
 constexpr coord_t kN = 96;
 constexpr int kColors = 4;
 
@@ -40,17 +40,20 @@ void neighbours(TaskContext& tc) {
   auto xs = tc.accessor<const double, 1>(2, FX);
   for_points(tc, 0, [&](Point<1> p) { y[p] = xs[p] + x[Point<1>((p[0] + 1) % kN)]; });
 }
-// x = y / 2 + the piece's color: a point written by another piece's task would be wrong.
+// x = y / 2 + z / 8 + the piece's color: a point written by another piece's task would be
+// wrong.
 void halve(TaskContext& tc) {
   auto x = tc.accessor<double, 1>(0, FX);
   auto y = tc.accessor<const double, 1>(1, FY);
+  auto z = tc.accessor<const double, 1>(1, FZ);
   const double color = double(tc.point()[0]);
-  for_points(tc, 0, [&](Point<1> p) { x[p] = y[p] * 0.5 + color; });
+  for_points(tc, 0, [&](Point<1> p) { x[p] = y[p] * 0.5 + z[p] * 0.125 + color; });
 }
 double sum(TaskContext& tc) {
   auto x = tc.accessor<const double, 1>(0, FX);
+  auto z = tc.accessor<const double, 1>(0, FZ);
   double s = 0;
-  for (auto p : Rect<1>(tc.domain(0))) s += x[p] * double(p[0] + 1);
+  for (auto p : Rect<1>(tc.domain(0))) s += x[p] * double(p[0] + 1) + z[p] * double(p[0] % 5);
   return s;
 }
 // How many points the piece has, and whether its bounding box is domain(0).
@@ -63,14 +66,27 @@ std::int64_t count(TaskContext& tc) {
   }
   return n;
 }
-void reduce(TaskContext&) {}
+// z += color + 1 on the ghost points (req 0), z += 0.5 on the piece's own (req 1).
+void deposit(TaskContext& tc) {
+  auto ghost = tc.reducer<double, 1>(0, FZ);
+  auto own = tc.reducer<double, 1>(1, FZ);
+  const double color = double(tc.point()[0]);
+  for_points(tc, 0, [&](Point<1> p) { ghost.reduce(p, color + 1); });
+  for_points(tc, 1, [&](Point<1> p) { own.reduce(p, 0.5); });
+}
+// Folds into a point outside the piece.
+void stray(TaskContext& tc) {
+  auto r = tc.reducer<double, 1>(0, FZ);
+  r.reduce(Point<1>(kN - 1), 1.0);
+}
 void register_all() {
   TaskRegistry::add(T_INIT, "init", {cpu(init)});
   TaskRegistry::add(T_NEIGHBOURS, "neighbours", {cpu(neighbours)});
   TaskRegistry::add(T_HALVE, "halve", {cpu(halve)});
   TaskRegistry::add(T_SUM, "sum", {cpu(sum)});
   TaskRegistry::add(T_COUNT, "count", {cpu(count)});
-  TaskRegistry::add(T_REDUCE, "reduce", {cpu(reduce)});
+  TaskRegistry::add(T_DEPOSIT, "deposit", {cpu(deposit)});
+  TaskRegistry::add(T_STRAY, "stray", {cpu(stray)});
 }
 
 // Color c owns the points i with (i / 3) % kColors == c: runs of 3, kN / 12 runs per piece.
@@ -87,23 +103,30 @@ std::vector<std::vector<coord_t>> ghost_points() {
 }
 
 double serial_reference(int iters) {
-  std::vector<double> x(kN), y(kN);
+  std::vector<double> x(kN), y(kN), z(kN, 0.0);
+  const auto ghosts = ghost_points();
   for (coord_t i = 0; i < kN; ++i) x[std::size_t(i)] = double(i % 7) + 0.25 * double(i);
   for (int it = 0; it < iters; ++it) {
+    for (int c = 0; c < kColors; ++c)
+      for (coord_t g : ghosts[std::size_t(c)]) z[std::size_t(g)] += double(c + 1);
+    for (coord_t i = 0; i < kN; ++i) z[std::size_t(i)] += 0.5;
     for (coord_t i = 0; i < kN; ++i)
       y[std::size_t(i)] = x[std::size_t(i)] + x[std::size_t((i + 1) % kN)];
     for (coord_t i = 0; i < kN; ++i)
-      x[std::size_t(i)] = y[std::size_t(i)] * 0.5 + double((i / 3) % kColors);
+      x[std::size_t(i)] =
+          y[std::size_t(i)] * 0.5 + z[std::size_t(i)] * 0.125 + double((i / 3) % kColors);
   }
   double s = 0;
-  for (coord_t i = 0; i < kN; ++i) s += x[std::size_t(i)] * double(i + 1);
+  for (coord_t i = 0; i < kN; ++i)
+    s += x[std::size_t(i)] * double(i + 1) + z[std::size_t(i)] * double(i % 5);
   return s;
 }
 
 double run_stencil(Context& ctx, int iters, const std::string& trace) {
-  Region r =
-      ctx.create_region(ctx.create_index_space(Rect<1>({0}, {kN - 1})),
-                        ctx.create_field_space({{FX, sizeof(double)}, {FY, sizeof(double)}}));
+  Region r = ctx.create_region(
+      ctx.create_index_space(Rect<1>({0}, {kN - 1})),
+      ctx.create_field_space({{FX, sizeof(double)}, {FY, sizeof(double)}, {FZ, sizeof(double)}}));
+  ctx.fill(r, FZ, 0.0);
   IndexSpace colors = ctx.create_index_space(Rect<1>({0}, {kColors - 1}));
   Partition owned = ctx.partition_by_point_sets(r, colors, owned_points());
   Partition ghost = ctx.partition_by_point_sets(r, colors, ghost_points());
@@ -114,6 +137,12 @@ double run_stencil(Context& ctx, int iters, const std::string& trace) {
   ctx.execute(in);
   for (int it = 0; it < iters; ++it) {
     if (trace == "manual") ctx.begin_trace(1);
+    // (First: its folds are read in the same iteration, so each trace starts with none
+    // pending.)
+    IndexLauncher dp(T_DEPOSIT, colors.bounds());
+    dp.add_reduction(ghost, Projection::identity(), ReductionOp::Sum, {FZ});
+    dp.add_reduction(owned, Projection::identity(), ReductionOp::Sum, {FZ});
+    ctx.execute(dp);
     IndexLauncher nb(T_NEIGHBOURS, colors.bounds());
     nb.add(owned, Projection::identity(), Privilege::WriteDiscard, {FY});
     nb.add(ghost, Projection::identity(), Privilege::ReadOnly, {FX});
@@ -121,12 +150,12 @@ double run_stencil(Context& ctx, int iters, const std::string& trace) {
     ctx.execute(nb);
     IndexLauncher hv(T_HALVE, colors.bounds());
     hv.add(owned, Projection::identity(), Privilege::ReadWrite, {FX});
-    hv.add(owned, Projection::identity(), Privilege::ReadOnly, {FY});
+    hv.add(owned, Projection::identity(), Privilege::ReadOnly, {FY, FZ});
     ctx.execute(hv);
     if (trace == "manual") ctx.end_trace(1);
   }
   TaskLauncher s(T_SUM);
-  s.add(r, Privilege::ReadOnly, {FX});
+  s.add(r, Privilege::ReadOnly, {FX, FZ});
   const double result = ctx.execute(s).get<double>();
   ctx.fence().wait();
   if (trace != "none") {
@@ -195,8 +224,9 @@ TEST(Sparse, PiecesHaveExactlyTheirPointsAndRunsCoalesce) {
 TEST(Sparse, MisuseIsAnError) {
   register_all();
   reprise::run({"-ll:cpu", "2"}, [&](Context& ctx) {
-    Region r = ctx.create_region(ctx.create_index_space(Rect<1>({0}, {kN - 1})),
-                                 ctx.create_field_space({{FX, sizeof(double)}}));
+    Region r =
+        ctx.create_region(ctx.create_index_space(Rect<1>({0}, {kN - 1})),
+                          ctx.create_field_space({{FX, sizeof(double)}, {FZ, sizeof(double)}}));
     IndexSpace two = ctx.create_index_space(Rect<1>({0}, {1}));
     EXPECT_ERROR(ctx.partition_by_rect_lists(
                      r, two, {{Domain(Rect<1>({0}, {9})), Domain(Rect<1>({5}, {12}))}, {}}),
@@ -215,8 +245,19 @@ TEST(Sparse, MisuseIsAnError) {
     EXPECT_ERROR(ctx.fill(owned[DomainPoint(0)], FX, 1.0), "is a piece of a sparse partition");
     EXPECT_ERROR(ctx.partition_equal(owned[DomainPoint(0)], two),
                  "partitioning sparse regions is not supported");
-    IndexLauncher red(T_REDUCE, two.bounds());
-    red.add_reduction(owned, Projection::identity(), ReductionOp::Sum, {FX});
-    EXPECT_ERROR(ctx.execute(red), "reduces into a sparse region");
   });
+  // A fold outside the piece's rectangles has no instance to go to: an error even without
+  // -lg:bounds_checks.
+  EXPECT_ERROR(
+      reprise::run({"-ll:cpu", "2"},
+                   [&](Context& ctx) {
+                     Region r = ctx.create_region(ctx.create_index_space(Rect<1>({0}, {kN - 1})),
+                                                  ctx.create_field_space({{FZ, sizeof(double)}}));
+                     IndexSpace two = ctx.create_index_space(Rect<1>({0}, {1}));
+                     Partition owned = ctx.partition_by_point_sets(r, two, {{0, 1, 5}, {2, 3}});
+                     IndexLauncher red(T_STRAY, two.bounds());
+                     red.add_reduction(owned, Projection::identity(), ReductionOp::Sum, {FZ});
+                     ctx.execute(red);
+                   }),
+      "point (95) is outside the requirement's bounds");
 }

@@ -3,10 +3,14 @@
 // and writes (asking for it on a READ_ONLY requirement is an error); Reducer<T, N> folds values
 // into the point's reduction instance with the requirement's reduction operator; the runtime
 // folds the reduction instances into the region, in launch order, before the data is next used.
+#include <algorithm>
 #include <array>
 #include <cstdint>
+#include <memory>
+#include <span>
 #include <string>
 #include <type_traits>
+#include <vector>
 
 #include "reprise/geometry.h"
 #include "reprise/reduction.h"
@@ -65,6 +69,9 @@ class Accessor {
   }
   const Rect<N>& bounds() const {
     return bounds_;
+  }
+  const detail::AccessSite& site() const {
+    return site_;
   }
 
  private:
@@ -135,9 +142,18 @@ class Reducer {
       : acc_(raw),
         op_(op),
         custom_(detail::is_custom(op) ? detail::custom_reduction(op)->fold : nullptr) {}
+  // A piece of a sparse partition: one reduction instance per rectangle (sorted, disjoint);
+  // bounds() is then the first rectangle's.
+  Reducer(std::span<const detail::RawAccess> runs, ReductionOp op) : Reducer(runs.front(), op) {
+    if (runs.size() < 2) return;
+    auto all = std::make_shared<std::vector<Accessor<T, N>>>();
+    all->reserve(runs.size());
+    for (const auto& r : runs) all->emplace_back(r);
+    runs_ = std::move(all);
+  }
   // The point's own reduction instance: no other task folds into it concurrently.
   void reduce(const Point<N>& p, T v) const {
-    T& cur = acc_[p];
+    T& cur = (runs_ ? run_of(p) : acc_)[p];
     if constexpr (detail::scalar_type_of<T>() != detail::ScalarType::None) {
       if (!custom_) {
         cur = detail::fold_values(cur, v, op_);
@@ -150,7 +166,28 @@ class Reducer {
   const Rect<N>& bounds() const { return acc_.bounds(); }
 
  private:
+  // The rectangle that holds p (a point outside them all is an error, checked or not: there
+  // is no instance to fold it into).
+  const Accessor<T, N>& run_of(const Point<N>& p) const {
+    const auto& all = *runs_;
+    if constexpr (N == 1) {
+      auto it = std::partition_point(
+          all.begin(), all.end(), [&](const Accessor<T, N>& a) { return a.bounds().hi[0] < p[0]; });
+      if (it != all.end() && it->bounds().contains(p)) return *it;
+    } else {
+      for (const auto& a : all)
+        if (a.bounds().contains(p)) return a;
+    }
+    Rect<N> box = all.front().bounds();
+    for (const auto& a : all)
+      for (int i = 0; i < N; ++i) {
+        box.lo[i] = std::min(box.lo[i], a.bounds().lo[i]);
+        box.hi[i] = std::max(box.hi[i], a.bounds().hi[i]);
+      }
+    detail::throw_out_of_bounds(acc_.site(), p, box);
+  }
   Accessor<T, N> acc_;
+  std::shared_ptr<const std::vector<Accessor<T, N>>> runs_;  // sparse pieces only
   ReductionOp op_ = ReductionOp::Sum;
   detail::FoldArrayFn custom_ = nullptr;
 };

@@ -37,8 +37,11 @@ class TaskContext {
     // Built-in operators fold integers and floating-point values; a user-defined operator
     // (reprise/reduction.h) any trivially-copyable type of its value_type's size.
     static_assert(std::is_trivially_copyable_v<T>, "reducer<T, N>: T must be trivially copyable");
-    return Reducer<T, N>(raw_reduce(req, fid, sizeof(T), N, detail::scalar_type_of<T>()),
-                         redop(req));
+    std::vector<detail::RawAccess> runs;  // a sparse piece's rectangles (else left empty)
+    const detail::RawAccess first =
+        raw_reduce(req, fid, sizeof(T), N, detail::scalar_type_of<T>(), runs);
+    if (!runs.empty()) return Reducer<T, N>(std::span<const detail::RawAccess>(runs), redop(req));
+    return Reducer<T, N>(first, redop(req));
   }
   // Bounds of requirement `req`'s region for this point (for a piece of a sparse partition,
   // the bounding box of its rectangles: iterate rects(req) to visit only its points).
@@ -112,7 +115,7 @@ class TaskContext {
  private:
   detail::RawAccess raw(int req, FieldID fid, std::size_t elem_size, bool read_only, int dim) const;
   detail::RawAccess raw_reduce(int req, FieldID fid, std::size_t elem_size, int dim,
-                               detail::ScalarType type) const;
+                               detail::ScalarType type, std::vector<detail::RawAccess>& runs) const;
   ReductionOp redop(int req) const;
   // Inline mappings (reprise/inline_mapping.h): field fid of requirement 0, with its size.
   friend struct detail::InlineMapTask;
