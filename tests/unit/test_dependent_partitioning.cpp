@@ -1,0 +1,186 @@
+// Dependent partitioning: partitions by field, image and preimage computed from data written
+// by tasks issued just before (the partition must see their values), and set operations. Every
+// piece is compared with the set computed here from the same data. Also run on 3 ranks
+// (mpi_dependent_partitioning_np3).
+#include <gtest/gtest.h>
+#include <reprise/reprise.h>
+
+#include <algorithm>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "error_text.h"
+
+using namespace reprise;
+
+#define EXPECT_ERROR(f, words) \
+  EXPECT_NE(error_text([&] { f; }).find(words), std::string::npos) << error_text([&] { f; })
+
+namespace {
+enum : TaskID { T_COLORS = 10600, T_POINTERS, T_RANGES, T_SIGNATURE };
+enum : FieldID { F_COLOR = 0, F_PTR = 1, F_RANGE = 2, F_VALUE = 3 };
+constexpr coord_t kNodes = 50, kWires = 36;
+constexpr coord_t kColors = 5;
+
+coord_t color_of(coord_t i) {
+  return (i * 7) % kColors + (i % 11 == 10 ? 100 : 0);  // every 11th: no color
+}
+coord_t pointer_of(coord_t w) {
+  return (w * 13 + 3) % kNodes;
+}
+Rect<1> range_of(coord_t w) {
+  return Rect<1>({(w * 5) % kNodes}, {(w * 5) % kNodes + w % 3 - 1});  // empty when w % 3 == 0
+}
+
+void colors(TaskContext& tc) {
+  auto c = tc.accessor<coord_t, 1>(0, F_COLOR);
+  for (auto p : Rect<1>(tc.domain(0))) c[p] = color_of(p[0]);
+}
+void pointers(TaskContext& tc) {
+  auto ptr = tc.accessor<coord_t, 1>(0, F_PTR);
+  auto range = tc.accessor<Rect<1>, 1>(0, F_RANGE);
+  for (auto p : Rect<1>(tc.domain(0))) {
+    ptr[p] = pointer_of(p[0]);
+    range[p] = range_of(p[0]);
+  }
+}
+// A piece's points, as a number that differs for different sets (with high probability).
+std::int64_t signature(TaskContext& tc) {
+  std::int64_t s = 0;
+  for (const Domain& d : tc.rects(0))
+    for (auto p : Rect<1>(d)) s += p[0] * p[0] * 31 + p[0] + 7;
+  return s;
+}
+std::int64_t signature_of(const std::set<coord_t>& points) {
+  std::int64_t s = 0;
+  for (coord_t p : points) s += p * p * 31 + p + 7;
+  return s;
+}
+void register_all() {
+  TaskRegistry::add(T_COLORS, "colors", {cpu(colors)});
+  TaskRegistry::add(T_POINTERS, "pointers", {cpu(pointers)});
+  TaskRegistry::add(T_SIGNATURE, "signature", {cpu(signature)});
+}
+
+// Every piece of p has exactly the points expected[c] (a task iterates its rectangles).
+void expect_pieces(Context& ctx, const Partition& p, const std::vector<std::set<coord_t>>& expected,
+                   const char* what) {
+  IndexLauncher l(T_SIGNATURE, p.color_space());
+  l.add(p, Projection::identity(), Privilege::ReadOnly, {F_VALUE});
+  FutureMap fm = ctx.execute(l);
+  for (std::size_t c = 0; c < expected.size(); ++c)
+    EXPECT_EQ(fm.get(DomainPoint(coord_t(c))).get<std::int64_t>(), signature_of(expected[c]))
+        << what << ", color " << c;
+}
+
+std::set<coord_t> all_of(const Domain& d) {
+  std::set<coord_t> s;
+  for (auto p : Rect<1>(d)) s.insert(p[0]);
+  return s;
+}
+}  // namespace
+
+TEST(DependentPartitioning, ByFieldImagePreimageAndSetOperationsMatchTheData) {
+  register_all();
+  for (const char* numa : {"1", "2"}) {
+    reprise::run({"-ll:cpu", "2", "-ll:numa", numa}, [&](Context& ctx) {
+      FieldSpace fs = ctx.create_field_space({{F_COLOR, sizeof(coord_t)},
+                                              {F_PTR, sizeof(coord_t)},
+                                              {F_RANGE, sizeof(Rect<1>)},
+                                              {F_VALUE, sizeof(double)}});
+      Region nodes = ctx.create_region(ctx.create_index_space(Rect<1>({0}, {kNodes - 1})), fs);
+      Region wires = ctx.create_region(ctx.create_index_space(Rect<1>({0}, {kWires - 1})), fs);
+      IndexSpace cs = ctx.create_index_space(Rect<1>({0}, {kColors - 1}));
+      // Written by index launches issued just before the partitions that read them.
+      Partition node_blocks = ctx.partition_equal(nodes, cs);
+      IndexLauncher fill_colors(T_COLORS, cs.bounds());
+      fill_colors.add(node_blocks, Projection::identity(), Privilege::WriteDiscard, {F_COLOR});
+      ctx.execute(fill_colors);
+      Partition wire_blocks = ctx.partition_equal(wires, ctx.create_index_space(Rect<1>({0}, {2})));
+      IndexLauncher fill_ptrs(T_POINTERS, wire_blocks.color_space());
+      fill_ptrs.add(wire_blocks, Projection::identity(), Privilege::WriteDiscard, {F_PTR, F_RANGE});
+      ctx.execute(fill_ptrs);
+
+      // By field: sparse pieces (colors interleave), the uncolored points in none.
+      Partition by_color = ctx.partition_by_field(nodes, F_COLOR, cs);
+      std::vector<std::set<coord_t>> want(kColors);
+      for (coord_t i = 0; i < kNodes; ++i)
+        if (color_of(i) < kColors) want[std::size_t(color_of(i))].insert(i);
+      EXPECT_TRUE(by_color.disjoint());
+      EXPECT_FALSE(by_color.complete());
+      expect_pieces(ctx, by_color, want, "by field");
+
+      // Image of the wire blocks through the pointers, and through the ranges.
+      Partition image = ctx.partition_by_image(nodes, wire_blocks, F_PTR);
+      Partition range_image = ctx.partition_by_image(nodes, wire_blocks, F_RANGE);
+      std::vector<std::set<coord_t>> want_image(3), want_ranges(3);
+      for (coord_t c = 0; c < 3; ++c)
+        for (auto w : Rect<1>(wire_blocks.rect(DomainPoint(c)))) {
+          want_image[std::size_t(c)].insert(pointer_of(w[0]));
+          for (auto p : range_of(w[0])) want_ranges[std::size_t(c)].insert(p[0]);
+        }
+      expect_pieces(ctx, image, want_image, "image");
+      expect_pieces(ctx, range_image, want_ranges, "image of ranges");
+
+      // Preimage: the wires that point into each color's nodes.
+      Partition pre = ctx.partition_by_preimage(by_color, wires, F_PTR);
+      std::vector<std::set<coord_t>> want_pre(kColors);
+      for (coord_t w = 0; w < kWires; ++w)
+        for (coord_t c = 0; c < kColors; ++c)
+          if (want[std::size_t(c)].count(pointer_of(w))) want_pre[std::size_t(c)].insert(w);
+      expect_pieces(ctx, pre, want_pre, "preimage");
+      EXPECT_TRUE(pre.disjoint());
+
+      // Set operations, color by color.
+      Partition blocks = ctx.partition_equal(nodes, cs);
+      Partition u = ctx.partition_union(by_color, blocks);
+      Partition x = ctx.partition_intersection(by_color, blocks);
+      Partition d = ctx.partition_difference(blocks, by_color);
+      std::vector<std::set<coord_t>> want_u(kColors), want_x(kColors), want_d(kColors);
+      for (coord_t c = 0; c < kColors; ++c) {
+        const auto block = all_of(blocks.rect(DomainPoint(c)));
+        const auto& field = want[std::size_t(c)];
+        std::set_union(block.begin(), block.end(), field.begin(), field.end(),
+                       std::inserter(want_u[std::size_t(c)], want_u[std::size_t(c)].end()));
+        std::set_intersection(block.begin(), block.end(), field.begin(), field.end(),
+                              std::inserter(want_x[std::size_t(c)], want_x[std::size_t(c)].end()));
+        std::set_difference(block.begin(), block.end(), field.begin(), field.end(),
+                            std::inserter(want_d[std::size_t(c)], want_d[std::size_t(c)].end()));
+      }
+      expect_pieces(ctx, u, want_u, "union");
+      expect_pieces(ctx, x, want_x, "intersection");
+      expect_pieces(ctx, d, want_d, "difference");
+      EXPECT_FALSE(u.disjoint());
+      // The difference of a partition with itself: empty pieces, dense.
+      Partition none = ctx.partition_difference(blocks, blocks);
+      EXPECT_TRUE(none.rect(DomainPoint(0)).empty());
+    });
+  }
+}
+
+TEST(DependentPartitioning, MisuseIsAnError) {
+  register_all();
+  reprise::run({"-ll:cpu", "2"}, [&](Context& ctx) {
+    FieldSpace fs = ctx.create_field_space({{F_COLOR, sizeof(coord_t)},
+                                            {F_VALUE, sizeof(double)},
+                                            {F_RANGE, sizeof(Rect<1>)},
+                                            {5, sizeof(float)}});
+    Region r = ctx.create_region(ctx.create_index_space(Rect<1>({0}, {9})), fs);
+    Region other = ctx.create_region(ctx.create_index_space(Rect<1>({0}, {9})), fs);
+    Region grid = ctx.create_region(ctx.create_index_space(Rect<2>({0, 0}, {3, 3})), fs);
+    IndexSpace two = ctx.create_index_space(Rect<1>({0}, {1}));
+    EXPECT_ERROR(ctx.partition_by_field(grid, F_COLOR, two), "partition_by_field: the region");
+    EXPECT_ERROR(ctx.partition_by_field(r, F_VALUE + 10, two), "has no field 13");
+    EXPECT_ERROR(ctx.partition_by_field(r, F_RANGE, two), "field 2 has 16 bytes");
+    Partition pr = ctx.partition_equal(r, two), po = ctx.partition_equal(other, two);
+    EXPECT_ERROR(ctx.partition_by_image(other, pr, 5), "partition_by_image: field 5 has 4 bytes");
+    EXPECT_ERROR(ctx.partition_union(pr, po), "partition_union: the partitions are of different");
+    EXPECT_ERROR(ctx.partition_intersection(
+                     pr, ctx.partition_equal(r, ctx.create_index_space(Rect<1>({0}, {2})))),
+                 "partition_intersection: the color spaces differ");
+    ctx.begin_trace(3);
+    EXPECT_ERROR(ctx.partition_difference(pr, pr), "trace");
+    ctx.end_trace(3);
+  });
+}
