@@ -4,13 +4,13 @@
 //   distribute_charge  (per piece: every wire adds charge to its end nodes — a Sum reduction
 //                       into the piece's private, shared and ghost nodes),
 //   update_voltages    (per piece: its own nodes take their charge and leak).
-// Nodes are private (only their piece's wires touch them) or shared (another piece's wire
-// does); a piece's ghost nodes are the shared nodes of other pieces its wires reach.
-//
-// Reprise has no sparse index spaces or dependent partitioning yet (issue 24): the nodes are
-// renumbered on the host so that each piece's private and shared nodes are contiguous (all
-// private nodes first, by piece, then all shared nodes, by piece), and a ghost piece is the
-// bounding box of the shared nodes it needs — more nodes than needed; the app reports both.
+// Nodes are numbered piece by piece (node n belongs to piece n / npp) and partitioned from
+// the data, as Legion's circuit does, with dependent partitioning (issue 24):
+//   owned  = partition_by_field(nodes, N_PIECE)           (each node's piece, written by a task)
+//   wires  = partition_by_preimage(owned, wires, W_IN)    (a wire goes with its in node)
+//   ghost  = image(wires, W_IN) ∪ image(wires, W_OUT) − owned   (sparse: exactly the other
+//            pieces' nodes that a piece's wires reach)
+// A piece's tasks take its owned nodes and its ghost nodes; the runtime moves exactly those.
 // Verified bit for bit against a serial reference that folds each piece's charge
 // contributions in piece order, as the runtime folds reduction instances in launch order.
 //
@@ -30,9 +30,17 @@ using namespace reprise;
 
 namespace {
 
-enum : TaskID { T_INIT_NODES = 1, T_INIT_WIRES, T_CURRENTS, T_CHARGE, T_VOLTAGES, T_CHECKSUM };
-// Node fields.
-enum : FieldID { N_CAP = 0, N_LEAK, N_CHARGE, N_VOLT };
+enum : TaskID {
+  T_INIT_NODES = 1,
+  T_INIT_WIRES,
+  T_CURRENTS,
+  T_CHARGE,
+  T_VOLTAGES,
+  T_CHECKSUM,
+  T_COUNT
+};
+// Node fields (N_PIECE: the piece a node belongs to, which partition_by_field reads).
+enum : FieldID { N_CAP = 0, N_LEAK, N_CHARGE, N_VOLT, N_PIECE };
 // Wire fields: end nodes, parameters, current per segment, voltage of the inner points.
 enum : FieldID { W_IN = 0, W_OUT, W_L, W_R, W_C, W_I0, W_I1, W_I2, W_V0, W_V1 };
 constexpr int kSegments = 3;
@@ -47,15 +55,15 @@ struct Params {
   int pct = 95;
   std::uint64_t seed = 12345;
   std::string trace = "auto";
+  bool bounding_ghosts = false;  // -ghosts bounding: each ghost piece's bounding box instead
 };
 
-// The generated circuit (the same on every rank: same seed). Node ids are the renumbered
-// ones: privates of piece 0, 1, … then shareds of piece 0, 1, ….
+// The generated circuit (the same on every rank: same seed). Node n belongs to piece n / npp;
+// wire w to piece w / wpp, and its in node is one of that piece's.
 struct Circuit {
-  std::vector<std::int64_t> in, out;                          // per wire
-  std::vector<Domain> private_rect, shared_rect, ghost_rect;  // per piece
-  std::int64_t nodes = 0;
-  std::int64_t ghost_needed = 0, ghost_covered = 0;  // summed over pieces
+  std::vector<std::int64_t> in, out;  // per wire
+  std::int64_t nodes = 0, npp = 0;
+  std::int64_t ghost_needed = 0;  // other pieces' nodes the pieces' wires reach, summed
 };
 const Circuit* g_circuit = nullptr;  // read by init_wires (every rank builds its own)
 
@@ -65,55 +73,25 @@ Domain range(std::int64_t lo, std::int64_t n) {
 
 Circuit generate(const Params& p) {
   std::mt19937_64 rng(p.seed);
-  const std::int64_t npp = p.npp, total = std::int64_t(p.pieces) * npp;
-  std::vector<std::int64_t> in, out;  // original ids: piece * npp + k
+  Circuit c;
+  c.npp = p.npp;
+  c.nodes = std::int64_t(p.pieces) * c.npp;
   for (int piece = 0; piece < p.pieces; ++piece)
     for (int w = 0; w < p.wpp; ++w) {
-      in.push_back(piece * npp + std::int64_t(rng() % std::uint64_t(npp)));
+      c.in.push_back(piece * c.npp + std::int64_t(rng() % std::uint64_t(c.npp)));
       int to = piece;
       if (p.pieces > 1 && int(rng() % 100) >= p.pct)
         to = int((piece + 1 + rng() % std::uint64_t(p.pieces - 1)) % std::uint64_t(p.pieces));
-      out.push_back(to * npp + std::int64_t(rng() % std::uint64_t(npp)));
+      c.out.push_back(to * c.npp + std::int64_t(rng() % std::uint64_t(c.npp)));
     }
-  // A node is shared when a wire of another piece reaches it.
-  std::vector<bool> shared(static_cast<std::size_t>(total), false);
-  for (std::size_t w = 0; w < out.size(); ++w)
-    if (out[w] / npp != std::int64_t(w) / p.wpp) shared[std::size_t(out[w])] = true;
-  Circuit c;
-  std::vector<std::int64_t> renamed(static_cast<std::size_t>(total));
-  std::int64_t next = 0;
-  for (int piece = 0; piece < p.pieces; ++piece) {
-    const std::int64_t first = next;
-    for (std::int64_t k = piece * npp; k < (piece + 1) * npp; ++k)
-      if (!shared[std::size_t(k)]) renamed[std::size_t(k)] = next++;
-    c.private_rect.push_back(range(first, next - first));
-  }
-  for (int piece = 0; piece < p.pieces; ++piece) {
-    const std::int64_t first = next;
-    for (std::int64_t k = piece * npp; k < (piece + 1) * npp; ++k)
-      if (shared[std::size_t(k)]) renamed[std::size_t(k)] = next++;
-    c.shared_rect.push_back(range(first, next - first));
-  }
-  c.nodes = next;
-  for (std::size_t w = 0; w < in.size(); ++w) {
-    c.in.push_back(renamed[std::size_t(in[w])]);
-    c.out.push_back(renamed[std::size_t(out[w])]);
-  }
   for (int piece = 0; piece < p.pieces; ++piece) {
     std::vector<std::int64_t> needed;
     for (int w = 0; w < p.wpp; ++w) {
       const std::size_t at = std::size_t(piece) * std::size_t(p.wpp) + std::size_t(w);
-      if (out[at] / npp != piece) needed.push_back(c.out[at]);
+      if (c.out[at] / c.npp != piece) needed.push_back(c.out[at]);
     }
     std::sort(needed.begin(), needed.end());
-    needed.erase(std::unique(needed.begin(), needed.end()), needed.end());
-    if (needed.empty()) {
-      c.ghost_rect.push_back(Domain(Rect<1>({1}, {0})));
-      continue;
-    }
-    c.ghost_rect.push_back(Domain(Rect<1>({needed.front()}, {needed.back()})));
-    c.ghost_needed += std::int64_t(needed.size());
-    c.ghost_covered += needed.back() - needed.front() + 1;
+    c.ghost_needed += std::unique(needed.begin(), needed.end()) - needed.begin();
   }
   return c;
 }
@@ -128,14 +106,13 @@ double wire_param(std::int64_t w, int which) {
   return 0.5 + double((w * 31 + which * 17) % 29) / 29.0;
 }
 
-// The voltage of node n, from whichever of a piece's node requirements holds it (the first).
+// The voltage of node n: the piece's own nodes (one range) or its ghost nodes (the rest of
+// what its wires reach).
 struct NodeView {
-  Accessor<const double, 1> v[3];
-  Domain rect[3];
+  Accessor<const double, 1> own, ghost;
+  Domain own_rect;
   double operator()(std::int64_t n) const {
-    for (int k = 0; k < 3; ++k)
-      if (rect[k].contains(DomainPoint(n))) return v[k][Point<1>(n)];
-    return 0.0;  // (not reached: a wire's nodes are the piece's private, shared or ghost ones)
+    return own_rect.contains(DomainPoint(n)) ? own[Point<1>(n)] : ghost[Point<1>(n)];
   }
 };
 
@@ -165,14 +142,14 @@ struct NodeFields {
 };
 
 void init_nodes(TaskContext& tc) {
-  for (int req = 0; req < 2; ++req) {
-    NodeFields f(tc, req);
-    for (auto n : f.rect) {
-      f.cap[n] = node_cap(n[0]);
-      f.leak[n] = node_leak(n[0]);
-      f.charge[n] = 0.0;
-      f.volt[n] = double(n[0] % 11) - 5.0;
-    }
+  NodeFields f(tc, 0);
+  auto piece = tc.accessor<std::int64_t, 1>(0, N_PIECE);
+  for (auto n : f.rect) {
+    f.cap[n] = node_cap(n[0]);
+    f.leak[n] = node_leak(n[0]);
+    f.charge[n] = 0.0;
+    f.volt[n] = double(n[0] % 11) - 5.0;
+    piece[n] = n[0] / g_circuit->npp;
   }
 }
 
@@ -190,7 +167,7 @@ void init_wires(TaskContext& tc) {
 }
 
 // req 0: wires (in, out, L, R, C) RO; req 1: wires (currents, inner voltages) RW;
-// reqs 2-4: private, shared, ghost nodes' voltages RO.
+// reqs 2-3: owned and ghost nodes' voltages RO.
 void calc_new_currents(TaskContext& tc) {
   auto in = tc.accessor<const std::int64_t, 1>(0, W_IN);
   auto out = tc.accessor<const std::int64_t, 1>(0, W_OUT);
@@ -202,11 +179,8 @@ void calc_new_currents(TaskContext& tc) {
                                         tc.accessor<double, 1>(1, W_I2)};
   Accessor<double, 1> inner[kSegments - 1] = {tc.accessor<double, 1>(1, W_V0),
                                               tc.accessor<double, 1>(1, W_V1)};
-  NodeView v;
-  for (int k = 0; k < 3; ++k) {
-    v.v[k] = tc.accessor<const double, 1>(2 + k, N_VOLT);
-    v.rect[k] = tc.domain(2 + k);
-  }
+  const NodeView v{tc.accessor<const double, 1>(2, N_VOLT), tc.accessor<const double, 1>(3, N_VOLT),
+                   tc.domain(2)};
   for (auto w : Rect<1>(tc.domain(0))) {
     double i_[kSegments], v_[kSegments - 1];
     for (int k = 0; k < kSegments; ++k) i_[k] = cur[k][w];
@@ -217,20 +191,18 @@ void calc_new_currents(TaskContext& tc) {
   }
 }
 
-// req 0: wires (in, out, first and last current) RO; reqs 1-3: private, shared, ghost
-// nodes' charge, Sum reductions.
+// req 0: wires (in, out, first and last current) RO; reqs 1-2: owned and ghost nodes'
+// charge, Sum reductions.
 void distribute_charge(TaskContext& tc) {
   auto in = tc.accessor<const std::int64_t, 1>(0, W_IN);
   auto out = tc.accessor<const std::int64_t, 1>(0, W_OUT);
   auto first = tc.accessor<const double, 1>(0, W_I0);
   auto last = tc.accessor<const double, 1>(0, W_I2);
-  Reducer<double, 1> red[3] = {tc.reducer<double, 1>(1, N_CHARGE),
-                               tc.reducer<double, 1>(2, N_CHARGE),
-                               tc.reducer<double, 1>(3, N_CHARGE)};
-  Domain rect[3] = {tc.domain(1), tc.domain(2), tc.domain(3)};
+  const Reducer<double, 1> own = tc.reducer<double, 1>(1, N_CHARGE);
+  const Reducer<double, 1> ghost = tc.reducer<double, 1>(2, N_CHARGE);
+  const Domain own_rect = tc.domain(1);
   auto add = [&](std::int64_t n, double q) {
-    for (int k = 0; k < 3; ++k)
-      if (rect[k].contains(DomainPoint(n))) return red[k].reduce(Point<1>(n), q);
+    (own_rect.contains(DomainPoint(n)) ? own : ghost).reduce(Point<1>(n), q);
   };
   for (auto w : Rect<1>(tc.domain(0))) {
     add(in[w], -kDt * first[w]);
@@ -238,15 +210,20 @@ void distribute_charge(TaskContext& tc) {
   }
 }
 
-// reqs 0-1: private and shared nodes, RW.
+// req 0: owned nodes, RW.
 void update_voltages(TaskContext& tc) {
-  for (int req = 0; req < 2; ++req) {
-    NodeFields f(tc, req);
-    for (auto n : f.rect) {
-      f.volt[n] = (f.volt[n] + f.charge[n] / f.cap[n]) * (1.0 - f.leak[n]);
-      f.charge[n] = 0.0;
-    }
+  NodeFields f(tc, 0);
+  for (auto n : f.rect) {
+    f.volt[n] = (f.volt[n] + f.charge[n] / f.cap[n]) * (1.0 - f.leak[n]);
+    f.charge[n] = 0.0;
   }
+}
+
+// How many nodes a piece holds (the points of its rectangles).
+std::int64_t count_nodes(TaskContext& tc) {
+  std::int64_t n = 0;
+  for (const Domain& d : tc.rects(0)) n += d.volume();
+  return n;
 }
 
 std::uint64_t mix(std::uint64_t h, double x) {
@@ -309,9 +286,12 @@ std::uint64_t serial_reference(const Params& p, const Circuit& c) {
 
 const char* kUsage =
     "usage: circuit [-l loops] [-p pieces] [-npp nodes] [-wpp wires] [-pct percent] [-s seed]\n"
-    "               [--trace none|manual|auto] [runtime flags, see -lg:help]\n"
+    "               [--trace none|manual|auto] [-ghosts exact|bounding]\n"
+    "               [runtime flags, see -lg:help]\n"
     "  Legion's circuit example: a random circuit in pieces; -pct is the percentage of a\n"
-    "  piece's wires whose both ends are its own nodes. Verified against a serial reference.\n";
+    "  piece's wires whose both ends are its own nodes. Verified against a serial reference.\n"
+    "  -ghosts bounding: ghost pieces are the bounding boxes of the exact (sparse) ones, the\n"
+    "  workaround before sparse pieces, kept for comparison.\n";
 
 [[noreturn]] void usage(const std::string& message) {
   apps::exit_with_usage("circuit", kUsage, message);
@@ -336,7 +316,11 @@ Params parse(const std::vector<std::string>& args) {
       p.seed = std::uint64_t(in.integer(0));
     else if (a == "--trace")
       p.trace = in.value();
-    else
+    else if (a == "-ghosts") {
+      const std::string g = in.value();
+      if (g != "exact" && g != "bounding") usage("-ghosts must be exact or bounding");
+      p.bounding_ghosts = g == "bounding";
+    } else
       usage("unknown argument " + a);
   }
   if (p.pct > 100) usage("-pct is a percentage (0..100)");
@@ -347,7 +331,7 @@ Params parse(const std::vector<std::string>& args) {
 void top_level(Context& ctx, const Params& p, const Circuit& c) {
   Region nodes = ctx.create_region(
       ctx.create_index_space(range(0, c.nodes)),
-      ctx.create_field_space({{N_CAP, 8}, {N_LEAK, 8}, {N_CHARGE, 8}, {N_VOLT, 8}}));
+      ctx.create_field_space({{N_CAP, 8}, {N_LEAK, 8}, {N_CHARGE, 8}, {N_VOLT, 8}, {N_PIECE, 8}}));
   const std::int64_t nwires = std::int64_t(c.in.size());
   Region wires = ctx.create_region(ctx.create_index_space(range(0, nwires)),
                                    ctx.create_field_space({{W_IN, 8},
@@ -361,36 +345,42 @@ void top_level(Context& ctx, const Params& p, const Circuit& c) {
                                                            {W_V0, 8},
                                                            {W_V1, 8}}));
   auto pieces = ctx.create_index_space(Rect<1>({0}, {p.pieces - 1}));
-  auto by_piece = [&](const std::vector<Domain>& rects) {
-    return [&rects](const DomainPoint& color) { return rects[std::size_t(color[0])]; };
-  };
-  Partition private_nodes = ctx.partition_by_rects(nodes, pieces, by_piece(c.private_rect));
-  Partition shared_nodes = ctx.partition_by_rects(nodes, pieces, by_piece(c.shared_rect));
-  Partition ghost_nodes = ctx.partition_by_rects(nodes, pieces, by_piece(c.ghost_rect));
-  Partition wire_pieces = ctx.partition_equal(wires, pieces);
   const auto id = Projection::identity();
-
+  // The generator's data enters through blocks of the regions; the pieces come from the data.
   IndexLauncher init_n(T_INIT_NODES, pieces);
-  init_n.add(private_nodes, id, Privilege::WriteDiscard, {N_CAP, N_LEAK, N_CHARGE, N_VOLT});
-  init_n.add(shared_nodes, id, Privilege::WriteDiscard, {N_CAP, N_LEAK, N_CHARGE, N_VOLT});
+  init_n.add(ctx.partition_equal(nodes, pieces), id, Privilege::WriteDiscard,
+             {N_CAP, N_LEAK, N_CHARGE, N_VOLT, N_PIECE});
   ctx.execute(init_n);
   IndexLauncher init_w(T_INIT_WIRES, pieces);
-  init_w.add(wire_pieces, id, Privilege::WriteDiscard,
+  init_w.add(ctx.partition_equal(wires, pieces), id, Privilege::WriteDiscard,
              {W_IN, W_OUT, W_L, W_R, W_C, W_I0, W_I1, W_I2, W_V0, W_V1});
   ctx.execute(init_w);
+  Partition owned = ctx.partition_by_field(nodes, N_PIECE, pieces);
+  Partition wire_pieces = ctx.partition_by_preimage(owned, wires, W_IN);
+  Partition reached = ctx.partition_union(ctx.partition_by_image(nodes, wire_pieces, W_IN),
+                                          ctx.partition_by_image(nodes, wire_pieces, W_OUT));
+  Partition ghost = ctx.partition_difference(reached, owned);
+  if (p.bounding_ghosts)
+    ghost = ctx.partition_by_rects(nodes, pieces,
+                                   [&](const DomainPoint& color) { return ghost.rect(color); });
+  IndexLauncher count(T_COUNT, pieces);
+  count.add(ghost, id, Privilege::ReadOnly, {N_VOLT});
+  const FutureMap ghost_counts = ctx.execute(count);
+  std::int64_t ghost_covered = 0;
+  for (coord_t piece = 0; piece < p.pieces; ++piece)
+    ghost_covered += ghost_counts.get(DomainPoint(piece)).get<std::int64_t>();
 
   IndexLauncher currents(T_CURRENTS, pieces);
   currents.add(wire_pieces, id, Privilege::ReadOnly, {W_IN, W_OUT, W_L, W_R, W_C});
   currents.add(wire_pieces, id, Privilege::ReadWrite, {W_I0, W_I1, W_I2, W_V0, W_V1});
-  for (const Partition* part : {&private_nodes, &shared_nodes, &ghost_nodes})
+  for (const Partition* part : {&owned, &ghost})
     currents.add(*part, id, Privilege::ReadOnly, {N_VOLT});
   IndexLauncher charge(T_CHARGE, pieces);
   charge.add(wire_pieces, id, Privilege::ReadOnly, {W_IN, W_OUT, W_I0, W_I2});
-  for (const Partition* part : {&private_nodes, &shared_nodes, &ghost_nodes})
+  for (const Partition* part : {&owned, &ghost})
     charge.add_reduction(*part, id, ReductionOp::Sum, {N_CHARGE});
   IndexLauncher voltages(T_VOLTAGES, pieces);
-  for (const Partition* part : {&private_nodes, &shared_nodes})
-    voltages.add(*part, id, Privilege::ReadWrite, {N_CAP, N_LEAK, N_CHARGE, N_VOLT});
+  voltages.add(owned, id, Privilege::ReadWrite, {N_CAP, N_LEAK, N_CHARGE, N_VOLT});
 
   const bool manual = p.trace == "manual";
   const apps::TimedWindow window = apps::timed(ctx, [&] {
@@ -408,17 +398,20 @@ void top_level(Context& ctx, const Params& p, const Circuit& c) {
   const bool verified = got == serial_reference(p, c);
   if (ctx.shard() == 0)
     std::printf(
-        "circuit: %d pieces, %lld nodes, %zu wires, %d loops: %s; ghost pieces cover %lld "
-        "nodes for %lld needed (bounding boxes: no sparse index spaces yet)\n",
+        "circuit: %d pieces, %lld nodes, %zu wires, %d loops: %s; ghost pieces hold %lld nodes, "
+        "%lld needed (%s)\n",
         p.pieces, (long long)c.nodes, c.in.size(), p.loops,
         verified ? "matches the serial reference bit for bit" : "DIFFERS from the serial reference",
-        (long long)c.ghost_covered, (long long)c.ghost_needed);
+        (long long)ghost_covered, (long long)c.ghost_needed,
+        p.bounding_ghosts ? "bounding boxes of the sparse pieces" : "sparse pieces");
   apps::print_result(
       "circuit", p.trace, ctx, p.loops, window, double(p.loops) * 3 * p.pieces, got, verified,
       "pieces=" + std::to_string(p.pieces) + " nodes=" + std::to_string(c.nodes) +
-          " wires=" + std::to_string(nwires) + " ghost_nodes=" + std::to_string(c.ghost_covered) +
+          " wires=" + std::to_string(nwires) + " ghost_nodes=" + std::to_string(ghost_covered) +
           " ghost_needed=" + std::to_string(c.ghost_needed));
   if (!verified) throw Error("circuit: verification failed");
+  if (!p.bounding_ghosts && ghost_covered != c.ghost_needed)
+    throw Error("circuit: the ghost pieces are not exact");
 }
 
 }  // namespace
@@ -433,6 +426,7 @@ int main(int argc, char** argv) {
   TaskRegistry::add(T_CHARGE, "distribute_charge", {cpu(distribute_charge)});
   TaskRegistry::add(T_VOLTAGES, "update_voltages", {cpu(update_voltages)});
   TaskRegistry::add(T_CHECKSUM, "checksum", {cpu(checksum)});
+  TaskRegistry::add(T_COUNT, "count_nodes", {cpu(count_nodes)});
   return start(
       argc, argv, [&](Context& ctx) { top_level(ctx, p, c); }, apps::trace_mode_flags(p.trace));
 }

@@ -255,7 +255,8 @@ void Memoizer::record(TraceID id) {
   dissolve_merges(*t);
   build_successors(*t, buffer_);
   // (runs_here again: dissolving the merges renumbered the instructions.)
-  compute_elision_links(*t, buffer_, analysis_->forest(), rt_.events(), runs_here(*t));
+  compute_elision_links(*t, buffer_, analysis_->forest(), rt_.events(), runs_here(*t),
+                        std::size_t(rt_.config().trace_links));
   // (Replays under control replication link to the previous one through events: no reversed
   // links to build.)
   if (rt_.num_shards() == 1) build_cross_links(*t);

@@ -208,12 +208,12 @@ std::vector<std::vector<std::uint32_t>> op_instructions(const TraceTemplate& t, 
 }  // namespace
 
 namespace {
-constexpr std::size_t kMaxLinksPerInstruction = 16, kLinksAlways = 4096;
+constexpr std::size_t kLinksAlways = 4096;
 }  // namespace
 
 void compute_elision_links(TraceTemplate& t, const std::vector<OpRef>& recorded,
                            const RegionForest& forest, EventTable& events,
-                           const std::vector<bool>& here) {
+                           const std::vector<bool>& here, std::size_t links_per_instruction) {
   const auto wanted = [&](std::uint32_t i) { return here.empty() || here[i]; };
   // Fake completion events name (op, point): id = op + 1 (+ offset for the second copy),
   // gen = point + 1. The analysis only compares them, it never waits on them.
@@ -257,7 +257,7 @@ void compute_elision_links(TraceTemplate& t, const std::vector<OpRef>& recorded,
   // would outnumber its instructions many times over (the dependences of many iterations'
   // aliased readers and reducers) replays behind the fence instead of carrying them; counting
   // as they are made stops before they take memory.
-  const std::size_t most = kMaxLinksPerInstruction * t.instrs.size() + kLinksAlways;
+  const std::size_t most = links_per_instruction * t.instrs.size() + kLinksAlways;
   std::size_t total = 0;
   auto give_up = [&] {
     t.elide_fence = false;

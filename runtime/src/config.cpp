@@ -171,6 +171,10 @@ const std::vector<FlagDef>& flag_table() {
         auto_i32(&Config::defer_writes, 0, 1, "-lg:defer_writes"));
     add("-lg:window", "N", "ops in flight before the application thread waits",
         i32(&Config::window, 2, 1 << 24, "-lg:window"));
+    add("-lg:trace_links", "N",
+        "elision links a trace template may carry per instruction (beyond 4,096) before its "
+        "replays wait for the fence instead",
+        i32(&Config::trace_links, 0, 1 << 20, "-lg:trace_links"));
     add("-lg:stall_report", "S",
         "control replication: when a shard has issued no op for S seconds, log what it still "
         "waits for from other shards (0: off)",

@@ -177,10 +177,13 @@ void dissolve_merges(TraceTemplate& t);
 // logical analysis does not see copies, every access to an instance also waits for the
 // previous replay's copies into the same part of it. `here` (control replication: the
 // instructions this shard runs; empty: all) limits the work to the links a replay here reads,
-// which are those of its own instructions: the others' points are not analysed.
+// which are those of its own instructions: the others' points are not analysed. A template
+// whose links would pass links_per_instruction per instruction (plus 4,096) keeps none, and
+// its replays wait for the entry fence.
 void compute_elision_links(TraceTemplate& t, const std::vector<OpRef>& recorded_ops,
                            const RegionForest& forest, class EventTable& events,
-                           const std::vector<bool>& here = {});
+                           const std::vector<bool>& here = {},
+                           std::size_t links_per_instruction = 16);
 // The physical conditions (one system memory: which instance of each tree is read / written).
 void compute_conditions(TraceTemplate& t, const std::vector<OpRef>& recorded_ops);
 // The successor lists that let a replay count in-trace edges down instead of using events.

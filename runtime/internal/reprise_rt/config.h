@@ -37,8 +37,11 @@ struct Config {
   bool bounds_checks = false;     // -lg:bounds_checks
   bool inorder = false;           // -lg:inorder
   int window = 1024;              // -lg:window
-  bool help = false;              // -lg:help
-  int log_level = 4;              // -level N (every category)
+  // Elision links a template may carry per instruction (beyond 4,096) before its replays
+  // wait for the entry fence instead (-lg:trace_links).
+  int trace_links = 16;
+  bool help = false;  // -lg:help
+  int log_level = 4;  // -level N (every category)
   // -level CAT=N,...: per category (names: reprise_rt/log.h), after log_level.
   std::vector<std::pair<std::string, int>> log_category_levels;
   std::string log_file;         // -logfile (`%`: the shard number); empty: stderr
