@@ -1,14 +1,15 @@
-// Dependent partitioning (Context::partition_by_field, _by_image, _by_preimage and the set
-// operations) on 1-d regions. The field-reading kinds map the fields read-only, as an inline
-// mapping does: the mapping is ordered after the ops issued before it that write them, and
-// under control replication every shard reads the same values in its own memory, so every
-// shard computes the same pieces. Pieces are kept as sorted, disjoint point runs; a result
+// Dependent partitioning (Context::partition_by_field, _by_image, _by_preimage, the set
+// operations and pending partitions) on 1-d regions. The field-reading kinds map the fields
+// read-only, as an inline mapping does: the mapping is ordered after the ops issued before it that
+// write them, and under control replication every shard reads the same values in its own memory, so
+// every shard computes the same pieces. Pieces are kept as sorted, disjoint point runs; a result
 // whose pieces are all single runs is a dense partition, any other a sparse one.
 #include <fmt/core.h>
 
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -296,6 +297,48 @@ Partition Context::partition_set_operation(const Partition& a, const Partition& 
     }
   }
   return partition_from_runs(va.parent, va.colors, std::move(pieces));
+}
+
+Partition Context::partition_pending(
+    Region parent, const IndexSpace& colors,
+    const std::function<std::vector<Region>(const DomainPoint&)>& regions_of, PieceOp kind) {
+  const char* op = "partition_pending";
+  detail::Runtime& rtm = rt(op);
+  rtm.check_not_in_trace(op);
+  const auto& forest = rtm.forest();
+  forest.check_region(parent, op);
+  check_1d(parent, op);
+  // A region's points as runs: its own bounds, or a sparse piece's rectangles.
+  auto runs_of = [&](const Region& r) -> Runs {
+    forest.check_region(r, op);
+    if (r.tree() != parent.tree())
+      throw Error(fmt::format("{}: region {} is not in the tree of {}", op, r.bounds().str(),
+                              parent.bounds().str()));
+    const std::uint32_t sparse = forest.sparse_partition_of(r.node());
+    if (sparse == kInvalidId) return r.bounds().empty() ? Runs{} : Runs{r.bounds()};
+    const auto& pn = forest.partition(sparse);
+    return (*pn.runs)[std::size_t(pn.colors.linearize(forest.region(r.node()).color))];
+  };
+  const Domain& cs = colors.bounds();
+  const Runs bounds = {parent.bounds()};
+  std::vector<std::vector<Domain>> pieces(std::size_t(cs.volume()));
+  for (std::size_t c = 0; c < pieces.size(); ++c) {
+    const std::vector<Region> regions = regions_of(cs.delinearize(coord_t(c)));
+    Runs piece;
+    for (std::size_t k = 0; k < regions.size(); ++k) {
+      Runs next = runs_of(regions[k]);
+      if (k == 0)
+        piece = std::move(next);
+      else if (kind == PieceOp::Union)
+        piece.insert(piece.end(), next.begin(), next.end());
+      else if (kind == PieceOp::Intersection)
+        piece = intersect(normalized(std::move(piece)), normalized(std::move(next)));
+      else
+        piece = subtract(normalized(std::move(piece)), normalized(std::move(next)));
+    }
+    pieces[c] = intersect(normalized(std::move(piece)), bounds);
+  }
+  return partition_from_runs(parent, cs, std::move(pieces));
 }
 
 Partition Context::partition_union(const Partition& a, const Partition& b) {

@@ -152,6 +152,31 @@ TEST(DependentPartitioning, ByFieldImagePreimageAndSetOperationsMatchTheData) {
       expect_pieces(ctx, x, want_x, "intersection");
       expect_pieces(ctx, d, want_d, "difference");
       EXPECT_FALSE(u.disjoint());
+      // Pending partitions: color c from other regions of the tree, color by color.
+      Partition pending = ctx.partition_pending(nodes, cs, [&](const DomainPoint& c) {
+        return std::vector<Region>{by_color[c], blocks[DomainPoint((c[0] + 1) % kColors)]};
+      });
+      Partition pending_x = ctx.partition_pending(
+          nodes, cs,
+          [&](const DomainPoint& c) {
+            return std::vector<Region>{by_color[c], blocks[c]};
+          },
+          Context::PieceOp::Intersection);
+      Partition pending_d = ctx.partition_pending(
+          nodes, cs,
+          [&](const DomainPoint& c) {
+            return std::vector<Region>{blocks[c], by_color[c]};
+          },
+          Context::PieceOp::Difference);
+      std::vector<std::set<coord_t>> want_pending(kColors);
+      for (coord_t c = 0; c < kColors; ++c) {
+        want_pending[std::size_t(c)] = want[std::size_t(c)];
+        for (coord_t p : all_of(blocks.rect(DomainPoint((c + 1) % kColors))))
+          want_pending[std::size_t(c)].insert(p);
+      }
+      expect_pieces(ctx, pending, want_pending, "pending union");
+      expect_pieces(ctx, pending_x, want_x, "pending intersection");
+      expect_pieces(ctx, pending_d, want_d, "pending difference");
       // The difference of a partition with itself: empty pieces, dense.
       Partition none = ctx.partition_difference(blocks, blocks);
       EXPECT_TRUE(none.rect(DomainPoint(0)).empty());
@@ -179,6 +204,9 @@ TEST(DependentPartitioning, MisuseIsAnError) {
     EXPECT_ERROR(ctx.partition_intersection(
                      pr, ctx.partition_equal(r, ctx.create_index_space(Rect<1>({0}, {2})))),
                  "partition_intersection: the color spaces differ");
+    EXPECT_ERROR(ctx.partition_pending(
+                     r, two, [&](const DomainPoint&) { return std::vector<Region>{other}; }),
+                 "partition_pending: region [0..9] is not in the tree of [0..9]");
     ctx.begin_trace(3);
     EXPECT_ERROR(ctx.partition_difference(pr, pr), "trace");
     ctx.end_trace(3);

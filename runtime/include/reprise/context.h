@@ -72,6 +72,15 @@ class Context {
   Partition partition_union(const Partition& a, const Partition& b);
   Partition partition_intersection(const Partition& a, const Partition& b);
   Partition partition_difference(const Partition& a, const Partition& b);
+  // A pending partition (Legion's create_pending_partition and create_index_space_union /
+  // _intersection / _difference, 1-d): color c's piece is made of the regions regions_of(c)
+  // returns (regions of parent's tree, dense or sparse pieces, clipped to parent): their
+  // union, their intersection, or the first minus the others.
+  enum class PieceOp { Union, Intersection, Difference };
+  Partition partition_pending(
+      Region parent, const IndexSpace& colors,
+      const std::function<std::vector<Region>(const DomainPoint&)>& regions_of,
+      PieceOp op = PieceOp::Union);
   // each piece of `base` shifted by `offset` and clipped to the parent's bounds.
   Partition partition_by_translation(const Partition& base, const DomainPoint& offset);
   Region subregion(const Partition& p, const DomainPoint& color);
