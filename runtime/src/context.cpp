@@ -607,7 +607,22 @@ void Context::fill(const FillLauncher& l) {
   Runtime& rtm = rt("fill");
   const OpLabel name("fill", nullptr, rtm.ops_issued());
   rtm.forest().check_region(l.region, name.str().c_str());
-  check_dense(rtm.forest(), name, l.region);
+  if (const std::uint32_t sparse = rtm.forest().sparse_partition_of(l.region.node());
+      sparse != kInvalidId) {
+    // A piece of a sparse partition: a fill per rectangle (the run partitions' pieces).
+    const auto& forest = rtm.forest();
+    const auto& pn = forest.partition(sparse);
+    const std::size_t color =
+        std::size_t(pn.colors.linearize(forest.region(l.region.node()).color));
+    for (std::uint32_t run : pn.run_partitions) {
+      const std::uint32_t piece = forest.partition(run).children[color];
+      if (forest.region(piece).bounds.empty()) continue;
+      FillLauncher part = l;
+      part.region = forest.region_handle(piece);
+      fill(part);
+    }
+    return;
+  }
   RegionRequirement r;
   r.region = l.region;
   r.privilege = Privilege::WriteDiscard;

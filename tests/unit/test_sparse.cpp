@@ -183,8 +183,9 @@ TEST(Sparse, InterleavedPiecesGiveTheSerialResultInEveryTraceMode) {
 TEST(Sparse, PiecesHaveExactlyTheirPointsAndRunsCoalesce) {
   register_all();
   reprise::run({"-ll:cpu", "2"}, [&](Context& ctx) {
-    Region r = ctx.create_region(ctx.create_index_space(Rect<1>({0}, {kN - 1})),
-                                 ctx.create_field_space({{FX, sizeof(double)}}));
+    Region r =
+        ctx.create_region(ctx.create_index_space(Rect<1>({0}, {kN - 1})),
+                          ctx.create_field_space({{FX, sizeof(double)}, {FZ, sizeof(double)}}));
     IndexSpace colors = ctx.create_index_space(Rect<1>({0}, {kColors - 1}));
     Partition owned = ctx.partition_by_point_sets(r, colors, owned_points());
     // The bounding boxes overlap, yet the pieces are disjoint and cover the region.
@@ -196,6 +197,15 @@ TEST(Sparse, PiecesHaveExactlyTheirPointsAndRunsCoalesce) {
     FutureMap fm = ctx.execute(c);
     for (coord_t i = 0; i < kColors; ++i)
       EXPECT_EQ(fm.get(DomainPoint(i)).get<std::int64_t>(), kN / kColors);
+    // A fill of a piece writes its points only: the sum of x afterwards counts them.
+    ctx.fill(r, FX, 0.0);
+    ctx.fill(owned[DomainPoint(3)], FX, 1.0);
+    TaskLauncher total(T_SUM);
+    total.add(r, Privilege::ReadOnly, {FX, FZ});
+    double expected_sum = 0;
+    const auto points = owned_points();
+    for (coord_t i : points[3]) expected_sum += double(i + 1);
+    EXPECT_EQ(ctx.execute(total).get<double>(), expected_sum);
     // A single task on one piece sees the same rectangles.
     TaskLauncher one(T_COUNT);
     one.add(owned[DomainPoint(2)], Privilege::ReadOnly, {FX});
@@ -242,7 +252,8 @@ TEST(Sparse, MisuseIsAnError) {
     w.add(aliased, Projection::identity(), Privilege::ReadWrite, {FX});
     EXPECT_ERROR(ctx.execute(w), "writes through an aliased partition");
     Partition owned = ctx.partition_by_point_sets(r, two, {{0, 1, 5}, {2, 3}});
-    EXPECT_ERROR(ctx.fill(owned[DomainPoint(0)], FX, 1.0), "is a piece of a sparse partition");
+    EXPECT_ERROR(ctx.copy(CopyLauncher{owned[DomainPoint(0)], {FX}, r, {FX}}),
+                 "is a piece of a sparse partition");
     EXPECT_ERROR(ctx.partition_equal(owned[DomainPoint(0)], two),
                  "partitioning sparse regions is not supported");
   });
