@@ -164,8 +164,9 @@ detail::RawAccess TaskContext::raw_reduce(int req, FieldID fid, std::size_t elem
     run.site = a.site;
     runs.push_back(run);
   }
-  if (runs.size() == 1) {
+  if (runs.size() == 1) {  // (checked all the same: a fold outside the piece is an error)
     a = runs.front();
+    a.check = true;
     runs.clear();
   } else if (runs.empty()) {
     a.check = true;  // a piece without points: every fold is out of bounds
