@@ -294,13 +294,28 @@ void add_requirement(const detail::RegionForest& forest, const OpLabel& op, int 
   begin.push_back(std::uint16_t(out.reqs.size()));
 }
 
-// Fills, copies and inline mappings take dense regions only (for now).
+// Copies write dense regions only (for now).
 void check_dense(const detail::RegionForest& forest, const OpLabel& op, const Region& r) {
   if (forest.sparse_partition_of(r.node()) != kInvalidId)
     throw Error(
-        fmt::format("{}: region {} is a piece of a sparse partition; only tasks take "
-                    "sparse regions so far",
+        fmt::format("{}: region {} is a piece of a sparse partition; a copy into a "
+                    "sparse region is not supported yet",
                     op, r.bounds().str()));
+}
+
+// For a piece of a sparse partition, calls fn with the region of each of its (non-empty)
+// rectangles — the run partitions' pieces — and returns true; false for a dense region.
+template <class Fn>
+bool each_rectangle(const detail::RegionForest& forest, const Region& r, Fn&& fn) {
+  const std::uint32_t sparse = forest.sparse_partition_of(r.node());
+  if (sparse == kInvalidId) return false;
+  const auto& pn = forest.partition(sparse);
+  const std::size_t color = std::size_t(pn.colors.linearize(forest.region(r.node()).color));
+  for (std::uint32_t run : pn.run_partitions) {
+    const std::uint32_t piece = forest.partition(run).children[color];
+    if (!forest.region(piece).bounds.empty()) fn(forest.region_handle(piece));
+  }
+  return true;
 }
 
 bool needs_interference_check(const detail::PoolVector<ReqInfo>& reqs) {
@@ -607,22 +622,13 @@ void Context::fill(const FillLauncher& l) {
   Runtime& rtm = rt("fill");
   const OpLabel name("fill", nullptr, rtm.ops_issued());
   rtm.forest().check_region(l.region, name.str().c_str());
-  if (const std::uint32_t sparse = rtm.forest().sparse_partition_of(l.region.node());
-      sparse != kInvalidId) {
-    // A piece of a sparse partition: a fill per rectangle (the run partitions' pieces).
-    const auto& forest = rtm.forest();
-    const auto& pn = forest.partition(sparse);
-    const std::size_t color =
-        std::size_t(pn.colors.linearize(forest.region(l.region.node()).color));
-    for (std::uint32_t run : pn.run_partitions) {
-      const std::uint32_t piece = forest.partition(run).children[color];
-      if (forest.region(piece).bounds.empty()) continue;
-      FillLauncher part = l;
-      part.region = forest.region_handle(piece);
-      fill(part);
-    }
+  // A piece of a sparse partition: a fill per rectangle.
+  if (each_rectangle(rtm.forest(), l.region, [&](const Region& piece) {
+        FillLauncher part = l;
+        part.region = piece;
+        fill(part);
+      }))
     return;
-  }
   RegionRequirement r;
   r.region = l.region;
   r.privilege = Privilege::WriteDiscard;
@@ -647,8 +653,14 @@ void Context::copy(const CopyLauncher& l) {
   const OpLabel name("copy", nullptr, rtm.ops_issued());
   rtm.forest().check_region(l.src, name.str().c_str());
   rtm.forest().check_region(l.dst, name.str().c_str());
-  check_dense(rtm.forest(), name, l.src);
   check_dense(rtm.forest(), name, l.dst);
+  // Out of a piece of a sparse partition: a copy per rectangle.
+  if (each_rectangle(rtm.forest(), l.src, [&](const Region& piece) {
+        CopyLauncher part = l;
+        part.src = piece;
+        copy(part);
+      }))
+    return;
   if (l.src_fields.size() != l.dst_fields.size())
     throw Error(fmt::format("{}: {} source fields but {} destination fields", name,
                             l.src_fields.size(), l.dst_fields.size()));

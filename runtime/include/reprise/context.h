@@ -47,8 +47,9 @@ class Context {
   // points[c] (any order, repeats allowed). Tasks take such pieces like any region, and the
   // runtime moves and validates only their points: TaskContext::rects(req) lists a point's
   // rectangles, domain(req) is their bounding box. Disjointness and completeness are those of
-  // the points. A reducer folds into one reduction instance per rectangle; a fill of a piece
-  // is a fill per rectangle. Not yet: copies and partitions of sparse regions.
+  // the points. A reducer folds into one reduction instance per rectangle; a fill of a piece,
+  // or a copy out of one, is one per rectangle. Not yet: copies into sparse regions, and
+  // partitions of them.
   Partition partition_by_rect_lists(Region parent, const IndexSpace& colors,
                                     std::vector<std::vector<Domain>> rects);
   Partition partition_by_point_sets(Region parent, const IndexSpace& colors,
