@@ -494,29 +494,6 @@ Partition Context::partition_by_rect_lists(Region parent, const IndexSpace& colo
   return p;
 }
 
-Partition Context::partition_by_point_sets(Region parent, const IndexSpace& colors,
-                                           const std::vector<std::vector<coord_t>>& points) {
-  rt("partition_by_point_sets").forest().check_region(parent, "partition_by_point_sets");
-  if (parent.bounds().dim != 1)
-    throw Error(
-        fmt::format("partition_by_point_sets: the region {} is {}-d; point sets "
-                    "partition 1-d regions (use partition_by_rect_lists)",
-                    parent.bounds().str(), parent.bounds().dim));
-  std::vector<std::vector<Domain>> rects(points.size());
-  for (std::size_t c = 0; c < points.size(); ++c) {
-    std::vector<coord_t> sorted = points[c];
-    std::sort(sorted.begin(), sorted.end());
-    sorted.erase(std::unique(sorted.begin(), sorted.end()), sorted.end());
-    for (std::size_t i = 0; i < sorted.size();) {  // runs of consecutive points
-      std::size_t j = i + 1;
-      while (j < sorted.size() && sorted[j] == sorted[j - 1] + 1) ++j;
-      rects[c].push_back(Domain(Rect<1>({sorted[i]}, {sorted[j - 1]})));
-      i = j;
-    }
-  }
-  return partition_by_rect_lists(parent, colors, std::move(rects));
-}
-
 Partition Context::partition_by_translation(const Partition& base, const DomainPoint& offset) {
   Runtime& rtm = rt("partition_by_translation");
   rtm.check_not_in_trace("partition_by_translation");

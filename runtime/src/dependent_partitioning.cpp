@@ -41,6 +41,14 @@ Runs runs_of_points(std::vector<coord_t> points) {
   return out;
 }
 
+// Each color's points as runs.
+std::vector<Runs> runs_of_point_sets(std::vector<std::vector<coord_t>> points) {
+  std::vector<Runs> pieces;
+  pieces.reserve(points.size());
+  for (auto& p : points) pieces.push_back(runs_of_points(std::move(p)));
+  return pieces;
+}
+
 // Any rectangles as sorted, disjoint, coalesced runs.
 Runs normalized(Runs rects) {
   std::erase_if(rects, [](const Domain& r) { return r.empty(); });
@@ -81,6 +89,12 @@ Runs subtract(const Runs& a, const Runs& b) {
   return out;
 }
 
+void check_1d(const Region& r, const char* op) {
+  if (r.bounds().dim != 1)
+    throw Error(fmt::format("{}: the region {} is {}-d; dependent partitioning takes 1-d regions",
+                            op, r.bounds().str(), r.bounds().dim));
+}
+
 struct PartitionView {
   Region parent;
   Domain colors;
@@ -94,11 +108,7 @@ PartitionView view_of(detail::Runtime& rt, const Partition& p, const char* op) {
   PartitionView v;
   v.parent = rt.forest().region_handle(pn.parent_region);
   v.colors = pn.colors;
-  if (v.parent.bounds().dim != 1)
-    throw Error(
-        fmt::format("{}: the partition's region {} is {}-d; dependent partitioning takes "
-                    "1-d regions",
-                    op, v.parent.bounds().str(), v.parent.bounds().dim));
+  check_1d(v.parent, op);
   v.pieces.resize(pn.pieces->size());
   for (std::size_t c = 0; c < v.pieces.size(); ++c) {
     if (pn.sparse())
@@ -107,12 +117,6 @@ PartitionView view_of(detail::Runtime& rt, const Partition& p, const char* op) {
       v.pieces[c] = {pn.piece(c)};
   }
   return v;
-}
-
-void check_1d(const Region& r, const char* op) {
-  if (r.bounds().dim != 1)
-    throw Error(fmt::format("{}: the region {} is {}-d; dependent partitioning takes 1-d regions",
-                            op, r.bounds().str(), r.bounds().dim));
 }
 
 // The size of field `fid` of r's field space, or an Error naming the op.
@@ -170,6 +174,17 @@ Partition Context::partition_from_runs(Region parent, const Domain& colors,
   return partition_by_rects(parent, create_index_space(colors), rects);
 }
 
+Partition Context::partition_by_point_sets(Region parent, const IndexSpace& colors,
+                                           const std::vector<std::vector<coord_t>>& points) {
+  rt("partition_by_point_sets").forest().check_region(parent, "partition_by_point_sets");
+  if (parent.bounds().dim != 1)
+    throw Error(
+        fmt::format("partition_by_point_sets: the region {} is {}-d; point sets "
+                    "partition 1-d regions (use partition_by_rect_lists)",
+                    parent.bounds().str(), parent.bounds().dim));
+  return partition_by_rect_lists(parent, colors, runs_of_point_sets(points));
+}
+
 Partition Context::partition_by_field(Region parent, FieldID color_field,
                                       const IndexSpace& colors) {
   const char* op = "partition_by_field";
@@ -195,10 +210,7 @@ Partition Context::partition_by_field(Region parent, FieldID color_field,
       if (cs.contains(DomainPoint(c))) points[std::size_t(c - cs.lo[0])].push_back(i[0]);
     }
   }
-  std::vector<std::vector<Domain>> pieces;
-  pieces.reserve(points.size());
-  for (auto& p : points) pieces.push_back(runs_of_points(std::move(p)));
-  return partition_from_runs(parent, cs, std::move(pieces));
+  return partition_from_runs(parent, cs, runs_of_point_sets(std::move(points)));
 }
 
 Partition Context::partition_by_image(Region target, const Partition& source, FieldID pointer) {
@@ -267,10 +279,7 @@ Partition Context::partition_by_preimage(const Partition& target, Region source,
       for (std::size_t c : hit) points[c].push_back(i[0]);
     }
   }
-  std::vector<std::vector<Domain>> pieces;
-  pieces.reserve(points.size());
-  for (auto& p : points) pieces.push_back(runs_of_points(std::move(p)));
-  return partition_from_runs(source, dst.colors, std::move(pieces));
+  return partition_from_runs(source, dst.colors, runs_of_point_sets(std::move(points)));
 }
 
 Partition Context::partition_set_operation(const Partition& a, const Partition& b, int kind,

@@ -222,22 +222,9 @@ Partition RegionForest::create_sparse_partition(Region parent, const Domain& col
   // and completeness are those of the runs themselves.
   Partition bounding = create_partition(parent, colors, boxes);
   PartitionNode& pn = partitions_[bounding.node()];
-  std::vector<std::size_t> color_of;
-  bool disjoint = true;
-  {
-    std::vector<std::pair<Domain, std::size_t>> tagged;
-    for (std::size_t c = 0; c < runs.size(); ++c)
-      for (const auto& r : runs[c]) tagged.emplace_back(r, c);
-    std::sort(tagged.begin(), tagged.end(),
-              [](const auto& a, const auto& b) { return a.first.lo[0] < b.first.lo[0]; });
-    for (std::size_t i = 0; i < tagged.size() && disjoint; ++i)
-      for (std::size_t j = i + 1;
-           j < tagged.size() && tagged[j].first.lo[0] <= tagged[i].first.hi[0]; ++j)
-        if (tagged[i].second != tagged[j].second && tagged[i].first.overlaps(tagged[j].first)) {
-          disjoint = false;
-          break;
-        }
-  }
+  // (Each color's runs are disjoint, checked above: the colors are disjoint when all the
+  // runs are.)
+  const bool disjoint = pieces_disjoint(all);
   pn.disjoint = disjoint;
   pn.complete = pieces_cover(parent_bounds, all, disjoint);
   for (std::size_t j = 0; j < most; ++j) {

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <utility>
 
+#include "reprise_rt/bounding_box.h"
 #include "reprise_rt/device.h"
 #include "reprise_rt/executor.h"
 #include "reprise_rt/instance.h"
@@ -35,18 +36,7 @@ const ReqInfo& requirement(const detail::PointTask& t, int req) {
 Domain bounds_of(const detail::PointTask& t, int req) {
   const auto [first, last] = op_reqs(t, req);
   Domain box = t.op->rect(t.point_index, first);
-  for (std::size_t r = first + 1; r < last; ++r) {
-    const Domain d = t.op->rect(t.point_index, r);
-    if (d.empty()) continue;
-    if (box.empty()) {
-      box = d;
-      continue;
-    }
-    for (int i = 0; i < d.dim; ++i) {
-      box.lo[i] = std::min(box.lo[i], d.lo[i]);
-      box.hi[i] = std::max(box.hi[i], d.hi[i]);
-    }
-  }
+  for (std::size_t r = first + 1; r < last; ++r) detail::grow(box, t.op->rect(t.point_index, r));
   return box;
 }
 

@@ -14,3 +14,8 @@ std::string error_text(F&& f) {
   }
   return "no error";
 }
+
+// Expects f to throw a reprise::Error whose message names `words` (a gtest assertion: the
+// file using it includes gtest).
+#define EXPECT_ERROR(f, words) \
+  EXPECT_NE(error_text([&] { f; }).find(words), std::string::npos) << error_text([&] { f; })

@@ -14,9 +14,6 @@
 
 using namespace reprise;
 
-#define EXPECT_ERROR(f, words) \
-  EXPECT_NE(error_text([&] { f; }).find(words), std::string::npos) << error_text([&] { f; })
-
 namespace {
 enum : TaskID { T_COLORS = 10600, T_POINTERS, T_RANGES, T_SIGNATURE };
 enum : FieldID { F_COLOR = 0, F_PTR = 1, F_RANGE = 2, F_VALUE = 3 };

@@ -13,10 +13,6 @@
 
 using namespace reprise;
 
-// The Error f throws names `words`.
-#define EXPECT_ERROR(f, words) \
-  EXPECT_NE(error_text([&] { f; }).find(words), std::string::npos) << error_text([&] { f; })
-
 namespace {
 enum : TaskID { T_INIT = 10500, T_NEIGHBOURS, T_HALVE, T_SUM, T_COUNT, T_DEPOSIT, T_STRAY };
 enum : FieldID { FX = 0, FY = 1, FZ = 2 };
