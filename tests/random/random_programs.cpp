@@ -202,6 +202,20 @@ rr::Program minimize(const Options& o, rr::Program p) {
         if (i > p.ops.size()) i = p.ops.size();
       }
     }
+    // Two ops at once (a pair of like ops whose count's parity matters, say), the nearer
+    // first, when no single deletion keeps the failure.
+    for (std::size_t i = p.ops.size(); !progress && i-- > 0;)
+      for (std::size_t j = i; !progress && j-- > 0;) {
+        if (p.ops[i].init || p.ops[j].init) continue;
+        rr::Program q = rr::without_op(rr::without_op(p, i), j);
+        if (q.ops.size() + 2 > p.ops.size()) continue;
+        if (!check(o, q, o.repeat).empty()) {
+          p = std::move(q);
+          progress = true;
+          std::fprintf(stdout, "  ... %zu ops (two deleted)\n", p.ops.size());
+          std::fflush(stdout);
+        }
+      }
   }
   return p;
 }

@@ -268,3 +268,41 @@ TEST(Reductions, OneFieldAskedForWithTwoTypesIsAnError) {
   EXPECT_NE(what.find("two_types"), std::string::npos) << what;
   EXPECT_NE(what.find("another element type"), std::string::npos) << what;
 }
+
+TEST(Reductions, ALoopThatReadsOnlyAtTheEndKeepsOneLaunchPendingAndReplays) {
+  // Every iteration reduces into the whole region; the sum is read once, at the end. Each
+  // launch folds the previous launch's contributions first (without waiting for them: its
+  // points take the other of two reduction instances), so the instances stay two per point
+  // (not one per point and iteration) and a trace of the loop finds the state it recorded (it
+  // recorded anew every iteration before, and never replayed).
+  register_all();
+  constexpr int kLaunches = 40;
+  const std::uint64_t expected = hash_bits(serial(kLaunches, true, false));
+  for (const auto& flags : kConfigs)
+    for (bool traced : {false, true}) {
+      auto f = flags;
+      f.push_back("-lg:no_auto_tracing");
+      reprise::run(f, [&](Context& ctx) {
+        auto [r, points, part] = make_region(ctx);
+        ctx.fill(r, FX, 0.25);
+        for (int l = 0; l < kLaunches; ++l) {
+          if (traced) ctx.begin_trace(2);
+          IndexLauncher add(T_ADD, points, TaskArgs(AddArgs{double(l + 1)}));
+          add.add_reduction(r, ReductionOp::Sum, {FX});
+          ctx.execute(add);
+          if (traced) ctx.end_trace(2);
+        }
+        ctx.fence().wait();
+        EXPECT_EQ(reprise::detail::Runtime::of(ctx).instances().reduction_instance_count(),
+                  std::size_t(2 * kPoints))
+            << join(f) << (traced ? ", traced" : "");
+        if (traced) {
+          EXPECT_GE(ctx.trace_stats().replays, std::uint64_t(kLaunches - 3)) << join(f);
+        }
+        TaskLauncher read(T_READ);
+        read.add(r, Privilege::ReadOnly, {FX});
+        EXPECT_EQ(ctx.execute(read).get<std::uint64_t>(), expected)
+            << join(f) << (traced ? ", traced" : "");
+      });
+    }
+}
