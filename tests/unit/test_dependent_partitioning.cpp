@@ -190,13 +190,19 @@ TEST(DependentPartitioning, MisuseIsAnError) {
                                             {5, sizeof(float)}});
     Region r = ctx.create_region(ctx.create_index_space(Rect<1>({0}, {9})), fs);
     Region other = ctx.create_region(ctx.create_index_space(Rect<1>({0}, {9})), fs);
-    Region grid = ctx.create_region(ctx.create_index_space(Rect<2>({0, 0}, {3, 3})), fs);
     IndexSpace two = ctx.create_index_space(Rect<1>({0}, {1}));
-    EXPECT_ERROR(ctx.partition_by_field(grid, F_COLOR, two), "partition_by_field: the region");
     EXPECT_ERROR(ctx.partition_by_field(r, F_VALUE + 10, two), "has no field 13");
     EXPECT_ERROR(ctx.partition_by_field(r, F_RANGE, two), "field 2 has 16 bytes");
     Partition pr = ctx.partition_equal(r, two), po = ctx.partition_equal(other, two);
     EXPECT_ERROR(ctx.partition_by_image(other, pr, 5), "partition_by_image: field 5 has 4 bytes");
+    // A color or pointer field of the wrong size for the colors' or the target's dimension.
+    Region grid = ctx.create_region(ctx.create_index_space(Rect<2>({0, 0}, {3, 3})), fs);
+    EXPECT_ERROR(
+        ctx.partition_by_field(grid, F_COLOR, ctx.create_index_space(Rect<2>({0, 0}, {1, 1}))),
+        "partition_by_field: field 0 has 8 bytes; a color field holds a color of the 2-d color "
+        "space");
+    EXPECT_ERROR(ctx.partition_by_image(grid, pr, F_COLOR),
+                 "partition_by_image: field 0 has 8 bytes; a pointer field into 2-d points");
     EXPECT_ERROR(ctx.partition_union(pr, po), "partition_union: the partitions are of different");
     EXPECT_ERROR(ctx.partition_intersection(
                      pr, ctx.partition_equal(r, ctx.create_index_space(Rect<1>({0}, {2})))),

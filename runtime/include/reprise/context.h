@@ -54,15 +54,17 @@ class Context {
                                     std::vector<std::vector<Domain>> rects);
   Partition partition_by_point_sets(Region parent, const IndexSpace& colors,
                                     const std::vector<std::vector<coord_t>>& points);
-  // Dependent partitioning (1-d regions; docs/api.md): partitions computed from field values.
+  // Dependent partitioning (regions of 1-3 dimensions; docs/api.md): partitions computed from
+  // field values.
   // A call that reads a field maps it read-only (as map_region does): it is ordered after the
   // ops issued before it that write the field, and waits for them; under control replication
-  // every shard computes the same pieces. The result is dense when every piece is one range,
-  // else sparse. Not inside a trace.
+  // every shard computes the same pieces. The result is dense when every piece is one
+  // rectangle, else sparse. Not inside a trace.
   //   by field: element i of parent goes to the piece of the color its `color_field` holds
-  //     (a coord_t; colors outside `colors` go nowhere).
-  //   by image: piece c (of target) holds what `pointer` (a coord_t, or a Rect<1> for a range,
-  //     per element) of source's piece c points to, within the target's bounds.
+  //     (a Point<K> of the K-d color space, a coord_t for 1-d; colors outside go nowhere).
+  //   by image: piece c (of target) holds what `pointer` (a Point<N> of the N-d target, a
+  //     coord_t in 1-d, or a Rect<N> for a range, per element) of source's piece c points to,
+  //     within the target's bounds.
   //   by preimage: piece c (of source) holds the elements whose `pointer` points into target's
   //     piece c (a range pointer: any point of it).
   //   union / intersection / difference: color by color, of two partitions of one region with
@@ -74,7 +76,7 @@ class Context {
   Partition partition_intersection(const Partition& a, const Partition& b);
   Partition partition_difference(const Partition& a, const Partition& b);
   // A pending partition (Legion's create_pending_partition and create_index_space_union /
-  // _intersection / _difference, 1-d): color c's piece is made of the regions regions_of(c)
+  // _intersection / _difference): color c's piece is made of the regions regions_of(c)
   // returns (regions of parent's tree, dense or sparse pieces, clipped to parent): their
   // union, their intersection, or the first minus the others.
   enum class PieceOp { Union, Intersection, Difference };
@@ -204,9 +206,9 @@ class Context {
   // A single task; pinned_memory (not kInvalidId): it runs on that memory's shard with its
   // data there, whatever the mapper says (attach and detach).
   Future execute_task(const TaskLauncher& launcher, std::uint32_t pinned_memory);
-  // Dependent partitioning (dependent_partitioning.cpp): a partition of parent from 1-d runs
-  // per color (dense when every piece is one run), and the set operations (kind 0 union,
-  // 1 intersection, 2 difference).
+  // Dependent partitioning (dependent_partitioning.cpp): a partition of parent from disjoint
+  // rectangles per color (dense when every piece is one rectangle), and the set operations (kind 0
+  // union, 1 intersection, 2 difference).
   Partition partition_from_runs(Region parent, const Domain& colors,
                                 std::vector<std::vector<Domain>> pieces);
   Partition partition_set_operation(const Partition& a, const Partition& b, int kind,
