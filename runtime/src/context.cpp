@@ -294,15 +294,6 @@ void add_requirement(const detail::RegionForest& forest, const OpLabel& op, int 
   begin.push_back(std::uint16_t(out.reqs.size()));
 }
 
-// Copies write dense regions only (for now).
-void check_dense(const detail::RegionForest& forest, const OpLabel& op, const Region& r) {
-  if (forest.sparse_partition_of(r.node()) != kInvalidId)
-    throw Error(
-        fmt::format("{}: region {} is a piece of a sparse partition; a copy into a "
-                    "sparse region is not supported yet",
-                    op, r.bounds().str()));
-}
-
 // For a piece of a sparse partition, calls fn with the region of each of its (non-empty)
 // rectangles — the run partitions' pieces — and returns true; false for a dense region.
 template <class Fn>
@@ -314,6 +305,39 @@ bool each_rectangle(const detail::RegionForest& forest, const Region& r, Fn&& fn
   for (std::uint32_t run : pn.run_partitions) {
     const std::uint32_t piece = forest.partition(run).children[color];
     if (!forest.region(piece).bounds.empty()) fn(forest.region_handle(piece));
+  }
+  return true;
+}
+
+// A copy into a piece of a sparse partition: each part of the source inside one of the
+// piece's rectangles is copied into that rectangle (every source point must lie in the piece).
+// Returns false for a dense destination.
+template <class Copy>
+bool copy_into_sparse(detail::RegionForest& forest, const OpLabel& op, const CopyLauncher& l,
+                      Copy&& copy) {
+  const std::uint32_t sparse = forest.sparse_partition_of(l.dst.node());
+  if (sparse == kInvalidId) return false;
+  if (l.src.bounds().dim != l.dst.bounds().dim)
+    throw Error(fmt::format("{}: destination bounds {} do not contain the source bounds {}", op,
+                            l.dst.bounds().str(), l.src.bounds().str()));
+  const Partition cut = forest.cut_by_piece(l.src, l.dst.node());
+  const auto& parts = forest.partition(cut.node()).children;
+  coord_t inside = 0;
+  for (std::uint32_t part : parts) inside += forest.region(part).bounds.volume();
+  if (inside != l.src.bounds().volume())
+    throw Error(fmt::format(
+        "{}: {} of the {} points of the source {} lie outside the sparse destination {} (a copy "
+        "writes every source point into the destination)",
+        op, l.src.bounds().volume() - inside, l.src.bounds().volume(), l.src.bounds().str(),
+        l.dst.bounds().str()));
+  const auto& pn = forest.partition(sparse);
+  const std::size_t color = std::size_t(pn.colors.linearize(forest.region(l.dst.node()).color));
+  for (std::size_t j = 0; j < parts.size(); ++j) {
+    if (forest.region(parts[j]).bounds.empty()) continue;
+    CopyLauncher part = l;
+    part.src = forest.region_handle(parts[j]);
+    part.dst = forest.region_handle(forest.partition(pn.run_partitions[j]).children[color]);
+    copy(part);
   }
   return true;
 }
@@ -630,13 +654,15 @@ void Context::copy(const CopyLauncher& l) {
   const OpLabel name("copy", nullptr, rtm.ops_issued());
   rtm.forest().check_region(l.src, name.str().c_str());
   rtm.forest().check_region(l.dst, name.str().c_str());
-  check_dense(rtm.forest(), name, l.dst);
   // Out of a piece of a sparse partition: a copy per rectangle.
   if (each_rectangle(rtm.forest(), l.src, [&](const Region& piece) {
         CopyLauncher part = l;
         part.src = piece;
         copy(part);
       }))
+    return;
+  // Into one: a copy per rectangle, of the part of the source inside it.
+  if (copy_into_sparse(rtm.forest(), name, l, [&](const CopyLauncher& part) { copy(part); }))
     return;
   if (l.src_fields.size() != l.dst_fields.size())
     throw Error(fmt::format("{}: {} source fields but {} destination fields", name,

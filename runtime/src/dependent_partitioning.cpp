@@ -120,20 +120,31 @@ bool holds_rects(detail::Runtime& rt, const Region& r, FieldID fid, int dim, con
       op, fid, size, dim, dim, point, dim == 1 ? ", or a coord_t" : "", dim, 2 * point));
 }
 
+// A region's points: its bounds, or a sparse piece's rectangles.
+RectSet points_of(const detail::RegionForest& forest, const Region& r) {
+  if (forest.sparse_partition_of(r.node()) != kInvalidId) return forest.rects_of_sparse(r.node());
+  return r.bounds().empty() ? RectSet{} : RectSet{r.bounds()};
+}
+
+// Positions gathered rectangle by rectangle of a sparse region, in order.
+void sort_positions(std::vector<std::vector<coord_t>>& positions) {
+  for (auto& p : positions) std::sort(p.begin(), p.end());
+}
+
 // What pointer field `fid` of the mapped region holds at each point of `where` (Ns-d), as a
 // rectangle of the target's Nt-d points (one point, or a range that may be empty):
-// fn(position of the element in `where`, row-major; its rectangle).
+// fn(position of the element in `frame` (row-major), its rectangle).
 template <int Ns, int Nt, class Fn>
-void each_pointer(const PhysicalRegion& pr, FieldID fid, bool rects, const Domain& where, Fn&& fn) {
-  coord_t at = 0;
+void each_pointer(const PhysicalRegion& pr, FieldID fid, bool rects, const Domain& where,
+                  const Domain& frame, Fn&& fn) {
   if (rects) {
     auto range = pr.accessor<const Rect<Nt>, Ns>(fid);
-    for (auto i : Rect<Ns>(where)) fn(at++, Domain(range[i]));
+    for (auto i : Rect<Ns>(where)) fn(frame.linearize(DomainPoint(i)), Domain(range[i]));
   } else {
     auto point = pr.accessor<const Point<Nt>, Ns>(fid);
     for (auto i : Rect<Ns>(where)) {
       const Point<Nt> t = point[i];
-      fn(at++, Domain(Rect<Nt>(t, t)));
+      fn(frame.linearize(DomainPoint(i)), Domain(Rect<Nt>(t, t)));
     }
   }
 }
@@ -183,21 +194,23 @@ Partition Context::partition_by_field(Region parent, FieldID color_field,
                     op, color_field, size, cs.dim, cs.str(), cs.dim,
                     sizeof(coord_t) * std::size_t(cs.dim), cs.dim == 1 ? ", or a coord_t" : ""));
   std::vector<std::vector<coord_t>> positions(std::size_t(cs.volume()));
+  const RectSet points = points_of(rtm.forest(), parent);
   {
     PhysicalRegion pr = map_region(parent, Privilege::ReadOnly, {color_field});
     with_dim(bounds.dim, [&](auto n) {
       with_dim(cs.dim, [&](auto k) {
         constexpr int N = decltype(n)::value, K = decltype(k)::value;
         auto color = pr.accessor<const Point<K>, N>(color_field);
-        coord_t at = 0;
-        for (auto i : Rect<N>(bounds)) {
-          const DomainPoint c(color[i]);
-          if (cs.contains(c)) positions[std::size_t(cs.linearize(c))].push_back(at);
-          ++at;
-        }
+        for (const Domain& r : points)
+          for (auto i : Rect<N>(r)) {
+            const DomainPoint c(color[i]);
+            if (cs.contains(c))
+              positions[std::size_t(cs.linearize(c))].push_back(bounds.linearize(DomainPoint(i)));
+          }
       });
     });
   }
+  if (points.size() > 1) sort_positions(positions);
   return partition_from_runs(parent, cs, rects_of_position_sets(bounds, positions));
 }
 
@@ -227,7 +240,7 @@ Partition Context::partition_by_image(Region target, const Partition& source, Fi
       with_dim(src.parent.bounds().dim, [&](auto ns) {
         with_dim(tb.dim, [&](auto nt) {
           for (const Domain& r : src.pieces[c])
-            each_pointer<decltype(ns)::value, decltype(nt)::value>(pr, pointer, rects, r, add);
+            each_pointer<decltype(ns)::value, decltype(nt)::value>(pr, pointer, rects, r, r, add);
         });
       });
       if (rects) {
@@ -258,6 +271,7 @@ Partition Context::partition_by_preimage(const Partition& target, Region source,
     for (const Domain& r : dst.pieces[c]) index.add(r, c);
   index.finish();
   std::vector<std::vector<coord_t>> positions(dst.pieces.size());
+  const RectSet points = points_of(rtm.forest(), source);
   {
     PhysicalRegion pr = map_region(source, Privilege::ReadOnly, {pointer});
     std::vector<std::size_t> hit;
@@ -271,10 +285,12 @@ Partition Context::partition_by_preimage(const Partition& target, Region source,
     };
     with_dim(sb.dim, [&](auto ns) {
       with_dim(nt, [&](auto t) {
-        each_pointer<decltype(ns)::value, decltype(t)::value>(pr, pointer, rects, sb, add);
+        for (const Domain& r : points)
+          each_pointer<decltype(ns)::value, decltype(t)::value>(pr, pointer, rects, r, sb, add);
       });
     });
   }
+  if (points.size() > 1) sort_positions(positions);
   return partition_from_runs(source, dst.colors, rects_of_position_sets(sb, positions));
 }
 
@@ -314,19 +330,15 @@ Partition Context::partition_pending(
   const auto& forest = rtm.forest();
   forest.check_region(parent, op);
   const int dim = parent.bounds().dim;
-  // A region's points: its own bounds, or a sparse piece's rectangles.
   auto runs_of = [&](const Region& r) -> RectSet {
     forest.check_region(r, op);
     if (r.tree() != parent.tree())
       throw Error(fmt::format("{}: region {} is not in the tree of {}", op, r.bounds().str(),
                               parent.bounds().str()));
-    const std::uint32_t sparse = forest.sparse_partition_of(r.node());
-    if (sparse == kInvalidId) return r.bounds().empty() ? RectSet{} : RectSet{r.bounds()};
-    const auto& pn = forest.partition(sparse);
-    return (*pn.runs)[std::size_t(pn.colors.linearize(forest.region(r.node()).color))];
+    return points_of(forest, r);
   };
   const Domain& cs = colors.bounds();
-  const RectSet bounds = {parent.bounds()};
+  const RectSet bounds = points_of(forest, parent);
   std::vector<std::vector<Domain>> pieces(std::size_t(cs.volume()));
   for (std::size_t c = 0; c < pieces.size(); ++c) {
     const std::vector<Region> regions = regions_of(cs.delinearize(coord_t(c)));

@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "reprise/error.h"
+#include "reprise_rt/assert.h"
 #include "reprise_rt/bounding_box.h"
 
 namespace reprise::detail {
@@ -134,14 +135,25 @@ Region RegionForest::create_region(const IndexSpace& is, FieldSpace fs) {
   return Region(tree, node, uid, is.domain, fs);
 }
 
+const std::vector<Domain>& RegionForest::rects_of_sparse(std::uint32_t region) const {
+  const PartitionNode& pn = partitions_[regions_[region].sparse_partition];
+  return (*pn.runs)[std::size_t(pn.colors.linearize(regions_[region].color))];
+}
+
 Partition RegionForest::create_partition(Region parent, const Domain& colors,
                                          std::vector<Domain> pieces) {
+  if (regions_[parent.node()].sparse_partition == kInvalidId)
+    return create_dense_partition(parent, colors, std::move(pieces));
+  // A partition of a sparse piece: each piece cut to the piece's rectangles, a sparse
+  // partition (its bounding boxes and run partitions are dense partitions of the piece).
+  std::vector<std::vector<Domain>> lists(pieces.size());
+  for (std::size_t c = 0; c < pieces.size(); ++c) lists[c].push_back(pieces[c]);
+  return create_sparse_partition(parent, colors, std::move(lists), "partition");
+}
+
+Partition RegionForest::create_dense_partition(Region parent, const Domain& colors,
+                                               std::vector<Domain> pieces) {
   const Domain parent_bounds = regions_[parent.node()].bounds;
-  if (regions_[parent.node()].sparse_partition != kInvalidId)
-    throw Error(
-        fmt::format("partition of {}: the region is a piece of a sparse partition, and "
-                    "partitioning sparse regions is not supported",
-                    parent_bounds.str()));
   for (auto& p : pieces) {
     if (p.dim != parent_bounds.dim)
       throw Error(fmt::format("partition of {}: piece {} has the wrong dimension",
@@ -184,6 +196,7 @@ Partition RegionForest::create_sparse_partition(Region parent, const Domain& col
     throw Error(fmt::format("{}: {} pieces given for {} colors", op, runs.size(), colors.volume()));
   std::size_t most = 1;  // run partitions: at least one, so that a sparse partition has them
   std::vector<Domain> boxes(runs.size()), all;
+  const bool of_sparse = regions_[parent.node()].sparse_partition != kInvalidId;
   for (std::size_t c = 0; c < runs.size(); ++c) {
     auto& list = runs[c];
     for (auto& r : list) {
@@ -192,6 +205,15 @@ Partition RegionForest::create_sparse_partition(Region parent, const Domain& col
                                 op, colors.delinearize(coord_t(c)).str(), r.str(), r.dim,
                                 parent_bounds.str(), parent_bounds.dim));
       r = r & parent_bounds;
+    }
+    if (of_sparse) {
+      // (A partition of a sparse piece holds the piece's points only: each rectangle is cut
+      // to the piece's, which are disjoint, so a color's pieces stay disjoint.)
+      std::vector<Domain> cut;
+      for (const Domain& r : list)
+        for (const Domain& mine : rects_of_sparse(parent.node()))
+          if (const Domain d = r & mine; !d.empty()) cut.push_back(d);
+      list = std::move(cut);
     }
     std::erase_if(list, [](const Domain& r) { return r.empty(); });
     std::sort(list.begin(), list.end(), [](const Domain& a, const Domain& b) {
@@ -220,7 +242,7 @@ Partition RegionForest::create_sparse_partition(Region parent, const Domain& col
   }
   // The bounding boxes make the partition's node (handles, subregions' bounds); disjointness
   // and completeness are those of the runs themselves.
-  Partition bounding = create_partition(parent, colors, boxes);
+  Partition bounding = create_dense_partition(parent, colors, boxes);
   PartitionNode& pn = partitions_[bounding.node()];
   // (Each color's runs are disjoint, checked above: the colors are disjoint when all the
   // runs are.)
@@ -233,12 +255,27 @@ Partition RegionForest::create_sparse_partition(Region parent, const Domain& col
       if (j < runs[c].size()) run_j[c] = runs[c][j];
     // (Its own node: no uid the program can name; retired with the sparse partition.)
     partitions_[bounding.node()].run_partitions.push_back(
-        create_partition(parent, colors, std::move(run_j)).node());
+        create_dense_partition(parent, colors, std::move(run_j)).node());
   }
   PartitionNode& done = partitions_[bounding.node()];
   for (std::uint32_t child : done.children) regions_[child].sparse_partition = bounding.node();
   done.runs = std::make_shared<const std::vector<std::vector<Domain>>>(std::move(runs));
   return partition_handle(bounding.node());
+}
+
+Partition RegionForest::cut_by_piece(Region src, std::uint32_t piece) {
+  const std::uint32_t sparse = regions_[piece].sparse_partition;
+  REPRISE_ASSERT(sparse != kInvalidId, "a cut is by the rectangles of a sparse piece");
+  const auto key = std::pair(regions_[src.node()].uid, regions_[piece].uid);
+  if (auto it = cuts_.find(key);
+      it != cuts_.end() && partitions_[it->second.first].uid == it->second.second)
+    return partition_handle(it->second.first);
+  const PartitionNode& pn = partitions_[sparse];
+  std::vector<Domain> rects = (*pn.runs)[std::size_t(pn.colors.linearize(regions_[piece].color))];
+  const Domain colors(Rect<1>({0}, {coord_t(rects.size()) - 1}));
+  const Partition cut = create_partition(src, colors, std::move(rects));
+  cuts_[key] = {cut.node(), partitions_[cut.node()].uid};
+  return cut;
 }
 
 void RegionForest::retire_region(std::uint32_t node, Event released, bool with_partition) {

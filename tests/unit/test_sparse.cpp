@@ -239,6 +239,120 @@ TEST(Sparse, PiecesHaveExactlyTheirPointsAndRunsCoalesce) {
   });
 }
 
+TEST(Sparse, CopiesIntoPiecesWriteTheirPointsOnly) {
+  // Sparse to sparse (each owned piece into a wider piece of another partition, in a manual
+  // trace, so that replays copy too), and dense into sparse (a block inside a piece of two
+  // rectangles); 1 and 2 memories.
+  register_all();
+  for (const char* numa : {"1", "2"})
+    reprise::run({"-ll:cpu", "2", "-ll:numa", numa}, [&](Context& ctx) {
+      Region r =
+          ctx.create_region(ctx.create_index_space(Rect<1>({0}, {kN - 1})),
+                            ctx.create_field_space({{FX, sizeof(double)}, {FZ, sizeof(double)}}));
+      IndexSpace colors = ctx.create_index_space(Rect<1>({0}, {kColors - 1}));
+      const auto owned_pts = owned_points(), ghost_pts = ghost_points();
+      auto wide_pts = owned_pts;
+      for (std::size_t c = 0; c < wide_pts.size(); ++c)
+        wide_pts[c].insert(wide_pts[c].end(), ghost_pts[c].begin(), ghost_pts[c].end());
+      Partition owned = ctx.partition_by_point_sets(r, colors, owned_pts);
+      Partition wide = ctx.partition_by_point_sets(r, colors, wide_pts);
+      ctx.fill(r, FZ, 0.0);
+      for (int it = 0; it < 4; ++it) {
+        ctx.begin_trace(7);
+        for (coord_t c = 0; c < kColors; ++c) {
+          ctx.fill(owned[DomainPoint(c)], FX, double(c + 1 + it));
+          ctx.copy(CopyLauncher{owned[DomainPoint(c)], {FX}, wide[DomainPoint(c)], {FZ}});
+        }
+        ctx.end_trace(7);
+      }
+      // z = x everywhere (every point is owned by one color), so the sum counts each point's
+      // x twice over: x * (p + 1) + x * (p % 5).
+      TaskLauncher total(T_SUM);
+      total.add(r, Privilege::ReadOnly, {FX, FZ});
+      double expected = 0;
+      for (coord_t c = 0; c < kColors; ++c)
+        for (coord_t i : owned_pts[std::size_t(c)])
+          expected += double(c + 4) * double(i + 1) + double(c + 4) * double(i % 5);
+      EXPECT_EQ(ctx.execute(total).get<double>(), expected) << numa << " memories";
+      EXPECT_GE(ctx.trace_stats().replays, 2u);
+      // Dense into sparse: [32..39] into a piece of [30..39] and [50..59]; only those 8 points.
+      Partition joined =
+          ctx.partition_by_rect_lists(r, ctx.create_index_space(Rect<1>({0}, {0})),
+                                      {{Domain(Rect<1>({30}, {39})), Domain(Rect<1>({50}, {59}))}});
+      Partition block = ctx.partition_by_rects(r, ctx.create_index_space(Rect<1>({0}, {0})),
+                                               std::vector<Domain>{Rect<1>({32}, {39})});
+      ctx.fill(r, FX, 2.0);
+      ctx.fill(r, FZ, 0.0);
+      ctx.copy(CopyLauncher{block[DomainPoint(0)], {FX}, joined[DomainPoint(0)], {FZ}});
+      double with_z = 0;
+      for (coord_t i = 0; i < kN; ++i) with_z += 2.0 * double(i + 1);
+      for (coord_t i = 32; i <= 39; ++i) with_z += 2.0 * double(i % 5);
+      EXPECT_EQ(ctx.execute(total).get<double>(), with_z) << numa << " memories";
+      // A source point outside the destination's rectangles is an Error.
+      Partition wider = ctx.partition_by_rects(r, ctx.create_index_space(Rect<1>({0}, {0})),
+                                               std::vector<Domain>{Rect<1>({35}, {52})});
+      EXPECT_ERROR(
+          ctx.copy(CopyLauncher{wider[DomainPoint(0)], {FX}, joined[DomainPoint(0)], {FZ}}),
+          "10 of the 18 points of the source [35..52] lie outside the sparse destination");
+    });
+}
+
+TEST(Sparse, PartitionsOfPiecesHoldThePiecesPointsOnly) {
+  register_all();
+  for (const char* numa : {"1", "2"})
+    reprise::run({"-ll:cpu", "2", "-ll:numa", numa}, [&](Context& ctx) {
+      Region r = ctx.create_region(
+          ctx.create_index_space(Rect<1>({0}, {kN - 1})),
+          ctx.create_field_space(
+              {{FX, sizeof(double)}, {FZ, sizeof(double)}, {FY, sizeof(coord_t)}}));
+      IndexSpace colors = ctx.create_index_space(Rect<1>({0}, {kColors - 1}));
+      IndexSpace two = ctx.create_index_space(Rect<1>({0}, {1}));
+      Partition owned = ctx.partition_by_point_sets(r, colors, owned_points());
+      const Region piece = owned[DomainPoint(1)];
+      constexpr std::int64_t kHalf = kN / kColors / 2;  // 12 points of the piece in each half
+      // By rectangles: each half of the region, cut to the piece's points.
+      Partition halves = ctx.partition_by_rects(
+          piece, two, std::vector<Domain>{Rect<1>({0}, {kN / 2 - 1}), Rect<1>({kN / 2}, {kN - 1})});
+      EXPECT_TRUE(halves.disjoint());
+      IndexLauncher c(T_COUNT, two.bounds());
+      c.add(halves, Projection::identity(), Privilege::ReadOnly, {FX});
+      FutureMap fm = ctx.execute(c);
+      for (coord_t i = 0; i < 2; ++i) EXPECT_EQ(fm.get(DomainPoint(i)).get<std::int64_t>(), kHalf);
+      // Equal blocks of the piece's box, cut to its points.
+      Partition blocks = ctx.partition_equal(owned[DomainPoint(2)], two);
+      IndexLauncher cb(T_COUNT, two.bounds());
+      cb.add(blocks, Projection::identity(), Privilege::ReadOnly, {FX});
+      FutureMap fb = ctx.execute(cb);
+      EXPECT_EQ(
+          fb.get(DomainPoint(0)).get<std::int64_t>() + fb.get(DomainPoint(1)).get<std::int64_t>(),
+          kN / kColors);
+      // Tasks write through the halves while others write the other pieces: each point is
+      // written once, by its own piece's task.
+      ctx.fill(r, FX, 0.0);
+      ctx.fill(r, FZ, 0.0);
+      IndexLauncher w(T_INIT, two.bounds());
+      w.add(halves, Projection::identity(), Privilege::WriteDiscard, {FX});
+      ctx.execute(w);
+      for (coord_t other : {0, 2, 3}) ctx.fill(owned[DomainPoint(other)], FX, 1.0);
+      TaskLauncher total(T_SUM);
+      total.add(r, Privilege::ReadOnly, {FX, FZ});
+      double expected = 0;
+      for (coord_t i = 0; i < kN; ++i) {
+        const bool mine = (i / 3) % kColors == 1;
+        expected += (mine ? double(i % 7) + 0.25 * double(i) : 1.0) * double(i + 1);
+      }
+      EXPECT_EQ(ctx.execute(total).get<double>(), expected) << numa << " memories";
+      // By field, of the piece: colors from its points only (the others hold color 0 too).
+      ctx.fill(r, FY, coord_t(0));
+      ctx.fill(halves[DomainPoint(1)], FY, coord_t(1));
+      Partition by_color = ctx.partition_by_field(piece, FY, two);
+      IndexLauncher cf(T_COUNT, two.bounds());
+      cf.add(by_color, Projection::identity(), Privilege::ReadOnly, {FX});
+      FutureMap ff = ctx.execute(cf);
+      for (coord_t i = 0; i < 2; ++i) EXPECT_EQ(ff.get(DomainPoint(i)).get<std::int64_t>(), kHalf);
+    });
+}
+
 TEST(Sparse, MisuseIsAnError) {
   register_all();
   reprise::run({"-ll:cpu", "2"}, [&](Context& ctx) {
@@ -260,10 +374,8 @@ TEST(Sparse, MisuseIsAnError) {
     w.add(aliased, Projection::identity(), Privilege::ReadWrite, {FX});
     EXPECT_ERROR(ctx.execute(w), "writes through an aliased partition");
     Partition owned = ctx.partition_by_point_sets(r, two, {{0, 1, 5}, {2, 3}});
-    EXPECT_ERROR(ctx.copy(CopyLauncher{r, {FX}, owned[DomainPoint(0)], {FX}}),
-                 "a copy into a sparse region is not supported yet");
-    EXPECT_ERROR(ctx.partition_equal(owned[DomainPoint(0)], two),
-                 "partitioning sparse regions is not supported");
+    EXPECT_ERROR(ctx.copy(CopyLauncher{r, {FX}, owned[DomainPoint(0)], {FZ}}),
+                 "lie outside the sparse destination");
   });
   // A fold outside the piece's rectangles has no instance to go to: an error even without
   // -lg:bounds_checks.

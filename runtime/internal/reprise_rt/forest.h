@@ -83,15 +83,24 @@ class RegionForest {
   IndexSpace create_index_space(const Domain& bounds);
   FieldSpace create_field_space(const std::vector<FieldDef>& fields);
   Region create_region(const IndexSpace& is, FieldSpace fs);
+  // A partition of a sparse piece (a piece of a sparse partition) is sparse: its pieces hold
+  // the piece's points only (its bounding boxes, hence complete(), are the piece's box's).
   Partition create_partition(Region parent, const Domain& colors, std::vector<Domain> pieces);
   // A partition whose piece c is the union of runs[c] (rectangles, clipped to the parent; the
   // runs of one color must not overlap). `op` names the call in errors.
   Partition create_sparse_partition(Region parent, const Domain& colors,
                                     std::vector<std::vector<Domain>> runs, const char* op);
+  // The parts of region src inside each rectangle of `piece`, a piece of a sparse partition: a
+  // partition of src whose color j is src ∩ rectangle j (application thread; made once per
+  // (src, piece) and kept while both live). A copy into a sparse piece copies part j into
+  // rectangle j.
+  Partition cut_by_piece(Region src, std::uint32_t piece);
   // The sparse partition a region is a piece of (kInvalidId for a dense region).
   std::uint32_t sparse_partition_of(std::uint32_t region) const {
     return regions_[region].sparse_partition;
   }
+  // A sparse piece's rectangles (sorted, disjoint).
+  const std::vector<Domain>& rects_of_sparse(std::uint32_t region) const;
   // Destruction (application thread): handles of the tree or partition and of everything
   // below it are invalid at once; the slots are reused once `released` has triggered.
   void retire_tree(std::uint32_t tree, Event released);
@@ -117,6 +126,7 @@ class RegionForest {
   void check_partition(const Partition& p, const char* op) const;
 
  private:
+  Partition create_dense_partition(Region parent, const Domain& colors, std::vector<Domain> pieces);
   template <class T>
   std::uint32_t place(StableVector<T>& table, SlotRecycler& recycler, T value, const char* what);
   // Retire a region or partition node and everything below it.
@@ -132,6 +142,8 @@ class RegionForest {
   StableVector<PartitionNode> partitions_;
   StableVector<TreeInfo> trees_;
   SlotRecycler free_regions_, free_partitions_, free_trees_;
+  // cut_by_piece: (src uid, piece uid) -> (partition node, its uid: a retired node's is 0).
+  std::map<std::pair<std::uint64_t, std::uint64_t>, std::pair<std::uint32_t, std::uint64_t>> cuts_;
 };
 
 }  // namespace reprise::detail
