@@ -1,6 +1,7 @@
 #pragma once
 // The runtime's record of one op issued by the application: what the launcher said, checked
 // and resolved against the forest, plus what the analysis and the executor attach to it.
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <exception>
@@ -216,9 +217,10 @@ class Op {
   std::size_t program_req(std::size_t r) const {
     const auto* t = std::get_if<TaskPayload>(&payload);
     if (!t || t->req_begin.empty()) return r;
-    std::size_t i = 0;
-    while (t->req_begin[i + 1] <= r) ++i;
-    return i;
+    // (req_begin ascends: the last program requirement that begins at or before r.)
+    return std::size_t(std::upper_bound(t->req_begin.begin(), t->req_begin.end(), r) -
+                       t->req_begin.begin()) -
+           1;
   }
   // Whether the op launches points (tasks, fills, copies), as opposed to fences, trace
   // brackets and the pipeline's own messages.
