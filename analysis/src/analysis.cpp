@@ -385,12 +385,7 @@ OpRef make_copy(Op& for_op, std::uint32_t index, bool fold, std::uint32_t point,
 
 void Analysis::launch_with_copies(Op& op, std::uint32_t p) {
   if (p == 0) copies_made_ = 0;  // copies are numbered per op (profiles and templates)
-  if (op.seq != reduce_mark_op_) {
-    reduce_mark_op_ = op.seq;
-    reduce_mark_ = physical_.reduce_calls();
-  }
   names_.clear();
-  point_chains_.clear();
   const std::size_t nreq = op.reqs.size();
   point_pre_.assign(pre_.of(p).begin(), pre_.of(p).end());
   pre_ready_ = !lazy_pre_ || procs_[p].shard == rt_.shard();
@@ -405,43 +400,14 @@ void Analysis::launch_with_copies(Op& op, std::uint32_t p) {
                                   : procs_[p];
   for (std::size_t r = 0; r < nreq; ++r) {
     const ReqInfo& q = op.reqs[r];
+    if (!reads_data(q.privilege)) continue;
     const Domain& rect = op.rect(p, r);
-    // A reducer whose rectangle has reductions pending from earlier ops folds them first, into
-    // the instance of its memory, as a reader would: pending reductions stay one op deep
-    // (else a loop that reduces every iteration and reads at the end would hold a reduction
-    // instance per iteration, and a trace of it would never find the state it recorded).
-    const FieldIndexList* fields_read = &q.field_indices;
-    std::size_t reducer_pre = 0;  // what the reducer itself waits for (not its folds' inputs)
-    if (!reads_data(q.privilege)) {
-      if (q.privilege != Privilege::Reduce || !physical_.has_pending(q.tree)) continue;
-      fold_fields_.clear();
-      bool recent = false;
-      for (int fi : q.field_indices) {
-        const auto age = physical_.pending_age(q.tree, fi, rect, reduce_mark_);
-        recent = recent || age == PhysicalState::PendingAge::Recent;
-        if (age == PhysicalState::PendingAge::Older) fold_fields_.push_back(fi);
-      }
-      // (Reductions of this op pending there: an aliased launch's earlier point. Folding now
-      // would serialise the launch; the next op folds them all.)
-      if (recent || fold_fields_.empty()) continue;
-      fields_read = &fold_fields_;
-      // The folds come after the earlier reducers (a reducer does not depend on them: its
-      // dependences as a writer do) and after the earlier readers of what they overwrite;
-      // the reducer itself does not wait for them (reductions with one operator commute).
-      ensure_point_pre(op, p);
-      reducer_pre = point_pre_.size();
-      fold_pre_.reset(op.num_points());
-      logical_.writer_dependences(op, std::uint32_t(r), fold_pre_,
-                                  PointSubset{p, std::size_t(p) + 1, nullptr});
-      const auto writer_pre = fold_pre_.of(p);
-      point_pre_.insert(point_pre_.end(), writer_pre.begin(), writer_pre.end());
-    }
     Instance* dst = op.point_instances[p * nreq + r];
     const std::uint32_t root_region = rt_.forest().tree(q.tree).root;
     const Domain& root = rt_.forest().region(root_region).bounds;
     needs_.clear();
     folds_.clear();
-    for (int fi : *fields_read)
+    for (int fi : q.field_indices)
       physical_.read(q.tree, root, fi, rect, dst->memory(), point_pre_, needs_, folds_, elsewhere);
     // One copy per (rectangle, source memory) carries every field that needs it.
     for (std::size_t i = 0; i < needs_.size(); ++i) {
@@ -473,25 +439,6 @@ void Analysis::launch_with_copies(Op& op, std::uint32_t p) {
       for (int fi : fields) physical_.copied(q.tree, root, fi, first.rect, dst->memory(), done);
       point_pre_.push_back(done);
     }
-    if (fields_read == &fold_fields_) {
-      eager_reds_.clear();
-      for (const FoldNeed& n : folds_)
-        for (const Instance* red : physical_.pending_list(n.list)) eager_reds_.push_back(red);
-      fold_pending(op, p, r, copy_proc);
-      const Event chain = point_pre_.size() > reducer_pre ? point_pre_.back() : Event{};
-      // Nothing waits for the chain but a later reducer of its instances: fences must.
-      if (chain.exists()) {
-        remember_done(chain);
-        point_chains_.push_back(chain);
-      }
-      for (const Instance* red : eager_reds_) {
-        EagerFold& f = eager_folded_[red];
-        if (chain.exists()) f.chains.push_back(chain);
-        f.op = op.seq;
-      }
-      point_pre_.resize(reducer_pre);
-      continue;
-    }
     fold_pending(op, p, r, copy_proc);
   }
   // Each reducer gets a reduction instance of its own over its rectangle in the chosen
@@ -502,24 +449,10 @@ void Analysis::launch_with_copies(Op& op, std::uint32_t p) {
     const Domain& rect = op.rect(p, r);
     const std::uint32_t mem = op.point_instances[p * nreq + r]->memory();
     Instance* inst = nullptr;
-    auto folded = eager_folded_.end();
     for (std::uint32_t slot = 0;; ++slot) {
       inst = rt_.instances().reduction_instance(rt_.forest(), q.tree, mem, rect, slot);
       // (An empty rectangle's instance holds nothing: any slot will do.)
-      if (rect.empty()) break;
-      if (physical_.in_use(q.tree, rect, inst)) continue;
-      // Not one this op's reducers are folding: that would make this reducer wait for the
-      // earlier ones (the slots alternate instead).
-      folded = eager_folded_.find(inst);
-      if (folded == eager_folded_.end() || folded->second.op != op.seq) break;
-    }
-    if (folded != eager_folded_.end()) {  // it must have been read before it starts over
-      if (!folded->second.chains.empty()) {
-        ensure_point_pre(op, p);
-        point_pre_.insert(point_pre_.end(), folded->second.chains.begin(),
-                          folded->second.chains.end());
-      }
-      eager_folded_.erase(folded);
+      if (rect.empty() || !physical_.in_use(q.tree, rect, inst)) break;
     }
     op.point_instances[p * nreq + r] = inst;
     const Domain& root = rt_.forest().region(rt_.forest().tree(q.tree).root).bounds;
@@ -549,13 +482,6 @@ void Analysis::launch_with_copies(Op& op, std::uint32_t p) {
     rt_.executor().count_off(op);
   } else {
     done = graph().op(op, p, procs_[p], point_pre_);
-    if (!point_chains_.empty() && done.exists()) {
-      // (The reducer ran without waiting for the folds it made of earlier reductions; what
-      // comes after it in program order must not overtake them.)
-      point_chains_.push_back(done);
-      done = graph().merge(point_chains_);
-      op.point_done[p] = done;
-    }
   }
   if (local)
     each_access([&](const Instance* inst, const Domain& rect, FieldMask mask, bool writes) {

@@ -251,15 +251,6 @@ void LogicalAnalysis::dependences(const Op& op, PointPreconditions& pre, PointSu
   }
 }
 
-void LogicalAnalysis::writer_dependences(const Op& op, std::uint32_t r, PointPreconditions& pre,
-                                         PointSubset points) const {
-  const ReqInfo& a = op.reqs[r];
-  if (a.tree >= trees_.size()) return;
-  for (const LogicalUser& u : trees_[a.tree])
-    if ((u.mask & a.mask) && u.op.get() != &op && a.bbox.overlaps(u.op->reqs[u.req].bbox))
-      add_pair(op, r, u, pre, points);
-}
-
 bool LogicalAnalysis::covers(const Op& op, std::uint32_t r, const LogicalUser& u) const {
   const ReqInfo& a = op.reqs[r];
   const Op& prev = *u.op;

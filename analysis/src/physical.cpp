@@ -369,26 +369,6 @@ bool PhysicalState::in_use(std::uint32_t tree, const Domain& rect, const Instanc
   return false;
 }
 
-PhysicalState::PendingAge PhysicalState::pending_age(std::uint32_t tree, int fi, const Domain& rect,
-                                                     std::uint64_t since) {
-  if (!has_pending(tree) || rect.empty() || tree >= trees_.size() ||
-      std::size_t(fi) >= trees_[tree].fields.size())
-    return PendingAge::None;
-  settle(tree, fi, rect);
-  const Pieces& f = trees_[tree].fields[std::size_t(fi)];
-  if (f.slots.empty()) return PendingAge::None;
-  meeting(f, rect);
-  PendingAge age = PendingAge::None;
-  for (std::uint32_t slot : hits_) {
-    const Piece& p = f.slots[slot];
-    if (!p.pending) continue;
-    for (const Instance* i : lists_[p.pending])
-      if (reduction_order(i) > since) return PendingAge::Recent;
-    age = PendingAge::Older;
-  }
-  return age;
-}
-
 std::uint64_t PhysicalState::pending_signature(std::uint32_t tree) const {
   if (!has_pending(tree)) return 0;
   std::uint64_t h = 0;

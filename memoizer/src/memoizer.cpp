@@ -254,12 +254,6 @@ void Memoizer::record(TraceID id) {
   reduce_transitively(*t, runs_here(*t));
   dissolve_merges(*t);
   build_successors(*t, buffer_);
-  {
-    std::vector<bool> waited(t->num_slots, false);
-    for (std::uint32_t slot : t->pre_slots) waited[slot] = true;
-    for (const Instruction& in : t->instrs)
-      if (in.kind == Instruction::Kind::Copy && !waited[in.out]) t->sink_copies.push_back(in.op);
-  }
   // (runs_here again: dissolving the merges renumbered the instructions.)
   compute_elision_links(*t, buffer_, analysis_->forest(), rt_.events(), runs_here(*t),
                         std::size_t(rt_.config().trace_links));

@@ -104,8 +104,6 @@ void Memoizer::replay(TraceTemplate& t, bool elide, std::size_t prefix) {
     summary_done_.push_back(o->done);
     summary_seq_ = o->seq;
   }
-  for (std::uint32_t c : t.sink_copies)
-    if (c < copy_done_.size() && copy_done_[c].exists()) summary_done_.push_back(copy_done_[c]);
   // Control replication: an op completes here with its local work only (one with no point
   // here at once), so the summary also covers what the replay was ordered after.
   if (rt_.num_shards() > 1 && fence.exists()) summary_done_.push_back(fence);

@@ -271,11 +271,6 @@ void compute_elision_links(TraceTemplate& t, const std::vector<OpRef>& recorded,
     pre.reset(next->num_points());
     const PointSubset subset = here.empty() ? PointSubset{} : PointSubset{0, 0, &needed[k]};
     la.dependences(*next, pre, subset);
-    // A reducer may fold the previous replay's reductions first (Analysis::launch_with_copies):
-    // its links include those reducers, which one with the same operator does not conflict with.
-    for (std::uint32_t r = 0; r < next->reqs.size(); ++r)
-      if (next->reqs[r].privilege == Privilege::Reduce)
-        la.writer_dependences(*next, r, pre, subset);
     subset.each(next->num_points(), [&](std::size_t p) {
       if (p >= instr_of[k].size() || instr_of[k][p] == ~0u) return;
       for (Event e : pre.of(p))
@@ -321,19 +316,13 @@ void compute_elision_links(TraceTemplate& t, const std::vector<OpRef>& recorded,
   // whose rectangle and fields a later copy into the same instance covers is implied by it.
   // (Without this, a template of many iterations linked each access to every iteration's
   // copies: quadratic in the template's length.)
-  // Folds count under their source too (the reduction instance, which a reducer of the next
-  // replay may start over: it waits for the folds out of it; a fold's rectangle and fields are
-  // the same at both ends).
   std::unordered_map<const Instance*, RectIndex> copies_into;
-  for (std::uint32_t e = 0, copies = std::uint32_t(t.copies.size()); e < 2 * copies; ++e) {
-    const std::uint32_t c = copies - 1 - e % copies;
-    const bool as_source = e >= copies;
+  for (std::uint32_t c = std::uint32_t(t.copies.size()); c-- > 0;) {
     const Op& cp = *t.copies[c].copy;
-    if (as_source && !cp.folds()) continue;
     const Domain& rect = cp.point_rects[1];
     if (rect.empty()) continue;
     const FieldMask mask = cp.reqs[1].mask;
-    RectIndex& index = copies_into[cp.point_instances[as_source ? 0 : 1]];
+    RectIndex& index = copies_into[cp.point_instances[1]];
     bool covered = false;
     index.candidates(rect, [&](std::uint32_t later) {
       const Op& l = *t.copies[later].copy;

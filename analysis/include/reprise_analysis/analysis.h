@@ -3,7 +3,6 @@
 // analysis (instances per memory, the copies that make them valid) and emission of the graph
 // calculus.
 #include <memory>
-#include <unordered_map>
 #include <vector>
 
 #include "reprise_analysis/logical.h"
@@ -141,25 +140,6 @@ class Analysis final : public OpSink {
   };
   std::vector<FoldPart> fold_parts_;
   std::uint32_t copies_made_ = 0;  // for the op being analysed
-  // The reduce calls made before the op being analysed (PhysicalState::reduce_calls), and
-  // that op's number: its reducers fold the reductions pending from before it.
-  std::uint64_t reduce_mark_ = 0, reduce_mark_op_ = ~0ull;
-  FieldIndexList fold_fields_;
-  // The reduction instances such folds read, with the end of their fold chain: a later
-  // reducer that takes one of them as its own waits for that (nothing else orders it after a
-  // fold made for another reducer: reducers with one operator do not depend on each other).
-  // (An instance's pending part may be folded by several points, each over its own
-  // rectangle: a reducer that takes it over waits for every one of their chains.)
-  struct EagerFold {
-    std::vector<Event> chains;
-    std::uint64_t op = 0;  // the op whose reducer folded it last
-  };
-  std::unordered_map<const Instance*, EagerFold> eager_folded_;
-  std::vector<const Instance*> eager_reds_;
-  PointPreconditions fold_pre_;  // what such a fold waits for (the earlier reducers' points)
-  // The point being analysed's fold chains: its completion, as later ops see it, covers them
-  // (they write its memory's instance, and a later writer of it depends on the reducer only).
-  std::vector<Event> point_chains_;
   // For the point being analysed: per source shard, the copies named so far.
   std::vector<std::pair<std::uint32_t, std::uint32_t>> names_;
   std::vector<Event> since_fence_;  // completion of every op since the last fence

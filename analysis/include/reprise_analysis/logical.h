@@ -79,11 +79,6 @@ class LogicalAnalysis {
   // Adds the events of earlier conflicting users to each point's list (of the points in
   // `points`: control replication computes other shards' points only when it needs them).
   void dependences(const Op& op, PointPreconditions& pre, PointSubset points = {}) const;
-  // What requirement r of op would wait for as a writer: every earlier user of other ops it
-  // meets, reducers with its own operator included (the folds a reducer makes of earlier
-  // reductions wait for those, Analysis::launch_with_copies).
-  void writer_dependences(const Op& op, std::uint32_t r, PointPreconditions& pre,
-                          PointSubset points) const;
   // Records op's requirements as users, pruning users they make irrelevant.
   void record(const OpRef& op);
   // Every user of a tree (for destruction).

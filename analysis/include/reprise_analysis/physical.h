@@ -130,12 +130,6 @@ class PhysicalState {
               Event ready);
   // Whether some field of tree has contributions of `reduction` pending inside rect.
   bool in_use(std::uint32_t tree, const Domain& rect, const Instance* reduction);
-  // The reductions pending on field fi inside rect: none, only ones begun before reduce call
-  // `since` (see reduce_calls), or some begun since. A reducer of a later op folds the older
-  // ones first (Analysis::launch_with_copies), so that pending reductions never pile up.
-  enum class PendingAge { None, Older, Recent };
-  PendingAge pending_age(std::uint32_t tree, int fi, const Domain& rect, std::uint64_t since);
-  std::uint64_t reduce_calls() const { return reduce_calls_; }
   // Whether tree has had reductions (since it was created): with one memory, ops on such a
   // tree take the physical path from then on (the fast path does not track folds).
   bool has_pending(std::uint32_t tree) const {

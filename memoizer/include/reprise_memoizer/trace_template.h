@@ -127,10 +127,6 @@ struct TraceTemplate {
   std::vector<Condition> preconditions;   // read before being written inside the trace
   std::vector<Condition> postconditions;  // valid once the trace has run
   std::vector<Instance*> reductions;      // reduction instances the trace's reducers use
-  // Copies no instruction of the template waits for (the last fold of a chain a reducer made of
-  // earlier contributions, which the reducer does not wait for): a replay's summary covers
-  // their completion, so that the next entry fence does.
-  std::vector<std::uint32_t> sink_copies;
   std::vector<ReductionKey> reduction_keys;
   // Several memories: what the recording relied on about valid instances before it, and what
   // it changed (effect_copy: the copy whose completion an effect waits for, or -1).
