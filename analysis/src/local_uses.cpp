@@ -4,6 +4,7 @@
 
 #include "reprise_analysis/physical.h"
 #include "reprise_rt/instance.h"
+#include "reprise_rt/rect_sets.h"
 
 namespace reprise::detail {
 
@@ -33,7 +34,7 @@ void LocalUses::add(const Instance* inst, const Domain& rect, FieldMask mask, bo
         continue;
       }
       parts_.clear();
-      subtract(u.rect, rect, parts_);
+      cut_away(u.rect, rect, parts_);
       for (const Domain& part : parts_) l.uses.push_back(Use{part, u.mask, u.done, u.write});
     }
     // (The pieces appended above stay; the uses replaced by them go.)

@@ -5,31 +5,9 @@
 
 #include "reprise_rt/assert.h"
 #include "reprise_rt/hasher.h"
+#include "reprise_rt/rect_sets.h"
 
 namespace reprise::detail {
-
-void subtract(const Domain& rect, const Domain& hole, std::vector<Domain>& out) {
-  if (!rect.overlaps(hole)) {
-    if (!rect.empty()) out.push_back(rect);
-    return;
-  }
-  // Peel slabs off rect, one dimension at a time, until what remains is inside the hole.
-  Domain rest = rect;
-  for (int d = 0; d < rect.dim; ++d) {
-    if (rest.lo[d] < hole.lo[d]) {
-      Domain slab = rest;
-      slab.hi[d] = hole.lo[d] - 1;
-      out.push_back(slab);
-      rest.lo[d] = hole.lo[d];
-    }
-    if (rest.hi[d] > hole.hi[d]) {
-      Domain slab = rest;
-      slab.lo[d] = hole.hi[d] + 1;
-      out.push_back(slab);
-      rest.hi[d] = hole.hi[d];
-    }
-  }
-}
 
 PhysicalState::Pieces& PhysicalState::pieces(std::uint32_t tree, const Domain& root, int fi) {
   if (trees_.size() <= tree) trees_.resize(tree + 1);
@@ -107,7 +85,7 @@ void PhysicalState::reshape(Pieces& f, std::uint32_t slot, const Domain& rect) {
 
 void PhysicalState::add_outside(Pieces& f, std::uint32_t slot, const Domain& rect) {
   parts_.clear();
-  subtract(f.slots[slot].rect, rect, parts_);
+  cut_away(f.slots[slot].rect, rect, parts_);
   if (parts_.empty()) return;
   const Piece whole = f.slots[slot];  // (add may move the slots)
   for (const Domain& d : parts_) {
@@ -214,7 +192,7 @@ const PhysicalState::Holder& PhysicalState::source(const Piece& p,
 
 void PhysicalState::uncover_minus(const Domain& hole) {
   scratch_.clear();
-  for (const Domain& u : uncovered_) subtract(u, hole, scratch_);
+  for (const Domain& u : uncovered_) cut_away(u, hole, scratch_);
   uncovered_.swap(scratch_);
 }
 

@@ -25,23 +25,6 @@ namespace {
 
 using detail::RectSet;
 
-Domain empty_of(int dim) {
-  Domain d;
-  d.dim = dim;
-  for (int i = 0; i < dim; ++i) {
-    d.lo[i] = 1;
-    d.hi[i] = 0;
-  }
-  return d;
-}
-
-DomainPoint lo_of(const Domain& d) {
-  DomainPoint p;
-  p.dim = d.dim;
-  p.x = d.lo;
-  return p;
-}
-
 // Calls fn with std::integral_constant<int, dim> (a region's dimension, 1 to 3).
 template <class Fn>
 void with_dim(int dim, Fn&& fn) {
@@ -160,7 +143,7 @@ Partition Context::partition_from_runs(Region parent, const Domain& colors,
   std::vector<Domain> rects;
   rects.reserve(pieces.size());
   for (const auto& p : pieces)
-    rects.push_back(p.empty() ? empty_of(parent.bounds().dim) : p.front());
+    rects.push_back(p.empty() ? detail::empty_rect(parent.bounds().dim) : p.front());
   return partition_by_rects(parent, create_index_space(colors), rects);
 }
 
@@ -234,7 +217,7 @@ Partition Context::partition_by_image(Region target, const Partition& source, Fi
       const auto add = [&](coord_t, const Domain& to) {
         if (rects)
           ranges.push_back(to & tb);
-        else if (const DomainPoint t = lo_of(to); tb.contains(t))
+        else if (const DomainPoint t = to.lo_point(); tb.contains(t))
           positions.push_back(tb.linearize(t));
       };
       with_dim(src.parent.bounds().dim, [&](auto ns) {

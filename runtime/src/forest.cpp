@@ -9,17 +9,11 @@
 #include "reprise/error.h"
 #include "reprise_rt/assert.h"
 #include "reprise_rt/bounding_box.h"
+#include "reprise_rt/rect_sets.h"
 
 namespace reprise::detail {
 
 namespace {
-
-Domain empty_domain(int dim) {
-  Domain d;
-  d.dim = dim;
-  d.hi[0] = -1;
-  return d;
-}
 
 bool pieces_disjoint(const std::vector<Domain>& pieces) {
   std::vector<std::size_t> order(pieces.size());
@@ -236,7 +230,7 @@ Partition RegionForest::create_sparse_partition(Region parent, const Domain& col
       list.resize(out + 1);
     }
     for (const auto& r : list) grow(boxes[c], r);
-    if (list.empty()) boxes[c] = empty_domain(parent_bounds.dim);
+    if (list.empty()) boxes[c] = empty_rect(parent_bounds.dim);
     most = std::max(most, list.size());
     all.insert(all.end(), list.begin(), list.end());
   }
@@ -250,7 +244,7 @@ Partition RegionForest::create_sparse_partition(Region parent, const Domain& col
   pn.disjoint = disjoint;
   pn.complete = pieces_cover(parent_bounds, all, disjoint);
   for (std::size_t j = 0; j < most; ++j) {
-    std::vector<Domain> run_j(runs.size(), empty_domain(parent_bounds.dim));
+    std::vector<Domain> run_j(runs.size(), empty_rect(parent_bounds.dim));
     for (std::size_t c = 0; c < runs.size(); ++c)
       if (j < runs[c].size()) run_j[c] = runs[c][j];
     // (Its own node: no uid the program can name; retired with the sparse partition.)

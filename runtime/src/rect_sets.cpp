@@ -48,28 +48,6 @@ void coalesce(RectSet& rects) {
   for (int d = rects.front().dim; d-- > 0;) merge_along(rects, d);
 }
 
-// The parts of p outside cut (at most two per dimension), appended to out.
-void cut_away(Domain p, const Domain& cut, RectSet& out) {
-  if (!p.overlaps(cut)) {
-    out.push_back(p);
-    return;
-  }
-  for (int d = 0; d < p.dim; ++d) {
-    if (p.lo[d] < cut.lo[d]) {
-      Domain below = p;
-      below.hi[d] = cut.lo[d] - 1;
-      out.push_back(below);
-      p.lo[d] = cut.lo[d];
-    }
-    if (p.hi[d] > cut.hi[d]) {
-      Domain above = p;
-      above.lo[d] = cut.hi[d] + 1;
-      out.push_back(above);
-      p.hi[d] = cut.hi[d];
-    }
-  }
-}
-
 RectLookup lookup_of(const RectSet& rects) {
   RectLookup l;
   for (std::size_t i = 0; i < rects.size(); ++i) l.add(rects[i], i);

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "error_text.h"
+#include "piece_signatures.h"
 
 using namespace reprise;
 
@@ -42,33 +43,10 @@ void pointers(TaskContext& tc) {
     range[p] = range_of(p[0]);
   }
 }
-// A piece's points, as a number that differs for different sets (with high probability).
-std::int64_t signature(TaskContext& tc) {
-  std::int64_t s = 0;
-  for (const Domain& d : tc.rects(0))
-    for (auto p : Rect<1>(d)) s += p[0] * p[0] * 31 + p[0] + 7;
-  return s;
-}
-std::int64_t signature_of(const std::set<coord_t>& points) {
-  std::int64_t s = 0;
-  for (coord_t p : points) s += p * p * 31 + p + 7;
-  return s;
-}
 void register_all() {
   TaskRegistry::add(T_COLORS, "colors", {cpu(colors)});
   TaskRegistry::add(T_POINTERS, "pointers", {cpu(pointers)});
-  TaskRegistry::add(T_SIGNATURE, "signature", {cpu(signature)});
-}
-
-// Every piece of p has exactly the points expected[c] (a task iterates its rectangles).
-void expect_pieces(Context& ctx, const Partition& p, const std::vector<std::set<coord_t>>& expected,
-                   const char* what) {
-  IndexLauncher l(T_SIGNATURE, p.color_space());
-  l.add(p, Projection::identity(), Privilege::ReadOnly, {F_VALUE});
-  FutureMap fm = ctx.execute(l);
-  for (std::size_t c = 0; c < expected.size(); ++c)
-    EXPECT_EQ(fm.get(DomainPoint(coord_t(c))).get<std::int64_t>(), signature_of(expected[c]))
-        << what << ", color " << c;
+  TaskRegistry::add(T_SIGNATURE, "signature", {cpu(signature_1d)});
 }
 
 std::set<coord_t> all_of(const Domain& d) {
@@ -106,7 +84,7 @@ TEST(DependentPartitioning, ByFieldImagePreimageAndSetOperationsMatchTheData) {
         if (color_of(i) < kColors) want[std::size_t(color_of(i))].insert(i);
       EXPECT_TRUE(by_color.disjoint());
       EXPECT_FALSE(by_color.complete());
-      expect_pieces(ctx, by_color, want, "by field");
+      expect_pieces(ctx, by_color, want, T_SIGNATURE, F_VALUE, "by field");
 
       // Image of the wire blocks through the pointers, and through the ranges.
       Partition image = ctx.partition_by_image(nodes, wire_blocks, F_PTR);
@@ -117,8 +95,8 @@ TEST(DependentPartitioning, ByFieldImagePreimageAndSetOperationsMatchTheData) {
           want_image[std::size_t(c)].insert(pointer_of(w[0]));
           for (auto p : range_of(w[0])) want_ranges[std::size_t(c)].insert(p[0]);
         }
-      expect_pieces(ctx, image, want_image, "image");
-      expect_pieces(ctx, range_image, want_ranges, "image of ranges");
+      expect_pieces(ctx, image, want_image, T_SIGNATURE, F_VALUE, "image");
+      expect_pieces(ctx, range_image, want_ranges, T_SIGNATURE, F_VALUE, "image of ranges");
 
       // Preimage: the wires that point into each color's nodes.
       Partition pre = ctx.partition_by_preimage(by_color, wires, F_PTR);
@@ -126,7 +104,7 @@ TEST(DependentPartitioning, ByFieldImagePreimageAndSetOperationsMatchTheData) {
       for (coord_t w = 0; w < kWires; ++w)
         for (coord_t c = 0; c < kColors; ++c)
           if (want[std::size_t(c)].count(pointer_of(w))) want_pre[std::size_t(c)].insert(w);
-      expect_pieces(ctx, pre, want_pre, "preimage");
+      expect_pieces(ctx, pre, want_pre, T_SIGNATURE, F_VALUE, "preimage");
       EXPECT_TRUE(pre.disjoint());
 
       // Set operations, color by color.
@@ -145,9 +123,9 @@ TEST(DependentPartitioning, ByFieldImagePreimageAndSetOperationsMatchTheData) {
         std::set_difference(block.begin(), block.end(), field.begin(), field.end(),
                             std::inserter(want_d[std::size_t(c)], want_d[std::size_t(c)].end()));
       }
-      expect_pieces(ctx, u, want_u, "union");
-      expect_pieces(ctx, x, want_x, "intersection");
-      expect_pieces(ctx, d, want_d, "difference");
+      expect_pieces(ctx, u, want_u, T_SIGNATURE, F_VALUE, "union");
+      expect_pieces(ctx, x, want_x, T_SIGNATURE, F_VALUE, "intersection");
+      expect_pieces(ctx, d, want_d, T_SIGNATURE, F_VALUE, "difference");
       EXPECT_FALSE(u.disjoint());
       // Pending partitions: color c from other regions of the tree, color by color.
       Partition pending = ctx.partition_pending(nodes, cs, [&](const DomainPoint& c) {
@@ -171,9 +149,9 @@ TEST(DependentPartitioning, ByFieldImagePreimageAndSetOperationsMatchTheData) {
         for (coord_t p : all_of(blocks.rect(DomainPoint((c + 1) % kColors))))
           want_pending[std::size_t(c)].insert(p);
       }
-      expect_pieces(ctx, pending, want_pending, "pending union");
-      expect_pieces(ctx, pending_x, want_x, "pending intersection");
-      expect_pieces(ctx, pending_d, want_d, "pending difference");
+      expect_pieces(ctx, pending, want_pending, T_SIGNATURE, F_VALUE, "pending union");
+      expect_pieces(ctx, pending_x, want_x, T_SIGNATURE, F_VALUE, "pending intersection");
+      expect_pieces(ctx, pending_d, want_d, T_SIGNATURE, F_VALUE, "pending difference");
       // The difference of a partition with itself: empty pieces, dense.
       Partition none = ctx.partition_difference(blocks, blocks);
       EXPECT_TRUE(none.rect(DomainPoint(0)).empty());

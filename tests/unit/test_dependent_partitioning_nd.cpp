@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "error_text.h"
+#include "piece_signatures.h"
 
 using namespace reprise;
 
@@ -68,19 +69,13 @@ void pointers(TaskContext& tc) {
     range[p] = range_of(p[0]);
   }
 }
-std::int64_t signature_of(const std::set<coord_t>& points) {
-  std::int64_t s = 0;
-  for (coord_t p : points) s += p * p * 31 + p + 7;
-  return s;
-}
-// A piece's points (grid positions, or 1-d points) as a number that differs for different sets
-// with high probability; a point listed twice counts twice.
+// A piece's points as grid positions (piece_signatures.h).
 std::int64_t signature_2d(TaskContext& tc) {
   std::int64_t s = 0;
   for (const Domain& d : tc.rects(0))
     for (auto p : Rect<2>(d)) {
       const coord_t i = position(p);
-      s += i * i * 31 + i + 7;
+      s += point_signature(i);
     }
   return s;
 }
@@ -89,14 +84,8 @@ std::int64_t signature_3d(TaskContext& tc) {
   for (const Domain& d : tc.rects(0))
     for (auto p : Rect<3>(d)) {
       const coord_t i = Domain(kBox).linearize(DomainPoint(p));
-      s += i * i * 31 + i + 7;
+      s += point_signature(i);
     }
-  return s;
-}
-std::int64_t signature_1d(TaskContext& tc) {
-  std::int64_t s = 0;
-  for (const Domain& d : tc.rects(0))
-    for (auto p : Rect<1>(d)) s += p[0] * p[0] * 31 + p[0] + 7;
   return s;
 }
 void register_all() {
@@ -105,17 +94,6 @@ void register_all() {
   TaskRegistry::add(T_SIGNATURE_2D, "signature_2d", {cpu(signature_2d)});
   TaskRegistry::add(T_SIGNATURE_1D, "signature_1d", {cpu(signature_1d)});
   TaskRegistry::add(T_SIGNATURE_3D, "signature_3d", {cpu(signature_3d)});
-}
-
-void expect_pieces(Context& ctx, const Partition& p, const std::vector<std::set<coord_t>>& expected,
-                   TaskID signature, const char* what) {
-  IndexLauncher l(signature, p.color_space());
-  l.add(p, Projection::identity(), Privilege::ReadOnly, {F_VALUE});
-  FutureMap fm = ctx.execute(l);
-  const Domain& cs = p.color_space();
-  for (std::size_t c = 0; c < expected.size(); ++c)
-    EXPECT_EQ(fm.get(cs.delinearize(coord_t(c))).get<std::int64_t>(), signature_of(expected[c]))
-        << what << ", color " << cs.delinearize(coord_t(c)).str();
 }
 
 std::set<coord_t> positions_of(const Domain& d) {
@@ -156,7 +134,7 @@ TEST(DependentPartitioning, TwoDimensionalRegionsByFieldImagePreimageAndSetOpera
         if (color_of(p) < kColors) want[std::size_t(color_of(p))].insert(position(p));
       EXPECT_TRUE(by_color.disjoint());
       EXPECT_FALSE(by_color.complete());
-      expect_pieces(ctx, by_color, want, T_SIGNATURE_2D, "by field");
+      expect_pieces(ctx, by_color, want, T_SIGNATURE_2D, F_VALUE, "by field");
 
       // By field, 2-d colors (a Point<2> per element): complete and disjoint.
       IndexSpace cs2 = ctx.create_index_space(Rect<2>({0, 0}, {1, 2}));
@@ -167,7 +145,7 @@ TEST(DependentPartitioning, TwoDimensionalRegionsByFieldImagePreimageAndSetOpera
             position(p));
       EXPECT_TRUE(by_color_2d.disjoint());
       EXPECT_TRUE(by_color_2d.complete());
-      expect_pieces(ctx, by_color_2d, want_2d, T_SIGNATURE_2D, "by 2-d field");
+      expect_pieces(ctx, by_color_2d, want_2d, T_SIGNATURE_2D, F_VALUE, "by 2-d field");
 
       // Image of 1-d wire blocks in the 2-d grid, through points and through rectangles.
       Partition image = ctx.partition_by_image(grid, wire_blocks, F_PTR);
@@ -182,8 +160,8 @@ TEST(DependentPartitioning, TwoDimensionalRegionsByFieldImagePreimageAndSetOpera
             for (auto p : r)
               if (kGrid.contains(p)) want_ranges[std::size_t(c)].insert(position(p));
         }
-      expect_pieces(ctx, image, want_image, T_SIGNATURE_2D, "image");
-      expect_pieces(ctx, range_image, want_ranges, T_SIGNATURE_2D, "image of rectangles");
+      expect_pieces(ctx, image, want_image, T_SIGNATURE_2D, F_VALUE, "image");
+      expect_pieces(ctx, range_image, want_ranges, T_SIGNATURE_2D, F_VALUE, "image of rectangles");
 
       // Preimage: the wires that point into each color's grid points, and whose rectangles meet
       // them.
@@ -201,8 +179,9 @@ TEST(DependentPartitioning, TwoDimensionalRegionsByFieldImagePreimageAndSetOpera
               if (kGrid.contains(p) && in.count(position(p)))
                 want_range_pre[std::size_t(c)].insert(w);
         }
-      expect_pieces(ctx, pre, want_pre, T_SIGNATURE_1D, "preimage");
-      expect_pieces(ctx, range_pre, want_range_pre, T_SIGNATURE_1D, "preimage of rectangles");
+      expect_pieces(ctx, pre, want_pre, T_SIGNATURE_1D, F_VALUE, "preimage");
+      expect_pieces(ctx, range_pre, want_range_pre, T_SIGNATURE_1D, F_VALUE,
+                    "preimage of rectangles");
       EXPECT_TRUE(pre.disjoint());
 
       // Set operations with 2-d blocks, color by color, and a pending partition.
@@ -229,16 +208,16 @@ TEST(DependentPartitioning, TwoDimensionalRegionsByFieldImagePreimageAndSetOpera
             want_u[std::size_t(c)].begin(), want_u[std::size_t(c)].end(), next.begin(), next.end(),
             std::inserter(want_pending[std::size_t(c)], want_pending[std::size_t(c)].end()));
       }
-      expect_pieces(ctx, u, want_u, T_SIGNATURE_2D, "union");
-      expect_pieces(ctx, x, want_x, T_SIGNATURE_2D, "intersection");
-      expect_pieces(ctx, d, want_d, T_SIGNATURE_2D, "difference");
+      expect_pieces(ctx, u, want_u, T_SIGNATURE_2D, F_VALUE, "union");
+      expect_pieces(ctx, x, want_x, T_SIGNATURE_2D, F_VALUE, "intersection");
+      expect_pieces(ctx, d, want_d, T_SIGNATURE_2D, F_VALUE, "difference");
       Partition pending = ctx.partition_pending(
           grid, cs,
           [&](const DomainPoint& c) {
             return std::vector<Region>{u[c], blocks[DomainPoint((c[0] + 1) % kColors)]};
           },
           Context::PieceOp::Difference);
-      expect_pieces(ctx, pending, want_pending, T_SIGNATURE_2D, "pending difference");
+      expect_pieces(ctx, pending, want_pending, T_SIGNATURE_2D, F_VALUE, "pending difference");
       Partition none = ctx.partition_difference(blocks, blocks);
       EXPECT_TRUE(none.rect(DomainPoint(0)).empty());
     });
@@ -263,7 +242,7 @@ TEST(DependentPartitioning, ThreeDimensionalByFieldAndDifference) {
     std::vector<std::set<coord_t>> want(3);
     for (auto p : kBox)
       want[std::size_t(cube_color_of(p))].insert(Domain(kBox).linearize(DomainPoint(p)));
-    expect_pieces(ctx, by_color, want, T_SIGNATURE_3D, "3-d by field");
+    expect_pieces(ctx, by_color, want, T_SIGNATURE_3D, F_VALUE, "3-d by field");
     // Its complement in a block: a 3-d difference.
     Partition blocks = ctx.partition_by_rects(
         cube, three,
@@ -275,6 +254,6 @@ TEST(DependentPartitioning, ThreeDimensionalByFieldAndDifference) {
       for (auto p : Rect<3>(blocks.rect(DomainPoint(c))))
         if (cube_color_of(p) != c)
           want_d[std::size_t(c)].insert(Domain(kBox).linearize(DomainPoint(p)));
-    expect_pieces(ctx, d, want_d, T_SIGNATURE_3D, "3-d difference");
+    expect_pieces(ctx, d, want_d, T_SIGNATURE_3D, F_VALUE, "3-d difference");
   });
 }

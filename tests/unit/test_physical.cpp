@@ -7,6 +7,7 @@
 
 #include "reprise_analysis/physical.h"
 #include "reprise_analysis/rect_index.h"
+#include "reprise_rt/rect_sets.h"
 
 using namespace reprise;
 using detail::CopyNeed;
@@ -31,18 +32,18 @@ TEST(Physical, SubtractLeavesDisjointCover) {
   Domain a(Rect<2>({0, 0}, {9, 9}));
   Domain hole(Rect<2>({3, 4}, {5, 20}));
   std::vector<Domain> out;
-  detail::subtract(a, hole, out);
+  detail::cut_away(a, hole, out);
   EXPECT_EQ(volume(out), a.volume() - (a & hole).volume());
   for (std::size_t i = 0; i < out.size(); ++i) {
     EXPECT_FALSE(out[i].overlaps(hole));
     for (std::size_t j = i + 1; j < out.size(); ++j) EXPECT_FALSE(out[i].overlaps(out[j]));
   }
   out.clear();
-  detail::subtract(a, Domain(Rect<2>({20, 20}, {30, 30})), out);
+  detail::cut_away(a, Domain(Rect<2>({20, 20}, {30, 30})), out);
   ASSERT_EQ(out.size(), 1u);
   EXPECT_EQ(out[0], a);
   out.clear();
-  detail::subtract(a, a, out);
+  detail::cut_away(a, a, out);
   EXPECT_TRUE(out.empty());
 }
 

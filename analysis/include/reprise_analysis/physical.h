@@ -301,7 +301,4 @@ class PhysicalState {
   std::vector<std::uint32_t> noted_;  // per tree: the journal that recorded its Pending fact
 };
 
-// rect minus hole, as up to 2 * dim disjoint rectangles appended to out.
-void subtract(const Domain& rect, const Domain& hole, std::vector<Domain>& out);
-
 }  // namespace reprise::detail

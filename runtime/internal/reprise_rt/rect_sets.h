@@ -11,6 +11,39 @@ namespace reprise::detail {
 
 using RectSet = std::vector<Domain>;  // disjoint rectangles of one dimension
 
+// An empty rectangle of dimension dim.
+inline Domain empty_rect(int dim) {
+  Domain d;
+  d.dim = dim;
+  d.hi[0] = -1;
+  return d;
+}
+
+// The parts of rect outside hole (at most two slabs per dimension), appended to out; nothing
+// for an empty rect. (Inline: the physical analysis cuts pieces with it on every write.)
+inline void cut_away(const Domain& rect, const Domain& hole, RectSet& out) {
+  if (!rect.overlaps(hole)) {
+    if (!rect.empty()) out.push_back(rect);
+    return;
+  }
+  // Peel slabs off rect, one dimension at a time, until what remains is inside the hole.
+  Domain rest = rect;
+  for (int d = 0; d < rect.dim; ++d) {
+    if (rest.lo[d] < hole.lo[d]) {
+      Domain slab = rest;
+      slab.hi[d] = hole.lo[d] - 1;
+      out.push_back(slab);
+      rest.lo[d] = hole.lo[d];
+    }
+    if (rest.hi[d] > hole.hi[d]) {
+      Domain slab = rest;
+      slab.lo[d] = hole.hi[d] + 1;
+      out.push_back(slab);
+      rest.hi[d] = hole.hi[d];
+    }
+  }
+}
+
 // The points of `bounds` whose row-major positions (0 .. volume-1) are `linear`, sorted and
 // distinct, as rectangles: rows of consecutive positions, merged where they line up.
 RectSet rects_of_positions(const Domain& bounds, const std::vector<coord_t>& linear);
