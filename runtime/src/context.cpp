@@ -195,7 +195,7 @@ ReqInfo resolve_region_req(const detail::RegionForest& forest, const OpLabel& op
   return q;
 }
 
-ReqInfo resolve_partition_req(const detail::RegionForest& forest, const OpLabel& op, int index,
+ReqInfo resolve_partition_req(detail::RegionForest& forest, const OpLabel& op, int index,
                               const RegionRequirement& r, const Domain& launch) {
   try {
     forest.check_partition(r.partition, op.kind);
@@ -251,7 +251,7 @@ ReqInfo resolve_partition_req(const detail::RegionForest& forest, const OpLabel&
 // A requirement on a sparse partition (or on one of its pieces) becomes one per run
 // partition, checked first as the program wrote it; the analysis, traces and control
 // replication then see only dense requirements. Others are added as they are.
-void add_requirement(const detail::RegionForest& forest, const OpLabel& op, int index,
+void add_requirement(detail::RegionForest& forest, const OpLabel& op, int index,
                      const RegionRequirement& r, const Domain& launch, detail::Op& out) {
   ReqInfo q = r.partition.valid() ? resolve_partition_req(forest, op, index, r, launch)
                                   : resolve_region_req(forest, op, index, r, launch);
@@ -764,7 +764,7 @@ void Context::destroy(Region r) {
 void Context::destroy(const Partition& p) {
   Runtime& rtm = rt("destroy");
   rtm.check_not_in_trace("destroy");
-  rtm.forest().check_partition(p, "destroy");
+  rtm.forest().check_partition(p, "destroy", /*settle=*/false);  // (nothing waits for pieces)
   // Nothing to free but the nodes: the op completes once the analysis has passed it (ops
   // issued earlier may still read the partition until they are analysed).
   rtm.forest().retire_partition(p.node(),
@@ -856,6 +856,13 @@ Region Partition::operator[](const DomainPoint& c) const {
     throw Error(
         fmt::format("subregion: color {} is outside the color space {}", c.str(), pn.colors.str()));
   return rt.forest().region_handle(pn.children[std::size_t(pn.colors.linearize(c))]);
+}
+
+bool Partition::settled_flag(bool disjoint) const {
+  Runtime& rt = current_runtime(disjoint ? "Partition::disjoint" : "Partition::complete");
+  rt.forest().check_partition(*this, disjoint ? "Partition::disjoint" : "Partition::complete");
+  const auto& pn = rt.forest().partition(node_);
+  return disjoint ? pn.disjoint : pn.complete;
 }
 
 Region Partition::parent() const {

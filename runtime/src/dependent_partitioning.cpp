@@ -1,10 +1,16 @@
 // Dependent partitioning (Context::partition_by_field, _by_image, _by_preimage, the set
-// operations and pending partitions) on regions of 1 to 3 dimensions. The field-reading kinds
-// map the fields read-only, as an inline mapping does: the mapping is ordered after the ops
-// issued before it that write them, and under control replication every shard reads the same
-// values in its own memory, so every shard computes the same pieces. Pieces are kept as sets of
-// disjoint rectangles (reprise_rt/rect_sets.h); a result whose pieces are all one rectangle is
-// a dense partition, any other a sparse one.
+// operations and pending partitions) on regions of 1 to 3 dimensions. The kinds that read a field
+// (and the set operations of partitions still being computed) are ops in the stream: the call
+// checks its arguments, makes the partition's node (pending: a handle, a parent, colors) and
+// issues an internal task that reads the field — ordered by the analysis after the ops issued
+// before it that write the field, and before later writers — and computes the pieces; the
+// application thread goes on at once and waits only where it first needs the pieces
+// (RegionForest::check_partition: a launch naming the partition, a subregion, disjoint()...).
+// A computation that reads a pending partition's pieces waits for that partition's task, not
+// the application. Under control replication each shard runs its own task (pinned to its first
+// memory) on its own copy of the same values, so every shard computes the same pieces. Pieces
+// are kept as sets of disjoint rectangles (reprise_rt/rect_sets.h); a result whose pieces are all
+// one rectangle is a dense partition, any other a sparse one.
 #include <fmt/core.h>
 
 #include <algorithm>
@@ -16,8 +22,12 @@
 
 #include "reprise/context.h"
 #include "reprise/error.h"
+#include "reprise/registry.h"
+#include "reprise/task_context.h"
+#include "reprise_rt/hasher.h"
 #include "reprise_rt/rect_sets.h"
 #include "reprise_rt/runtime.h"
+#include "reprise_rt/task_views.h"
 
 namespace reprise {
 
@@ -59,27 +69,97 @@ std::vector<RectSet> rects_of_position_sets(const Domain& bounds,
   return pieces;
 }
 
-struct PartitionView {
-  Region parent;
-  Domain colors;
-  std::vector<RectSet> pieces;  // per color, row-major
+// Id of the internal task (out of the way of programs' ids and of the inline mappings').
+constexpr TaskID kDependentPartitionTask = 0xFFFFFF03u;
+
+// A dependent partition's computation: what its task reads and how it makes the pieces.
+struct PartitionJob final : detail::PendingPieces {
+  detail::Runtime* rt = nullptr;
+  bool reads = false;  // the task reads field `field` of `region` (set operations read none)
+  Region region;
+  FieldID field = 0;
+  std::function<std::vector<RectSet>(const PhysicalRegion&)> compute;
+  std::vector<Future> tasks;  // per shard (one without control replication)
+  Future mine;                // the task this shard runs
+
+  void wait() const override {
+    if (!rt->on_app_thread())
+      throw Error(
+          "dependent partitioning: a partition still being computed was used off the "
+          "application thread (use it in the program before a task reads its pieces)");
+    mine.wait();
+  }
+  bool finished() const override { return !mine.valid() || mine.ready(); }
 };
 
-// A partition's pieces as rectangle sets (a dense piece is one rectangle, or none when empty).
-PartitionView view_of(detail::Runtime& rt, const Partition& p, const char* op) {
-  rt.forest().check_partition(p, op);
+void run_partition_job(TaskContext& tc) {
+  auto* job = reinterpret_cast<PartitionJob*>(tc.args<std::uintptr_t>());
+  PhysicalRegion pr;
+  if (job->reads) pr = detail::read_view(tc, job->region, {job->field});
+  job->pieces = job->compute(pr);
+}
+
+// A partition's pieces as an input of a computation: read now (a dense piece is one rectangle,
+// or none when empty), or — a partition still being computed — read by the computation's task,
+// which waits for that partition's task.
+struct PieceInput {
+  Region parent;
+  Domain colors;
+  std::vector<RectSet> now;
+  std::shared_ptr<PartitionJob> job;
+  const std::vector<RectSet>& pieces() const { return job ? job->pieces : now; }
+};
+
+PieceInput input_of(detail::Runtime& rt, const Partition& p, const char* op) {
+  rt.forest().check_partition(p, op, /*settle=*/false);
   const auto& pn = rt.forest().partition(p.node());
-  PartitionView v;
+  PieceInput v;
   v.parent = rt.forest().region_handle(pn.parent_region);
   v.colors = pn.colors;
-  v.pieces.resize(pn.pieces->size());
-  for (std::size_t c = 0; c < v.pieces.size(); ++c) {
+  if (pn.pending) {
+    v.job = std::static_pointer_cast<PartitionJob>(pn.pending);  // (the only kind pending)
+    return v;
+  }
+  v.now.resize(pn.pieces->size());
+  for (std::size_t c = 0; c < v.now.size(); ++c) {
     if (pn.sparse())
-      v.pieces[c] = (*pn.runs)[c];
+      v.now[c] = (*pn.runs)[c];
     else if (!pn.piece(c).empty())
-      v.pieces[c] = {pn.piece(c)};
+      v.now[c] = {pn.piece(c)};
   }
   return v;
+}
+
+// Issues the job's task — under control replication one per shard, each pinned to its shard's
+// first memory and waiting for its shard's tasks of the pending inputs — and returns the
+// pending partition. `launch` is Context::execute_task.
+Partition issue_job(detail::Runtime& rt, const std::shared_ptr<PartitionJob>& job, Region parent,
+                    const Domain& colors, const std::vector<const PieceInput*>& inputs,
+                    const std::function<Future(const TaskLauncher&, std::uint32_t)>& launch,
+                    const char* op) {
+  static const bool registered = [] {
+    TaskRegistry::add(kDependentPartitionTask, "dependent_partition", {cpu(&run_partition_job)});
+    return true;
+  }();
+  (void)registered;
+  job->rt = &rt;
+  const std::uint32_t shards = rt.num_shards();
+  for (std::uint32_t s = 0; s < shards; ++s) {
+    TaskLauncher l(kDependentPartitionTask,
+                   TaskArgs{std::uintptr_t(reinterpret_cast<std::uintptr_t>(job.get()))});
+    if (job->reads) l.add(job->region, Privilege::ReadOnly, {job->field});
+    for (const PieceInput* in : inputs)
+      if (in->job) l.add_future(in->job->tasks[s]);
+    job->tasks.push_back(launch(l, shards == 1 ? kInvalidId : rt.machine().first_memory(s)));
+  }
+  job->mine = job->tasks[shards == 1 ? 0 : rt.shard()];
+  // Every shard must issue the same partitions (their pieces come from replicated data).
+  detail::Hasher h;
+  for (const char* c = op; *c; ++c) h.mix(std::uint64_t(*c));
+  h.mix(parent.bounds());
+  h.mix(colors);
+  rt.note_creation(detail::Creation::DependentPartition, h.h);
+  return rt.forest().create_pending_partition(parent, colors, job);
 }
 
 // The size of field `fid` of r's field space, or an Error naming the op.
@@ -167,7 +247,7 @@ Partition Context::partition_by_field(Region parent, FieldID color_field,
   detail::Runtime& rtm = rt(op);
   rtm.check_not_in_trace(op);
   rtm.forest().check_region(parent, op);
-  const Domain& cs = colors.bounds();
+  const Domain cs = colors.bounds();
   const Domain bounds = parent.bounds();
   if (const std::size_t size = field_size(rtm, parent, color_field, op);
       size != sizeof(coord_t) * std::size_t(cs.dim))
@@ -176,10 +256,13 @@ Partition Context::partition_by_field(Region parent, FieldID color_field,
                     "space {} per element: a Point<{}> ({} bytes{})",
                     op, color_field, size, cs.dim, cs.str(), cs.dim,
                     sizeof(coord_t) * std::size_t(cs.dim), cs.dim == 1 ? ", or a coord_t" : ""));
-  std::vector<std::vector<coord_t>> positions(std::size_t(cs.volume()));
-  const RectSet points = points_of(rtm.forest(), parent);
-  {
-    PhysicalRegion pr = map_region(parent, Privilege::ReadOnly, {color_field});
+  auto job = std::make_shared<PartitionJob>();
+  job->reads = true;
+  job->region = parent;
+  job->field = color_field;
+  job->compute = [cs, bounds, color_field,
+                  points = points_of(rtm.forest(), parent)](const PhysicalRegion& pr) {
+    std::vector<std::vector<coord_t>> positions(std::size_t(cs.volume()));
     with_dim(bounds.dim, [&](auto n) {
       with_dim(cs.dim, [&](auto k) {
         constexpr int N = decltype(n)::value, K = decltype(k)::value;
@@ -192,9 +275,12 @@ Partition Context::partition_by_field(Region parent, FieldID color_field,
           }
       });
     });
-  }
-  if (points.size() > 1) sort_positions(positions);
-  return partition_from_runs(parent, cs, rects_of_position_sets(bounds, positions));
+    if (points.size() > 1) sort_positions(positions);
+    return rects_of_position_sets(bounds, positions);
+  };
+  return issue_job(
+      rtm, job, parent, cs, {},
+      [this](const TaskLauncher& l, std::uint32_t memory) { return execute_task(l, memory); }, op);
 }
 
 Partition Context::partition_by_image(Region target, const Partition& source, FieldID pointer) {
@@ -202,15 +288,19 @@ Partition Context::partition_by_image(Region target, const Partition& source, Fi
   detail::Runtime& rtm = rt(op);
   rtm.check_not_in_trace(op);
   rtm.forest().check_region(target, op);
-  const PartitionView src = view_of(rtm, source, op);
+  PieceInput src = input_of(rtm, source, op);
   const Domain tb = target.bounds();
   const bool rects = holds_rects(rtm, src.parent, pointer, tb.dim, op);
-  std::vector<std::vector<Domain>> pieces(src.pieces.size());
-  {
-    PhysicalRegion pr = map_region(src.parent, Privilege::ReadOnly, {pointer});
+  auto job = std::make_shared<PartitionJob>();
+  job->reads = true;
+  job->region = src.parent;
+  job->field = pointer;
+  job->compute = [src, tb, rects, pointer](const PhysicalRegion& pr) {
+    const std::vector<RectSet>& from = src.pieces();
+    std::vector<RectSet> pieces(from.size());
     std::vector<coord_t> positions;
     RectSet ranges;
-    for (std::size_t c = 0; c < src.pieces.size(); ++c) {
+    for (std::size_t c = 0; c < from.size(); ++c) {
       positions.clear();
       ranges.clear();
       // (Pointers outside the target point at nothing.)
@@ -222,7 +312,7 @@ Partition Context::partition_by_image(Region target, const Partition& source, Fi
       };
       with_dim(src.parent.bounds().dim, [&](auto ns) {
         with_dim(tb.dim, [&](auto nt) {
-          for (const Domain& r : src.pieces[c])
+          for (const Domain& r : from[c])
             each_pointer<decltype(ns)::value, decltype(nt)::value>(pr, pointer, rects, r, r, add);
         });
       });
@@ -234,8 +324,11 @@ Partition Context::partition_by_image(Region target, const Partition& source, Fi
         pieces[c] = detail::rects_of_positions(tb, positions);
       }
     }
-  }
-  return partition_from_runs(target, src.colors, std::move(pieces));
+    return pieces;
+  };
+  return issue_job(
+      rtm, job, target, src.colors, {&src},
+      [this](const TaskLauncher& l, std::uint32_t memory) { return execute_task(l, memory); }, op);
 }
 
 Partition Context::partition_by_preimage(const Partition& target, Region source, FieldID pointer) {
@@ -243,20 +336,24 @@ Partition Context::partition_by_preimage(const Partition& target, Region source,
   detail::Runtime& rtm = rt(op);
   rtm.check_not_in_trace(op);
   rtm.forest().check_region(source, op);
-  const PartitionView dst = view_of(rtm, target, op);
+  PieceInput dst = input_of(rtm, target, op);
   const Domain sb = source.bounds();
   const int nt = dst.parent.bounds().dim;
   const bool rects = holds_rects(rtm, source, pointer, nt, op);
-  // Which colors hold a target point: the target's rectangles (those of an aliased target may
-  // overlap: every color whose rectangles meet the pointer).
-  detail::RectLookup index;
-  for (std::size_t c = 0; c < dst.pieces.size(); ++c)
-    for (const Domain& r : dst.pieces[c]) index.add(r, c);
-  index.finish();
-  std::vector<std::vector<coord_t>> positions(dst.pieces.size());
-  const RectSet points = points_of(rtm.forest(), source);
-  {
-    PhysicalRegion pr = map_region(source, Privilege::ReadOnly, {pointer});
+  auto job = std::make_shared<PartitionJob>();
+  job->reads = true;
+  job->region = source;
+  job->field = pointer;
+  job->compute = [dst, sb, nt, rects, pointer,
+                  points = points_of(rtm.forest(), source)](const PhysicalRegion& pr) {
+    // Which colors hold a target point: the target's rectangles (those of an aliased target
+    // may overlap: every color whose rectangles meet the pointer).
+    const std::vector<RectSet>& to_pieces = dst.pieces();
+    detail::RectLookup index;
+    for (std::size_t c = 0; c < to_pieces.size(); ++c)
+      for (const Domain& r : to_pieces[c]) index.add(r, c);
+    index.finish();
+    std::vector<std::vector<coord_t>> positions(to_pieces.size());
     std::vector<std::size_t> hit;
     const auto add = [&](coord_t at, const Domain& to) {
       if (to.empty()) return;
@@ -272,16 +369,19 @@ Partition Context::partition_by_preimage(const Partition& target, Region source,
           each_pointer<decltype(ns)::value, decltype(t)::value>(pr, pointer, rects, r, sb, add);
       });
     });
-  }
-  if (points.size() > 1) sort_positions(positions);
-  return partition_from_runs(source, dst.colors, rects_of_position_sets(sb, positions));
+    if (points.size() > 1) sort_positions(positions);
+    return rects_of_position_sets(sb, positions);
+  };
+  return issue_job(
+      rtm, job, source, dst.colors, {&dst},
+      [this](const TaskLauncher& l, std::uint32_t memory) { return execute_task(l, memory); }, op);
 }
 
 Partition Context::partition_set_operation(const Partition& a, const Partition& b, int kind,
                                            const char* op) {
   detail::Runtime& rtm = rt(op);
   rtm.check_not_in_trace(op);
-  const PartitionView va = view_of(rtm, a, op), vb = view_of(rtm, b, op);
+  PieceInput va = input_of(rtm, a, op), vb = input_of(rtm, b, op);
   if (!(va.parent == vb.parent))
     throw Error(fmt::format("{}: the partitions are of different regions ({} and {})", op,
                             va.parent.bounds().str(), vb.parent.bounds().str()));
@@ -289,19 +389,29 @@ Partition Context::partition_set_operation(const Partition& a, const Partition& 
     throw Error(fmt::format("{}: the color spaces differ ({} and {})", op, va.colors.str(),
                             vb.colors.str()));
   const int dim = va.parent.bounds().dim;
-  std::vector<std::vector<Domain>> pieces(va.pieces.size());
-  for (std::size_t c = 0; c < pieces.size(); ++c) {
-    if (kind == 0) {
-      RectSet both = va.pieces[c];
-      both.insert(both.end(), vb.pieces[c].begin(), vb.pieces[c].end());
-      pieces[c] = detail::normalized(std::move(both), dim);
-    } else if (kind == 1) {
-      pieces[c] = detail::intersect(va.pieces[c], vb.pieces[c]);
-    } else {
-      pieces[c] = detail::subtract(va.pieces[c], vb.pieces[c]);
+  auto compute = [va, vb, kind, dim](const PhysicalRegion&) {
+    const std::vector<RectSet>&pa = va.pieces(), &pb = vb.pieces();
+    std::vector<RectSet> pieces(pa.size());
+    for (std::size_t c = 0; c < pieces.size(); ++c) {
+      if (kind == 0) {
+        RectSet both = pa[c];
+        both.insert(both.end(), pb[c].begin(), pb[c].end());
+        pieces[c] = detail::normalized(std::move(both), dim);
+      } else if (kind == 1) {
+        pieces[c] = detail::intersect(pa[c], pb[c]);
+      } else {
+        pieces[c] = detail::subtract(pa[c], pb[c]);
+      }
     }
-  }
-  return partition_from_runs(va.parent, va.colors, std::move(pieces));
+    return pieces;
+  };
+  if (!va.job && !vb.job)  // (nothing to wait for: made now)
+    return partition_from_runs(va.parent, va.colors, compute(PhysicalRegion{}));
+  auto job = std::make_shared<PartitionJob>();
+  job->compute = std::move(compute);
+  return issue_job(
+      rtm, job, va.parent, va.colors, {&va, &vb},
+      [this](const TaskLauncher& l, std::uint32_t memory) { return execute_task(l, memory); }, op);
 }
 
 Partition Context::partition_pending(

@@ -146,7 +146,7 @@ Partition RegionForest::create_partition(Region parent, const Domain& colors,
 }
 
 Partition RegionForest::create_dense_partition(Region parent, const Domain& colors,
-                                               std::vector<Domain> pieces) {
+                                               std::vector<Domain> pieces, std::uint32_t into) {
   const Domain parent_bounds = regions_[parent.node()].bounds;
   for (auto& p : pieces) {
     if (p.dim != parent_bounds.dim)
@@ -160,11 +160,12 @@ Partition RegionForest::create_dense_partition(Region parent, const Domain& colo
   pn.colors = colors;
   pn.disjoint = pieces_disjoint(pieces);
   pn.complete = pieces_cover(parent_bounds, pieces, pn.disjoint);
-  pn.uid = next_uid_++;
+  pn.uid = into == kInvalidId ? next_uid_++ : partitions_[into].uid;
   const bool disjoint = pn.disjoint, complete = pn.complete;
   const std::uint64_t uid = pn.uid;
-  const std::uint32_t node =
-      place(partitions_, free_partitions_, PartitionNode{}, "the table of partitions");
+  const std::uint32_t node = into != kInvalidId ? into
+                                                : place(partitions_, free_partitions_,
+                                                        PartitionNode{}, "the table of partitions");
   pn.children.reserve(pieces.size());
   for (std::size_t c = 0; c < pieces.size(); ++c) {
     RegionNode child;
@@ -178,13 +179,59 @@ Partition RegionForest::create_dense_partition(Region parent, const Domain& colo
   for (const Domain& piece : pieces) grow(pn.hull, piece);
   pn.pieces = std::make_shared<const std::vector<Domain>>(std::move(pieces));
   partitions_[node] = std::move(pn);
-  regions_[parent.node()].partitions.push_back(node);
+  if (into == kInvalidId) regions_[parent.node()].partitions.push_back(node);
   return Partition(parent.tree(), node, uid, colors, disjoint, complete);
 }
 
 Partition RegionForest::create_sparse_partition(Region parent, const Domain& colors,
                                                 std::vector<std::vector<Domain>> runs,
                                                 const char* op) {
+  return create_sparse_partition(parent, colors, std::move(runs), op, kInvalidId);
+}
+
+Partition RegionForest::create_pending_partition(Region parent, const Domain& colors,
+                                                 std::shared_ptr<PendingPieces> pending) {
+  std::erase_if(unfinished_, [](const auto& p) { return p->finished(); });
+  PartitionNode pn;
+  pn.tree = parent.tree();
+  pn.parent_region = parent.node();
+  pn.colors = colors;
+  pn.pending = std::move(pending);
+  pn.uid = next_uid_++;
+  const std::uint64_t uid = pn.uid;
+  const std::uint32_t node =
+      place(partitions_, free_partitions_, std::move(pn), "the table of partitions");
+  regions_[parent.node()].partitions.push_back(node);
+  return Partition(parent.tree(), node, uid, colors, false, false, /*pending=*/true);
+}
+
+void RegionForest::settle(std::uint32_t node) {
+  if (!partitions_[node].pending) return;
+  const std::shared_ptr<PendingPieces> pending = partitions_[node].pending;
+  pending->wait();  // (throws, the node still pending, if computing the pieces failed)
+  partitions_[node].pending.reset();
+  const PartitionNode& pn = partitions_[node];
+  const Region parent = region_handle(pn.parent_region);
+  const Domain colors = pn.colors;
+  std::vector<std::vector<Domain>>& pieces = pending->pieces;
+  REPRISE_ASSERT(coord_t(pieces.size()) == colors.volume(),
+                 "a dependent partition computes a piece per color");
+  const bool dense =
+      regions_[parent.node()].sparse_partition == kInvalidId &&
+      std::all_of(pieces.begin(), pieces.end(), [](const auto& p) { return p.size() <= 1; });
+  if (!dense) {
+    create_sparse_partition(parent, colors, std::move(pieces), "dependent partitioning", node);
+    return;
+  }
+  std::vector<Domain> rects;
+  rects.reserve(pieces.size());
+  for (const auto& p : pieces) rects.push_back(p.empty() ? empty_rect(parent.bounds().dim) : p[0]);
+  create_dense_partition(parent, colors, std::move(rects), node);
+}
+
+Partition RegionForest::create_sparse_partition(Region parent, const Domain& colors,
+                                                std::vector<std::vector<Domain>> runs,
+                                                const char* op, std::uint32_t into) {
   const Domain parent_bounds = regions_[parent.node()].bounds;
   if (coord_t(runs.size()) != colors.volume())
     throw Error(fmt::format("{}: {} pieces given for {} colors", op, runs.size(), colors.volume()));
@@ -236,7 +283,7 @@ Partition RegionForest::create_sparse_partition(Region parent, const Domain& col
   }
   // The bounding boxes make the partition's node (handles, subregions' bounds); disjointness
   // and completeness are those of the runs themselves.
-  Partition bounding = create_dense_partition(parent, colors, boxes);
+  Partition bounding = create_dense_partition(parent, colors, boxes, into);
   PartitionNode& pn = partitions_[bounding.node()];
   // (Each color's runs are disjoint, checked above: the colors are disjoint when all the
   // runs are.)
@@ -283,6 +330,7 @@ void RegionForest::retire_region(std::uint32_t node, Event released, bool with_p
 
 void RegionForest::retire_below(std::uint32_t node, Event released, bool with_partition) {
   PartitionNode& pn = partitions_[node];
+  if (pn.pending) unfinished_.push_back(std::move(pn.pending));
   pn.retired_uid = std::exchange(pn.uid, 0);
   pn.retired_with_region = !with_partition;
   for (std::uint32_t child : pn.children) retire_region(child, released, with_partition);
@@ -337,11 +385,14 @@ void RegionForest::check_region(const Region& r, const char* op) const {
                           field_list(r.field_space().id)));
 }
 
-void RegionForest::check_partition(const Partition& p, const char* op) const {
+void RegionForest::check_partition(const Partition& p, const char* op, bool settle_it) {
   if (!p.valid() || p.node() >= partitions_.size() || p.uid() == 0 || p.uid() >= next_uid_)
     throw Error(fmt::format("{}: invalid partition handle", op));
   const PartitionNode& n = partitions_[p.node()];
-  if (n.uid == p.uid()) return;
+  if (n.uid == p.uid()) {
+    if (settle_it) settle(p.node());
+    return;
+  }
   if (n.retired_uid == p.uid() && n.retired_with_region) {
     // Its slot still holds it: name the region that was destroyed, as its users know it.
     const RegionNode& parent = regions_[n.parent_region];

@@ -15,6 +15,7 @@
 #include "reprise/task_context.h"
 #include "reprise_rt/future_state.h"
 #include "reprise_rt/runtime.h"
+#include "reprise_rt/task_views.h"
 
 namespace reprise {
 
@@ -35,6 +36,7 @@ struct InlineMapping {
   void unmap() {
     if (!mapped) return;
     mapped = false;
+    if (!held) return;  // a task's view (InlineMapTask::view): nothing holds the region
     held->ready.store(true, std::memory_order_release);
     rt->events().trigger(held->ready_event);
   }
@@ -47,7 +49,24 @@ struct InlineMapTask {
     for (std::size_t k = 0; k < m->fields.size(); ++k)
       m->access[k] = tc.raw_inline(m->fields[k], m->sizes[k]);
   }
+  static PhysicalRegion view(TaskContext& tc, Region r, std::vector<FieldID> fields) {
+    auto m = std::make_shared<InlineMapping>();
+    m->region = r;
+    m->fields = std::move(fields);
+    m->access.resize(m->fields.size());
+    m->sizes.resize(m->fields.size());
+    for (std::size_t k = 0; k < m->fields.size(); ++k)
+      m->access[k] = tc.raw_inline(m->fields[k], m->sizes[k]);
+    m->mapped = true;
+    PhysicalRegion pr;
+    pr.m_ = std::move(m);
+    return pr;
+  }
 };
+
+PhysicalRegion read_view(TaskContext& tc, Region r, std::vector<FieldID> fields) {
+  return InlineMapTask::view(tc, r, std::move(fields));
+}
 
 namespace {
 void hold_task(TaskContext&) {}

@@ -421,6 +421,8 @@ const char* to_string(Creation c) {
       return "partition_by_translation";
     case Creation::PartitionByRectLists:
       return "partition_by_rect_lists";
+    case Creation::DependentPartition:
+      return "dependent partitioning";
   }
   return "?";
 }

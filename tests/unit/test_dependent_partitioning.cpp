@@ -1,13 +1,18 @@
 // Dependent partitioning: partitions by field, image and preimage computed from data written
 // by tasks issued just before (the partition must see their values), and set operations. Every
-// piece is compared with the set computed here from the same data. Also run on 3 ranks
-// (mpi_dependent_partitioning_np3).
+// piece is compared with the set computed here from the same data. The calls are ops in the
+// stream: they return before the writers of the fields they read have run, and a later writer
+// does not change what they compute. Also run on 3 ranks (mpi_dependent_partitioning_np3).
 #include <gtest/gtest.h>
 #include <reprise/reprise.h>
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <set>
+#include <stdexcept>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "error_text.h"
@@ -16,7 +21,15 @@
 using namespace reprise;
 
 namespace {
-enum : TaskID { T_COLORS = 10600, T_POINTERS, T_RANGES, T_SIGNATURE };
+enum : TaskID {
+  T_COLORS = 10600,
+  T_POINTERS,
+  T_RANGES,
+  T_SIGNATURE,
+  T_GATED_COLORS,
+  T_RECOLOR,
+  T_FAILING_COLORS
+};
 enum : FieldID { F_COLOR = 0, F_PTR = 1, F_RANGE = 2, F_VALUE = 3 };
 constexpr coord_t kNodes = 50, kWires = 36;
 constexpr coord_t kColors = 5;
@@ -43,7 +56,27 @@ void pointers(TaskContext& tc) {
     range[p] = range_of(p[0]);
   }
 }
+// The gated writer waits (at most 20 s) until the program opens the gate: a call that
+// waited for it would keep the gate shut, and the test would see the writer time out.
+std::atomic<bool> g_gate{false}, g_writer_timed_out{false};
+void gated_colors(TaskContext& tc) {
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (!g_gate.load() && std::chrono::steady_clock::now() < until)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  if (!g_gate.load()) g_writer_timed_out = true;
+  colors(tc);
+}
+void recolor(TaskContext& tc) {
+  auto c = tc.accessor<coord_t, 1>(0, F_COLOR);
+  for (auto p : Rect<1>(tc.domain(0))) c[p] = 0;
+}
+void failing_colors(TaskContext&) {
+  throw std::runtime_error("the colors could not be computed");
+}
 void register_all() {
+  TaskRegistry::add(T_GATED_COLORS, "gated_colors", {cpu(gated_colors)});
+  TaskRegistry::add(T_RECOLOR, "recolor", {cpu(recolor)});
+  TaskRegistry::add(T_FAILING_COLORS, "failing_colors", {cpu(failing_colors)});
   TaskRegistry::add(T_COLORS, "colors", {cpu(colors)});
   TaskRegistry::add(T_POINTERS, "pointers", {cpu(pointers)});
   TaskRegistry::add(T_SIGNATURE, "signature", {cpu(signature_1d)});
@@ -157,6 +190,120 @@ TEST(DependentPartitioning, ByFieldImagePreimageAndSetOperationsMatchTheData) {
       EXPECT_TRUE(none.rect(DomainPoint(0)).empty());
     });
   }
+}
+
+TEST(DependentPartitioning, CallsGoOnBeforeTheWritersRunAndLaterWritersDoNotChangeThem) {
+  register_all();
+  for (const char* numa : {"1", "3"}) {
+    g_gate = false;
+    g_writer_timed_out = false;
+    reprise::run({"-ll:cpu", "2", "-ll:numa", numa}, [&](Context& ctx) {
+      FieldSpace fs = ctx.create_field_space({{F_COLOR, sizeof(coord_t)},
+                                              {F_PTR, sizeof(coord_t)},
+                                              {F_RANGE, sizeof(Rect<1>)},
+                                              {F_VALUE, sizeof(double)}});
+      Region nodes = ctx.create_region(ctx.create_index_space(Rect<1>({0}, {kNodes - 1})), fs);
+      Region wires = ctx.create_region(ctx.create_index_space(Rect<1>({0}, {kWires - 1})), fs);
+      IndexSpace cs = ctx.create_index_space(Rect<1>({0}, {kColors - 1}));
+      Partition blocks = ctx.partition_equal(nodes, cs);
+      Partition wire_blocks = ctx.partition_equal(wires, ctx.create_index_space(Rect<1>({0}, {2})));
+      IndexLauncher fill_ptrs(T_POINTERS, wire_blocks.color_space());
+      fill_ptrs.add(wire_blocks, Projection::identity(), Privilege::WriteDiscard, {F_PTR, F_RANGE});
+      ctx.execute(fill_ptrs);
+      IndexLauncher fill_colors(T_GATED_COLORS, cs.bounds());
+      fill_colors.add(blocks, Projection::identity(), Privilege::WriteDiscard, {F_COLOR});
+      ctx.execute(fill_colors);
+      // Each of these reads the colors or a partition made from them: none may wait.
+      Partition by_color = ctx.partition_by_field(nodes, F_COLOR, cs);
+      Partition pre = ctx.partition_by_preimage(by_color, wires, F_PTR);
+      Partition image = ctx.partition_by_image(nodes, pre, F_PTR);
+      Partition rest = ctx.partition_difference(blocks, by_color);
+      // A later writer of the colors waits for the partition that reads them.
+      IndexLauncher zero(T_RECOLOR, cs.bounds());
+      zero.add(blocks, Projection::identity(), Privilege::ReadWrite, {F_COLOR});
+      ctx.execute(zero);
+      g_gate = true;
+
+      std::vector<std::set<coord_t>> want(kColors), want_pre(kColors), want_image(kColors),
+          want_rest(kColors);
+      for (coord_t i = 0; i < kNodes; ++i)
+        if (color_of(i) < kColors) want[std::size_t(color_of(i))].insert(i);
+      for (coord_t c = 0; c < kColors; ++c) {
+        for (coord_t w = 0; w < kWires; ++w)
+          if (want[std::size_t(c)].count(pointer_of(w))) {
+            want_pre[std::size_t(c)].insert(w);
+            want_image[std::size_t(c)].insert(pointer_of(w));
+          }
+        for (coord_t p : all_of(blocks.rect(DomainPoint(c))))
+          if (!want[std::size_t(c)].count(p)) want_rest[std::size_t(c)].insert(p);
+      }
+      // (Used in another order than made: the set operation and the image first.)
+      expect_pieces(ctx, rest, want_rest, T_SIGNATURE, F_VALUE, "difference");
+      expect_pieces(ctx, image, want_image, T_SIGNATURE, F_VALUE, "image of the preimage");
+      EXPECT_TRUE(pre.disjoint());
+      expect_pieces(ctx, pre, want_pre, T_SIGNATURE, F_VALUE, "preimage");
+      EXPECT_FALSE(by_color.complete());
+      expect_pieces(ctx, by_color, want, T_SIGNATURE, F_VALUE, "by field");
+      // After the later writer: every color is 0.
+      Partition after = ctx.partition_by_field(nodes, F_COLOR, cs);
+      EXPECT_EQ(after.rect(DomainPoint(0)), nodes.bounds());
+      EXPECT_TRUE(after.rect(DomainPoint(1)).empty());
+    });
+    EXPECT_FALSE(g_writer_timed_out)
+        << "a call waited for the writer of the colors (-ll:numa " << numa << ")";
+  }
+}
+
+TEST(DependentPartitioning, AFailedWriterIsAnErrorWhereThePartitionIsUsed) {
+  register_all();
+  EXPECT_ERROR(reprise::run({"-ll:cpu", "2"},
+                            [&](Context& ctx) {
+                              FieldSpace fs = ctx.create_field_space({{F_COLOR, sizeof(coord_t)}});
+                              Region r =
+                                  ctx.create_region(ctx.create_index_space(Rect<1>({0}, {9})), fs);
+                              TaskLauncher fail(T_FAILING_COLORS);
+                              fail.add(r, Privilege::WriteDiscard, {F_COLOR});
+                              ctx.execute(fail);
+                              IndexSpace two = ctx.create_index_space(Rect<1>({0}, {1}));
+                              Partition p = ctx.partition_by_field(r, F_COLOR, two);
+                              Partition q = ctx.partition_difference(p, p);
+                              (void)q.disjoint();
+                              ADD_FAILURE() << "the partition was used after a failed writer";
+                            }),
+               "the colors could not be computed");
+}
+
+TEST(DependentPartitioning, PartitionsDestroyedBeforeTheyAreComputed) {
+  register_all();
+  g_gate = false;
+  g_writer_timed_out = false;
+  reprise::run({"-ll:cpu", "2"}, [&](Context& ctx) {
+    FieldSpace fs = ctx.create_field_space({{F_COLOR, sizeof(coord_t)}, {F_VALUE, sizeof(double)}});
+    Region nodes = ctx.create_region(ctx.create_index_space(Rect<1>({0}, {kNodes - 1})), fs);
+    IndexSpace cs = ctx.create_index_space(Rect<1>({0}, {kColors - 1}));
+    Partition blocks = ctx.partition_equal(nodes, cs);
+    IndexLauncher fill_colors(T_GATED_COLORS, cs.bounds());
+    fill_colors.add(blocks, Projection::identity(), Privilege::WriteDiscard, {F_COLOR});
+    ctx.execute(fill_colors);
+    Partition gone = ctx.partition_by_field(nodes, F_COLOR, cs);
+    Partition kept = ctx.partition_by_field(nodes, F_COLOR, cs);
+    Partition chained = ctx.partition_difference(blocks, gone);
+    ctx.destroy(gone);
+    EXPECT_ERROR((void)gone.disjoint(),
+                 "Partition::disjoint: the partition into colors [0..4] was "
+                 "destroyed");
+    g_gate = true;
+    // The difference read the destroyed partition's pieces: it is still right.
+    std::vector<std::set<coord_t>> want_rest(kColors);
+    for (coord_t c = 0; c < kColors; ++c)
+      for (coord_t p : all_of(blocks.rect(DomainPoint(c))))
+        if (color_of(p) != c) want_rest[std::size_t(c)].insert(p);
+    expect_pieces(ctx, chained, want_rest, T_SIGNATURE, F_VALUE, "difference");
+    // A partition never used, its region destroyed with it.
+    ctx.destroy(nodes);
+    EXPECT_ERROR((void)kept.complete(), "was destroyed");
+  });
+  EXPECT_FALSE(g_writer_timed_out);
 }
 
 TEST(DependentPartitioning, MisuseIsAnError) {

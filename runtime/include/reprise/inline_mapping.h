@@ -20,7 +20,8 @@ namespace reprise {
 
 namespace detail {
 struct InlineMapping;
-}
+struct InlineMapTask;
+}  // namespace detail
 
 class PhysicalRegion {
  public:
@@ -35,6 +36,7 @@ class PhysicalRegion {
 
  private:
   friend class Context;
+  friend struct detail::InlineMapTask;
   detail::RawAccess raw(FieldID fid, std::size_t elem_size, bool read_only, int dim) const;
   std::shared_ptr<detail::InlineMapping> m_;
 };

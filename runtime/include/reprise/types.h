@@ -69,20 +69,23 @@ class Region {
 class Partition {
  public:
   Partition() = default;
+  // (pending: a dependent partition whose pieces an op in the stream is still computing; its
+  // disjointness and completeness are asked of the runtime, which waits for them.)
   Partition(std::uint32_t tree, std::uint32_t node, std::uint64_t uid, const Domain& colors,
-            bool disjoint, bool complete)
+            bool disjoint, bool complete, bool pending = false)
       : tree_(tree),
         node_(node),
         uid_(uid),
         colors_(colors),
         disjoint_(disjoint),
-        complete_(complete) {}
+        complete_(complete),
+        pending_(pending) {}
   std::uint32_t tree() const { return tree_; }
   std::uint32_t node() const { return node_; }
   std::uint64_t uid() const { return uid_; }
   const Domain& color_space() const { return colors_; }
-  bool disjoint() const { return disjoint_; }
-  bool complete() const { return complete_; }
+  bool disjoint() const { return pending_ ? settled_flag(true) : disjoint_; }
+  bool complete() const { return pending_ ? settled_flag(false) : complete_; }
   bool valid() const { return node_ != kInvalidId; }
   // Bounds of the piece of color c; a subregion handle for it.
   Domain rect(const DomainPoint& c) const;
@@ -92,9 +95,10 @@ class Partition {
 
  private:
   std::uint32_t tree_ = kInvalidId, node_ = kInvalidId;
+  bool settled_flag(bool disjoint) const;
   std::uint64_t uid_ = 0;
   Domain colors_;
-  bool disjoint_ = false, complete_ = false;
+  bool disjoint_ = false, complete_ = false, pending_ = false;
 };
 
 enum class Privilege : std::uint8_t { ReadOnly, ReadWrite, WriteDiscard, Reduce };

@@ -45,6 +45,19 @@ struct RegionNode {
   bool retired_with_partition = false;
 };
 
+// The pieces of a dependent partition, computed by an op in the stream (dependent_partitioning
+// .cpp): the partition's node exists from the call on (handles, parent, colors); its pieces and
+// subregions are made when the application first needs them (RegionForest::check_partition).
+struct PendingPieces {
+  virtual ~PendingPieces() = default;
+  // Application thread: waits until the pieces are computed; throws what computing them threw.
+  virtual void wait() const = 0;
+  // Whether the computation is over (it reads this object until then).
+  virtual bool finished() const = 0;
+  // Per color (row-major): disjoint rectangles inside the parent; written by the computation.
+  std::vector<std::vector<Domain>> pieces;
+};
+
 struct PartitionNode {
   std::uint32_t tree = kInvalidId;
   std::uint32_t parent_region = kInvalidId;
@@ -64,6 +77,8 @@ struct PartitionNode {
   std::shared_ptr<const std::vector<std::vector<Domain>>> runs;
   std::vector<std::uint32_t> run_partitions;
   bool sparse() const { return !run_partitions.empty(); }
+  // Pieces still being computed: nothing above but tree, parent_region, colors and uid is set.
+  std::shared_ptr<PendingPieces> pending;
   std::uint64_t uid = 0;  // application thread only; 0 once retired
   // Application thread only: the uid it had until retired, and when its region went with it.
   std::uint64_t retired_uid = 0;
@@ -90,6 +105,10 @@ class RegionForest {
   // runs of one color must not overlap). `op` names the call in errors.
   Partition create_sparse_partition(Region parent, const Domain& colors,
                                     std::vector<std::vector<Domain>> runs, const char* op);
+  // A partition whose pieces `pending` computes: made whole (dense or sparse, as
+  // create_partition or create_sparse_partition would) when check_partition first sees it.
+  Partition create_pending_partition(Region parent, const Domain& colors,
+                                     std::shared_ptr<PendingPieces> pending);
   // The parts of region src inside each rectangle of `piece`, a piece of a sparse partition: a
   // partition of src whose color j is src ∩ rectangle j (application thread; made once per
   // (src, piece) and kept while both live). A copy into a sparse piece copies part j into
@@ -122,11 +141,20 @@ class RegionForest {
   // Checks (on the application thread) that a handle names a live region or partition.
   // "{0, 1}": the field ids of a field space (errors name regions by bounds and fields).
   std::string field_list(std::uint32_t field_space) const;
+  // A pending partition is made whole here (waiting for its pieces): every use of a partition
+  // handle on the application thread checks it first, so the utility thread never sees one.
   void check_region(const Region& r, const char* op) const;
-  void check_partition(const Partition& p, const char* op) const;
+  // (settle false: only checks; the partition may stay pending.)
+  void check_partition(const Partition& p, const char* op, bool settle = true);
 
  private:
-  Partition create_dense_partition(Region parent, const Domain& colors, std::vector<Domain> pieces);
+  // (into: a pending partition's node to fill in place, or kInvalidId for a new node.)
+  Partition create_dense_partition(Region parent, const Domain& colors, std::vector<Domain> pieces,
+                                   std::uint32_t into = kInvalidId);
+  Partition create_sparse_partition(Region parent, const Domain& colors,
+                                    std::vector<std::vector<Domain>> runs, const char* op,
+                                    std::uint32_t into);
+  void settle(std::uint32_t node);
   template <class T>
   std::uint32_t place(StableVector<T>& table, SlotRecycler& recycler, T value, const char* what);
   // Retire a region or partition node and everything below it.
@@ -142,6 +170,8 @@ class RegionForest {
   StableVector<PartitionNode> partitions_;
   StableVector<TreeInfo> trees_;
   SlotRecycler free_regions_, free_partitions_, free_trees_;
+  // Pending partitions destroyed before their computation finished (it still reads them).
+  std::vector<std::shared_ptr<PendingPieces>> unfinished_;
   // cut_by_piece: (src uid, piece uid) -> (partition node, its uid: a retired node's is 0).
   std::map<std::pair<std::uint64_t, std::uint64_t>, std::pair<std::uint32_t, std::uint64_t>> cuts_;
 };

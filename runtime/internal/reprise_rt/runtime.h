@@ -63,6 +63,7 @@ enum class Creation : std::uint8_t {
   PartitionByRects,
   PartitionByTranslation,
   PartitionByRectLists,
+  DependentPartition,
 };
 const char* to_string(Creation c);
 
