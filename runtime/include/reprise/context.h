@@ -56,8 +56,10 @@ class Context {
                                     const std::vector<std::vector<coord_t>>& points);
   // Dependent partitioning (regions of 1-3 dimensions; docs/api.md): partitions computed from
   // field values.
-  // A call that reads a field maps it read-only (as map_region does): it is ordered after the
-  // ops issued before it that write the field, and waits for them; under control replication
+  // A call that reads a field is an op in the stream: it returns the partition at once and a
+  // task reading the field (after the ops issued before it that write it, before later
+  // writers) computes the pieces; the program waits for them only where it first uses the
+  // partition (a launch naming it, p[c], rect, disjoint, complete). Under control replication
   // every shard computes the same pieces. The result is dense when every piece is one
   // rectangle, else sparse. Not inside a trace.
   //   by field: element i of parent goes to the piece of the color its `color_field` holds
