@@ -24,6 +24,7 @@
 #include "reprise/error.h"
 #include "reprise/registry.h"
 #include "reprise/task_context.h"
+#include "reprise_rt/future_state.h"
 #include "reprise_rt/hasher.h"
 #include "reprise_rt/rect_sets.h"
 #include "reprise_rt/runtime.h"
@@ -87,6 +88,9 @@ struct PartitionJob final : detail::PendingPieces {
       throw Error(
           "dependent partitioning: a partition still being computed was used off the "
           "application thread (use it in the program before a task reads its pieces)");
+    // (Its task was issued before any trace open now, which does not hold it back.)
+    if (const detail::Event e = detail::pending_event(mine); e.exists())
+      rt->wait_issued_before_trace(e);
     mine.wait();
   }
   bool finished() const override { return !mine.valid() || mine.ready(); }

@@ -662,6 +662,11 @@ void Runtime::wait(Event e) {
         fmt::format("a blocking wait inside trace {}: ops of a trace are held until "
                     "end_trace, so waiting on one cannot finish (wait after end_trace)",
                     open_trace_));
+  wait_issued_before_trace(e);
+}
+
+void Runtime::wait_issued_before_trace(Event e) {
+  if (events_.has_triggered(e)) return;
   if (std::this_thread::get_id() == app_thread_) flush_pipeline(e);
   const std::uint64_t t0 = profiler_ ? Profiler::stamp() : 0;
   events_.wait(e);

@@ -28,7 +28,8 @@ enum : TaskID {
   T_SIGNATURE,
   T_GATED_COLORS,
   T_RECOLOR,
-  T_FAILING_COLORS
+  T_FAILING_COLORS,
+  T_SLOW_COLORS
 };
 enum : FieldID { F_COLOR = 0, F_PTR = 1, F_RANGE = 2, F_VALUE = 3 };
 constexpr coord_t kNodes = 50, kWires = 36;
@@ -66,6 +67,10 @@ void gated_colors(TaskContext& tc) {
   if (!g_gate.load()) g_writer_timed_out = true;
   colors(tc);
 }
+void slow_colors(TaskContext& tc) {
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  colors(tc);
+}
 void recolor(TaskContext& tc) {
   auto c = tc.accessor<coord_t, 1>(0, F_COLOR);
   for (auto p : Rect<1>(tc.domain(0))) c[p] = 0;
@@ -76,6 +81,7 @@ void failing_colors(TaskContext&) {
 void register_all() {
   TaskRegistry::add(T_GATED_COLORS, "gated_colors", {cpu(gated_colors)});
   TaskRegistry::add(T_RECOLOR, "recolor", {cpu(recolor)});
+  TaskRegistry::add(T_SLOW_COLORS, "slow_colors", {cpu(slow_colors)});
   TaskRegistry::add(T_FAILING_COLORS, "failing_colors", {cpu(failing_colors)});
   TaskRegistry::add(T_COLORS, "colors", {cpu(colors)});
   TaskRegistry::add(T_POINTERS, "pointers", {cpu(pointers)});
@@ -271,6 +277,43 @@ TEST(DependentPartitioning, AFailedWriterIsAnErrorWhereThePartitionIsUsed) {
                               ADD_FAILURE() << "the partition was used after a failed writer";
                             }),
                "the colors could not be computed");
+}
+
+// A partition made before a trace and first used inside it: its pieces are waited for there
+// (its task was issued before the trace, so the wait can end), every time, whether or not
+// they are ready yet.
+TEST(DependentPartitioning, FirstUsedInsideATrace) {
+  register_all();
+  for (const bool automatic : {false, true}) {
+    std::vector<std::string> flags = {"-ll:cpu", "2"};
+    if (!automatic) flags.push_back("-lg:no_auto_tracing");
+    reprise::run(flags, [&](Context& ctx) {
+      FieldSpace fs =
+          ctx.create_field_space({{F_COLOR, sizeof(coord_t)}, {F_VALUE, sizeof(double)}});
+      Region nodes = ctx.create_region(ctx.create_index_space(Rect<1>({0}, {kNodes - 1})), fs);
+      IndexSpace cs = ctx.create_index_space(Rect<1>({0}, {kColors - 1}));
+      Partition blocks = ctx.partition_equal(nodes, cs);
+      IndexLauncher fill_colors(T_SLOW_COLORS, cs.bounds());
+      fill_colors.add(blocks, Projection::identity(), Privilege::WriteDiscard, {F_COLOR});
+      ctx.execute(fill_colors);
+      Partition by_color = ctx.partition_by_field(nodes, F_COLOR, cs);
+      Partition rest = ctx.partition_difference(blocks, by_color);
+      IndexLauncher sig(T_SIGNATURE, cs.bounds());
+      sig.add(rest, Projection::identity(), Privilege::ReadOnly, {F_VALUE});
+      FutureMap fm;
+      for (int it = 0; it < 3; ++it) {
+        ctx.begin_trace(4);
+        fm = ctx.execute(sig);
+        ctx.end_trace(4);
+      }
+      for (coord_t c = 0; c < kColors; ++c) {
+        std::set<coord_t> want;
+        for (coord_t p : all_of(blocks.rect(DomainPoint(c))))
+          if (color_of(p) != c) want.insert(p);
+        EXPECT_EQ(fm.get(DomainPoint(c)).get<std::int64_t>(), signature_of(want)) << c;
+      }
+    });
+  }
 }
 
 TEST(DependentPartitioning, PartitionsDestroyedBeforeTheyAreComputed) {

@@ -136,6 +136,9 @@ class Runtime {
   std::exception_ptr first_error() const;
   // Waits for e on the application thread, rethrowing the program's error if one occurs.
   void wait(Event e);
+  // wait(e) for an event of an op issued before the open trace, if any (a dependent
+  // partition's task): the trace does not hold it, so the wait may block inside the trace.
+  void wait_issued_before_trace(Event e);
 
   const Config& config() const { return config_; }
   // How idle workers and the utility thread spin before they sleep (-ll:spin, -ll:spin_yield).
