@@ -18,14 +18,12 @@
 #include "reprise/registry.h"
 #include "reprise/task_context.h"
 #include "reprise_rt/instance.h"
+#include "reprise_rt/internal_tasks.h"
 #include "reprise_rt/runtime.h"
 
 namespace reprise {
 
 namespace detail {
-
-// Ids of the internal tasks (out of the way of programs' ids; next to inline mappings').
-constexpr TaskID kAttachTask = 0xFFFFFF03u, kDetachTask = 0xFFFFFF04u;
 
 struct Attached {
   Region region;

@@ -26,6 +26,7 @@
 #include "reprise/task_context.h"
 #include "reprise_rt/future_state.h"
 #include "reprise_rt/hasher.h"
+#include "reprise_rt/internal_tasks.h"
 #include "reprise_rt/rect_sets.h"
 #include "reprise_rt/runtime.h"
 #include "reprise_rt/task_views.h"
@@ -69,9 +70,6 @@ std::vector<RectSet> rects_of_position_sets(const Domain& bounds,
   for (const auto& p : positions) pieces.push_back(detail::rects_of_positions(bounds, p));
   return pieces;
 }
-
-// Id of the internal task (out of the way of programs' ids and of the inline mappings').
-constexpr TaskID kDependentPartitionTask = 0xFFFFFF03u;
 
 // A dependent partition's computation: what its task reads and how it makes the pieces.
 struct PartitionJob final : detail::PendingPieces {
@@ -142,14 +140,15 @@ Partition issue_job(detail::Runtime& rt, const std::shared_ptr<PartitionJob>& jo
                     const std::function<Future(const TaskLauncher&, std::uint32_t)>& launch,
                     const char* op) {
   static const bool registered = [] {
-    TaskRegistry::add(kDependentPartitionTask, "dependent_partition", {cpu(&run_partition_job)});
+    TaskRegistry::add(detail::kDependentPartitionTask, "dependent_partition",
+                      {cpu(&run_partition_job)});
     return true;
   }();
   (void)registered;
   job->rt = &rt;
   const std::uint32_t shards = rt.num_shards();
   for (std::uint32_t s = 0; s < shards; ++s) {
-    TaskLauncher l(kDependentPartitionTask,
+    TaskLauncher l(detail::kDependentPartitionTask,
                    TaskArgs{std::uintptr_t(reinterpret_cast<std::uintptr_t>(job.get()))});
     if (job->reads) l.add(job->region, Privilege::ReadOnly, {job->field});
     for (const PieceInput* in : inputs)

@@ -14,15 +14,13 @@
 #include "reprise/registry.h"
 #include "reprise/task_context.h"
 #include "reprise_rt/future_state.h"
+#include "reprise_rt/internal_tasks.h"
 #include "reprise_rt/runtime.h"
 #include "reprise_rt/task_views.h"
 
 namespace reprise {
 
 namespace detail {
-
-// Ids of the internal tasks (out of the way of programs' ids).
-constexpr TaskID kInlineMapTask = 0xFFFFFF01u, kInlineHoldTask = 0xFFFFFF02u;
 
 struct InlineMapping {
   Runtime* rt = nullptr;

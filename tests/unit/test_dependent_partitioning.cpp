@@ -316,6 +316,35 @@ TEST(DependentPartitioning, FirstUsedInsideATrace) {
   }
 }
 
+// Attach and dependent partitioning in one process: each internal task runs its own body
+// (they once shared an id, and whichever registered last ran for both).
+TEST(DependentPartitioning, BesideAnAttachInOneProcess) {
+  register_all();
+  reprise::run({"-ll:cpu", "2"}, [&](Context& ctx) {
+    FieldSpace fs = ctx.create_field_space({{F_COLOR, sizeof(coord_t)}, {F_VALUE, sizeof(double)}});
+    Region nodes = ctx.create_region(ctx.create_index_space(Rect<1>({0}, {kNodes - 1})), fs);
+    IndexSpace cs = ctx.create_index_space(Rect<1>({0}, {kColors - 1}));
+    std::vector<std::set<coord_t>> want(kColors);
+    for (coord_t i = 0; i < kNodes; ++i)
+      if (color_of(i) < kColors) want[std::size_t(color_of(i))].insert(i);
+    // A partition, an attach, a partition: either internal task registered after the other.
+    Partition blocks = ctx.partition_equal(nodes, cs);
+    IndexLauncher fill_colors(T_COLORS, cs.bounds());
+    fill_colors.add(blocks, Projection::identity(), Privilege::WriteDiscard, {F_COLOR});
+    ctx.execute(fill_colors);
+    expect_pieces(ctx, ctx.partition_by_field(nodes, F_COLOR, cs), want, T_SIGNATURE, F_VALUE,
+                  "by field");
+    std::vector<coord_t> colors_array(static_cast<std::size_t>(kNodes));
+    for (coord_t i = 0; i < kNodes; ++i) colors_array[std::size_t(i)] = color_of(i);
+    AttachLauncher al(nodes);
+    al.attach_array(F_COLOR, colors_array.data());
+    Attachment a = ctx.attach(al);
+    Partition by_color = ctx.partition_by_field(nodes, F_COLOR, cs);
+    expect_pieces(ctx, by_color, want, T_SIGNATURE, F_VALUE, "by field of an attached array");
+    ctx.detach(a).wait();
+  });
+}
+
 TEST(DependentPartitioning, PartitionsDestroyedBeforeTheyAreComputed) {
   register_all();
   g_gate = false;
