@@ -80,15 +80,25 @@ struct PartitionJob final : detail::PendingPieces {
   std::function<std::vector<RectSet>(const PhysicalRegion&)> compute;
   std::vector<Future> tasks;  // per shard (one without control replication)
   Future mine;                // the task this shard runs
+  const char* call = "";
+  std::uint64_t trace = 0;  // Runtime::open_trace_number() at the call (0: outside traces)
 
   void wait() const override {
     if (!rt->on_app_thread())
       throw Error(
           "dependent partitioning: a partition still being computed was used off the "
           "application thread (use it in the program before a task reads its pieces)");
-    // (Its task was issued before any trace open now, which does not hold it back.)
-    if (const detail::Event e = detail::pending_event(mine); e.exists())
+    if (const detail::Event e = detail::pending_event(mine); e.exists()) {
+      // A trace holds its ops until end_trace: a partition made inside the open trace has no
+      // pieces before then (whether or not the trace is replayed). A task issued before the
+      // open trace is not held: waiting for it inside the trace is fine.
+      if (trace != 0 && trace == rt->open_trace_number())
+        throw Error(fmt::format(
+            "{}: the partition was made inside the trace still open and is used inside it; its "
+            "pieces are computed by the trace's ops, which run at end_trace (use it after)",
+            call));
       rt->wait_issued_before_trace(e);
+    }
     mine.wait();
   }
   bool finished() const override { return !mine.valid() || mine.ready(); }
@@ -146,6 +156,8 @@ Partition issue_job(detail::Runtime& rt, const std::shared_ptr<PartitionJob>& jo
   }();
   (void)registered;
   job->rt = &rt;
+  job->call = op;
+  job->trace = rt.open_trace_number();
   const std::uint32_t shards = rt.num_shards();
   for (std::uint32_t s = 0; s < shards; ++s) {
     TaskLauncher l(detail::kDependentPartitionTask,
@@ -248,7 +260,6 @@ Partition Context::partition_by_field(Region parent, FieldID color_field,
                                       const IndexSpace& colors) {
   const char* op = "partition_by_field";
   detail::Runtime& rtm = rt(op);
-  rtm.check_not_in_trace(op);
   rtm.forest().check_region(parent, op);
   const Domain cs = colors.bounds();
   const Domain bounds = parent.bounds();
@@ -289,7 +300,6 @@ Partition Context::partition_by_field(Region parent, FieldID color_field,
 Partition Context::partition_by_image(Region target, const Partition& source, FieldID pointer) {
   const char* op = "partition_by_image";
   detail::Runtime& rtm = rt(op);
-  rtm.check_not_in_trace(op);
   rtm.forest().check_region(target, op);
   PieceInput src = input_of(rtm, source, op);
   const Domain tb = target.bounds();
@@ -337,7 +347,6 @@ Partition Context::partition_by_image(Region target, const Partition& source, Fi
 Partition Context::partition_by_preimage(const Partition& target, Region source, FieldID pointer) {
   const char* op = "partition_by_preimage";
   detail::Runtime& rtm = rt(op);
-  rtm.check_not_in_trace(op);
   rtm.forest().check_region(source, op);
   PieceInput dst = input_of(rtm, target, op);
   const Domain sb = source.bounds();
@@ -383,7 +392,6 @@ Partition Context::partition_by_preimage(const Partition& target, Region source,
 Partition Context::partition_set_operation(const Partition& a, const Partition& b, int kind,
                                            const char* op) {
   detail::Runtime& rtm = rt(op);
-  rtm.check_not_in_trace(op);
   PieceInput va = input_of(rtm, a, op), vb = input_of(rtm, b, op);
   if (!(va.parent == vb.parent))
     throw Error(fmt::format("{}: the partitions are of different regions ({} and {})", op,
@@ -408,7 +416,8 @@ Partition Context::partition_set_operation(const Partition& a, const Partition& 
     }
     return pieces;
   };
-  if (!va.job && !vb.job)  // (nothing to wait for: made now)
+  // (Nothing to wait for: made now; inside a trace it is an op, replayed with the trace.)
+  if (!va.job && !vb.job && rtm.open_trace_number() == 0)
     return partition_from_runs(va.parent, va.colors, compute(PhysicalRegion{}));
   auto job = std::make_shared<PartitionJob>();
   job->compute = std::move(compute);

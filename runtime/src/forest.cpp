@@ -213,14 +213,15 @@ void RegionForest::settle(std::uint32_t node) {
   const PartitionNode& pn = partitions_[node];
   const Region parent = region_handle(pn.parent_region);
   const Domain colors = pn.colors;
-  std::vector<std::vector<Domain>>& pieces = pending->pieces;
+  // (Read, not taken: a computation that reads this partition may still be running.)
+  const std::vector<std::vector<Domain>>& pieces = pending->pieces;
   REPRISE_ASSERT(coord_t(pieces.size()) == colors.volume(),
                  "a dependent partition computes a piece per color");
   const bool dense =
       regions_[parent.node()].sparse_partition == kInvalidId &&
       std::all_of(pieces.begin(), pieces.end(), [](const auto& p) { return p.size() <= 1; });
   if (!dense) {
-    create_sparse_partition(parent, colors, std::move(pieces), "dependent partitioning", node);
+    create_sparse_partition(parent, colors, pieces, "dependent partitioning", node);
     return;
   }
   std::vector<Domain> rects;

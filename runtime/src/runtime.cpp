@@ -715,6 +715,7 @@ void Runtime::begin_trace(TraceID id) {
     issue(std::move(op));
   }
   trace_open_ = true;
+  ++traces_begun_;
   open_trace_ = id;
 }
 

@@ -345,6 +345,43 @@ TEST(DependentPartitioning, BesideAnAttachInOneProcess) {
   });
 }
 
+// Traced: a loop whose trace makes a partition by field each iteration replays it, and each
+// replay's partition reads the colors of its own iteration (written outside the trace, in turn
+// the data's colors and all zero).
+TEST(DependentPartitioning, MadeInsideATraceThatReplays) {
+  register_all();
+  for (const char* memories : {"1", "3"}) {
+    reprise::run({"-ll:cpu", "2", "-ll:numa", memories, "-lg:no_auto_tracing"}, [&](Context& ctx) {
+      FieldSpace fs =
+          ctx.create_field_space({{F_COLOR, sizeof(coord_t)}, {F_VALUE, sizeof(double)}});
+      Region nodes = ctx.create_region(ctx.create_index_space(Rect<1>({0}, {kNodes - 1})), fs);
+      IndexSpace cs = ctx.create_index_space(Rect<1>({0}, {kColors - 1}));
+      Partition blocks = ctx.partition_equal(nodes, cs);
+      std::vector<std::set<coord_t>> want(kColors), zero(kColors);
+      for (coord_t i = 0; i < kNodes; ++i) {
+        if (color_of(i) < kColors) want[std::size_t(color_of(i))].insert(i);
+        zero[0].insert(i);
+      }
+      for (int it = 0; it < 6; ++it) {
+        IndexLauncher fill(it % 2 == 0 ? T_COLORS : T_RECOLOR, cs.bounds());
+        fill.add(blocks, Projection::identity(),
+                 it % 2 == 0 ? Privilege::WriteDiscard : Privilege::ReadWrite, {F_COLOR});
+        ctx.execute(fill);
+        ctx.begin_trace(5);
+        Partition by_color = ctx.partition_by_field(nodes, F_COLOR, cs);
+        Partition rest = ctx.partition_difference(blocks, by_color);
+        ctx.end_trace(5);
+        expect_pieces(ctx, by_color, it % 2 == 0 ? want : zero, T_SIGNATURE, F_VALUE,
+                      "by field in a trace");
+        EXPECT_EQ(rest.rect(DomainPoint(0)).empty(), it % 2 == 1);  // (all in color 0)
+        ctx.destroy(rest);
+        ctx.destroy(by_color);
+      }
+      EXPECT_GE(ctx.trace_stats().replays, 3u);
+    });
+  }
+}
+
 TEST(DependentPartitioning, PartitionsDestroyedBeforeTheyAreComputed) {
   register_all();
   g_gate = false;
@@ -407,8 +444,17 @@ TEST(DependentPartitioning, MisuseIsAnError) {
     EXPECT_ERROR(ctx.partition_pending(
                      r, two, [&](const DomainPoint&) { return std::vector<Region>{other}; }),
                  "partition_pending: region [0..9] is not in the tree of [0..9]");
+    // Inside a trace: made, but its pieces come at end_trace; a pending partition cannot be.
     ctx.begin_trace(3);
-    EXPECT_ERROR(ctx.partition_difference(pr, pr), "trace");
+    Partition inside = ctx.partition_difference(pr, pr);
+    EXPECT_ERROR((void)inside.disjoint(),
+                 "partition_difference: the partition was made inside the trace still open and "
+                 "is used inside it");
+    EXPECT_ERROR(ctx.partition_pending(
+                     r, two, [&](const DomainPoint& c) { return std::vector<Region>{pr[c]}; }),
+                 "partition_pending inside trace 3");
     ctx.end_trace(3);
+    EXPECT_TRUE(inside.disjoint());
+    EXPECT_TRUE(inside.rect(DomainPoint(1)).empty());
   });
 }

@@ -61,7 +61,8 @@ class Context {
   // writers) computes the pieces; the program waits for them only where it first uses the
   // partition (a launch naming it, p[c], rect, disjoint, complete). Under control replication
   // every shard computes the same pieces. The result is dense when every piece is one
-  // rectangle, else sparse. Not inside a trace.
+  // rectangle, else sparse. Inside a manual trace the calls are traced like any op (the
+  // partition may be used after end_trace, not inside the trace that made it).
   //   by field: element i of parent goes to the piece of the color its `color_field` holds
   //     (a Point<K> of the K-d color space, a coord_t for 1-d; colors outside go nowhere).
   //   by image: piece c (of target) holds what `pointer` (a Point<N> of the N-d target, a

@@ -226,6 +226,9 @@ class Runtime {
   }
   // Context::attach: the arrays attached now (application thread; detach takes them out).
   std::vector<std::shared_ptr<Attached>>& attachments() { return attachments_; }
+  // The open trace's number (the count of begin_trace calls when it began), 0 when none is
+  // open: tells one trace's ops from another's (application thread).
+  std::uint64_t open_trace_number() const { return trace_open_ ? traces_begun_ : 0; }
   // Throws if the application is inside a trace (for ops that cannot be traced).
   void check_not_in_trace(const char* what) const;
   // True when called on the application thread while a trace is open.
@@ -307,8 +310,9 @@ class Runtime {
   std::atomic<std::uint64_t> shard_bytes_{0};
   mutable std::mutex coverage_mutex_;
   std::vector<CoverageSample> coverage_;
-  bool trace_open_ = false;  // application thread
-  bool trace_held_ = false;  // a BeginTrace went in and its EndTrace not yet
+  bool trace_open_ = false;         // application thread
+  std::uint64_t traces_begun_ = 0;  // application thread: begin_trace calls so far
+  bool trace_held_ = false;         // a BeginTrace went in and its EndTrace not yet
   TraceID open_trace_ = 0;
   std::thread::id app_thread_;
   std::vector<std::shared_ptr<Attached>> attachments_;
