@@ -143,10 +143,12 @@ PieceInput input_of(detail::Runtime& rt, const Partition& p, const char* op) {
 }
 
 // Issues the job's task — under control replication one per shard, each pinned to its shard's
-// first memory and waiting for its shard's tasks of the pending inputs — and returns the
-// pending partition. `launch` is Context::execute_task.
+// first memory and waiting for its shard's tasks of the inputs still being computed (`after`;
+// null: an input computed already) — and returns the pending partition. `launch` is
+// Context::execute_task.
 Partition issue_job(detail::Runtime& rt, const std::shared_ptr<PartitionJob>& job, Region parent,
-                    const Domain& colors, const std::vector<const PieceInput*>& inputs,
+                    const Domain& colors,
+                    const std::vector<std::shared_ptr<const PartitionJob>>& after,
                     const std::function<Future(const TaskLauncher&, std::uint32_t)>& launch,
                     const char* op) {
   static const bool registered = [] {
@@ -163,8 +165,8 @@ Partition issue_job(detail::Runtime& rt, const std::shared_ptr<PartitionJob>& jo
     TaskLauncher l(detail::kDependentPartitionTask,
                    TaskArgs{std::uintptr_t(reinterpret_cast<std::uintptr_t>(job.get()))});
     if (job->reads) l.add(job->region, Privilege::ReadOnly, {job->field});
-    for (const PieceInput* in : inputs)
-      if (in->job) l.add_future(in->job->tasks[s]);
+    for (const auto& input : after)
+      if (input) l.add_future(input->tasks[s]);
     job->tasks.push_back(launch(l, shards == 1 ? kInvalidId : rt.machine().first_memory(s)));
   }
   job->mine = job->tasks[shards == 1 ? 0 : rt.shard()];
@@ -232,14 +234,9 @@ void each_pointer(const PhysicalRegion& pr, FieldID fid, bool rects, const Domai
 // Every piece a single rectangle (or empty): a dense partition; else a sparse one.
 Partition Context::partition_from_runs(Region parent, const Domain& colors,
                                        std::vector<std::vector<Domain>> pieces) {
-  const bool dense = std::all_of(pieces.begin(), pieces.end(),
-                                 [](const std::vector<Domain>& p) { return p.size() <= 1; });
-  if (!dense) return partition_by_rect_lists(parent, create_index_space(colors), std::move(pieces));
-  std::vector<Domain> rects;
-  rects.reserve(pieces.size());
-  for (const auto& p : pieces)
-    rects.push_back(p.empty() ? detail::empty_rect(parent.bounds().dim) : p.front());
-  return partition_by_rects(parent, create_index_space(colors), rects);
+  if (auto rects = detail::single_rects(pieces, parent.bounds().dim))
+    return partition_by_rects(parent, create_index_space(colors), *rects);
+  return partition_by_rect_lists(parent, create_index_space(colors), std::move(pieces));
 }
 
 Partition Context::partition_by_point_sets(Region parent, const IndexSpace& colors,
@@ -292,9 +289,7 @@ Partition Context::partition_by_field(Region parent, FieldID color_field,
     if (points.size() > 1) sort_positions(positions);
     return rects_of_position_sets(bounds, positions);
   };
-  return issue_job(
-      rtm, job, parent, cs, {},
-      [this](const TaskLauncher& l, std::uint32_t memory) { return execute_task(l, memory); }, op);
+  return issue_job(rtm, job, parent, cs, {}, pinned_launcher(), op);
 }
 
 Partition Context::partition_by_image(Region target, const Partition& source, FieldID pointer) {
@@ -308,7 +303,9 @@ Partition Context::partition_by_image(Region target, const Partition& source, Fi
   job->reads = true;
   job->region = src.parent;
   job->field = pointer;
-  job->compute = [src, tb, rects, pointer](const PhysicalRegion& pr) {
+  const Domain colors = src.colors;
+  const std::shared_ptr<const PartitionJob> after = src.job;
+  job->compute = [src = std::move(src), tb, rects, pointer](const PhysicalRegion& pr) {
     const std::vector<RectSet>& from = src.pieces();
     std::vector<RectSet> pieces(from.size());
     std::vector<coord_t> positions;
@@ -339,9 +336,7 @@ Partition Context::partition_by_image(Region target, const Partition& source, Fi
     }
     return pieces;
   };
-  return issue_job(
-      rtm, job, target, src.colors, {&src},
-      [this](const TaskLauncher& l, std::uint32_t memory) { return execute_task(l, memory); }, op);
+  return issue_job(rtm, job, target, colors, {after}, pinned_launcher(), op);
 }
 
 Partition Context::partition_by_preimage(const Partition& target, Region source, FieldID pointer) {
@@ -356,7 +351,9 @@ Partition Context::partition_by_preimage(const Partition& target, Region source,
   job->reads = true;
   job->region = source;
   job->field = pointer;
-  job->compute = [dst, sb, nt, rects, pointer,
+  const Domain colors = dst.colors;
+  const std::shared_ptr<const PartitionJob> after = dst.job;
+  job->compute = [dst = std::move(dst), sb, nt, rects, pointer,
                   points = points_of(rtm.forest(), source)](const PhysicalRegion& pr) {
     // Which colors hold a target point: the target's rectangles (those of an aliased target
     // may overlap: every color whose rectangles meet the pointer).
@@ -384,9 +381,7 @@ Partition Context::partition_by_preimage(const Partition& target, Region source,
     if (points.size() > 1) sort_positions(positions);
     return rects_of_position_sets(sb, positions);
   };
-  return issue_job(
-      rtm, job, source, dst.colors, {&dst},
-      [this](const TaskLauncher& l, std::uint32_t memory) { return execute_task(l, memory); }, op);
+  return issue_job(rtm, job, source, colors, {after}, pinned_launcher(), op);
 }
 
 Partition Context::partition_set_operation(const Partition& a, const Partition& b, int kind,
@@ -399,8 +394,11 @@ Partition Context::partition_set_operation(const Partition& a, const Partition& 
   if (!(va.colors == vb.colors))
     throw Error(fmt::format("{}: the color spaces differ ({} and {})", op, va.colors.str(),
                             vb.colors.str()));
-  const int dim = va.parent.bounds().dim;
-  auto compute = [va, vb, kind, dim](const PhysicalRegion&) {
+  const Region parent = va.parent;
+  const Domain colors = va.colors;
+  const int dim = parent.bounds().dim;
+  const std::vector<std::shared_ptr<const PartitionJob>> after = {va.job, vb.job};
+  auto compute = [va = std::move(va), vb = std::move(vb), kind, dim](const PhysicalRegion&) {
     const std::vector<RectSet>&pa = va.pieces(), &pb = vb.pieces();
     std::vector<RectSet> pieces(pa.size());
     for (std::size_t c = 0; c < pieces.size(); ++c) {
@@ -417,13 +415,11 @@ Partition Context::partition_set_operation(const Partition& a, const Partition& 
     return pieces;
   };
   // (Nothing to wait for: made now; inside a trace it is an op, replayed with the trace.)
-  if (!va.job && !vb.job && rtm.open_trace_number() == 0)
-    return partition_from_runs(va.parent, va.colors, compute(PhysicalRegion{}));
+  if (!after[0] && !after[1] && rtm.open_trace_number() == 0)
+    return partition_from_runs(parent, colors, compute(PhysicalRegion{}));
   auto job = std::make_shared<PartitionJob>();
   job->compute = std::move(compute);
-  return issue_job(
-      rtm, job, va.parent, va.colors, {&va, &vb},
-      [this](const TaskLauncher& l, std::uint32_t memory) { return execute_task(l, memory); }, op);
+  return issue_job(rtm, job, parent, colors, after, pinned_launcher(), op);
 }
 
 Partition Context::partition_pending(

@@ -135,14 +135,14 @@ const std::vector<Domain>& RegionForest::rects_of_sparse(std::uint32_t region) c
 }
 
 Partition RegionForest::create_partition(Region parent, const Domain& colors,
-                                         std::vector<Domain> pieces) {
+                                         std::vector<Domain> pieces, std::uint32_t into) {
   if (regions_[parent.node()].sparse_partition == kInvalidId)
-    return create_dense_partition(parent, colors, std::move(pieces));
+    return create_dense_partition(parent, colors, std::move(pieces), into);
   // A partition of a sparse piece: each piece cut to the piece's rectangles, a sparse
   // partition (its bounding boxes and run partitions are dense partitions of the piece).
   std::vector<std::vector<Domain>> lists(pieces.size());
   for (std::size_t c = 0; c < pieces.size(); ++c) lists[c].push_back(pieces[c]);
-  return create_sparse_partition(parent, colors, std::move(lists), "partition");
+  return create_sparse_partition(parent, colors, std::move(lists), "partition", into);
 }
 
 Partition RegionForest::create_dense_partition(Region parent, const Domain& colors,
@@ -217,17 +217,10 @@ void RegionForest::settle(std::uint32_t node) {
   const std::vector<std::vector<Domain>>& pieces = pending->pieces;
   REPRISE_ASSERT(coord_t(pieces.size()) == colors.volume(),
                  "a dependent partition computes a piece per color");
-  const bool dense =
-      regions_[parent.node()].sparse_partition == kInvalidId &&
-      std::all_of(pieces.begin(), pieces.end(), [](const auto& p) { return p.size() <= 1; });
-  if (!dense) {
+  if (auto rects = single_rects(pieces, parent.bounds().dim))
+    create_partition(parent, colors, std::move(*rects), node);
+  else
     create_sparse_partition(parent, colors, pieces, "dependent partitioning", node);
-    return;
-  }
-  std::vector<Domain> rects;
-  rects.reserve(pieces.size());
-  for (const auto& p : pieces) rects.push_back(p.empty() ? empty_rect(parent.bounds().dim) : p[0]);
-  create_dense_partition(parent, colors, std::move(rects), node);
 }
 
 Partition RegionForest::create_sparse_partition(Region parent, const Domain& colors,

@@ -43,18 +43,20 @@ struct InlineMapping {
 
 struct InlineMapTask {
   static void run(TaskContext& tc) {
-    auto* m = reinterpret_cast<InlineMapping*>(tc.args<std::uintptr_t>());
-    for (std::size_t k = 0; k < m->fields.size(); ++k)
-      m->access[k] = tc.raw_inline(m->fields[k], m->sizes[k]);
+    locate(tc, *reinterpret_cast<InlineMapping*>(tc.args<std::uintptr_t>()));
+  }
+  // Where each of m's fields is, in the running task's instance of requirement 0.
+  static void locate(TaskContext& tc, InlineMapping& m) {
+    m.access.resize(m.fields.size());
+    m.sizes.resize(m.fields.size());
+    for (std::size_t k = 0; k < m.fields.size(); ++k)
+      m.access[k] = tc.raw_inline(m.fields[k], m.sizes[k]);
   }
   static PhysicalRegion view(TaskContext& tc, Region r, std::vector<FieldID> fields) {
     auto m = std::make_shared<InlineMapping>();
     m->region = r;
     m->fields = std::move(fields);
-    m->access.resize(m->fields.size());
-    m->sizes.resize(m->fields.size());
-    for (std::size_t k = 0; k < m->fields.size(); ++k)
-      m->access[k] = tc.raw_inline(m->fields[k], m->sizes[k]);
+    locate(tc, *m);
     m->mapped = true;
     PhysicalRegion pr;
     pr.m_ = std::move(m);
@@ -88,9 +90,7 @@ PhysicalRegion Context::map_region(Region r, Privilege privilege, std::vector<Fi
   m->rt = &rtm;
   m->region = r;
   m->privilege = privilege;
-  m->fields = fields;
-  m->access.resize(fields.size());
-  m->sizes.resize(fields.size());
+  m->fields = fields;  // (the map task locates them: InlineMapTask::locate)
   // The map task: the analysis makes the data valid in its (host) memory first; its
   // requirement checks the region and fields like any task's.
   TaskLauncher map(detail::kInlineMapTask,

@@ -209,6 +209,10 @@ class Context {
   // A single task; pinned_memory (not kInvalidId): it runs on that memory's shard with its
   // data there, whatever the mapper says (attach and detach).
   Future execute_task(const TaskLauncher& launcher, std::uint32_t pinned_memory);
+  // execute_task as a function (dependent partitioning issues its tasks through it).
+  std::function<Future(const TaskLauncher&, std::uint32_t)> pinned_launcher() {
+    return [this](const TaskLauncher& l, std::uint32_t memory) { return execute_task(l, memory); };
+  }
   // Dependent partitioning (dependent_partitioning.cpp): a partition of parent from disjoint
   // rectangles per color (dense when every piece is one rectangle), and the set operations (kind 0
   // union, 1 intersection, 2 difference).

@@ -100,7 +100,9 @@ class RegionForest {
   Region create_region(const IndexSpace& is, FieldSpace fs);
   // A partition of a sparse piece (a piece of a sparse partition) is sparse: its pieces hold
   // the piece's points only (its bounding boxes, hence complete(), are the piece's box's).
-  Partition create_partition(Region parent, const Domain& colors, std::vector<Domain> pieces);
+  // (into: a pending partition's node to fill in place, or kInvalidId for a new node.)
+  Partition create_partition(Region parent, const Domain& colors, std::vector<Domain> pieces,
+                             std::uint32_t into = kInvalidId);
   // A partition whose piece c is the union of runs[c] (rectangles, clipped to the parent; the
   // runs of one color must not overlap). `op` names the call in errors.
   Partition create_sparse_partition(Region parent, const Domain& colors,
@@ -148,7 +150,6 @@ class RegionForest {
   void check_partition(const Partition& p, const char* op, bool settle = true);
 
  private:
-  // (into: a pending partition's node to fill in place, or kInvalidId for a new node.)
   Partition create_dense_partition(Region parent, const Domain& colors, std::vector<Domain> pieces,
                                    std::uint32_t into = kInvalidId);
   Partition create_sparse_partition(Region parent, const Domain& colors,

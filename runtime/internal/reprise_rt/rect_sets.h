@@ -3,6 +3,7 @@
 // partitioning computes. 1-d sets are sorted, coalesced runs (merges in linear time); N-d sets
 // are rectangles merged along each dimension where they line up (the algebra is quadratic in
 // rectangles there, which suits the few rectangles a blocky colouring makes).
+#include <optional>
 #include <vector>
 
 #include "reprise/geometry.h"
@@ -17,6 +18,19 @@ inline Domain empty_rect(int dim) {
   d.dim = dim;
   d.hi[0] = -1;
   return d;
+}
+
+// When every piece is one rectangle or none: the pieces as a dense partition's rectangles (an
+// empty one for none); otherwise nothing (the pieces make a sparse partition).
+inline std::optional<std::vector<Domain>> single_rects(const std::vector<RectSet>& pieces,
+                                                       int dim) {
+  std::vector<Domain> rects;
+  rects.reserve(pieces.size());
+  for (const RectSet& p : pieces) {
+    if (p.size() > 1) return std::nullopt;
+    rects.push_back(p.empty() ? empty_rect(dim) : p.front());
+  }
+  return rects;
 }
 
 // The parts of rect outside hole (at most two slabs per dimension), appended to out; nothing
