@@ -93,34 +93,70 @@ std::set<coord_t> all_of(const Domain& d) {
   for (auto p : Rect<1>(d)) s.insert(p[0]);
   return s;
 }
+
+// What most tests partition: nodes in equal blocks of kColors colors, and wires (in 3 blocks)
+// whose fields point into the nodes; one field space with every field.
+struct Graph {
+  Region nodes, wires;
+  IndexSpace colors;
+  Partition blocks, wire_blocks;
+};
+Graph make_graph(Context& ctx) {
+  FieldSpace fs = ctx.create_field_space({{F_COLOR, sizeof(coord_t)},
+                                          {F_PTR, sizeof(coord_t)},
+                                          {F_RANGE, sizeof(Rect<1>)},
+                                          {F_VALUE, sizeof(double)}});
+  Graph g;
+  g.nodes = ctx.create_region(ctx.create_index_space(Rect<1>({0}, {kNodes - 1})), fs);
+  g.wires = ctx.create_region(ctx.create_index_space(Rect<1>({0}, {kWires - 1})), fs);
+  g.colors = ctx.create_index_space(Rect<1>({0}, {kColors - 1}));
+  g.blocks = ctx.partition_equal(g.nodes, g.colors);
+  g.wire_blocks = ctx.partition_equal(g.wires, ctx.create_index_space(Rect<1>({0}, {2})));
+  return g;
+}
+// The nodes' colors, by `task` (T_COLORS or a variant; T_RECOLOR reads them), block by block.
+void write_colors(Context& ctx, const Graph& g, TaskID task,
+                  Privilege privilege = Privilege::WriteDiscard) {
+  IndexLauncher l(task, g.colors.bounds());
+  l.add(g.blocks, Projection::identity(), privilege, {F_COLOR});
+  ctx.execute(l);
+}
+void write_pointers(Context& ctx, const Graph& g) {
+  IndexLauncher l(T_POINTERS, g.wire_blocks.color_space());
+  l.add(g.wire_blocks, Projection::identity(), Privilege::WriteDiscard, {F_PTR, F_RANGE});
+  ctx.execute(l);
+}
+// The nodes of each color (color_of), and each block's nodes of other colors.
+std::vector<std::set<coord_t>> nodes_by_color() {
+  std::vector<std::set<coord_t>> want(kColors);
+  for (coord_t i = 0; i < kNodes; ++i)
+    if (color_of(i) < kColors) want[std::size_t(color_of(i))].insert(i);
+  return want;
+}
+std::vector<std::set<coord_t>> blocks_without_their_color(const Graph& g) {
+  std::vector<std::set<coord_t>> want(kColors);
+  for (coord_t c = 0; c < kColors; ++c)
+    for (coord_t p : all_of(g.blocks.rect(DomainPoint(c))))
+      if (color_of(p) != c) want[std::size_t(c)].insert(p);
+  return want;
+}
 }  // namespace
 
 TEST(DependentPartitioning, ByFieldImagePreimageAndSetOperationsMatchTheData) {
   register_all();
   for (const char* numa : {"1", "2"}) {
     reprise::run({"-ll:cpu", "2", "-ll:numa", numa}, [&](Context& ctx) {
-      FieldSpace fs = ctx.create_field_space({{F_COLOR, sizeof(coord_t)},
-                                              {F_PTR, sizeof(coord_t)},
-                                              {F_RANGE, sizeof(Rect<1>)},
-                                              {F_VALUE, sizeof(double)}});
-      Region nodes = ctx.create_region(ctx.create_index_space(Rect<1>({0}, {kNodes - 1})), fs);
-      Region wires = ctx.create_region(ctx.create_index_space(Rect<1>({0}, {kWires - 1})), fs);
-      IndexSpace cs = ctx.create_index_space(Rect<1>({0}, {kColors - 1}));
+      const Graph g = make_graph(ctx);
+      const Region nodes = g.nodes, wires = g.wires;
+      const IndexSpace cs = g.colors;
+      const Partition wire_blocks = g.wire_blocks;
       // Written by index launches issued just before the partitions that read them.
-      Partition node_blocks = ctx.partition_equal(nodes, cs);
-      IndexLauncher fill_colors(T_COLORS, cs.bounds());
-      fill_colors.add(node_blocks, Projection::identity(), Privilege::WriteDiscard, {F_COLOR});
-      ctx.execute(fill_colors);
-      Partition wire_blocks = ctx.partition_equal(wires, ctx.create_index_space(Rect<1>({0}, {2})));
-      IndexLauncher fill_ptrs(T_POINTERS, wire_blocks.color_space());
-      fill_ptrs.add(wire_blocks, Projection::identity(), Privilege::WriteDiscard, {F_PTR, F_RANGE});
-      ctx.execute(fill_ptrs);
+      write_colors(ctx, g, T_COLORS);
+      write_pointers(ctx, g);
 
       // By field: sparse pieces (colors interleave), the uncolored points in none.
       Partition by_color = ctx.partition_by_field(nodes, F_COLOR, cs);
-      std::vector<std::set<coord_t>> want(kColors);
-      for (coord_t i = 0; i < kNodes; ++i)
-        if (color_of(i) < kColors) want[std::size_t(color_of(i))].insert(i);
+      const std::vector<std::set<coord_t>> want = nodes_by_color();
       EXPECT_TRUE(by_color.disjoint());
       EXPECT_FALSE(by_color.complete());
       expect_pieces(ctx, by_color, want, T_SIGNATURE, F_VALUE, "by field");
@@ -204,45 +240,30 @@ TEST(DependentPartitioning, CallsGoOnBeforeTheWritersRunAndLaterWritersDoNotChan
     g_gate = false;
     g_writer_timed_out = false;
     reprise::run({"-ll:cpu", "2", "-ll:numa", numa}, [&](Context& ctx) {
-      FieldSpace fs = ctx.create_field_space({{F_COLOR, sizeof(coord_t)},
-                                              {F_PTR, sizeof(coord_t)},
-                                              {F_RANGE, sizeof(Rect<1>)},
-                                              {F_VALUE, sizeof(double)}});
-      Region nodes = ctx.create_region(ctx.create_index_space(Rect<1>({0}, {kNodes - 1})), fs);
-      Region wires = ctx.create_region(ctx.create_index_space(Rect<1>({0}, {kWires - 1})), fs);
-      IndexSpace cs = ctx.create_index_space(Rect<1>({0}, {kColors - 1}));
-      Partition blocks = ctx.partition_equal(nodes, cs);
-      Partition wire_blocks = ctx.partition_equal(wires, ctx.create_index_space(Rect<1>({0}, {2})));
-      IndexLauncher fill_ptrs(T_POINTERS, wire_blocks.color_space());
-      fill_ptrs.add(wire_blocks, Projection::identity(), Privilege::WriteDiscard, {F_PTR, F_RANGE});
-      ctx.execute(fill_ptrs);
-      IndexLauncher fill_colors(T_GATED_COLORS, cs.bounds());
-      fill_colors.add(blocks, Projection::identity(), Privilege::WriteDiscard, {F_COLOR});
-      ctx.execute(fill_colors);
+      const Graph g = make_graph(ctx);
+      const Region nodes = g.nodes, wires = g.wires;
+      const IndexSpace cs = g.colors;
+      const Partition blocks = g.blocks;
+      write_pointers(ctx, g);
+      write_colors(ctx, g, T_GATED_COLORS);
       // Each of these reads the colors or a partition made from them: none may wait.
       Partition by_color = ctx.partition_by_field(nodes, F_COLOR, cs);
       Partition pre = ctx.partition_by_preimage(by_color, wires, F_PTR);
       Partition image = ctx.partition_by_image(nodes, pre, F_PTR);
       Partition rest = ctx.partition_difference(blocks, by_color);
       // A later writer of the colors waits for the partition that reads them.
-      IndexLauncher zero(T_RECOLOR, cs.bounds());
-      zero.add(blocks, Projection::identity(), Privilege::ReadWrite, {F_COLOR});
-      ctx.execute(zero);
+      write_colors(ctx, g, T_RECOLOR, Privilege::ReadWrite);
       g_gate = true;
 
-      std::vector<std::set<coord_t>> want(kColors), want_pre(kColors), want_image(kColors),
-          want_rest(kColors);
-      for (coord_t i = 0; i < kNodes; ++i)
-        if (color_of(i) < kColors) want[std::size_t(color_of(i))].insert(i);
-      for (coord_t c = 0; c < kColors; ++c) {
+      const std::vector<std::set<coord_t>> want = nodes_by_color(),
+                                           want_rest = blocks_without_their_color(g);
+      std::vector<std::set<coord_t>> want_pre(kColors), want_image(kColors);
+      for (coord_t c = 0; c < kColors; ++c)
         for (coord_t w = 0; w < kWires; ++w)
           if (want[std::size_t(c)].count(pointer_of(w))) {
             want_pre[std::size_t(c)].insert(w);
             want_image[std::size_t(c)].insert(pointer_of(w));
           }
-        for (coord_t p : all_of(blocks.rect(DomainPoint(c))))
-          if (!want[std::size_t(c)].count(p)) want_rest[std::size_t(c)].insert(p);
-      }
       // (Used in another order than made: the set operation and the image first.)
       expect_pieces(ctx, rest, want_rest, T_SIGNATURE, F_VALUE, "difference");
       expect_pieces(ctx, image, want_image, T_SIGNATURE, F_VALUE, "image of the preimage");
@@ -288,17 +309,11 @@ TEST(DependentPartitioning, FirstUsedInsideATrace) {
     std::vector<std::string> flags = {"-ll:cpu", "2"};
     if (!automatic) flags.push_back("-lg:no_auto_tracing");
     reprise::run(flags, [&](Context& ctx) {
-      FieldSpace fs =
-          ctx.create_field_space({{F_COLOR, sizeof(coord_t)}, {F_VALUE, sizeof(double)}});
-      Region nodes = ctx.create_region(ctx.create_index_space(Rect<1>({0}, {kNodes - 1})), fs);
-      IndexSpace cs = ctx.create_index_space(Rect<1>({0}, {kColors - 1}));
-      Partition blocks = ctx.partition_equal(nodes, cs);
-      IndexLauncher fill_colors(T_SLOW_COLORS, cs.bounds());
-      fill_colors.add(blocks, Projection::identity(), Privilege::WriteDiscard, {F_COLOR});
-      ctx.execute(fill_colors);
-      Partition by_color = ctx.partition_by_field(nodes, F_COLOR, cs);
-      Partition rest = ctx.partition_difference(blocks, by_color);
-      IndexLauncher sig(T_SIGNATURE, cs.bounds());
+      const Graph g = make_graph(ctx);
+      write_colors(ctx, g, T_SLOW_COLORS);
+      Partition by_color = ctx.partition_by_field(g.nodes, F_COLOR, g.colors);
+      Partition rest = ctx.partition_difference(g.blocks, by_color);
+      IndexLauncher sig(T_SIGNATURE, g.colors.bounds());
       sig.add(rest, Projection::identity(), Privilege::ReadOnly, {F_VALUE});
       FutureMap fm;
       for (int it = 0; it < 3; ++it) {
@@ -306,12 +321,10 @@ TEST(DependentPartitioning, FirstUsedInsideATrace) {
         fm = ctx.execute(sig);
         ctx.end_trace(4);
       }
-      for (coord_t c = 0; c < kColors; ++c) {
-        std::set<coord_t> want;
-        for (coord_t p : all_of(blocks.rect(DomainPoint(c))))
-          if (color_of(p) != c) want.insert(p);
-        EXPECT_EQ(fm.get(DomainPoint(c)).get<std::int64_t>(), signature_of(want)) << c;
-      }
+      const std::vector<std::set<coord_t>> want = blocks_without_their_color(g);
+      for (coord_t c = 0; c < kColors; ++c)
+        EXPECT_EQ(fm.get(DomainPoint(c)).get<std::int64_t>(), signature_of(want[std::size_t(c)]))
+            << c;
     });
   }
 }
@@ -321,17 +334,12 @@ TEST(DependentPartitioning, FirstUsedInsideATrace) {
 TEST(DependentPartitioning, BesideAnAttachInOneProcess) {
   register_all();
   reprise::run({"-ll:cpu", "2"}, [&](Context& ctx) {
-    FieldSpace fs = ctx.create_field_space({{F_COLOR, sizeof(coord_t)}, {F_VALUE, sizeof(double)}});
-    Region nodes = ctx.create_region(ctx.create_index_space(Rect<1>({0}, {kNodes - 1})), fs);
-    IndexSpace cs = ctx.create_index_space(Rect<1>({0}, {kColors - 1}));
-    std::vector<std::set<coord_t>> want(kColors);
-    for (coord_t i = 0; i < kNodes; ++i)
-      if (color_of(i) < kColors) want[std::size_t(color_of(i))].insert(i);
+    const Graph g = make_graph(ctx);
+    const Region nodes = g.nodes;
+    const IndexSpace cs = g.colors;
+    const std::vector<std::set<coord_t>> want = nodes_by_color();
     // A partition, an attach, a partition: either internal task registered after the other.
-    Partition blocks = ctx.partition_equal(nodes, cs);
-    IndexLauncher fill_colors(T_COLORS, cs.bounds());
-    fill_colors.add(blocks, Projection::identity(), Privilege::WriteDiscard, {F_COLOR});
-    ctx.execute(fill_colors);
+    write_colors(ctx, g, T_COLORS);
     expect_pieces(ctx, ctx.partition_by_field(nodes, F_COLOR, cs), want, T_SIGNATURE, F_VALUE,
                   "by field");
     std::vector<coord_t> colors_array(static_cast<std::size_t>(kNodes));
@@ -352,24 +360,18 @@ TEST(DependentPartitioning, MadeInsideATraceThatReplays) {
   register_all();
   for (const char* memories : {"1", "3"}) {
     reprise::run({"-ll:cpu", "2", "-ll:numa", memories, "-lg:no_auto_tracing"}, [&](Context& ctx) {
-      FieldSpace fs =
-          ctx.create_field_space({{F_COLOR, sizeof(coord_t)}, {F_VALUE, sizeof(double)}});
-      Region nodes = ctx.create_region(ctx.create_index_space(Rect<1>({0}, {kNodes - 1})), fs);
-      IndexSpace cs = ctx.create_index_space(Rect<1>({0}, {kColors - 1}));
-      Partition blocks = ctx.partition_equal(nodes, cs);
-      std::vector<std::set<coord_t>> want(kColors), zero(kColors);
-      for (coord_t i = 0; i < kNodes; ++i) {
-        if (color_of(i) < kColors) want[std::size_t(color_of(i))].insert(i);
-        zero[0].insert(i);
-      }
+      const Graph g = make_graph(ctx);
+      const std::vector<std::set<coord_t>> want = nodes_by_color();
+      std::vector<std::set<coord_t>> zero(kColors);
+      zero[0] = all_of(g.nodes.bounds());
       for (int it = 0; it < 6; ++it) {
-        IndexLauncher fill(it % 2 == 0 ? T_COLORS : T_RECOLOR, cs.bounds());
-        fill.add(blocks, Projection::identity(),
-                 it % 2 == 0 ? Privilege::WriteDiscard : Privilege::ReadWrite, {F_COLOR});
-        ctx.execute(fill);
+        if (it % 2 == 0)
+          write_colors(ctx, g, T_COLORS);
+        else
+          write_colors(ctx, g, T_RECOLOR, Privilege::ReadWrite);
         ctx.begin_trace(5);
-        Partition by_color = ctx.partition_by_field(nodes, F_COLOR, cs);
-        Partition rest = ctx.partition_difference(blocks, by_color);
+        Partition by_color = ctx.partition_by_field(g.nodes, F_COLOR, g.colors);
+        Partition rest = ctx.partition_difference(g.blocks, by_color);
         ctx.end_trace(5);
         expect_pieces(ctx, by_color, it % 2 == 0 ? want : zero, T_SIGNATURE, F_VALUE,
                       "by field in a trace");
@@ -387,27 +389,20 @@ TEST(DependentPartitioning, PartitionsDestroyedBeforeTheyAreComputed) {
   g_gate = false;
   g_writer_timed_out = false;
   reprise::run({"-ll:cpu", "2"}, [&](Context& ctx) {
-    FieldSpace fs = ctx.create_field_space({{F_COLOR, sizeof(coord_t)}, {F_VALUE, sizeof(double)}});
-    Region nodes = ctx.create_region(ctx.create_index_space(Rect<1>({0}, {kNodes - 1})), fs);
-    IndexSpace cs = ctx.create_index_space(Rect<1>({0}, {kColors - 1}));
-    Partition blocks = ctx.partition_equal(nodes, cs);
-    IndexLauncher fill_colors(T_GATED_COLORS, cs.bounds());
-    fill_colors.add(blocks, Projection::identity(), Privilege::WriteDiscard, {F_COLOR});
-    ctx.execute(fill_colors);
+    const Graph g = make_graph(ctx);
+    const Region nodes = g.nodes;
+    const IndexSpace cs = g.colors;
+    write_colors(ctx, g, T_GATED_COLORS);
     Partition gone = ctx.partition_by_field(nodes, F_COLOR, cs);
     Partition kept = ctx.partition_by_field(nodes, F_COLOR, cs);
-    Partition chained = ctx.partition_difference(blocks, gone);
+    Partition chained = ctx.partition_difference(g.blocks, gone);
     ctx.destroy(gone);
     EXPECT_ERROR((void)gone.disjoint(),
                  "Partition::disjoint: the partition into colors [0..4] was "
                  "destroyed");
     g_gate = true;
     // The difference read the destroyed partition's pieces: it is still right.
-    std::vector<std::set<coord_t>> want_rest(kColors);
-    for (coord_t c = 0; c < kColors; ++c)
-      for (coord_t p : all_of(blocks.rect(DomainPoint(c))))
-        if (color_of(p) != c) want_rest[std::size_t(c)].insert(p);
-    expect_pieces(ctx, chained, want_rest, T_SIGNATURE, F_VALUE, "difference");
+    expect_pieces(ctx, chained, blocks_without_their_color(g), T_SIGNATURE, F_VALUE, "difference");
     // A partition never used, its region destroyed with it.
     ctx.destroy(nodes);
     EXPECT_ERROR((void)kept.complete(), "was destroyed");
