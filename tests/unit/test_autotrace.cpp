@@ -351,3 +351,32 @@ TEST(AutoTrace, RepeatsJustOverTheMaximumLengthAreTracedWhole) {
   ASSERT_EQ(n, 300u * 67u);
   EXPECT_GE(log.replayed_fraction(n / 2, n), 0.99);
 }
+
+TEST(AutoTrace, ALoopReplayingBackToBackIsNotMinedAgainUntilItsRunBreaks) {
+  // A chain of 1-op steps (Task Bench's stencil at width 1): once its loop replays back to
+  // back, mining slices of nothing but that loop could only find it again — they are skipped
+  // (they cost two thirds of the utility thread). A new phase after it breaks the run, and
+  // the slices reaching back across the break are mined: the new loop is found and replays.
+  Log log;
+  AutoTraceStats stats;
+  {
+    AutoTracer t(sync_options(), log);
+    std::vector<std::uint64_t> s(3000, 1);
+    run(t, log, s);
+    stats = t.stats();
+    // (Every 50 ops a slice is due: 60 in all; those reaching back before the run are mined up
+    // to where it began.)
+    EXPECT_GE(stats.analyses_skipped, 50u);
+    EXPECT_LE(stats.analyses, 10u);
+    s.clear();
+    for (int i = 0; i < 1000; ++i)
+      for (std::uint64_t op : {5, 6, 7}) s.push_back(op);
+    run(t, log, s);
+    t.flush();
+    stats = t.stats();
+  }
+  ASSERT_EQ(log.state.size(), 6000u);
+  EXPECT_GE(log.replayed_fraction(100, 3000), 0.98);
+  EXPECT_GE(log.replayed_fraction(3300, 6000), 0.95);
+  EXPECT_GT(stats.analyses, 10u);  // the second phase was mined
+}

@@ -53,10 +53,12 @@ AutoTraceStage::~AutoTraceStage() {
   if (log_) {
     const auto& s = tracer_.stats();
     std::fprintf(log_,
-                 "# ops %llu analyses %llu late %llu candidates %llu traces %llu traced_ops %llu\n",
+                 "# ops %llu analyses %llu skipped %llu late %llu candidates %llu traces %llu "
+                 "traced_ops %llu\n",
                  (unsigned long long)s.ops, (unsigned long long)s.analyses,
-                 (unsigned long long)s.late_analyses, (unsigned long long)s.candidates,
-                 (unsigned long long)s.traces_issued, (unsigned long long)s.ops_traced);
+                 (unsigned long long)s.analyses_skipped, (unsigned long long)s.late_analyses,
+                 (unsigned long long)s.candidates, (unsigned long long)s.traces_issued,
+                 (unsigned long long)s.ops_traced);
     // The same on every shard of a run: the delay is agreed; the waits are this shard's.
     std::fprintf(log_, "# ingest_delay %zu agreement_waits %llu\n", tracer_.ingest_delay(),
                  (unsigned long long)(agreement_ ? agreement_->waits() : 0));

@@ -219,7 +219,12 @@ void AutoTracer::maybe_analyse() {
     return;
   }
   if (n >= opt_.batchsize) {
-    launch(std::move(history_));
+    if (const std::size_t m = mined_length(n); m == 0) {
+      ++stats_.analyses_skipped;
+    } else {
+      history_.resize(m);
+      launch(std::move(history_));
+    }
     history_.clear();
     return;
   }
@@ -242,7 +247,43 @@ void AutoTracer::maybe_analyse() {
   // The ruler function: after k units, analyse the last lowbit(k) units.
   std::size_t k = n / opt_.multi_scale_factor;
   std::size_t len = (k & (~k + 1)) * opt_.multi_scale_factor;
-  launch(std::vector<std::uint64_t>(history_.end() - std::ptrdiff_t(len), history_.end()));
+  const std::size_t m = mined_length(len);
+  if (m == 0) {
+    ++stats_.analyses_skipped;
+    return;
+  }
+  const auto from = history_.end() - std::ptrdiff_t(len);
+  launch(std::vector<std::uint64_t>(from, from + std::ptrdiff_t(m)));
+}
+
+std::size_t AutoTracer::mined_length(std::size_t len) const {
+  // A chain of tiny tasks traced by a short loop's traces back to back spent two thirds of the
+  // utility thread mining slices of that loop (4.6 k instructions per op with a 1-op body:
+  // mining costs 1.4-2.3 k per token, and the ruler function mines ~3.8 tokens per op). Such
+  // a run holds repeats of the loop only (any repeat of a periodic word at least two periods
+  // long has the loop's period) and fragments shorter than two periods, which never outscore
+  // its trace; the loop's longer versions matter only once its runs break (issue()). So a
+  // slice inside the run is not mined, and one reaching back before the run only up to where
+  // the run starts: what came before is still mined at every scale. (Keeping a trace's length
+  // of the run in the slice changed what the greedy selection picked there, and lost coverage
+  // in AutoTrace.ATailReplaysAPrefixOfItsTrace.) Decided from the op stream alone: every shard
+  // mines alike.
+  if (loop_run_from_ == kNoRun || len > history_.size()) return len;
+  const Candidate& c = candidates_[last_issued_];
+  const std::size_t p = c.period, n = history_.size();
+  if (c.demoted || p == 0) return len;
+  // Where the run starts in the slice (op numbers map to history positions unless a barrier's
+  // marker lies between: then the periodicity test below fails).
+  const std::size_t run_ops = std::size_t(next_op_ - loop_run_from_);
+  const std::size_t first = n - len, run_at = run_ops >= len ? first : n - run_ops;
+  if (n - run_at < 2 * p) return len;
+  // The run and the held ops after it go on with the loop's body: every token equals the one
+  // a period later (a barrier's unique marker never does).
+  for (std::size_t i = run_at; i + p < n; ++i)
+    if (history_[i] != history_[i + p]) return len;
+  // (Fewer than two minimum lengths hold no repeat worth a trace.)
+  const std::size_t before = run_at - first;
+  return before < 2 * opt_.min_trace_length ? 0 : before;
 }
 
 void AutoTracer::launch(std::vector<std::uint64_t> slice) {
@@ -543,7 +584,10 @@ void AutoTracer::complete(const Pointer& p, std::uint64_t op) {
 }
 
 void AutoTracer::forward_until(std::uint64_t op) {
-  if (pending_from_ < op) saturated_ = false;  // the run of traces is broken
+  if (pending_from_ < op) {  // the run of traces is broken
+    saturated_ = false;
+    loop_run_from_ = kNoRun;
+  }
   // (Advance first: if the analysis of an op throws, that op is not forwarded again.)
   while (pending_from_ < op) {
     pending_tokens_.pop_front();
@@ -563,6 +607,9 @@ void AutoTracer::issue(std::uint32_t ci, std::uint64_t start, std::uint64_t end)
     add_loop(key, std::move(longer), was.period, ci);
   }
   Candidate& c = candidates_[ci];
+  const bool run_goes_on =
+      loop_run_from_ != kNoRun && ci == last_issued_ && c.last_issue_end == start;
+  if (!run_goes_on) loop_run_from_ = c.period ? start : kNoRun;
   c.last_issue_end = end;
   ++c.replays;
   last_issued_ = ci;
@@ -578,10 +625,12 @@ void AutoTracer::hand_on(std::uint32_t trace_id, std::uint64_t start, std::uint6
   pending_from_ = end;
   ++stats_.traces_issued;
   stats_.ops_traced += end - start;
-  if (prefix)
+  if (prefix) {
+    loop_run_from_ = kNoRun;  // (a prefix ends a loop's run)
     sink_.begin_prefix(trace_id, start, std::size_t(end - start));
-  else
+  } else {
     sink_.begin_trace(trace_id, start, std::size_t(end - start));
+  }
   for (std::uint64_t i = start; i < end; ++i) sink_.forward_traced(i);
   sink_.end_trace(trace_id);
 }

@@ -78,6 +78,10 @@ struct AutoTraceStats {
   std::uint64_t held_replays = 0;    // traces issued for held ops at a barrier or the end
   std::uint64_t prefix_replays = 0;  // of those: prefixes of a trace (begin_prefix)
   std::uint64_t inner_loops_demoted = 0;
+  // Analyses not run: their slice lay inside an unbroken run of one loop's traces, where
+  // mining could only find that loop again (AutoTracer::mined_length; a slice reaching back
+  // before the run is mined up to where the run starts).
+  std::uint64_t analyses_skipped = 0;
 };
 
 // Of a run's ops in order, which ran in replayed traces: the fraction replayed, the first
@@ -238,6 +242,14 @@ class AutoTracer {
   std::vector<Match> ready_;
   std::uint32_t last_issued_ = ~0u;  // candidate of the last trace issued
   bool saturated_ = false;           // maximal traces replaying back to back
+  // First op of the unbroken run of back-to-back issues of one loop's trace (last_issued_)
+  // that goes on to pending_from_; kNoRun when the last issue did not continue such a run.
+  static constexpr std::uint64_t kNoRun = ~std::uint64_t(0);
+  std::uint64_t loop_run_from_ = kNoRun;
+  // How many of the last `len` history tokens, from the first, are worth mining: those before
+  // that run (none of a slice inside it), if the run and the held ops after it go on with the
+  // loop's body; else all.
+  std::size_t mined_length(std::size_t len) const;
   // Scores of candidates at the current op (computed at most once per op).
   std::vector<double> score_now_;
   std::vector<std::uint64_t> score_stamp_;
