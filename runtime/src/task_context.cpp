@@ -31,13 +31,16 @@ const ReqInfo& requirement(const detail::PointTask& t, int req) {
   return t.op->reqs[op_reqs(t, req).first];
 }
 
-// The bounds of requirement `req` for this point: for a sparse region, the bounding box of
-// its rectangles.
-Domain bounds_of(const detail::PointTask& t, int req) {
-  const auto [first, last] = op_reqs(t, req);
+// The bounds of op requirements [first, last) for this point: for a sparse region, the
+// bounding box of its rectangles.
+Domain bounds_of(const detail::PointTask& t, std::pair<std::size_t, std::size_t> range) {
+  const auto [first, last] = range;
   Domain box = t.op->rect(t.point_index, first);
   for (std::size_t r = first + 1; r < last; ++r) detail::grow(box, t.op->rect(t.point_index, r));
   return box;
+}
+Domain bounds_of(const detail::PointTask& t, int req) {
+  return bounds_of(t, op_reqs(t, req));
 }
 
 int field_position(const detail::PointTask& t, const ReqInfo& r, int req, FieldID fid) {
@@ -51,16 +54,18 @@ int field_position(const detail::PointTask& t, const ReqInfo& r, int req, FieldI
 namespace {
 // The checked view of field `fi` of requirement `req` for this point; `what` names the
 // accessor kind in messages.
-detail::RawAccess field_view(const detail::PointTask& t, int req, int fi, FieldID fid,
+// (`range`: the op requirements of `req`, op_reqs: the caller has them already.)
+detail::RawAccess field_view(const detail::PointTask& t, int req,
+                             std::pair<std::size_t, std::size_t> range, int fi, FieldID fid,
                              std::size_t elem_size, int dim, const char* what) {
   const detail::Instance* inst =
-      t.op->point_instances[t.point_index * t.op->reqs.size() + op_reqs(t, req).first];
+      t.op->point_instances[t.point_index * t.op->reqs.size() + range.first];
   if (inst->field_size(fi) != elem_size)
     throw Error(fmt::format("{}, point {}: field {} has {} bytes, the {}'s type has {}",
                             t.op->describe(), t.point.str(), fid, inst->field_size(fi), what,
                             elem_size));
   detail::RawAccess a = inst->access(fi);
-  a.bounds = bounds_of(t, req);
+  a.bounds = bounds_of(t, range);
   if (a.bounds.dim != dim)
     throw Error(fmt::format("{}, point {}: requirement {} is {}-d, the {} is {}-d",
                             t.op->describe(), t.point.str(), req, a.bounds.dim, what, dim));
@@ -73,7 +78,8 @@ detail::RawAccess field_view(const detail::PointTask& t, int req, int fi, FieldI
 
 detail::RawAccess TaskContext::raw(int req, FieldID fid, std::size_t elem_size, bool read_only,
                                    int dim) const {
-  const ReqInfo& r = requirement(t_, req);
+  const auto range = op_reqs(t_, req);
+  const ReqInfo& r = t_.op->reqs[range.first];
   int fi = field_position(t_, r, req, fid);
   if (!read_only && r.privilege == Privilege::ReadOnly)
     throw Error(
@@ -83,7 +89,7 @@ detail::RawAccess TaskContext::raw(int req, FieldID fid, std::size_t elem_size, 
   if (r.privilege == Privilege::Reduce)
     throw Error(fmt::format("{}, point {}: requirement {} is REDUCE; use reducer<T, N>",
                             t_.op->describe(), t_.point.str(), req));
-  return field_view(t_, req, fi, fid, elem_size, dim, "accessor");
+  return field_view(t_, req, range, fi, fid, elem_size, dim, "accessor");
 }
 
 detail::RawAccess TaskContext::raw_inline(FieldID fid, std::size_t& elem_size) const {
@@ -106,7 +112,8 @@ detail::Instance& TaskContext::instance_field(FieldID fid, int& field_index) con
 detail::RawAccess TaskContext::raw_reduce(int req, FieldID fid, std::size_t elem_size, int dim,
                                           detail::ScalarType type,
                                           std::vector<detail::RawAccess>& runs) const {
-  const ReqInfo& r = requirement(t_, req);
+  const auto range = op_reqs(t_, req);
+  const ReqInfo& r = t_.op->reqs[range.first];
   if (r.privilege != Privilege::Reduce)
     throw Error(fmt::format("{}, point {}: requirement {} is {}, not REDUCE", t_.op->describe(),
                             t_.point.str(), req, to_string(r.privilege)));
@@ -124,7 +131,7 @@ detail::RawAccess TaskContext::raw_reduce(int req, FieldID fid, std::size_t elem
                     "types: reprise/reduction.h)",
                     t_.op->describe(), t_.point.str(), req, to_string(r.redop)));
   }
-  detail::RawAccess a = field_view(t_, req, fi, fid, elem_size, dim, "reducer");
+  detail::RawAccess a = field_view(t_, req, range, fi, fid, elem_size, dim, "reducer");
   // Each reduction instance starts at the operator's identity; the runtime folds it into the
   // region afterwards.
   auto begin = [&](std::size_t op_req) -> detail::Instance& {
@@ -139,7 +146,7 @@ detail::RawAccess TaskContext::raw_reduce(int req, FieldID fid, std::size_t elem
                       t_.op->describe(), t_.point.str(), fid, req));
     return *inst;
   };
-  const auto [first, last] = op_reqs(t_, req);
+  const auto [first, last] = range;
   if (last - first == 1) {
     begin(first);
     return a;
