@@ -307,6 +307,33 @@ TEST(Physical, RectIndexVisitsPiecesInTheSameOrderWhateverTheirIds) {
   }
 }
 
+// Control replication: where a shard defers other shards' writes, its field keeps one wide
+// piece beside its narrow tiles. A query among the tiles must not walk every tile within the
+// wide piece's width (a shard in the middle of a 1-d layout walked all the pieces on its left:
+// O(ranks) per query); and pieces of mixed widths are still visited in low-corner order.
+TEST(Physical, RectIndexQueriesStayLocalBesideAWidePiece) {
+  detail::RectIndex index;
+  std::vector<Domain> rects;
+  for (coord_t i = 0; i < 500; ++i) rects.push_back(Domain(Rect<2>({2 * i, 0}, {2 * i + 1, 7})));
+  rects.push_back(Domain(Rect<2>({1000, 0}, {100000, 7})));  // the wide piece
+  rects.push_back(Domain(Rect<2>({-5000, 0}, {-1, 7})));     // another, on the other side
+  for (std::uint32_t i = 0; i < rects.size(); ++i) index.insert(rects[i], i);
+  std::vector<std::uint32_t> visited;
+  index.candidates(Domain(Rect<2>({500, 2}, {503, 3})),
+                   [&](std::uint32_t id) { visited.push_back(id); });
+  EXPECT_LE(visited.size(), 6u) << "the query walked the tiles within the wide piece's width";
+  EXPECT_EQ(visited, (std::vector<std::uint32_t>{250, 251})) << "the tiles it meets, in order";
+  // Across the bands, in the order of the low corners.
+  visited.clear();
+  index.candidates(Domain(Rect<2>({-10, 0}, {1003, 7})), [&](std::uint32_t id) {
+    if (rects[id].overlaps(Domain(Rect<2>({-10, 0}, {1003, 7})))) visited.push_back(id);
+  });
+  ASSERT_EQ(visited.size(), 502u);
+  EXPECT_EQ(visited.front(), 501u);
+  EXPECT_EQ(visited.back(), 500u);
+  for (std::size_t k = 1; k + 1 < visited.size(); ++k) EXPECT_EQ(visited[k], k - 1);
+}
+
 TEST(Physical, StateAgreesWithACellModel) {
   constexpr coord_t kSize = 12;
   constexpr std::uint32_t kMems = 3;

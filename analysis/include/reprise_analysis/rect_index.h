@@ -1,9 +1,10 @@
 #pragma once
 // An index of rectangles by id that finds those meeting a query rectangle without looking at
-// all of them. Rectangles are kept sorted by their low bound in dimension 0, then in
-// dimension 1; a query walks the dimension-0 low bounds within the widest indexed extent of
-// its dimension-0 range and, within each such column, jumps to the dimension-1 low bounds
-// within the widest dimension-1 extent of its dimension-1 range. For pieces that tile a region
+// all of them. Rectangles are kept in bands by their dimension-0 extent (powers of two), each
+// sorted by the low bound in dimension 0, then in dimension 1; a query walks, in each band,
+// the dimension-0 low bounds within the band's widest extent of its dimension-0 range and,
+// within each such column, jumps to the dimension-1 low bounds within the widest dimension-1
+// extent of its dimension-1 range. For pieces that tile a region
 // (a partition's tiles and the cuts reads make of them) a query costs O(log n + the columns it
 // spans + the pieces it meets) in one dimension or two; a column of one rectangle (one-row
 // layouts) costs no jump. (Sorting by dimension 0 alone made a query visit a 2-d grid's whole
@@ -11,8 +12,10 @@
 // Visits are in a deterministic order (the low corner, then id): rectangles that do not overlap
 // are visited alike on every shard that holds them, whatever ids they were given.
 #include <algorithm>
+#include <bit>
 #include <cstddef>
 #include <cstdint>
+#include <iterator>
 #include <limits>
 #include <map>
 #include <set>
@@ -21,6 +24,7 @@
 
 #include "reprise/geometry.h"
 #include "reprise_rt/bounding_box.h"
+#include "reprise_rt/inline_vector.h"
 
 namespace reprise::detail {
 
@@ -52,50 +56,87 @@ class RangeHulls {
 class RectIndex {
  public:
   void insert(const Domain& r, std::uint32_t id) {
-    hull_ = bounding_union(by_lo_.empty() ? Domain() : hull_, r);
-    by_lo_.insert(Key{r.lo[0], lo1(r), lo2(r), id});
-    ++widths_[r.hi[0] - r.lo[0]];
-    ++heights_[hi1(r) - lo1(r)];
+    hull_ = bounding_union(size_ == 0 ? Domain() : hull_, r);
+    Band& b = band_of(r, true);
+    b.hull = bounding_union(b.by_lo.empty() ? Domain() : b.hull, r);
+    b.by_lo.insert(Key{r.lo[0], lo1(r), lo2(r), id});
+    const coord_t w = r.hi[0] - r.lo[0], h = hi1(r) - lo1(r);
+    ++b.widths[w];
+    ++b.heights[h];
+    b.widest = b.by_lo.size() == 1 ? w : std::max(b.widest, w);
+    b.tallest = b.by_lo.size() == 1 ? h : std::max(b.tallest, h);
+    ++size_;
   }
   // r must be the rectangle id was inserted with.
   void erase(const Domain& r, std::uint32_t id) {
-    by_lo_.erase(Key{r.lo[0], lo1(r), lo2(r), id});  // (hull_ only shrinks when it empties)
-    forget(widths_, r.hi[0] - r.lo[0]);
-    forget(heights_, hi1(r) - lo1(r));
+    Band& b = band_of(r, false);
+    b.by_lo.erase(Key{r.lo[0], lo1(r), lo2(r), id});  // (the hulls only shrink when empty)
+    forget(b.widths, r.hi[0] - r.lo[0]);
+    forget(b.heights, hi1(r) - lo1(r));
+    if (b.by_lo.empty()) {
+      used_ &= ~(std::uint64_t(1) << band_number(r));
+    } else {
+      b.widest = b.widths.rbegin()->first;
+      b.tallest = b.heights.rbegin()->first;
+    }
+    --size_;
   }
   // Calls fn(id) for every id whose rectangle has the low bounds of q in dimensions 0 and 1
   // (of rectangles that tile without overlapping: at most one in 1-d and 2-d), until fn
   // returns true.
   template <class Fn>
   void at_low_corner(const Domain& q, Fn&& fn) const {
-    for (auto it = by_lo_.lower_bound(Key{q.lo[0], lo1(q), kLowest, 0});
-         it != by_lo_.end() && it->lo0 == q.lo[0] && it->lo1 == lo1(q); ++it)
-      if (fn(it->id)) return;
+    Found found;
+    each_band([&](const Band& b) {
+      for (auto it = b.by_lo.lower_bound(Key{q.lo[0], lo1(q), kLowest, 0});
+           it != b.by_lo.end() && it->lo0 == q.lo[0] && it->lo1 == lo1(q); ++it)
+        found.push_back(*it);
+    });
+    std::sort(found.begin(), found.end());
+    for (const Key& k : found)
+      if (fn(k.id)) return;
   }
-  // Calls fn(id) for every indexed id.
+  // Calls fn(id) for every indexed id (in no particular order).
   template <class Fn>
   void for_each(Fn&& fn) const {
-    for (const Key& k : by_lo_) fn(k.id);
+    each_band([&](const Band& b) {
+      for (const Key& k : b.by_lo) fn(k.id);
+    });
   }
-  // Calls fn(id) for every id whose rectangle may meet q (a superset: callers test overlap).
+  // Calls fn(id) for every id whose rectangle may meet q (a superset: callers test overlap),
+  // in the order of their low corners.
   template <class Fn>
   void candidates(const Domain& q, Fn&& fn) const {
     // (A query far from every rectangle — another shard's point against this shard's pieces —
     // ends here.)
-    if (by_lo_.empty() || !q.overlaps(hull_)) return;
-    const coord_t lowest = std::numeric_limits<coord_t>::min();
-    const coord_t from1 = reach_below(lo1(q), heights_.rbegin()->first), to1 = hi1(q);
-    auto it =
-        by_lo_.lower_bound(Key{reach_below(q.lo[0], widths_.rbegin()->first), lowest, kLowest, 0});
-    while (it != by_lo_.end() && it->lo0 <= q.hi[0]) {
-      const coord_t column = it->lo0;
-      if (it->lo1 < from1) it = by_lo_.lower_bound(Key{column, from1, kLowest, 0});
-      for (; it != by_lo_.end() && it->lo0 == column && it->lo1 <= to1; ++it) fn(it->id);
-      if (it != by_lo_.end() && it->lo0 == column)  // the rest of the column lies above q
-        it = column == std::numeric_limits<coord_t>::max()
-                 ? by_lo_.end()
-                 : by_lo_.lower_bound(Key{column + 1, lowest, kLowest, 0});
+    if (size_ == 0 || !q.overlaps(hull_)) return;
+    std::uint64_t near = 0;  // the bands with a rectangle that may meet q
+    for (std::uint64_t u = used_; u; u &= u - 1)
+      if (q.overlaps(bands_[std::size_t(std::countr_zero(u))].hull)) near |= u & (~u + 1);
+    if ((near & (near - 1)) == 0) {  // one band (or none): its walk is in order already
+      if (near)
+        walk(bands_[std::size_t(std::countr_zero(near))], q, [&](const Key& k) { fn(k.id); });
+      return;
     }
+    // Each band's walk is in order: two runs merge, more are sorted.
+    Found found;
+    std::size_t runs = 0, first_run = 0;
+    for (std::uint64_t u = near; u; u &= u - 1) {
+      const std::size_t before = found.size();
+      walk(bands_[std::size_t(std::countr_zero(u))], q, [&](const Key& k) { found.push_back(k); });
+      if (found.size() == before) continue;
+      if (runs++ == 0) first_run = found.size();
+    }
+    if (runs == 2) {
+      Found merged;
+      std::merge(found.begin(), found.begin() + std::ptrdiff_t(first_run),
+                 found.begin() + std::ptrdiff_t(first_run), found.end(),
+                 std::back_inserter(merged));
+      for (const Key& k : merged) fn(k.id);
+      return;
+    }
+    if (runs > 2) std::sort(found.begin(), found.end());
+    for (const Key& k : found) fn(k.id);
   }
 
  private:
@@ -128,10 +169,55 @@ class RectIndex {
     auto it = e.find(extent);
     if (--it->second == 0) e.erase(it);
   }
-  std::set<Key> by_lo_;
-  Domain hull_;      // holds every indexed rectangle (and perhaps erased ones)
-  Extents widths_;   // hi[0] - lo[0] of the indexed rectangles
-  Extents heights_;  // hi[1] - lo[1] of the indexed rectangles
+  // Rectangles banded by their dimension-0 extent (powers of two): a query walks each band
+  // from as far below as that band's widest reaches. With one band for all, a single wide
+  // rectangle — under control replication, the part of a field where other shards' writes
+  // are deferred — made every query walk every rectangle within its width: a shard in the
+  // middle of a 1-d layout walked all the pieces on its left, O(ranks) per query.
+  struct Band {
+    std::set<Key> by_lo;
+    Extents widths;                   // hi[0] - lo[0] of its rectangles
+    Extents heights;                  // hi[1] - lo[1] of its rectangles
+    coord_t widest = 0, tallest = 0;  // their largest
+    Domain hull;                      // holds its rectangles (and perhaps erased ones)
+  };
+  static int band_number(const Domain& r) {
+    const coord_t w = r.hi[0] - r.lo[0];
+    return w <= 0 ? 0 : int(std::bit_width(std::uint64_t(w)));
+  }
+  Band& band_of(const Domain& r, bool add) {
+    const int n = band_number(r);
+    if (bands_.size() <= std::size_t(n)) bands_.resize(std::size_t(n) + 1);
+    if (add) used_ |= std::uint64_t(1) << n;
+    return bands_[std::size_t(n)];
+  }
+  template <class Fn>
+  void each_band(Fn&& fn) const {
+    for (std::uint64_t u = used_; u; u &= u - 1) fn(bands_[std::size_t(std::countr_zero(u))]);
+  }
+  // The walk of one band, in the order of the low corners: dimension-0 low bounds within the
+  // band's widest extent of q's dimension-0 range and, within each such column, a jump to the
+  // dimension-1 low bounds within its widest dimension-1 extent of q's dimension-1 range.
+  template <class Fn>
+  static void walk(const Band& b, const Domain& q, Fn&& fn) {
+    const coord_t lowest = std::numeric_limits<coord_t>::min();
+    const coord_t from1 = reach_below(lo1(q), b.tallest), to1 = hi1(q);
+    auto it = b.by_lo.lower_bound(Key{reach_below(q.lo[0], b.widest), lowest, kLowest, 0});
+    while (it != b.by_lo.end() && it->lo0 <= q.hi[0]) {
+      const coord_t column = it->lo0;
+      if (it->lo1 < from1) it = b.by_lo.lower_bound(Key{column, from1, kLowest, 0});
+      for (; it != b.by_lo.end() && it->lo0 == column && it->lo1 <= to1; ++it) fn(*it);
+      if (it != b.by_lo.end() && it->lo0 == column)  // the rest of the column lies above q
+        it = column == std::numeric_limits<coord_t>::max()
+                 ? b.by_lo.end()
+                 : b.by_lo.lower_bound(Key{column + 1, lowest, kLowest, 0});
+    }
+  }
+  using Found = InlineVector<Key, 16>;
+  std::vector<Band> bands_;  // by band_number
+  std::uint64_t used_ = 0;   // the bands that hold rectangles
+  std::size_t size_ = 0;
+  Domain hull_;  // holds every indexed rectangle (and perhaps erased ones)
 };
 
 // A partition's pieces in color order (point c of a launch that names the partition whole
