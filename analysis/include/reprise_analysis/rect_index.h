@@ -57,7 +57,7 @@ class RectIndex {
  public:
   void insert(const Domain& r, std::uint32_t id) {
     hull_ = bounding_union(size_ == 0 ? Domain() : hull_, r);
-    Band& b = band_of(r, true);
+    Band& b = band_of(r);
     b.hull = bounding_union(b.by_lo.empty() ? Domain() : b.hull, r);
     b.by_lo.insert(Key{r.lo[0], lo1(r), lo2(r), id});
     const coord_t w = r.hi[0] - r.lo[0], h = hi1(r) - lo1(r);
@@ -69,12 +69,13 @@ class RectIndex {
   }
   // r must be the rectangle id was inserted with.
   void erase(const Domain& r, std::uint32_t id) {
-    Band& b = band_of(r, false);
+    const int n = band_number(r);
+    Band& b = bands_[std::size_t(n)];
     b.by_lo.erase(Key{r.lo[0], lo1(r), lo2(r), id});  // (the hulls only shrink when empty)
     forget(b.widths, r.hi[0] - r.lo[0]);
     forget(b.heights, hi1(r) - lo1(r));
     if (b.by_lo.empty()) {
-      used_ &= ~(std::uint64_t(1) << band_number(r));
+      used_ &= ~(std::uint64_t(1) << n);
     } else {
       b.widest = b.widths.rbegin()->first;
       b.tallest = b.heights.rbegin()->first;
@@ -178,17 +179,18 @@ class RectIndex {
     std::set<Key> by_lo;
     Extents widths;                   // hi[0] - lo[0] of its rectangles
     Extents heights;                  // hi[1] - lo[1] of its rectangles
-    coord_t widest = 0, tallest = 0;  // their largest
+    coord_t widest = 0, tallest = 0;  // their largest (read by every query: rbegin walks)
     Domain hull;                      // holds its rectangles (and perhaps erased ones)
   };
   static int band_number(const Domain& r) {
     const coord_t w = r.hi[0] - r.lo[0];
     return w <= 0 ? 0 : int(std::bit_width(std::uint64_t(w)));
   }
-  Band& band_of(const Domain& r, bool add) {
+  // The band r goes in, made if need be (and counted as holding rectangles).
+  Band& band_of(const Domain& r) {
     const int n = band_number(r);
     if (bands_.size() <= std::size_t(n)) bands_.resize(std::size_t(n) + 1);
-    if (add) used_ |= std::uint64_t(1) << n;
+    used_ |= std::uint64_t(1) << n;
     return bands_[std::size_t(n)];
   }
   template <class Fn>
