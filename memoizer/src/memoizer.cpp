@@ -56,6 +56,7 @@ void Memoizer::release_buffer() {
 
 void Memoizer::forward(const OpRef& op) {
   recurrent_ = false;
+  just_recorded_ = nullptr;
   apply_summary();
   analysis_->submit(op);
 }
@@ -65,7 +66,11 @@ void Memoizer::begin(const OpRef& op) {
     throw Error(
         fmt::format("internal: begin_trace({}) while trace {} is open", op->trace_id(), current_));
   // Only end_trace(id) directly followed by begin_trace(id) keeps a replay run going.
-  if (!(recurrent_ && last_replayed_ && last_replayed_->id == op->trace_id())) recurrent_ = false;
+  if (!(recurrent_ && ((last_replayed_ && last_replayed_->id == op->trace_id()) ||
+                       (just_recorded_ && just_recorded_id_ == op->trace_id())))) {
+    recurrent_ = false;
+    just_recorded_ = nullptr;
+  }
   in_trace_ = true;
   current_ = op->trace_id();
   prefix_only_ = op->prefix_trace();
@@ -86,6 +91,7 @@ void Memoizer::end(const OpRef& op) {
       else
         forward_buffer();
       last_replayed_ = nullptr;  // (what follows is not a replay of the whole template)
+      just_recorded_ = nullptr;
     } else if (TraceTemplate* t = match(current_, false)) {
       replay(*t, recurrent_ && last_replayed_ == t && t->idempotent && t->elide_fence);
     } else {
@@ -112,7 +118,7 @@ void Memoizer::end(const OpRef& op) {
   }
   buffer_.clear();
   rt_.op_completed(*op);
-  recurrent_ = last_replayed_ != nullptr;
+  recurrent_ = last_replayed_ != nullptr || just_recorded_ != nullptr;
 }
 
 TraceTemplate* Memoizer::match(TraceID id, bool prefix) {
@@ -134,8 +140,9 @@ TraceTemplate* Memoizer::match(TraceID id, bool prefix) {
     // Back to back with itself, an idempotent template needs no check: its postconditions
     // (which hold now) imply its preconditions. (A prefix checks the whole template's
     // conditions: more than it needs, never less.)
-    if (same &&
-        ((recurrent_ && last_replayed_ == t.get() && t->idempotent) || conditions_hold(*t))) {
+    if (same && ((recurrent_ && (last_replayed_ == t.get() || just_recorded_ == t.get()) &&
+                  t->idempotent) ||
+                 conditions_hold(*t))) {
       t->last_used = ++use_clock_;
       return t.get();
     }
@@ -203,6 +210,7 @@ void Memoizer::record(TraceID id) {
   drop_copies_once();
   recurrent_ = false;
   last_replayed_ = nullptr;
+  just_recorded_ = nullptr;
   auto t = std::make_unique<TraceTemplate>();
   t->id = id;
   recorder_.start(t.get());
@@ -300,6 +308,8 @@ void Memoizer::record(TraceID id) {
     }
   }
   ++templates_made_;
+  just_recorded_ = t.get();
+  just_recorded_id_ = id;
   if (prof) prof->record_recording(id, buffer_.size(), prof_t0, Profiler::stamp());
   rt_.count_template();
   drop_unreplayed();
@@ -318,7 +328,7 @@ void Memoizer::drop_unreplayed() {
     const std::size_t before = it->second.size();
     it->second.remove_if([&](const std::unique_ptr<TraceTemplate>& t) {
       return t->replays == 0 && use_clock_ - t->recorded_at > kUnreplayedBound &&
-             t.get() != last_replayed_ && t.get() != physical_pending_;
+             t.get() != last_replayed_ && t.get() != physical_pending_ && t.get() != just_recorded_;
     });
     if (const std::size_t dropped = before - it->second.size()) {
       rt_.count_dropped_templates(dropped);

@@ -111,6 +111,7 @@ void Memoizer::replay(TraceTemplate& t, bool elide, std::size_t prefix) {
   prev_copy_done_ = copy_done_;
   prev_fence_ = fence;
   last_replayed_ = &t;
+  just_recorded_ = nullptr;
   ++t.replays;
   if (prof) prof->record_replay(t.id, buffer_.size(), prof_t0, Profiler::stamp());
 }

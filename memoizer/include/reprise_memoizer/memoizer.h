@@ -87,7 +87,12 @@ class Memoizer final : public OpSink {
 
   // Back-to-back replays of one template: the previous replay's ops and entry fence.
   TraceTemplate* last_replayed_ = nullptr;
-  bool recurrent_ = false;  // nothing but end_trace came since that replay
+  bool recurrent_ = false;  // nothing but end_trace came since that replay (or recording)
+  // The template recorded last, while nothing else came since: its state is the one a replay
+  // of it leaves, so an idempotent one replays next without a check (as back to back), but
+  // after a fence (no previous replay's events to link to). Compared, never dereferenced.
+  const TraceTemplate* just_recorded_ = nullptr;
+  TraceID just_recorded_id_ = 0;
   std::vector<OpRef> prev_ops_;
   std::vector<Event> prev_copy_done_;  // that replay's generated copies
   Event prev_fence_;
