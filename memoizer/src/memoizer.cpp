@@ -166,6 +166,7 @@ void Memoizer::drop_copies_once() {
 }
 
 bool Memoizer::conditions_hold(const TraceTemplate& t) {
+  rt_.count_condition_check();
   drop_copies_once();
   apply_physical();
   // The instances recorded must still be the ones the analysis would use,

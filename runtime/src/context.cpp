@@ -817,7 +817,8 @@ Context::TraceStats Context::trace_stats() const {
                     s.copies_device_to_device,
                     s.templates_dropped,
                     s.value_rounds,
-                    s.gpu_link_copies};
+                    s.gpu_link_copies,
+                    s.condition_checks};
 }
 
 std::uint32_t Context::num_cpus() const {

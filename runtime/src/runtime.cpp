@@ -198,6 +198,7 @@ RuntimeStats Runtime::stats() const {
   s.replay_instructions = replay_instructions_.load(std::memory_order_relaxed);
   s.replay_instructions_here = replay_instructions_here_.load(std::memory_order_relaxed);
   s.mismatches = mismatches_.load(std::memory_order_relaxed);
+  s.condition_checks = condition_checks_.load(std::memory_order_relaxed);
   s.copies = copies_.load(std::memory_order_relaxed);
   s.gpu_kernels = gpu_kernels_.load(std::memory_order_relaxed);
   s.gpu_graph_launches = gpu_graph_launches_.load(std::memory_order_relaxed);

@@ -541,3 +541,46 @@ TEST(Tracing, SmallLoopsMatchUntraced) {
     EXPECT_EQ(res[0], res[1]) << "variant " << variant;
   }
 }
+
+TEST(Tracing, AReplayRightAfterItsRecordingOrItsLastReplayChecksNothing) {
+  // An idempotent template leaves the state it needs: the replay that follows its recording,
+  // like one that follows its previous replay, is not checked; one after other work is.
+  register_all();
+  std::int64_t results[2] = {0, 0};
+  Context::TraceStats st;
+  for (int traced = 0; traced < 2; ++traced) {
+    std::vector<std::string> flags = {"-lg:no_auto_tracing", "-ll:numa", "2"};
+    if (!traced) flags.push_back("-lg:no_tracing");
+    reprise::run(flags, [&](Context& ctx) {
+      RS d = make_rs(ctx);
+      ctx.fill(d.r, FV, std::int64_t(1));
+      auto loop = [&](int from, int to) {
+        for (int i = from; i < to; ++i) {
+          ctx.begin_trace(7);
+          sc18_iteration(ctx, d, i);
+          ctx.end_trace(7);
+        }
+      };
+      auto sum = [&] {
+        TaskLauncher s(T_SUM);
+        s.add(d.r, Privilege::ReadOnly, {FV});
+        return ctx.execute(s).get<std::int64_t>();
+      };
+      loop(0, 6);
+      const std::int64_t first = sum();
+      if (traced) {
+        st = ctx.trace_stats();
+        EXPECT_EQ(st.templates_recorded, 1u);
+        EXPECT_EQ(st.replays, 5u);
+        EXPECT_EQ(st.condition_checks, 0u);
+      }
+      loop(6, 9);  // after an untraced op: the first of these replays is checked
+      results[traced] = sum() ^ first;
+      if (traced) st = ctx.trace_stats();
+    });
+  }
+  EXPECT_EQ(results[1], results[0]);
+  EXPECT_EQ(st.templates_recorded, 1u);
+  EXPECT_EQ(st.replays, 8u);
+  EXPECT_EQ(st.condition_checks, 1u);
+}

@@ -185,6 +185,10 @@ class Context {
     // Control replication with GPUs: copies between shards' framebuffers that went over the
     // device links (-ll:nccl), counted by each end (so both halves of one copy count).
     std::uint64_t gpu_link_copies = 0;
+    // Replays that first checked the template's preconditions against the state (a replay
+    // back to back with its template's previous replay or recording, of an idempotent
+    // template, needs no check).
+    std::uint64_t condition_checks = 0;
   };
   TraceStats trace_stats() const;
   // Ops issued so far (the next op's number), and with -lg:coverage_log the record of which

@@ -78,6 +78,7 @@ struct RuntimeStats {
   std::uint64_t value_rounds = 0;  // future maps' values across shards (reductions, gathers)
   std::uint64_t replays = 0;
   std::uint64_t mismatches = 0;
+  std::uint64_t condition_checks = 0;     // templates' preconditions checked before a replay
   std::uint64_t copies = 0;               // generated copies run (between memories)
   std::uint64_t shard_bytes = 0;          // copies brought into this shard from others
   std::uint64_t analysis_cpu_ns = 0;      // CPU time of the utility thread (spinning included)
@@ -188,6 +189,7 @@ class Runtime {
     replay_instructions_.fetch_add(all, std::memory_order_relaxed);
     replay_instructions_here_.fetch_add(here, std::memory_order_relaxed);
   }
+  void count_condition_check() { condition_checks_.fetch_add(1, std::memory_order_relaxed); }
   void count_template() { templates_recorded_.fetch_add(1, std::memory_order_relaxed); }
   void count_value_round() { value_rounds_.fetch_add(1, std::memory_order_relaxed); }
   void count_dropped_templates(std::uint64_t n) {
@@ -298,6 +300,7 @@ class Runtime {
   std::atomic<std::uint64_t> points_deferred_{0};
   std::atomic<std::uint64_t> points_replayed_{0};
   std::atomic<std::uint64_t> templates_recorded_{0};
+  std::atomic<std::uint64_t> condition_checks_{0};
   std::atomic<std::uint64_t> templates_dropped_{0};
   std::atomic<std::uint64_t> value_rounds_{0};
   std::atomic<std::uint64_t> replays_{0};
