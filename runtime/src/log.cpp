@@ -1,5 +1,7 @@
 #include "reprise_rt/log.h"
 
+#include <pthread.h>
+
 #include <array>
 #include <atomic>
 #include <chrono>
@@ -74,6 +76,9 @@ std::string shard_file(const std::string& pattern, std::uint32_t shard) {
 }
 
 void set_log_thread_name(std::string name) {
+  // The runtime's own threads carry the name for the system too (top -H, gdb, perf); the
+  // application's thread keeps the program's name.
+  if (name != "app") pthread_setname_np(pthread_self(), ("rp-" + name).substr(0, 15).c_str());
   t_name = std::move(name);
 }
 const std::string& log_thread_name() {

@@ -1,9 +1,11 @@
 // The launch path's small pieces: inline vectors inside ops, the spin policy, launchers kept
 // and launched again, void future maps, and the local hand-off of successors on a worker.
 #include <gtest/gtest.h>
+#include <pthread.h>
 #include <reprise/reprise.h>
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "reprise_rt/inline_vector.h"
@@ -13,7 +15,7 @@ using namespace reprise;
 using reprise::detail::InlineVector;
 
 namespace {
-enum : TaskID { T_ADD_ARG = 9300, T_VOID_POINT, T_CHAIN_STEP, T_SUM };
+enum : TaskID { T_ADD_ARG = 9300, T_VOID_POINT, T_CHAIN_STEP, T_SUM, T_THREAD_NAME };
 enum : FieldID { FV = 0 };
 
 struct AddArgs {
@@ -40,7 +42,18 @@ std::int64_t sum_task(TaskContext& tc) {
   return s;
 }
 
+// The system's name of the thread a task runs on.
+struct ThreadName {
+  char text[16];
+};
+ThreadName thread_name(TaskContext&) {
+  ThreadName n{};
+  pthread_getname_np(pthread_self(), n.text, sizeof n.text);
+  return n;
+}
+
 void register_all() {
+  TaskRegistry::add(T_THREAD_NAME, "thread_name", {cpu(thread_name)});
   TaskRegistry::add(T_SUM, "sum", {cpu(sum_task)});
   TaskRegistry::add(T_ADD_ARG, "add_arg", {cpu(add_arg)});
   TaskRegistry::add(T_VOID_POINT, "void_point", {cpu(void_point)});
@@ -155,5 +168,20 @@ TEST(LaunchPath, VoidFutureMapsWaitAndRefuseValues) {
     fm.wait();
     EXPECT_THROW(fm.get(Point<1>{3}).get<std::int64_t>(), Error);
     EXPECT_THROW(ctx.reduce(fm, ReductionOp::Sum), Error);
+  });
+}
+
+TEST(LaunchPath, TheRuntimesThreadsAreNamedForTheSystem) {
+  // (top -H, gdb and perf show which thread is a worker; the program's own thread keeps its
+  // name.)
+  register_all();
+  char before[16] = {};
+  pthread_getname_np(pthread_self(), before, sizeof before);
+  reprise::run({"-ll:cpu", "2"}, [&](Context& ctx) {
+    const std::string worker = ctx.execute(TaskLauncher(T_THREAD_NAME)).get<ThreadName>().text;
+    EXPECT_TRUE(worker == "rp-cpu0" || worker == "rp-cpu1") << worker;
+    char now[16] = {};
+    pthread_getname_np(pthread_self(), now, sizeof now);
+    EXPECT_STREQ(now, before);
   });
 }
