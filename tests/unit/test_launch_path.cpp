@@ -4,11 +4,14 @@
 #include <pthread.h>
 #include <reprise/reprise.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
 
 #include "reprise_rt/inline_vector.h"
+#include "reprise_rt/op.h"
+#include "reprise_rt/op_token.h"
 #include "reprise_rt/spin_policy.h"
 
 using namespace reprise;
@@ -184,4 +187,72 @@ TEST(LaunchPath, TheRuntimesThreadsAreNamedForTheSystem) {
     pthread_getname_np(pthread_self(), now, sizeof now);
     EXPECT_STREQ(now, before);
   });
+}
+
+namespace {
+// An index launch of task 7 over 4 points with one read-write requirement on fields 1, 2, 3.
+reprise::detail::OpRef token_base() {
+  using namespace reprise::detail;
+  OpRef o = make_op();
+  o->kind = OpKind::IndexTask;
+  o->task = 7;
+  o->domain = Domain(Rect<1>({0}, {3}));
+  o->payload = TaskPayload{};
+  ReqInfo q;
+  q.uid = 11;
+  q.privilege = Privilege::ReadWrite;
+  q.fields = {1, 2, 3};
+  q.mask = 0b1110;
+  o->reqs.push_back(q);
+  return o;
+}
+}  // namespace
+
+TEST(LaunchPath, OpTokensTellApartWhatTheAnalysisSees) {
+  // Trace matching compares tokens only: ops that differ in anything the analysis uses must
+  // differ in their tokens; scalar arguments and future values must not matter.
+  using namespace reprise::detail;
+  const std::uint64_t base = op_token(*token_base());
+  EXPECT_EQ(op_token(*token_base()), base);
+  std::vector<void (*)(Op&)> changes = {
+      [](Op& o) { o.task = 8; },
+      [](Op& o) { o.kind = OpKind::Task; },
+      [](Op& o) { o.domain = Domain(Rect<1>({0}, {4})); },
+      [](Op& o) { o.domain = Domain(Rect<1>({1}, {3})); },
+      [](Op& o) {
+        o.domain = Domain(Rect<2>({0, 0}, {3, 0}));
+      },
+      [](Op& o) { o.reqs[0].uid = 12; },
+      [](Op& o) { o.reqs[0].privilege = Privilege::ReadOnly; },
+      [](Op& o) {
+        o.reqs[0].privilege = Privilege::Reduce;
+        o.reqs[0].redop = ReductionOp::Sum;
+      },
+      [](Op& o) { o.reqs[0].projection = Projection::translate(Point<1>{1}); },
+      [](Op& o) {
+        o.reqs[0].fields = {1, 3, 2};
+      },  // accessor positions differ
+      [](Op& o) {
+        o.reqs[0].fields = {1, 2};
+      },
+      [](Op& o) {
+        o.reqs[0].fields = {1, 2, 3, 0};
+      },
+      [](Op& o) { o.reqs.push_back(o.reqs[0]); },
+      [](Op& o) { o.task_payload().futures.resize(1); },
+      [](Op& o) { o.task_payload().pinned_memory = 2; },
+  };
+  std::vector<std::uint64_t> seen = {base};
+  for (auto change : changes) {
+    OpRef o = token_base();
+    change(*o);
+    const std::uint64_t t = op_token(*o);
+    EXPECT_EQ(std::count(seen.begin(), seen.end(), t), 0) << "change " << seen.size();
+    seen.push_back(t);
+  }
+  OpRef args = token_base();
+  const int value = 42;
+  args->task_payload().args.assign(reinterpret_cast<const std::byte*>(&value),
+                                   reinterpret_cast<const std::byte*>(&value) + sizeof value);
+  EXPECT_EQ(op_token(*args), base);
 }
