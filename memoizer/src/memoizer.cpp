@@ -263,6 +263,7 @@ void Memoizer::record(TraceID id) {
   reduce_transitively(*t, runs_here(*t));
   dissolve_merges(*t);
   build_successors(*t, buffer_);
+  compute_summary_ops(*t, buffer_);
   // (runs_here again: dissolving the merges renumbered the instructions.)
   compute_elision_links(*t, buffer_, analysis_->forest(), rt_.events(), runs_here(*t),
                         std::size_t(rt_.config().trace_links));

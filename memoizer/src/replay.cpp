@@ -100,10 +100,15 @@ void Memoizer::replay(TraceTemplate& t, bool elide, std::size_t prefix) {
       summary_done_.assign(1, all);
     }
   }
-  for (const OpRef& o : buffer_) {
-    summary_done_.push_back(o->done);
-    summary_seq_ = o->seq;
+  // (On one shard, after a whole replay, the sinks' ops imply the rest. Under control
+  // replication an op completes with its local work and a shard's sinks are not the
+  // template's: every op.)
+  if (!prefix && rt_.num_shards() == 1 && !t.summary_ops.empty()) {
+    for (std::uint32_t k : t.summary_ops) summary_done_.push_back(buffer_[k]->done);
+  } else {
+    for (const OpRef& o : buffer_) summary_done_.push_back(o->done);
   }
+  if (!buffer_.empty()) summary_seq_ = buffer_.back()->seq;
   // Control replication: an op completes here with its local work only (one with no point
   // here at once), so the summary also covers what the replay was ordered after.
   if (rt_.num_shards() > 1 && fence.exists()) summary_done_.push_back(fence);

@@ -479,6 +479,20 @@ void build_successors(TraceTemplate& t, const std::vector<OpRef>& recorded) {
   t.successors = std::move(s);
 }
 
+void compute_summary_ops(TraceTemplate& t, const std::vector<OpRef>& recorded) {
+  t.summary_ops.clear();
+  std::vector<bool> waited(recorded.size(), false);
+  for (std::size_t k = 0; k < recorded.size(); ++k)
+    waited[k] = !recorded[k]->launches_points() || recorded[k]->num_points() == 0;
+  for (std::size_t i = 0; i < t.instrs.size(); ++i) {
+    if (t.successors->count[i] > 0) continue;
+    if (t.instrs[i].kind != Instruction::Kind::Op) return;  // a copy nothing waits for
+    waited[t.instrs[i].op] = true;
+  }
+  for (std::uint32_t k = 0; k < recorded.size(); ++k)
+    if (waited[k]) t.summary_ops.push_back(k);
+}
+
 void build_cross_links(TraceTemplate& t) {
   t.cross.reset();
   if (t.links.empty()) return;

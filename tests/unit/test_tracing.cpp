@@ -121,7 +121,49 @@ TEST(Tracing, RecordsTheSC18Example) {
     EXPECT_EQ(t.postconditions[0].tree, d.r.tree());
     EXPECT_EQ(t.postconditions[1].tree, d.s.tree());
     EXPECT_TRUE(t.idempotent);
+    // T1 and T2 precede T3: after a replay the summary op waits for T3 only.
+    EXPECT_EQ(t.summary_ops, std::vector<std::uint32_t>{2});
   });
+}
+
+TEST(Tracing, TheSummaryWaitsForEverySinkOfTheTrace) {
+  // Two independent chains in one trace: each one's last op is a sink. An untraced read of
+  // either region right after the replays sees the trace's last writes.
+  register_all();
+  std::int64_t sums[2][2] = {};
+  for (int traced = 0; traced < 2; ++traced) {
+    std::vector<std::string> flags = {"-ll:cpu", "2", "-lg:no_auto_tracing"};
+    if (!traced) flags.push_back("-lg:no_tracing");
+    reprise::run(flags, [&](Context& ctx) {
+      RS d = make_rs(ctx, 1000);
+      ctx.fill(d.r, FV, std::int64_t(1));
+      ctx.fill(d.s, FV, std::int64_t(2));
+      for (int it = 0; it < 6; ++it) {
+        ctx.begin_trace(3);
+        for (Region g : {d.r, d.s})
+          for (int k = 0; k < 2; ++k) {
+            TaskLauncher t1(T_RW, TaskArgs{it + k});
+            t1.add(g, Privilege::ReadWrite, {FV});
+            ctx.execute(t1);
+          }
+        ctx.end_trace(3);
+      }
+      int i = 0;
+      for (Region g : {d.r, d.s}) {
+        TaskLauncher sum(T_SUM);
+        sum.add(g, Privilege::ReadOnly, {FV});
+        sums[traced][i++] = ctx.execute(sum).get<std::int64_t>();
+      }
+      if (traced) {
+        const auto& list = templates_of(ctx, 3);
+        ASSERT_EQ(list.size(), 1u);
+        EXPECT_EQ(list.front()->summary_ops, (std::vector<std::uint32_t>{1, 3}));
+        EXPECT_EQ(ctx.trace_stats().replays, 5u);
+      }
+    });
+  }
+  EXPECT_EQ(sums[1][0], sums[0][0]);
+  EXPECT_EQ(sums[1][1], sums[0][1]);
 }
 
 namespace {

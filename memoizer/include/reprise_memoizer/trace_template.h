@@ -142,7 +142,13 @@ struct TraceTemplate {
   // the links would be too many to be worth it (then a replay waits for the previous one).
   bool elide_fence = true;
   std::vector<std::pair<std::uint32_t, FieldMask>> touched;  // per tree, for the summary op
-  std::uint64_t points = 0;                                  // task/fill/copy points per replay
+  // The ops whose completion the summary op waits for after a whole replay on one shard:
+  // those with an instruction no other instruction of the trace waits for (its sinks), and
+  // those without points. Every other instruction precedes a sink, so their completion
+  // implies it (a chain of tiny tasks merged one event per op into the summary before).
+  // Empty when a copy is a sink: then every op is waited for.
+  std::vector<std::uint32_t> summary_ops;
+  std::uint64_t points = 0;  // task/fill/copy points per replay
   // Replays launch the instructions as one batch (merges were dissolved: every instruction
   // runs): instruction i (slot i + 1) waits for its pre_count predecessors, counted down by
   // their completion, and counts down its successors (BatchEdges).
@@ -188,6 +194,8 @@ void compute_elision_links(TraceTemplate& t, const std::vector<OpRef>& recorded_
 void compute_conditions(TraceTemplate& t, const std::vector<OpRef>& recorded_ops);
 // The successor lists that let a replay count in-trace edges down instead of using events.
 void build_successors(TraceTemplate& t, const std::vector<OpRef>& recorded_ops);
+// TraceTemplate::summary_ops, from the successor lists.
+void compute_summary_ops(TraceTemplate& t, const std::vector<OpRef>& recorded_ops);
 // The fence-elision links reversed, for batch replays (none if a link leaves the template).
 void build_cross_links(TraceTemplate& t);
 // A text listing of the template (one line per instruction with what it waits for).
