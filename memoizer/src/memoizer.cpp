@@ -67,7 +67,7 @@ void Memoizer::begin(const OpRef& op) {
         fmt::format("internal: begin_trace({}) while trace {} is open", op->trace_id(), current_));
   // Only end_trace(id) directly followed by begin_trace(id) keeps a replay run going.
   if (!(recurrent_ && ((last_replayed_ && last_replayed_->id == op->trace_id()) ||
-                       (just_recorded_ && just_recorded_id_ == op->trace_id())))) {
+                       (just_recorded_ && just_recorded_->id == op->trace_id())))) {
     recurrent_ = false;
     just_recorded_ = nullptr;
   }
@@ -311,7 +311,6 @@ void Memoizer::record(TraceID id) {
   }
   ++templates_made_;
   just_recorded_ = t.get();
-  just_recorded_id_ = id;
   if (prof) prof->record_recording(id, buffer_.size(), prof_t0, Profiler::stamp());
   rt_.count_template();
   drop_unreplayed();

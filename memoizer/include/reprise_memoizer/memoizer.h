@@ -90,9 +90,9 @@ class Memoizer final : public OpSink {
   bool recurrent_ = false;  // nothing but end_trace came since that replay (or recording)
   // The template recorded last, while nothing else came since: its state is the one a replay
   // of it leaves, so an idempotent one replays next without a check (as back to back), but
-  // after a fence (no previous replay's events to link to). Compared, never dereferenced.
+  // after a fence (no previous replay's events to link to). Always a live template: the
+  // newest of its list (never the least recently used) and kept by drop_unreplayed.
   const TraceTemplate* just_recorded_ = nullptr;
-  TraceID just_recorded_id_ = 0;
   std::vector<OpRef> prev_ops_;
   std::vector<Event> prev_copy_done_;  // that replay's generated copies
   Event prev_fence_;
