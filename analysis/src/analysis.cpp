@@ -148,7 +148,7 @@ void Analysis::analyse_points(const OpRef& ref) {
   if (!several_memories)
     for (std::size_t r = 0; r < nreq; ++r) {
       Instance* inst = instance_for(op.reqs[r].tree, 0);
-      for (std::size_t p = 0; p < points; ++p) op.point_instances[p * nreq + r] = inst;
+      for (std::size_t p = 0; p < points; ++p) op.point_instances.set(p * nreq + r, inst);
     }
   procs_.resize(points);
   const MachineInfo machine = rt_.machine();
@@ -318,7 +318,7 @@ void Analysis::choose_memories(Op& op, std::size_t p, const MapperTaskInfo* info
           op.describe(), mem, r, op.domain.delinearize(coord_t(p)).str(),
           rt_.instances().shard_of(mem), proc.shard));
     if (info) check_access(op, p, r, mem, proc);
-    op.point_instances[p * nreq + r] = instance_for(q.tree, mem);
+    op.point_instances.set(p * nreq + r, instance_for(q.tree, mem));
   }
 }
 
@@ -454,7 +454,7 @@ void Analysis::launch_with_copies(Op& op, std::uint32_t p) {
       // (An empty rectangle's instance holds nothing: any slot will do.)
       if (rect.empty() || !physical_.in_use(q.tree, rect, inst)) break;
     }
-    op.point_instances[p * nreq + r] = inst;
+    op.point_instances.set(p * nreq + r, inst);
     const Domain& root = rt_.forest().region(rt_.forest().tree(q.tree).root).bounds;
     for (int fi : q.field_indices) physical_.reduced(q.tree, root, fi, rect, inst);
   }

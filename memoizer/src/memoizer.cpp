@@ -255,7 +255,8 @@ void Memoizer::record(TraceID id) {
       for (std::size_t p = 0; p < points; ++p)
         for (std::size_t r = 0; r < nreq; ++r) top.rects.push_back(o.rect(p, r));
     }
-    top.instances.assign(o.point_instances.begin(), o.point_instances.end());
+    top.instances = std::make_shared<const PointInstances::Table>(o.point_instances.begin(),
+                                                                  o.point_instances.end());
     t->ops.push_back(std::move(top));
     if (o.launches_points()) t->points += o.num_points();
     names.push_back(o.task_info ? o.task_info->name : to_string(o.kind));

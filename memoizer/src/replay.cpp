@@ -55,7 +55,7 @@ void Memoizer::replay(TraceTemplate& t, bool elide, std::size_t prefix) {
     } else {
       o.point_rects.assign(top.rects.begin(), top.rects.end());
     }
-    o.point_instances.assign(t.ops[k].instances.begin(), t.ops[k].instances.end());
+    o.point_instances.share(t.ops[k].instances);
     o.point_done.assign(o.num_points(), kNoEvent);
     if (o.num_points() == 0) rt_.op_completed(o);
   }

@@ -7,6 +7,7 @@
 #include <algorithm>
 
 #include "reprise_rt/hasher.h"
+#include "reprise_rt/resolved_launch.h"
 #include "reprise_rt/runtime.h"
 
 namespace reprise {
@@ -600,11 +601,23 @@ FutureMap Context::execute(const IndexLauncher& l) {
   op->payload = detail::TaskPayload{};
   op->task_payload().args.assign(l.args().data(), l.args().data() + l.args().size());
   op->task_payload().point_args = l.argument_map();
-  op->reqs.reserve(l.requirements().size());
-  for (std::size_t i = 0; i < l.requirements().size(); ++i) {
-    add_requirement(rtm.forest(), name, int(i), l.requirements()[i], dom, *op);
+  if (const detail::ResolvedLaunch* kept = l.resolved_.get();
+      kept && kept->valid_for(rtm.forest(), dom)) {
+    op->reqs = kept->reqs;
+    op->task_payload().req_begin = kept->req_begin;
+  } else {
+    op->reqs.reserve(l.requirements().size());
+    for (std::size_t i = 0; i < l.requirements().size(); ++i)
+      add_requirement(rtm.forest(), name, int(i), l.requirements()[i], dom, *op);
+    if (needs_interference_check(op->reqs)) check_interference_once(rtm, name, dom, op->reqs);
+    auto resolved = std::make_shared<detail::ResolvedLaunch>();
+    resolved->forest = rtm.forest().serial();
+    resolved->retirements = rtm.forest().retirements();
+    resolved->domain = dom;
+    resolved->reqs = op->reqs;
+    resolved->req_begin = op->task_payload().req_begin;
+    l.resolved_ = std::move(resolved);
   }
-  if (needs_interference_check(op->reqs)) check_interference_once(rtm, name, dom, op->reqs);
   check_futures(name, l.futures());
   op->task_payload().futures.assign(l.futures().begin(), l.futures().end());
   // (Pooled: the map dies on whichever thread drops it last, often a worker.)

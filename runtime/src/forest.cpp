@@ -3,6 +3,7 @@
 #include <fmt/core.h>
 
 #include <algorithm>
+#include <atomic>
 #include <numeric>
 #include <utility>
 
@@ -331,12 +332,19 @@ void RegionForest::retire_below(std::uint32_t node, Event released, bool with_pa
   free_partitions_.retire(node, released);
 }
 
+std::uint64_t RegionForest::next_serial() {
+  static std::atomic<std::uint64_t> count{0};
+  return count.fetch_add(1, std::memory_order_relaxed) + 1;
+}
+
 void RegionForest::retire_tree(std::uint32_t tree, Event released) {
+  ++retirements_;
   retire_region(trees_[tree].root, released, false);
   free_trees_.retire(tree, released);
 }
 
 void RegionForest::retire_partition(std::uint32_t node, Event released) {
+  ++retirements_;
   auto& siblings = regions_[partitions_[node].parent_region].partitions;
   std::erase(siblings, node);
   for (std::uint32_t run : partitions_[node].run_partitions) {

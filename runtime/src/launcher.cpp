@@ -92,23 +92,27 @@ IndexLauncher& IndexLauncher::add(const Partition& p, const Projection& proj, Pr
 }
 IndexLauncher& IndexLauncher::add(const Partition& p, const Projection& proj, Privilege priv,
                                   std::vector<FieldID> fields) {
+  resolved_.reset();
   reserve_for(reqs_);
   reqs_.push_back(partition_req(p, proj, priv, ReductionOp::None, std::move(fields)));
   return *this;
 }
 IndexLauncher& IndexLauncher::add(Region r, Privilege priv, std::initializer_list<FieldID> fields) {
+  resolved_.reset();
   reserve_for(reqs_);
   reqs_.push_back(region_req(r, priv, ReductionOp::None, fields));
   return *this;
 }
 IndexLauncher& IndexLauncher::add_reduction(const Partition& p, const Projection& proj,
                                             ReductionOp op, std::initializer_list<FieldID> fields) {
+  resolved_.reset();
   reserve_for(reqs_);
   reqs_.push_back(partition_req(p, proj, Privilege::Reduce, op, fields));
   return *this;
 }
 IndexLauncher& IndexLauncher::add_reduction(Region r, ReductionOp op,
                                             std::initializer_list<FieldID> fields) {
+  resolved_.reset();
   reserve_for(reqs_);
   reqs_.push_back(region_req(r, Privilege::Reduce, op, fields));
   return *this;

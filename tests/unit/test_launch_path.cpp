@@ -6,12 +6,15 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "error_text.h"
 #include "reprise_rt/inline_vector.h"
 #include "reprise_rt/op.h"
 #include "reprise_rt/op_token.h"
+#include "reprise_rt/point_instances.h"
 #include "reprise_rt/spin_policy.h"
 
 using namespace reprise;
@@ -108,6 +111,47 @@ TEST(InlineVector, CopiesMovesAndAssigns) {
   EXPECT_EQ(c.back(), 7);
 }
 
+TEST(InlineVector, ResizesWithZeroAndOtherValues) {
+  InlineVector<std::int64_t, 2> v{1};
+  v.resize(40);  // (zero: a memset)
+  v.resize(44, -1);
+  ASSERT_EQ(v.size(), 44u);
+  EXPECT_EQ(v[0], 1);
+  EXPECT_EQ(std::count(v.begin(), v.end(), 0), 39);
+  EXPECT_EQ(std::count(v.begin(), v.end(), -1), 4);
+}
+
+// A replayed op shares its template's instance table when it is large (under control
+// replication it has every shard's points), copies a small one, and a write never reaches the
+// template's.
+TEST(PointInstances, ShareLargeTablesCopySmallOnesAndWriteToTheirOwn) {
+  using reprise::detail::Instance;
+  using reprise::detail::PointInstances;
+  std::vector<Instance*> fake(20);
+  for (std::size_t i = 0; i < fake.size(); ++i)
+    fake[i] = reinterpret_cast<Instance*>(std::uintptr_t(8 * (i + 1)));
+  auto large = std::make_shared<const PointInstances::Table>(fake.begin(), fake.end());
+  auto small = std::make_shared<const PointInstances::Table>(fake.begin(), fake.begin() + 3);
+  PointInstances a;
+  a.share(large);
+  EXPECT_EQ(a.data(), large->data());
+  EXPECT_EQ(a.size(), 20u);
+  const PointInstances copy = a;  // (a generated copy's table, copied from its prototype)
+  EXPECT_EQ(copy.data(), large->data());
+  a.set(5, nullptr);
+  EXPECT_NE(a.data(), large->data());
+  EXPECT_EQ(a[5], nullptr);
+  EXPECT_EQ(a[6], fake[6]);
+  EXPECT_EQ((*large)[5], fake[5]);
+  PointInstances b;
+  b.share(small);
+  EXPECT_NE(b.data(), small->data());
+  EXPECT_TRUE(std::equal(b.begin(), b.end(), small->begin(), small->end()));
+  b.assign(a.begin(), a.end());
+  EXPECT_EQ(b.size(), 20u);
+  EXPECT_EQ(b[5], nullptr);
+}
+
 TEST(SpinPolicy, YieldsOnlyWhenThreadsOutnumberCores) {
   using reprise::detail::oversubscribed;
   EXPECT_FALSE(oversubscribed(4, 1, 4));
@@ -162,6 +206,42 @@ TEST(LaunchPath, ALauncherKeptAndLaunchedAgainWithOtherArguments) {
       EXPECT_EQ(sum_of(ctx, r), expect);
     });
   }
+}
+
+// A kept launcher's requirements are resolved once (ResolvedLaunch), and checked again when a
+// destruction, another requirement or another domain could change the answer.
+TEST(LaunchPath, AKeptLauncherIsCheckedAgainWhenItsAnswerMayHaveChanged) {
+  register_all();
+  reprise::run({"-ll:cpu", "1", "-lg:no_auto_tracing"}, [&](Context& ctx) {
+    auto fs = ctx.create_field_space({{FV, sizeof(std::int64_t)}});
+    Region r = ctx.create_region(ctx.create_index_space(Rect<1>({0}, {99})), fs);
+    ctx.fill(FillLauncher::of(r, {FV}, std::int64_t(0)));
+    Partition p = ctx.partition_by_blocks(r, Point<1>{25});
+    IndexLauncher l(T_ADD_ARG, p.color_space(), TaskArgs{AddArgs{1, {}}});
+    l.add(p, Projection::identity(), Privilege::ReadWrite, {FV});
+    ctx.execute(l);
+    ctx.execute(l);
+    // Another partition destroyed: the kept resolution is checked again, and still holds.
+    ctx.destroy(ctx.partition_by_blocks(r, Point<1>{10}));
+    const IndexLauncher copy = l;
+    ctx.execute(copy);
+    EXPECT_EQ(sum_of(ctx, r), 300);
+    // Its own partition destroyed: an error, not a launch on a stale resolution.
+    Partition q = ctx.partition_by_blocks(r, Point<1>{50});
+    IndexLauncher m(T_ADD_ARG, q.color_space(), TaskArgs{AddArgs{1, {}}});
+    m.add(q, Projection::identity(), Privilege::ReadWrite, {FV});
+    ctx.execute(m);
+    ctx.destroy(q);
+    EXPECT_ERROR(ctx.execute(m), "was destroyed");
+    // A domain its partition does not cover, and a requirement added that interferes.
+    l.set_domain(Domain(Rect<1>({0}, {4})));
+    EXPECT_ERROR(ctx.execute(l), "does not match the color space");
+    l.set_domain(p.color_space());
+    ctx.execute(l);
+    l.add(p, Projection::identity(), Privilege::ReadWrite, {FV});
+    EXPECT_ERROR(ctx.execute(l), "interfere");
+    EXPECT_EQ(sum_of(ctx, r), 500);
+  });
 }
 
 TEST(LaunchPath, VoidFutureMapsWaitAndRefuseValues) {

@@ -30,7 +30,8 @@ struct TemplateOp {
   // every rectangle, [p * reqs + r].
   std::vector<std::shared_ptr<const std::vector<Domain>>> pieces;
   PoolVector<Domain> rects;
-  PoolVector<Instance*> instances;  // op.point_instances as mapped
+  // op.point_instances as mapped (replayed ops share it: PointInstances::share)
+  std::shared_ptr<const PointInstances::Table> instances;
 };
 
 struct Instruction {

@@ -13,6 +13,10 @@
 #include "reprise/types.h"
 
 namespace reprise {
+namespace detail {
+struct ResolvedLaunch;
+}
+class Context;
 
 // Scalar task arguments: the bytes of one trivially-copyable value (use a struct for several).
 class TaskArgs {
@@ -134,12 +138,15 @@ class IndexLauncher {
   const std::vector<Future>& futures() const { return futures_; }
 
  private:
+  friend class Context;
   TaskID task_;
   Domain domain_;
   TaskArgs args_;
   ArgumentMap point_args_;
   std::vector<RegionRequirement> reqs_;
   std::vector<Future> futures_;
+  // What the runtime made of reqs_ at the last launch (Context::execute); dropped by add().
+  mutable std::shared_ptr<const detail::ResolvedLaunch> resolved_;
 };
 
 // Sets fields of a region (all of it, or a subregion) to one value.

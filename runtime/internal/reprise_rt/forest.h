@@ -126,6 +126,11 @@ class RegionForest {
   // below it are invalid at once; the slots are reused once `released` has triggered.
   void retire_tree(std::uint32_t tree, Event released);
   void retire_partition(std::uint32_t node, Event released);
+  // Which forest this is (one per runtime, never the same twice in a process) and how many
+  // trees and partitions it has destroyed: a launcher's requirements resolved against it stay
+  // valid while both are unchanged (ResolvedLaunch).
+  std::uint64_t serial() const { return serial_; }
+  std::uint64_t retirements() const { return retirements_; }
   // Slots in the tables (live or waiting for reuse): bounded by what lives at once.
   struct Slots {
     std::size_t trees, regions, partitions, field_spaces;
@@ -163,6 +168,9 @@ class RegionForest {
   void retire_below(std::uint32_t node, Event released, bool with_partition);
 
   std::function<void(Event)> wait_;
+  static std::uint64_t next_serial();
+  std::uint64_t serial_ = next_serial();
+  std::uint64_t retirements_ = 0;
   std::uint64_t next_uid_ = 1;
   std::uint32_t next_index_space_ = 0;
   StableVector<FieldSpaceInfo> field_spaces_;

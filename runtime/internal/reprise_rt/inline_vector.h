@@ -82,7 +82,15 @@ class InlineVector {
   void pop_back() { --size_; }
   void resize(std::size_t n, const T& value = T{}) {
     reserve(n);
-    std::fill(data() + std::min<std::size_t>(n, size_), data() + n, value);
+    if (n > size_) {
+      // (A zero value — no event, no instance — is a memset: per-point tables of a replay
+      // under control replication have every shard's points.)
+      static constexpr unsigned char zero[sizeof(T)] = {};
+      if (std::memcmp(&value, zero, sizeof(T)) == 0)
+        std::memset(static_cast<void*>(data() + size_), 0, (n - size_) * sizeof(T));
+      else
+        std::fill(data() + size_, data() + n, value);
+    }
     size_ = std::uint32_t(n);
   }
   template <typename It, typename = std::enable_if_t<!std::is_integral_v<It>>>

@@ -19,6 +19,7 @@
 #include "reprise_rt/forest.h"
 #include "reprise_rt/future_state.h"
 #include "reprise_rt/inline_vector.h"
+#include "reprise_rt/point_instances.h"
 #include "reprise_rt/pool.h"
 
 namespace reprise::detail {
@@ -194,10 +195,10 @@ class Op {
   // Filled by the analysis: per point, per requirement rect and instance.
   // [point * reqs.size() + r]; empty when every requirement has its pieces (use rect()).
   InlineVector<Domain, 8> point_rects;
-  InlineVector<Instance*, 8> point_instances;  // same indexing
-  InlineVector<Event, 8> point_done;           // per point completion
-  Event done;                                  // the whole op (created at issue)
-  std::exception_ptr error;                    // the first point failure (see error_set)
+  PointInstances point_instances;     // same indexing (a replay may share its template's)
+  InlineVector<Event, 8> point_done;  // per point completion
+  Event done;                         // the whole op (created at issue)
+  std::exception_ptr error;           // the first point failure (see error_set)
   std::atomic<bool> error_set{false};
   std::atomic<std::int64_t> remaining{0};  // points not yet complete
 

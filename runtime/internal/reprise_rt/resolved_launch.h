@@ -1,0 +1,29 @@
+#pragma once
+// What Context::execute made of an IndexLauncher's requirements, kept in the launcher for its
+// next launch. A launcher kept and launched again (Legion's habit, and every iteration of a
+// traced loop) would otherwise check and resolve every requirement again: handles, privileges,
+// fields, projections, interference — a third of the application thread's cost per launch.
+// Valid for the same domain while the forest it was resolved against has destroyed nothing
+// (nothing else a resolution reads changes: field spaces and partitions are fixed once made).
+#include <cstdint>
+
+#include "reprise/types.h"
+#include "reprise_rt/inline_vector.h"
+#include "reprise_rt/op.h"
+#include "reprise_rt/pool.h"
+
+namespace reprise::detail {
+
+struct ResolvedLaunch {
+  std::uint64_t forest = 0;       // RegionForest::serial
+  std::uint64_t retirements = 0;  // RegionForest::retirements then
+  Domain domain;
+  PoolVector<ReqInfo> reqs;
+  InlineVector<std::uint16_t, 8> req_begin;  // TaskPayload::req_begin
+
+  bool valid_for(const RegionForest& f, const Domain& d) const {
+    return forest == f.serial() && retirements == f.retirements() && domain == d;
+  }
+};
+
+}  // namespace reprise::detail
