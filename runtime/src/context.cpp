@@ -352,6 +352,26 @@ bool needs_interference_check(const detail::PoolVector<ReqInfo>& reqs) {
   return false;
 }
 
+// Fills a task launch's requirements: a copy of what the launcher's last launch made of them
+// while that still holds (ResolvedLaunch), else by `resolve`, whose result the launcher keeps.
+template <class Resolve>
+void resolve_requirements(Runtime& rt, std::shared_ptr<const detail::ResolvedLaunch>& kept,
+                          detail::Op& op, Resolve&& resolve) {
+  if (kept && kept->valid_for(rt.forest(), op.domain)) {
+    op.reqs = kept->reqs;
+    op.task_payload().req_begin = kept->req_begin;
+    return;
+  }
+  resolve();  // (throws on bad requirements: nothing is kept)
+  auto resolved = std::make_shared<detail::ResolvedLaunch>();
+  resolved->forest = rt.forest().serial();
+  resolved->retirements = rt.forest().retirements();
+  resolved->domain = op.domain;
+  resolved->reqs = op.reqs;
+  resolved->req_begin = op.task_payload().req_begin;
+  kept = std::move(resolved);
+}
+
 void check_futures(const OpLabel& op, const std::vector<Future>& fs) {
   for (std::size_t i = 0; i < fs.size(); ++i)
     if (!fs[i].valid()) throw Error(fmt::format("{}: future argument {} is empty", op, i));
@@ -567,15 +587,18 @@ Future Context::execute_task(const TaskLauncher& l, std::uint32_t pinned_memory)
   op->payload = detail::TaskPayload{};
   op->task_payload().args.assign(l.args().data(), l.args().data() + l.args().size());
   op->task_payload().pinned_memory = pinned_memory;
-  op->reqs.reserve(l.requirements().size());
-  for (std::size_t i = 0; i < l.requirements().size(); ++i) {
-    const auto& r = l.requirements()[i];
-    if (r.partition.valid())
-      throw Error(
-          fmt::format("{}: requirement {} names a partition; single tasks use regions", name, i));
-    add_requirement(rtm.forest(), name, int(i), r, op->domain, *op);
-  }
-  if (needs_interference_check(op->reqs)) check_interference_once(rtm, name, op->domain, op->reqs);
+  resolve_requirements(rtm, l.resolved_, *op, [&] {
+    op->reqs.reserve(l.requirements().size());
+    for (std::size_t i = 0; i < l.requirements().size(); ++i) {
+      const auto& r = l.requirements()[i];
+      if (r.partition.valid())
+        throw Error(
+            fmt::format("{}: requirement {} names a partition; single tasks use regions", name, i));
+      add_requirement(rtm.forest(), name, int(i), r, op->domain, *op);
+    }
+    if (needs_interference_check(op->reqs))
+      check_interference_once(rtm, name, op->domain, op->reqs);
+  });
   check_futures(name, l.futures());
   op->task_payload().futures.assign(l.futures().begin(), l.futures().end());
   op->future = std::make_shared<detail::FutureState>();
@@ -601,23 +624,12 @@ FutureMap Context::execute(const IndexLauncher& l) {
   op->payload = detail::TaskPayload{};
   op->task_payload().args.assign(l.args().data(), l.args().data() + l.args().size());
   op->task_payload().point_args = l.argument_map();
-  if (const detail::ResolvedLaunch* kept = l.resolved_.get();
-      kept && kept->valid_for(rtm.forest(), dom)) {
-    op->reqs = kept->reqs;
-    op->task_payload().req_begin = kept->req_begin;
-  } else {
+  resolve_requirements(rtm, l.resolved_, *op, [&] {
     op->reqs.reserve(l.requirements().size());
     for (std::size_t i = 0; i < l.requirements().size(); ++i)
       add_requirement(rtm.forest(), name, int(i), l.requirements()[i], dom, *op);
     if (needs_interference_check(op->reqs)) check_interference_once(rtm, name, dom, op->reqs);
-    auto resolved = std::make_shared<detail::ResolvedLaunch>();
-    resolved->forest = rtm.forest().serial();
-    resolved->retirements = rtm.forest().retirements();
-    resolved->domain = dom;
-    resolved->reqs = op->reqs;
-    resolved->req_begin = op->task_payload().req_begin;
-    l.resolved_ = std::move(resolved);
-  }
+  });
   check_futures(name, l.futures());
   op->task_payload().futures.assign(l.futures().begin(), l.futures().end());
   // (Pooled: the map dies on whichever thread drops it last, often a worker.)

@@ -71,12 +71,14 @@ TaskLauncher& TaskLauncher::add(Region r, Privilege p, std::initializer_list<Fie
   return add(r, p, std::vector<FieldID>(fields));
 }
 TaskLauncher& TaskLauncher::add(Region r, Privilege p, std::vector<FieldID> fields) {
+  resolved_.reset();
   reserve_for(reqs_);
   reqs_.push_back(region_req(r, p, ReductionOp::None, std::move(fields)));
   return *this;
 }
 TaskLauncher& TaskLauncher::add_reduction(Region r, ReductionOp op,
                                           std::initializer_list<FieldID> fields) {
+  resolved_.reset();
   reserve_for(reqs_);
   reqs_.push_back(region_req(r, Privilege::Reduce, op, fields));
   return *this;

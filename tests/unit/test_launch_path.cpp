@@ -241,6 +241,15 @@ TEST(LaunchPath, AKeptLauncherIsCheckedAgainWhenItsAnswerMayHaveChanged) {
     l.add(p, Projection::identity(), Privilege::ReadWrite, {FV});
     EXPECT_ERROR(ctx.execute(l), "interfere");
     EXPECT_EQ(sum_of(ctx, r), 500);
+    // A single task's launcher: the same.
+    Region s = ctx.create_region(ctx.create_index_space(Rect<1>({0}, {9})), fs);
+    ctx.fill(FillLauncher::of(s, {FV}, std::int64_t(3)));
+    TaskLauncher sum(T_SUM);
+    sum.add(s, Privilege::ReadOnly, {FV});
+    EXPECT_EQ(ctx.execute(sum).get<std::int64_t>(), 30);
+    EXPECT_EQ(ctx.execute(sum).get<std::int64_t>(), 30);
+    ctx.destroy(s);
+    EXPECT_ERROR(ctx.execute(sum), "was destroyed");
   });
 }
 

@@ -92,10 +92,13 @@ class TaskLauncher {
   const std::vector<Future>& futures() const { return futures_; }
 
  private:
+  friend class Context;
   TaskID task_;
   TaskArgs args_;
   std::vector<RegionRequirement> reqs_;
   std::vector<Future> futures_;
+  // What the runtime made of reqs_ at the last launch (Context::execute); dropped by add().
+  mutable std::shared_ptr<const detail::ResolvedLaunch> resolved_;
 };
 
 // One task per point of a launch domain.
