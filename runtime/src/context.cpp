@@ -5,8 +5,10 @@
 #include <fmt/core.h>
 
 #include <algorithm>
+#include <utility>
 
 #include "reprise_rt/hasher.h"
+#include "reprise_rt/op_token.h"
 #include "reprise_rt/resolved_launch.h"
 #include "reprise_rt/runtime.h"
 
@@ -354,21 +356,31 @@ bool needs_interference_check(const detail::PoolVector<ReqInfo>& reqs) {
 
 // Fills a task launch's requirements: a copy of what the launcher's last launch made of them
 // while that still holds (ResolvedLaunch), else by `resolve`, whose result the launcher keeps.
+// The op's token (trace matching's key, otherwise computed on the utility thread) comes with
+// them: it depends only on them, the domain, the task and the number of futures.
+// (A launcher launched once keeps nothing: `launched` notes the first launch.)
 template <class Resolve>
 void resolve_requirements(Runtime& rt, std::shared_ptr<const detail::ResolvedLaunch>& kept,
-                          detail::Op& op, Resolve&& resolve) {
+                          bool& launched, detail::Op& op, Resolve&& resolve) {
+  const auto& payload = op.task_payload();
   if (kept && kept->valid_for(rt.forest(), op.domain)) {
     op.reqs = kept->reqs;
     op.task_payload().req_begin = kept->req_begin;
+    if (kept->futures == payload.futures.size() && kept->pinned_memory == payload.pinned_memory)
+      op.token = kept->token;
     return;
   }
   resolve();  // (throws on bad requirements: nothing is kept)
+  if (!std::exchange(launched, true)) return;
   auto resolved = std::make_shared<detail::ResolvedLaunch>();
   resolved->forest = rt.forest().serial();
   resolved->retirements = rt.forest().retirements();
   resolved->domain = op.domain;
   resolved->reqs = op.reqs;
-  resolved->req_begin = op.task_payload().req_begin;
+  resolved->req_begin = payload.req_begin;
+  resolved->futures = std::uint32_t(payload.futures.size());
+  resolved->pinned_memory = payload.pinned_memory;
+  resolved->token = detail::token_of(op);
   kept = std::move(resolved);
 }
 
@@ -587,7 +599,9 @@ Future Context::execute_task(const TaskLauncher& l, std::uint32_t pinned_memory)
   op->payload = detail::TaskPayload{};
   op->task_payload().args.assign(l.args().data(), l.args().data() + l.args().size());
   op->task_payload().pinned_memory = pinned_memory;
-  resolve_requirements(rtm, l.resolved_, *op, [&] {
+  check_futures(name, l.futures());
+  op->task_payload().futures.assign(l.futures().begin(), l.futures().end());
+  resolve_requirements(rtm, l.resolved_, l.launched_, *op, [&] {
     op->reqs.reserve(l.requirements().size());
     for (std::size_t i = 0; i < l.requirements().size(); ++i) {
       const auto& r = l.requirements()[i];
@@ -599,8 +613,6 @@ Future Context::execute_task(const TaskLauncher& l, std::uint32_t pinned_memory)
     if (needs_interference_check(op->reqs))
       check_interference_once(rtm, name, op->domain, op->reqs);
   });
-  check_futures(name, l.futures());
-  op->task_payload().futures.assign(l.futures().begin(), l.futures().end());
   op->future = std::make_shared<detail::FutureState>();
   const TaskVariant* v = t.variant(ProcessorKind::CPU);
   op->future->kind = v ? v->result_kind : t.variants.front().result_kind;
@@ -624,14 +636,14 @@ FutureMap Context::execute(const IndexLauncher& l) {
   op->payload = detail::TaskPayload{};
   op->task_payload().args.assign(l.args().data(), l.args().data() + l.args().size());
   op->task_payload().point_args = l.argument_map();
-  resolve_requirements(rtm, l.resolved_, *op, [&] {
+  check_futures(name, l.futures());
+  op->task_payload().futures.assign(l.futures().begin(), l.futures().end());
+  resolve_requirements(rtm, l.resolved_, l.launched_, *op, [&] {
     op->reqs.reserve(l.requirements().size());
     for (std::size_t i = 0; i < l.requirements().size(); ++i)
       add_requirement(rtm.forest(), name, int(i), l.requirements()[i], dom, *op);
     if (needs_interference_check(op->reqs)) check_interference_once(rtm, name, dom, op->reqs);
   });
-  check_futures(name, l.futures());
-  op->task_payload().futures.assign(l.futures().begin(), l.futures().end());
   // (Pooled: the map dies on whichever thread drops it last, often a worker.)
   op->future_map =
       std::allocate_shared<detail::FutureMapState>(detail::PoolAllocator<detail::FutureMapState>());

@@ -97,8 +97,10 @@ class TaskLauncher {
   TaskArgs args_;
   std::vector<RegionRequirement> reqs_;
   std::vector<Future> futures_;
-  // What the runtime made of reqs_ at the last launch (Context::execute); dropped by add().
+  // What the runtime made of reqs_ at the last launch (Context::execute; kept from the second
+  // launch on: a launcher launched once pays nothing for it); dropped by add().
   mutable std::shared_ptr<const detail::ResolvedLaunch> resolved_;
+  mutable bool launched_ = false;
 };
 
 // One task per point of a launch domain.
@@ -148,8 +150,10 @@ class IndexLauncher {
   ArgumentMap point_args_;
   std::vector<RegionRequirement> reqs_;
   std::vector<Future> futures_;
-  // What the runtime made of reqs_ at the last launch (Context::execute); dropped by add().
+  // What the runtime made of reqs_ at the last launch (Context::execute; kept from the second
+  // launch on: a launcher launched once pays nothing for it); dropped by add().
   mutable std::shared_ptr<const detail::ResolvedLaunch> resolved_;
+  mutable bool launched_ = false;
 };
 
 // Sets fields of a region (all of it, or a subregion) to one value.
