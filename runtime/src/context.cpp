@@ -357,7 +357,8 @@ bool needs_interference_check(const detail::PoolVector<ReqInfo>& reqs) {
 // Fills a task launch's requirements: a copy of what the launcher's last launch made of them
 // while that still holds (ResolvedLaunch), else by `resolve`, whose result the launcher keeps.
 // The op's token (trace matching's key, otherwise computed on the utility thread) comes with
-// them: it depends only on them, the domain, the task and the number of futures.
+// them: it depends only on them, the domain, the task, the number of futures and the pinned
+// memory.
 // (A launcher launched once keeps nothing: `launched` notes the first launch.)
 template <class Resolve>
 void resolve_requirements(Runtime& rt, std::shared_ptr<const detail::ResolvedLaunch>& kept,

@@ -97,8 +97,9 @@ class TaskLauncher {
   TaskArgs args_;
   std::vector<RegionRequirement> reqs_;
   std::vector<Future> futures_;
-  // What the runtime made of reqs_ at the last launch (Context::execute; kept from the second
-  // launch on: a launcher launched once pays nothing for it); dropped by add().
+  // What the runtime made of reqs_ at the last launch (Context::execute, on the application
+  // thread; kept from the second launch on: a launcher launched once pays nothing for it);
+  // dropped by add().
   mutable std::shared_ptr<const detail::ResolvedLaunch> resolved_;
   mutable bool launched_ = false;
 };
@@ -150,8 +151,9 @@ class IndexLauncher {
   ArgumentMap point_args_;
   std::vector<RegionRequirement> reqs_;
   std::vector<Future> futures_;
-  // What the runtime made of reqs_ at the last launch (Context::execute; kept from the second
-  // launch on: a launcher launched once pays nothing for it); dropped by add().
+  // What the runtime made of reqs_ at the last launch (Context::execute, on the application
+  // thread; kept from the second launch on: a launcher launched once pays nothing for it);
+  // dropped by add().
   mutable std::shared_ptr<const detail::ResolvedLaunch> resolved_;
   mutable bool launched_ = false;
 };

@@ -1,8 +1,8 @@
 #pragma once
-// What Context::execute made of an IndexLauncher's requirements, kept in the launcher for its
-// next launch. A launcher kept and launched again (Legion's habit, and every iteration of a
-// traced loop) would otherwise check and resolve every requirement again: handles, privileges,
-// fields, projections, interference — a third of the application thread's cost per launch.
+// What Context::execute made of a task or index launcher's requirements, kept in the launcher
+// for its next launch. A launcher kept and launched again (Legion's habit, and every iteration
+// of a traced loop) would otherwise check and resolve every requirement again: handles,
+// privileges, fields, projections, interference — a third of what Context::execute costs.
 // Valid for the same domain while the forest it was resolved against has destroyed nothing
 // (nothing else a resolution reads changes: field spaces and partitions are fixed once made).
 // It also keeps the launch's token: trace matching's key, a quarter of what the utility
