@@ -29,11 +29,9 @@ int main(int argc, char** argv) {
     auto tiles = ctx.create_index_space(Rect<1>({0}, {3}));
     Partition p = ctx.partition_equal(r, tiles);  // 4 disjoint pieces
     ctx.fill(r, FID_X, 1.0);
-    for (int i = 0; i < 10; ++i) {  // returns at once; runs behind
-      IndexLauncher l(SCALE, tiles, TaskArgs{2.0});
-      l.add(p, Projection::identity(), Privilege::ReadWrite, {FID_X});
-      ctx.execute(l);
-    }
+    IndexLauncher scale(SCALE, tiles, TaskArgs{2.0});  // kept: checked once
+    scale.add(p, Projection::identity(), Privilege::ReadWrite, {FID_X});
+    for (int i = 0; i < 10; ++i) ctx.execute(scale);  // returns at once; runs behind
     IndexLauncher s(SUM, tiles);
     s.add(p, Projection::identity(), Privilege::ReadOnly, {FID_X});
     double total = ctx.reduce(ctx.execute(s), ReductionOp::Sum).get<double>();  // blocks
