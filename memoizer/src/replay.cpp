@@ -112,13 +112,16 @@ void Memoizer::replay(TraceTemplate& t, bool elide, std::size_t prefix) {
   // Control replication: an op completes here with its local work only (one with no point
   // here at once), so the summary also covers what the replay was ordered after.
   if (rt_.num_shards() > 1 && fence.exists()) summary_done_.push_back(fence);
-  prev_ops_ = buffer_;
   prev_copy_done_ = copy_done_;
   prev_fence_ = fence;
   last_replayed_ = &t;
   just_recorded_ = nullptr;
   ++t.replays;
   if (prof) prof->record_replay(t.id, buffer_.size(), prof_t0, Profiler::stamp());
+  // The next replay links to these ops. (Swapped, not copied: a copy took and dropped a
+  // reference to every op, counts the workers also write. The caller clears the buffer, which
+  // now lets go of the previous replay's ops.)
+  prev_ops_.swap(buffer_);
 }
 
 void Memoizer::gather_external(const TraceTemplate& t, const Instruction& in, Event fence,
