@@ -1,13 +1,18 @@
 #include "reprise/launcher.h"
 
 #include <unordered_map>
+#include <utility>
 
 namespace reprise {
 
 namespace {
-// Launches rarely have more than four requirements: no regrowth (and copies) while adding.
-void reserve_for(std::vector<RegionRequirement>& reqs) {
+// Appends a requirement: what a launch made of the list before (ResolvedLaunch) no longer
+// holds. (Launches rarely have more than four requirements: no regrowth while adding.)
+template <class Kept>
+void append(std::vector<RegionRequirement>& reqs, Kept& resolved, RegionRequirement r) {
+  resolved.reset();
   if (reqs.empty()) reqs.reserve(4);
+  reqs.push_back(std::move(r));
 }
 RegionRequirement region_req(Region r, Privilege p, ReductionOp op, std::vector<FieldID> f) {
   RegionRequirement q;
@@ -71,16 +76,12 @@ TaskLauncher& TaskLauncher::add(Region r, Privilege p, std::initializer_list<Fie
   return add(r, p, std::vector<FieldID>(fields));
 }
 TaskLauncher& TaskLauncher::add(Region r, Privilege p, std::vector<FieldID> fields) {
-  resolved_.reset();
-  reserve_for(reqs_);
-  reqs_.push_back(region_req(r, p, ReductionOp::None, std::move(fields)));
+  append(reqs_, resolved_, region_req(r, p, ReductionOp::None, std::move(fields)));
   return *this;
 }
 TaskLauncher& TaskLauncher::add_reduction(Region r, ReductionOp op,
                                           std::initializer_list<FieldID> fields) {
-  resolved_.reset();
-  reserve_for(reqs_);
-  reqs_.push_back(region_req(r, Privilege::Reduce, op, fields));
+  append(reqs_, resolved_, region_req(r, Privilege::Reduce, op, fields));
   return *this;
 }
 TaskLauncher& TaskLauncher::add_future(Future f) {
@@ -94,29 +95,21 @@ IndexLauncher& IndexLauncher::add(const Partition& p, const Projection& proj, Pr
 }
 IndexLauncher& IndexLauncher::add(const Partition& p, const Projection& proj, Privilege priv,
                                   std::vector<FieldID> fields) {
-  resolved_.reset();
-  reserve_for(reqs_);
-  reqs_.push_back(partition_req(p, proj, priv, ReductionOp::None, std::move(fields)));
+  append(reqs_, resolved_, partition_req(p, proj, priv, ReductionOp::None, std::move(fields)));
   return *this;
 }
 IndexLauncher& IndexLauncher::add(Region r, Privilege priv, std::initializer_list<FieldID> fields) {
-  resolved_.reset();
-  reserve_for(reqs_);
-  reqs_.push_back(region_req(r, priv, ReductionOp::None, fields));
+  append(reqs_, resolved_, region_req(r, priv, ReductionOp::None, fields));
   return *this;
 }
 IndexLauncher& IndexLauncher::add_reduction(const Partition& p, const Projection& proj,
                                             ReductionOp op, std::initializer_list<FieldID> fields) {
-  resolved_.reset();
-  reserve_for(reqs_);
-  reqs_.push_back(partition_req(p, proj, Privilege::Reduce, op, fields));
+  append(reqs_, resolved_, partition_req(p, proj, Privilege::Reduce, op, fields));
   return *this;
 }
 IndexLauncher& IndexLauncher::add_reduction(Region r, ReductionOp op,
                                             std::initializer_list<FieldID> fields) {
-  resolved_.reset();
-  reserve_for(reqs_);
-  reqs_.push_back(region_req(r, Privilege::Reduce, op, fields));
+  append(reqs_, resolved_, region_req(r, Privilege::Reduce, op, fields));
   return *this;
 }
 IndexLauncher& IndexLauncher::add_future(Future f) {
