@@ -354,25 +354,42 @@ bool needs_interference_check(const detail::PoolVector<ReqInfo>& reqs) {
   return false;
 }
 
-// Fills a task launch's requirements: a copy of what the launcher's last launch made of them
-// while that still holds (ResolvedLaunch), else by `resolve`, whose result the launcher keeps.
-// The op's token (trace matching's key, otherwise computed on the utility thread) comes with
-// them: it depends only on them, the domain, the task, the number of futures and the pinned
-// memory.
-// (A launcher launched once keeps nothing: `launched` notes the first launch.)
+// A launch domain's fingerprint (FNV-1a over its extent), for KeptLaunches::missed.
+std::uint64_t fingerprint(const Domain& d) {
+  std::uint64_t h = 1469598103934665603ull ^ std::uint64_t(d.dim);
+  for (int i = 0; i < d.dim; ++i)
+    for (coord_t v : {d.lo[i], d.hi[i]}) h = (h ^ std::uint64_t(v)) * 1099511628211ull;
+  return h | 1;  // (0 is "none")
+}
+
+// Fills a task launch's requirements: a copy of what one of the launcher's recent launches over
+// the same domain made of them while that still holds (ResolvedLaunch), else by `resolve`,
+// whose result the launcher keeps. The op's token (trace matching's key, otherwise computed on
+// the utility thread) comes with them: it depends only on them, the domain, the task, the
+// number of futures and the pinned memory.
+// (A resolution is kept for a domain one of the last two launches without a kept one had too:
+// a launcher launched once, or over ever new domains, keeps nothing; one that alternates
+// between two domains keeps both.)
 template <class Resolve>
-void resolve_requirements(Runtime& rt, std::shared_ptr<const detail::ResolvedLaunch>& kept,
-                          bool& launched, detail::Op& op, Resolve&& resolve) {
+void resolve_requirements(Runtime& rt, detail::KeptLaunches& kept, detail::Op& op,
+                          Resolve&& resolve) {
   const auto& payload = op.task_payload();
-  if (kept && kept->valid_for(rt.forest(), op.domain)) {
-    op.reqs = kept->reqs;
-    op.task_payload().req_begin = kept->req_begin;
-    if (kept->futures == payload.futures.size() && kept->pinned_memory == payload.pinned_memory)
-      op.token = kept->token;
+  for (int k = 0; k < 2; ++k) {
+    const auto& r = kept.resolved[k];
+    if (!r || !r->valid_for(rt.forest(), op.domain)) continue;
+    op.reqs = r->reqs;
+    op.task_payload().req_begin = r->req_begin;
+    if (r->futures == payload.futures.size() && r->pinned_memory == payload.pinned_memory)
+      op.token = r->token;
+    if (k == 1) std::swap(kept.resolved[0], kept.resolved[1]);
     return;
   }
   resolve();  // (throws on bad requirements: nothing is kept)
-  if (!std::exchange(launched, true)) return;
+  const std::uint64_t domain = fingerprint(op.domain);
+  if (domain != kept.missed[0] && domain != kept.missed[1]) {
+    kept.missed[1] = std::exchange(kept.missed[0], domain);
+    return;
+  }
   auto resolved = std::make_shared<detail::ResolvedLaunch>();
   resolved->forest = rt.forest().serial();
   resolved->retirements = rt.forest().retirements();
@@ -382,7 +399,10 @@ void resolve_requirements(Runtime& rt, std::shared_ptr<const detail::ResolvedLau
   resolved->futures = std::uint32_t(payload.futures.size());
   resolved->pinned_memory = payload.pinned_memory;
   resolved->token = detail::token_of(op);
-  kept = std::move(resolved);
+  // (One for another domain stays; one for this domain, no longer valid, is replaced.)
+  if (kept.resolved[0] && kept.resolved[0]->domain != op.domain)
+    kept.resolved[1] = std::move(kept.resolved[0]);
+  kept.resolved[0] = std::move(resolved);
 }
 
 void check_futures(const OpLabel& op, const std::vector<Future>& fs) {
@@ -602,7 +622,7 @@ Future Context::execute_task(const TaskLauncher& l, std::uint32_t pinned_memory)
   op->task_payload().pinned_memory = pinned_memory;
   check_futures(name, l.futures());
   op->task_payload().futures.assign(l.futures().begin(), l.futures().end());
-  resolve_requirements(rtm, l.resolved_, l.launched_, *op, [&] {
+  resolve_requirements(rtm, l.kept_, *op, [&] {
     op->reqs.reserve(l.requirements().size());
     for (std::size_t i = 0; i < l.requirements().size(); ++i) {
       const auto& r = l.requirements()[i];
@@ -639,7 +659,7 @@ FutureMap Context::execute(const IndexLauncher& l) {
   op->task_payload().point_args = l.argument_map();
   check_futures(name, l.futures());
   op->task_payload().futures.assign(l.futures().begin(), l.futures().end());
-  resolve_requirements(rtm, l.resolved_, l.launched_, *op, [&] {
+  resolve_requirements(rtm, l.kept_, *op, [&] {
     op->reqs.reserve(l.requirements().size());
     for (std::size_t i = 0; i < l.requirements().size(); ++i)
       add_requirement(rtm.forest(), name, int(i), l.requirements()[i], dom, *op);

@@ -8,9 +8,8 @@ namespace reprise {
 namespace {
 // Appends a requirement: what a launch made of the list before (ResolvedLaunch) no longer
 // holds. (Launches rarely have more than four requirements: no regrowth while adding.)
-template <class Kept>
-void append(std::vector<RegionRequirement>& reqs, Kept& resolved, RegionRequirement r) {
-  resolved.reset();
+void append(std::vector<RegionRequirement>& reqs, detail::KeptLaunches& kept, RegionRequirement r) {
+  kept.reset();
   if (reqs.empty()) reqs.reserve(4);
   reqs.push_back(std::move(r));
 }
@@ -76,12 +75,12 @@ TaskLauncher& TaskLauncher::add(Region r, Privilege p, std::initializer_list<Fie
   return add(r, p, std::vector<FieldID>(fields));
 }
 TaskLauncher& TaskLauncher::add(Region r, Privilege p, std::vector<FieldID> fields) {
-  append(reqs_, resolved_, region_req(r, p, ReductionOp::None, std::move(fields)));
+  append(reqs_, kept_, region_req(r, p, ReductionOp::None, std::move(fields)));
   return *this;
 }
 TaskLauncher& TaskLauncher::add_reduction(Region r, ReductionOp op,
                                           std::initializer_list<FieldID> fields) {
-  append(reqs_, resolved_, region_req(r, Privilege::Reduce, op, fields));
+  append(reqs_, kept_, region_req(r, Privilege::Reduce, op, fields));
   return *this;
 }
 TaskLauncher& TaskLauncher::add_future(Future f) {
@@ -95,21 +94,21 @@ IndexLauncher& IndexLauncher::add(const Partition& p, const Projection& proj, Pr
 }
 IndexLauncher& IndexLauncher::add(const Partition& p, const Projection& proj, Privilege priv,
                                   std::vector<FieldID> fields) {
-  append(reqs_, resolved_, partition_req(p, proj, priv, ReductionOp::None, std::move(fields)));
+  append(reqs_, kept_, partition_req(p, proj, priv, ReductionOp::None, std::move(fields)));
   return *this;
 }
 IndexLauncher& IndexLauncher::add(Region r, Privilege priv, std::initializer_list<FieldID> fields) {
-  append(reqs_, resolved_, region_req(r, priv, ReductionOp::None, fields));
+  append(reqs_, kept_, region_req(r, priv, ReductionOp::None, fields));
   return *this;
 }
 IndexLauncher& IndexLauncher::add_reduction(const Partition& p, const Projection& proj,
                                             ReductionOp op, std::initializer_list<FieldID> fields) {
-  append(reqs_, resolved_, partition_req(p, proj, Privilege::Reduce, op, fields));
+  append(reqs_, kept_, partition_req(p, proj, Privilege::Reduce, op, fields));
   return *this;
 }
 IndexLauncher& IndexLauncher::add_reduction(Region r, ReductionOp op,
                                             std::initializer_list<FieldID> fields) {
-  append(reqs_, resolved_, region_req(r, Privilege::Reduce, op, fields));
+  append(reqs_, kept_, region_req(r, Privilege::Reduce, op, fields));
   return *this;
 }
 IndexLauncher& IndexLauncher::add_future(Future f) {

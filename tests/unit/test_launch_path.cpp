@@ -253,6 +253,52 @@ TEST(LaunchPath, AKeptLauncherIsCheckedAgainWhenItsAnswerMayHaveChanged) {
   });
 }
 
+// A launcher alternating between launch domains keeps a resolution for each of the last two
+// (KeptLaunches), and every one of them is checked again after a destruction.
+TEST(LaunchPath, ALauncherAlternatingBetweenDomainsGetsTheSerialResult) {
+  register_all();
+  reprise::run({"-ll:cpu", "1", "-lg:no_auto_tracing"}, [&](Context& ctx) {
+    auto fs = ctx.create_field_space({{FV, sizeof(std::int64_t)}});
+    Region r = ctx.create_region(ctx.create_index_space(Rect<1>({0}, {99})), fs);
+    ctx.fill(FillLauncher::of(r, {FV}, std::int64_t(0)));
+    Partition p = ctx.partition_by_blocks(r, Point<1>{25});
+    IndexLauncher l(T_ADD_ARG, p.color_space(), TaskArgs{AddArgs{1, {}}});
+    l.add(p, Projection::identity(), Privilege::ReadWrite, {FV});
+    // (Of different sizes: a launch over the wrong one would change the sum.)
+    const Domain low(Rect<1>({0}, {0})), high(Rect<1>({2}, {3})), middle(Rect<1>({1}, {3}));
+    std::int64_t expect = 0;
+    auto launch = [&](const Domain& d, std::int64_t add) {
+      l.set_domain(d);
+      l.set_args(TaskArgs{AddArgs{add, {}}});
+      ctx.execute(l);
+      expect += 25 * (d.hi[0] - d.lo[0] + 1) * add;  // pieces of 25
+    };
+    for (int i = 0; i < 6; ++i) launch(i % 2 ? high : low, i + 1);
+    // A third domain in turn with the two (each evicts the least recently used).
+    for (int i = 0; i < 6; ++i) launch(i % 3 == 0 ? low : i % 3 == 1 ? high : middle, 10);
+    EXPECT_EQ(sum_of(ctx, r), expect);
+    // In traces (a launch's token, which names its domain, comes with its resolution: one for
+    // another domain would replay the wrong points).
+    for (int i = 0; i < 6; ++i) {
+      ctx.begin_trace(7);
+      launch(low, 1000);
+      launch(i % 2 ? high : middle, 1000);
+      ctx.end_trace(7);
+    }
+    EXPECT_EQ(sum_of(ctx, r), expect);
+    // Another partition destroyed: both kept resolutions are checked again and still hold.
+    ctx.destroy(ctx.partition_by_blocks(r, Point<1>{10}));
+    for (int i = 0; i < 4; ++i) launch(i % 2 ? high : low, 100);
+    EXPECT_EQ(sum_of(ctx, r), expect);
+    // Its own partition destroyed: an error for either domain, not a stale launch.
+    ctx.destroy(p);
+    l.set_domain(low);
+    EXPECT_ERROR(ctx.execute(l), "was destroyed");
+    l.set_domain(high);
+    EXPECT_ERROR(ctx.execute(l), "was destroyed");
+  });
+}
+
 TEST(LaunchPath, VoidFutureMapsWaitAndRefuseValues) {
   register_all();
   reprise::run({"-ll:cpu", "2"}, [](Context& ctx) {

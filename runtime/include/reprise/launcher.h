@@ -15,7 +15,18 @@
 namespace reprise {
 namespace detail {
 struct ResolvedLaunch;
-}
+// A launcher's kept resolutions (Context::execute): the most recently used first; `missed`
+// fingerprints the domains of the last two launches that found none (0: none), so that a
+// resolution is kept only for a domain launched before.
+struct KeptLaunches {
+  std::shared_ptr<const ResolvedLaunch> resolved[2];
+  std::uint64_t missed[2] = {};
+  void reset() {
+    resolved[0].reset();
+    resolved[1].reset();
+  }
+};
+}  // namespace detail
 class Context;
 
 // Scalar task arguments: the bytes of one trivially-copyable value (use a struct for several).
@@ -97,11 +108,10 @@ class TaskLauncher {
   TaskArgs args_;
   std::vector<RegionRequirement> reqs_;
   std::vector<Future> futures_;
-  // What the runtime made of reqs_ at the last launch (Context::execute, on the application
-  // thread; kept from the second launch on: a launcher launched once pays nothing for it);
-  // dropped by add().
-  mutable std::shared_ptr<const detail::ResolvedLaunch> resolved_;
-  mutable bool launched_ = false;
+  // What the runtime made of reqs_ at recent launches (Context::execute, on the application
+  // thread): one per launch domain, for the last two domains launched twice (a launcher
+  // launched once, or over ever new domains, pays nothing for it); dropped by add().
+  mutable detail::KeptLaunches kept_;
 };
 
 // One task per point of a launch domain.
@@ -151,11 +161,10 @@ class IndexLauncher {
   ArgumentMap point_args_;
   std::vector<RegionRequirement> reqs_;
   std::vector<Future> futures_;
-  // What the runtime made of reqs_ at the last launch (Context::execute, on the application
-  // thread; kept from the second launch on: a launcher launched once pays nothing for it);
-  // dropped by add().
-  mutable std::shared_ptr<const detail::ResolvedLaunch> resolved_;
-  mutable bool launched_ = false;
+  // What the runtime made of reqs_ at recent launches (Context::execute, on the application
+  // thread): one per launch domain, for the last two domains launched twice (a launcher
+  // launched once, or over ever new domains, pays nothing for it); dropped by add().
+  mutable detail::KeptLaunches kept_;
 };
 
 // Sets fields of a region (all of it, or a subregion) to one value.
