@@ -136,6 +136,13 @@ void Analysis::analyse_points(const OpRef& ref) {
   }
   // Everything that can fail happens before the first point is launched.
   logical_.compute_rects(op);
+  op_reduce_mark_ = physical_.reduce_mark();
+  for (const ReqInfo& q : op.reqs) {
+    if (q.privilege != Privilege::Reduce) continue;
+    if (reduce_began_.size() <= q.tree) reduce_began_.resize(q.tree + 1, {0, 0});
+    auto& began = reduce_began_[q.tree];
+    if (began[1] != op_reduce_mark_) began = {began[1], op_reduce_mark_};
+  }
   const bool several_memories = rt_.instances().num_memories() > 1;
   // With one memory only reductions need the physical state (their reduction instances and
   // the folds before the data is used again): ops on trees that never had one skip it.
@@ -403,42 +410,12 @@ void Analysis::launch_with_copies(Op& op, std::uint32_t p) {
     if (!reads_data(q.privilege)) continue;
     const Domain& rect = op.rect(p, r);
     Instance* dst = op.point_instances[p * nreq + r];
-    const std::uint32_t root_region = rt_.forest().tree(q.tree).root;
-    const Domain& root = rt_.forest().region(root_region).bounds;
+    const Domain& root = rt_.forest().region(rt_.forest().tree(q.tree).root).bounds;
     needs_.clear();
     folds_.clear();
     for (int fi : q.field_indices)
       physical_.read(q.tree, root, fi, rect, dst->memory(), point_pre_, needs_, folds_, elsewhere);
-    // One copy per (rectangle, source memory) carries every field that needs it.
-    for (std::size_t i = 0; i < needs_.size(); ++i) {
-      if (needs_[i].field < 0) continue;  // taken by an earlier copy
-      FieldIndexList fields;
-      FieldMask mask = 0;
-      src_ready_.clear();
-      const CopyNeed first = needs_[i];
-      take_group(
-          needs_, i,
-          [&](const CopyNeed& n) { return n.src_mem == first.src_mem && n.rect == first.rect; },
-          fields, mask,
-          [&](const CopyNeed& n) {
-            if (n.src_ready.exists()) src_ready_.push_back(n.src_ready);
-          });
-      Instance* src = instance_for(q.tree, first.src_mem);
-      if (between_other_shards(*src, *dst)) {
-        for (int fi : fields) physical_.copied(q.tree, root, fi, first.rect, dst->memory(), {});
-        continue;
-      }
-      ensure_point_pre(op, p);
-      copy_pre_.assign(pre_.of(p).begin(), pre_.of(p).end());
-      copy_pre_.insert(copy_pre_.end(), src_ready_.begin(), src_ready_.end());
-      OpRef c = make_copy(op, copies_made_++, false, p, next_name(src->memory()), q.tree,
-                          root_region, fields, mask, first.rect, src, dst);
-      order_copy(*c, mask);
-      Event done = graph().copy(c, copy_proc, copy_pre_, p);
-      note_copy(*c, mask, done);
-      for (int fi : fields) physical_.copied(q.tree, root, fi, first.rect, dst->memory(), done);
-      point_pre_.push_back(done);
-    }
+    copy_in(op, p, q, dst, copy_proc);
     fold_pending(op, p, r, copy_proc);
   }
   // Each reducer gets a reduction instance of its own over its rectangle in the chosen
@@ -446,6 +423,7 @@ void Analysis::launch_with_copies(Op& op, std::uint32_t p) {
   for (std::size_t r = 0; r < nreq; ++r) {
     const ReqInfo& q = op.reqs[r];
     if (q.privilege != Privilege::Reduce) continue;
+    fold_earlier(op, p, r, copy_proc, elsewhere);
     const Domain& rect = op.rect(p, r);
     const std::uint32_t mem = op.point_instances[p * nreq + r]->memory();
     Instance* inst = nullptr;
@@ -453,6 +431,11 @@ void Analysis::launch_with_copies(Op& op, std::uint32_t p) {
       inst = rt_.instances().reduction_instance(rt_.forest(), q.tree, mem, rect, slot);
       // (An empty rectangle's instance holds nothing: any slot will do.)
       if (rect.empty() || !physical_.in_use(q.tree, rect, inst)) break;
+    }
+    if (auto it = eager_folds_.find(inst); it != eager_folds_.end()) {
+      // (They read what the instance held before.)
+      point_pre_.insert(point_pre_.end(), it->second.begin(), it->second.end());
+      eager_folds_.erase(it);
     }
     op.point_instances.set(p * nreq + r, inst);
     const Domain& root = rt_.forest().region(rt_.forest().tree(q.tree).root).bounds;
@@ -483,6 +466,14 @@ void Analysis::launch_with_copies(Op& op, std::uint32_t p) {
   } else {
     done = graph().op(op, p, procs_[p], point_pre_);
   }
+  for (std::size_t r = 0; r < nreq; ++r)
+    if (op.reqs[r].privilege == Privilege::Reduce) {
+      const Instance* inst = op.point_instances[p * nreq + r];
+      if (done.exists())
+        reducer_done_[inst] = done;
+      else
+        reducer_done_.erase(inst);
+    }
   if (local)
     each_access([&](const Instance* inst, const Domain& rect, FieldMask mask, bool writes) {
       local_uses_->add(inst, rect, mask, writes, done);
@@ -494,6 +485,41 @@ void Analysis::launch_with_copies(Op& op, std::uint32_t p) {
     const Domain& root = rt_.forest().region(rt_.forest().tree(q.tree).root).bounds;
     const std::uint32_t mem = op.point_instances[p * nreq + r]->memory();
     for (int fi : q.field_indices) physical_.written(q.tree, root, fi, rect, mem);
+  }
+}
+
+void Analysis::copy_in(Op& op, std::uint32_t p, const ReqInfo& q, Instance* dst,
+                       Processor copy_proc) {
+  const std::uint32_t root_region = rt_.forest().tree(q.tree).root;
+  const Domain& root = rt_.forest().region(root_region).bounds;
+  for (std::size_t i = 0; i < needs_.size(); ++i) {
+    if (needs_[i].field < 0) continue;  // taken by an earlier copy
+    FieldIndexList fields;
+    FieldMask mask = 0;
+    src_ready_.clear();
+    const CopyNeed first = needs_[i];
+    take_group(
+        needs_, i,
+        [&](const CopyNeed& n) { return n.src_mem == first.src_mem && n.rect == first.rect; },
+        fields, mask,
+        [&](const CopyNeed& n) {
+          if (n.src_ready.exists()) src_ready_.push_back(n.src_ready);
+        });
+    Instance* src = instance_for(q.tree, first.src_mem);
+    if (between_other_shards(*src, *dst)) {
+      for (int fi : fields) physical_.copied(q.tree, root, fi, first.rect, dst->memory(), {});
+      continue;
+    }
+    ensure_point_pre(op, p);
+    copy_pre_.assign(pre_.of(p).begin(), pre_.of(p).end());
+    copy_pre_.insert(copy_pre_.end(), src_ready_.begin(), src_ready_.end());
+    OpRef c = make_copy(op, copies_made_++, false, p, next_name(src->memory()), q.tree, root_region,
+                        fields, mask, first.rect, src, dst);
+    order_copy(*c, mask);
+    Event done = graph().copy(c, copy_proc, copy_pre_, p);
+    note_copy(*c, mask, done);
+    for (int fi : fields) physical_.copied(q.tree, root, fi, first.rect, dst->memory(), done);
+    point_pre_.push_back(done);
   }
 }
 
@@ -679,7 +705,41 @@ void Analysis::note_copy(const Op& copy, FieldMask mask, Event done) {
   });
 }
 
-void Analysis::fold_pending(Op& op, std::uint32_t p, std::size_t r, Processor copy_proc) {
+void Analysis::fold_earlier(Op& op, std::uint32_t p, std::size_t r, Processor copy_proc,
+                            bool elsewhere) {
+  const ReqInfo& q = op.reqs[r];
+  const Domain& rect = op.rect(p, r);
+  if (rect.empty() || !physical_.has_pending(q.tree)) return;
+  // (Contributions that began at or before `older` are from before the previous launch.)
+  const std::uint64_t older = reduce_began_[q.tree][0];
+  FieldIndexList fields;
+  for (int fi : q.field_indices) {
+    const auto ages = physical_.pending_ages(q.tree, fi, rect, older, op_reduce_mark_);
+    if (ages.recent) return;  // (this launch reduces there already: folded later)
+    if (ages.old) fields.push_back(fi);
+  }
+  if (fields.empty()) return;
+  // As a read of those fields into the requirement's instance in its memory would: the data
+  // copied in, then the folds, in launch order (the fold order of every element is the one a
+  // later read would have taken). The point waits for them: it may take over an instance they
+  // read, and what waits for it (a read, a write) waits for the folded data.
+  Instance* dst = op.point_instances[p * op.reqs.size() + r];
+  const Domain& root = rt_.forest().region(rt_.forest().tree(q.tree).root).bounds;
+  needs_.clear();
+  folds_.clear();
+  for (int fi : fields)
+    physical_.read(q.tree, root, fi, rect, dst->memory(), point_pre_, needs_, folds_, elsewhere);
+  copy_in(op, p, q, dst, copy_proc);
+  // The folds wait for the reducers they fold (nothing else orders a reducer after them).
+  for (const FoldNeed& n : folds_)
+    for (const Instance* red : physical_.pending_list(n.list))
+      if (auto it = reducer_done_.find(red); it != reducer_done_.end())
+        point_pre_.push_back(it->second);
+  fold_pending(op, p, r, copy_proc, true);
+}
+
+void Analysis::fold_pending(Op& op, std::uint32_t p, std::size_t r, Processor copy_proc,
+                            bool eager) {
   // Reduction instances are folded into the reader's instance one after the other, in the
   // order their reducers were launched: the result does not depend on timing. Each instance is
   // folded once over what it has pending in the read (not once per fragment of it: a read
@@ -719,6 +779,7 @@ void Analysis::fold_pending(Op& op, std::uint32_t p, std::size_t r, Processor co
     order_copy(*c, mask);
     last = graph().copy(c, copy_proc, copy_pre_, p);
     note_copy(*c, mask, last);
+    if (eager && last.exists()) eager_folds_[red].push_back(last);
   };
   // The end of the run of parts from `at` that share its instance (or field, with `field`).
   auto run_end = [&](std::size_t at, std::size_t end, bool field) {

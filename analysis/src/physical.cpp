@@ -347,6 +347,27 @@ bool PhysicalState::in_use(std::uint32_t tree, const Domain& rect, const Instanc
   return false;
 }
 
+PhysicalState::PendingAges PhysicalState::pending_ages(std::uint32_t tree, int fi,
+                                                       const Domain& rect, std::uint64_t old,
+                                                       std::uint64_t recent) {
+  PendingAges ages;
+  if (!has_pending(tree) || rect.empty()) return ages;
+  settle(tree, fi, rect);
+  const Pieces* f = find(tree, fi);
+  if (!f) return ages;
+  meeting(*f, rect);
+  for (std::uint32_t slot : hits_) {
+    const Piece& p = f->slots[slot];
+    if (!p.pending) continue;
+    for (const Instance* i : lists_[p.pending]) {
+      const std::uint64_t order = reduction_order(i);
+      ages.old = ages.old || order <= old;
+      ages.recent = ages.recent || order > recent;
+    }
+  }
+  return ages;
+}
+
 std::uint64_t PhysicalState::pending_signature(std::uint32_t tree) const {
   if (!has_pending(tree)) return 0;
   std::uint64_t h = 0;

@@ -183,6 +183,53 @@ TEST(Reductions, TracedRunsMatchTheSerialFoldBitForBit) {
   }
 }
 
+// A loop that reduces into a field every iteration and reads it only after the loop: a launch
+// folds what the launches before the previous one left pending (Analysis::fold_earlier), so
+// at most two launches' contributions are pending — not one per iteration — the result is the
+// serial fold's bit for bit, and the loop's trace replays.
+TEST(Reductions, ALoopReducingEveryIterationKeepsTwoLaunchesPending) {
+  register_all();
+  constexpr int kLaunches = 40;
+  for (bool whole : {true, false}) {
+    const std::uint64_t want = hash_bits(serial(kLaunches, whole, false));
+    for (const auto& flags : kConfigs)
+      for (int mode = 0; mode < 3; ++mode) {  // untraced, manual traces, automatic tracing
+        auto f = flags;
+        if (mode != 2) f.push_back("-lg:no_auto_tracing");
+        const std::string what = join(f) + (whole ? " (whole region)" : " (pieces)") +
+                                 (mode == 1 ? ", manual traces" : "");
+        std::uint64_t got = 0;
+        reprise::run(f, [&](Context& ctx) {
+          auto [r, points, part] = make_region(ctx);
+          ctx.fill(r, FX, 0.25);
+          for (int l = 0; l < kLaunches; ++l) {
+            if (mode == 1) ctx.begin_trace(1);
+            IndexLauncher add(T_ADD, points, TaskArgs(AddArgs{double(l + 1)}));
+            if (whole)
+              add.add_reduction(r, ReductionOp::Sum, {FX});
+            else
+              add.add_reduction(part, Projection::identity(), ReductionOp::Sum, {FX});
+            ctx.execute(add);
+            if (mode == 1) ctx.end_trace(1);
+          }
+          TaskLauncher read(T_READ);
+          read.add(r, Privilege::ReadOnly, {FX});
+          got = ctx.execute(read).get<std::uint64_t>();
+          // Two launches' instances (one per point each), three right after a run of replays
+          // (the first launch analysed again does not know which launch came before it), where
+          // every launch had its own before (kLaunches of them; 120 launches also give 3).
+          EXPECT_LE(reprise::detail::Runtime::of(ctx).instances().reduction_instance_count(),
+                    std::size_t(3 * kPoints))
+              << what;
+          if (mode == 1) {
+            EXPECT_GE(ctx.trace_stats().replays, std::uint64_t(kLaunches - 6)) << what;
+          }
+        });
+        EXPECT_EQ(got, want) << what;
+      }
+  }
+}
+
 TEST(Reductions, ReplaysReuseTheSameReductionInstances) {
   register_all();
   for (const auto& flags : kConfigs) {

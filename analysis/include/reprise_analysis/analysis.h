@@ -2,7 +2,9 @@
 // The analysis stage of the pipeline: logical dependence analysis, mapping, the physical
 // analysis (instances per memory, the copies that make them valid) and emission of the graph
 // calculus.
+#include <array>
 #include <memory>
+#include <unordered_map>
 #include <vector>
 
 #include "reprise_analysis/logical.h"
@@ -62,8 +64,23 @@ class Analysis final : public OpSink {
   void check_access(const Op& op, std::size_t p, std::size_t r, MemoryID mem, Processor proc) const;
   // Launches point p after the copies that make its instances valid; updates the state.
   void launch_with_copies(Op& op, std::uint32_t p);
-  // Folds the pending reductions a read of requirement r found (folds_) into its instance.
-  void fold_pending(Op& op, std::uint32_t p, std::size_t r, Processor copy_proc);
+  // Copies what a read of requirement q found missing (needs_) into dst: one copy per
+  // rectangle and source memory, carrying every field that needs it; point p waits for each.
+  void copy_in(Op& op, std::uint32_t p, const ReqInfo& q, Instance* dst, Processor copy_proc);
+  // Folds the pending reductions a read of requirement r found (folds_) into its instance;
+  // `eager`: for a reducer (fold_earlier), which notes what each fold read (eager_folds_).
+  void fold_pending(Op& op, std::uint32_t p, std::size_t r, Processor copy_proc,
+                    bool eager = false);
+  // Before point p reduces through requirement r: where contributions of a launch before the
+  // previous one reducing into the tree are pending over its rectangle, everything earlier
+  // launches have pending there is folded into the region first (into the requirement's
+  // instance in its memory), in launch order. So a loop that reduces every iteration and
+  // reads after it keeps at most two launches' contributions pending, not one per iteration
+  // (and its traces find the states they started from), while two launches in a row that
+  // reduce with one operator still run side by side (they commute). Parts where this
+  // launch's earlier points have contributions pending are left for a later fold: the points
+  // of one launch do not wait for one another.
+  void fold_earlier(Op& op, std::uint32_t p, std::size_t r, Processor copy_proc, bool elsewhere);
   void reduce_futures(const OpRef& op);
   void drop_triggered(std::vector<Event>& events) const;
   // Control replication, untraced: a copy between two other shards' memories is not made at
@@ -139,6 +156,20 @@ class Analysis final : public OpSink {
     Domain rect;
   };
   std::vector<FoldPart> fold_parts_;
+  // PhysicalState::reduce_mark when the op being analysed began: contributions up to it are
+  // earlier launches' (fold_earlier).
+  std::uint64_t op_reduce_mark_ = 0;
+  // Per tree: reduce_mark when the last two ops reducing into it began ([0] the earlier).
+  std::vector<std::array<std::uint64_t, 2>> reduce_began_;
+  // The point that last reduced into each reduction instance (its completion), which a fold
+  // of it made by a later reducer waits for: reducers with one operator do not wait for one
+  // another. (An instance a replay reduced into has none: the replays' summary orders the
+  // next reducer after them.)
+  std::unordered_map<const Instance*, Event> reducer_done_;
+  // The folds out of each reduction instance made by reducers (fold_earlier) since it was
+  // last taken over — several points may each fold a part of it —: the reducer that takes
+  // the instance over waits for them (nothing else orders it after their reducers).
+  std::unordered_map<const Instance*, std::vector<Event>> eager_folds_;
   std::uint32_t copies_made_ = 0;  // for the op being analysed
   // For the point being analysed: per source shard, the copies named so far.
   std::vector<std::pair<std::uint32_t, std::uint32_t>> names_;

@@ -130,6 +130,15 @@ class PhysicalState {
               Event ready);
   // Whether some field of tree has contributions of `reduction` pending inside rect.
   bool in_use(std::uint32_t tree, const Domain& rect, const Instance* reduction);
+  // The contributions pending over rect in field fi, by when they began (reduction_order):
+  // whether some began at or before `old`, and whether some began after `recent`.
+  struct PendingAges {
+    bool old = false, recent = false;
+  };
+  PendingAges pending_ages(std::uint32_t tree, int fi, const Domain& rect, std::uint64_t old,
+                           std::uint64_t recent);
+  // The count of reduced() calls so far (reduction_order of the next contributions, less one).
+  std::uint64_t reduce_mark() const { return reduce_calls_; }
   // Whether tree has had reductions (since it was created): with one memory, ops on such a
   // tree take the physical path from then on (the fast path does not track folds).
   bool has_pending(std::uint32_t tree) const {
