@@ -931,6 +931,10 @@ void Analysis::destroy_region(const OpRef& op) {
   logical_.forget_tree(tree);
   physical_.forget_tree(tree);
   if (local_uses_) local_uses_->forget_tree(tree);
+  // (Its reduction instances go with it.)
+  std::erase_if(reducer_done_, [&](const auto& e) { return e.first->tree() == tree; });
+  std::erase_if(eager_folds_, [&](const auto& e) { return e.first->tree() == tree; });
+  if (tree < reduce_began_.size()) reduce_began_[tree] = {0, 0};
   const std::size_t mems = rt_.instances().num_memories();
   for (std::size_t m = 0; m < mems; ++m)
     if (tree * mems + m < instance_cache_.size()) instance_cache_[tree * mems + m] = nullptr;
