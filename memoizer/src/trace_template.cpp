@@ -291,6 +291,12 @@ void compute_elision_links(TraceTemplate& t, const std::vector<OpRef>& recorded,
       if (total > most) return give_up();
     }
   }
+  // Links an instruction to the previous replay's instructions in `links` (instance-level
+  // links that the logical analysis above does not give).
+  auto add_links = [&](std::uint32_t i, const std::vector<Link>& links) {
+    per_instr[i].insert(per_instr[i].end(), links.begin(), links.end());
+    total += links.size();
+  };
   // Folds wait for the previous replay's reducers into the instance they fold: reducers with
   // one operator commute, so the logical analysis above gives no link between them, yet a
   // launch folds what the launches before it left pending (Analysis::fold_earlier) — in a
@@ -323,9 +329,7 @@ void compute_elision_links(TraceTemplate& t, const std::vector<OpRef>& recorded,
       for (std::size_t r = 0; r < nreq; ++r) {
         if (o.reqs[r].privilege != Privilege::Reduce) continue;
         auto it = folded_out_of.find(o.point_instances[in.point * nreq + r]);
-        if (it == folded_out_of.end()) continue;
-        per_instr[i].insert(per_instr[i].end(), it->second.begin(), it->second.end());
-        total += it->second.size();
+        if (it != folded_out_of.end()) add_links(i, it->second);
       }
       if (total > most) return give_up();
     }
@@ -336,8 +340,7 @@ void compute_elision_links(TraceTemplate& t, const std::vector<OpRef>& recorded,
         continue;
       auto it = reduced_into.find(t.copies[in.op].copy->point_instances[0]);
       if (it == reduced_into.end()) continue;
-      per_instr[i].insert(per_instr[i].end(), it->second.begin(), it->second.end());
-      total += it->second.size();
+      add_links(i, it->second);
       if (total > most) return give_up();
     }
   struct Access {

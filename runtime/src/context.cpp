@@ -354,12 +354,11 @@ bool needs_interference_check(const detail::PoolVector<ReqInfo>& reqs) {
   return false;
 }
 
-// A launch domain's fingerprint (FNV-1a over its extent), for KeptLaunches::missed.
+// A launch domain's fingerprint, for KeptLaunches::missed.
 std::uint64_t fingerprint(const Domain& d) {
-  std::uint64_t h = 1469598103934665603ull ^ std::uint64_t(d.dim);
-  for (int i = 0; i < d.dim; ++i)
-    for (coord_t v : {d.lo[i], d.hi[i]}) h = (h ^ std::uint64_t(v)) * 1099511628211ull;
-  return h | 1;  // (0 is "none")
+  detail::Hasher h;
+  h.mix(d);
+  return h.h | 1;  // (0 is "none")
 }
 
 // Fills a task launch's requirements: a copy of what one of the launcher's recent launches over

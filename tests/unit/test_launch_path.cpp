@@ -208,17 +208,29 @@ TEST(LaunchPath, ALauncherKeptAndLaunchedAgainWithOtherArguments) {
   }
 }
 
+// 100 zeros in four blocks of 25, and a launcher that adds 1 to each block (kept by the test).
+struct KeptBlocks {
+  FieldSpace fs;
+  Region r;
+  Partition p;
+  IndexLauncher l;
+};
+KeptBlocks kept_blocks(Context& ctx) {
+  auto fs = ctx.create_field_space({{FV, sizeof(std::int64_t)}});
+  Region r = ctx.create_region(ctx.create_index_space(Rect<1>({0}, {99})), fs);
+  ctx.fill(FillLauncher::of(r, {FV}, std::int64_t(0)));
+  Partition p = ctx.partition_by_blocks(r, Point<1>{25});
+  IndexLauncher l(T_ADD_ARG, p.color_space(), TaskArgs{AddArgs{1, {}}});
+  l.add(p, Projection::identity(), Privilege::ReadWrite, {FV});
+  return KeptBlocks{fs, r, p, std::move(l)};
+}
+
 // A kept launcher's requirements are resolved once (ResolvedLaunch), and checked again when a
 // destruction, another requirement or another domain could change the answer.
 TEST(LaunchPath, AKeptLauncherIsCheckedAgainWhenItsAnswerMayHaveChanged) {
   register_all();
   reprise::run({"-ll:cpu", "1", "-lg:no_auto_tracing"}, [&](Context& ctx) {
-    auto fs = ctx.create_field_space({{FV, sizeof(std::int64_t)}});
-    Region r = ctx.create_region(ctx.create_index_space(Rect<1>({0}, {99})), fs);
-    ctx.fill(FillLauncher::of(r, {FV}, std::int64_t(0)));
-    Partition p = ctx.partition_by_blocks(r, Point<1>{25});
-    IndexLauncher l(T_ADD_ARG, p.color_space(), TaskArgs{AddArgs{1, {}}});
-    l.add(p, Projection::identity(), Privilege::ReadWrite, {FV});
+    auto [fs, r, p, l] = kept_blocks(ctx);
     ctx.execute(l);
     ctx.execute(l);
     // Another partition destroyed: the kept resolution is checked again, and still holds.
@@ -258,12 +270,7 @@ TEST(LaunchPath, AKeptLauncherIsCheckedAgainWhenItsAnswerMayHaveChanged) {
 TEST(LaunchPath, ALauncherAlternatingBetweenDomainsGetsTheSerialResult) {
   register_all();
   reprise::run({"-ll:cpu", "1", "-lg:no_auto_tracing"}, [&](Context& ctx) {
-    auto fs = ctx.create_field_space({{FV, sizeof(std::int64_t)}});
-    Region r = ctx.create_region(ctx.create_index_space(Rect<1>({0}, {99})), fs);
-    ctx.fill(FillLauncher::of(r, {FV}, std::int64_t(0)));
-    Partition p = ctx.partition_by_blocks(r, Point<1>{25});
-    IndexLauncher l(T_ADD_ARG, p.color_space(), TaskArgs{AddArgs{1, {}}});
-    l.add(p, Projection::identity(), Privilege::ReadWrite, {FV});
+    auto [fs, r, p, l] = kept_blocks(ctx);
     // (Of different sizes: a launch over the wrong one would change the sum.)
     const Domain low(Rect<1>({0}, {0})), high(Rect<1>({2}, {3})), middle(Rect<1>({1}, {3}));
     std::int64_t expect = 0;

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -117,9 +118,11 @@ std::vector<double> serial(int launches, bool whole_region, bool scale_between) 
 }
 
 // Runs `launches` reduction launches of kPoints points (into the whole region or into the
-// points' pieces), optionally inside a trace each, and hashes the region's contents.
+// points' pieces), optionally inside a trace each, and hashes the region's contents; `check`
+// then looks at the runtime before it stops.
 std::uint64_t run_sums(std::vector<std::string> flags, int launches, bool whole_region,
-                       bool scale_between, bool traced) {
+                       bool scale_between, bool traced,
+                       const std::function<void(Context&)>& check = {}) {
   std::uint64_t out = 0;
   reprise::run(flags, [&](Context& ctx) {
     auto [r, points, part] = make_region(ctx);
@@ -142,6 +145,7 @@ std::uint64_t run_sums(std::vector<std::string> flags, int launches, bool whole_
     TaskLauncher read(T_READ);
     read.add(r, Privilege::ReadOnly, {FX});
     out = ctx.execute(read).get<std::uint64_t>();
+    if (check) check(ctx);
   });
   return out;
 }
@@ -198,33 +202,18 @@ TEST(Reductions, ALoopReducingEveryIterationKeepsTwoLaunchesPending) {
         if (mode != 2) f.push_back("-lg:no_auto_tracing");
         const std::string what = join(f) + (whole ? " (whole region)" : " (pieces)") +
                                  (mode == 1 ? ", manual traces" : "");
-        std::uint64_t got = 0;
-        reprise::run(f, [&](Context& ctx) {
-          auto [r, points, part] = make_region(ctx);
-          ctx.fill(r, FX, 0.25);
-          for (int l = 0; l < kLaunches; ++l) {
-            if (mode == 1) ctx.begin_trace(1);
-            IndexLauncher add(T_ADD, points, TaskArgs(AddArgs{double(l + 1)}));
-            if (whole)
-              add.add_reduction(r, ReductionOp::Sum, {FX});
-            else
-              add.add_reduction(part, Projection::identity(), ReductionOp::Sum, {FX});
-            ctx.execute(add);
-            if (mode == 1) ctx.end_trace(1);
-          }
-          TaskLauncher read(T_READ);
-          read.add(r, Privilege::ReadOnly, {FX});
-          got = ctx.execute(read).get<std::uint64_t>();
-          // Two launches' instances (one per point each), three right after a run of replays
-          // (the first launch analysed again does not know which launch came before it), where
-          // every launch had its own before (kLaunches of them; 120 launches also give 3).
-          EXPECT_LE(reprise::detail::Runtime::of(ctx).instances().reduction_instance_count(),
-                    std::size_t(3 * kPoints))
-              << what;
-          if (mode == 1) {
-            EXPECT_GE(ctx.trace_stats().replays, std::uint64_t(kLaunches - 6)) << what;
-          }
-        });
+        const std::uint64_t got =
+            run_sums(f, kLaunches, whole, false, mode == 1, [&](Context& ctx) {
+              // Two launches' instances (one per point each), three right after a run of replays
+              // (the first launch analysed again does not know which launch came before it), where
+              // every launch had its own before (kLaunches of them; 120 launches also give 3).
+              EXPECT_LE(reprise::detail::Runtime::of(ctx).instances().reduction_instance_count(),
+                        std::size_t(3 * kPoints))
+                  << what;
+              if (mode == 1) {
+                EXPECT_GE(ctx.trace_stats().replays, std::uint64_t(kLaunches - 6)) << what;
+              }
+            });
         EXPECT_EQ(got, want) << what;
       }
   }
