@@ -105,6 +105,16 @@ case "$mode" in
     echo "$out"
     echo "$out" | awk '{ for (i = 1; i <= NF; ++i) if ($i ~ /^iter_s=/) { split($i, kv, "="); v = kv[2] } }
                        END { exit !(v > 0.00300 && v < 0.00303) }'
+    # The same run, its shards' records compressed into different loops (two groups): each
+    # shard replays its own, the same prediction.
+    out=$("$bin/reprise-whatif" "$here/known_exchange_two_groups.evtrace" --platform lat=10us,bw=1GBps --means)
+    echo "$out"
+    echo "$out" | awk '{ for (i = 1; i <= NF; ++i) if ($i ~ /^iter_s=/) { split($i, kv, "="); v = kv[2] } }
+                       END { exit !(v > 0.00300 && v < 0.00303) }'
+    # Groups that unroll to different op streams: an error naming them.
+    sed '0,/loop 25/s//loop 24/' "$here/known_exchange_two_groups.evtrace" > uneven.evtrace
+    out=$("$bin/reprise-whatif" uneven.evtrace --platform cores=2 2>&1) && exit 1
+    echo "$out" | grep -q "shard 1 recorded 50 ops, shard 0 51"
     # Weak scaling to 64 shards: the interior shards behave like the recorded ones.
     out=$("$bin/reprise-whatif" "$here/known_exchange.evtrace" --platform lat=10us,bw=1GBps --means --ranks 64 2>&1) && exit 1
     echo "$out" | grep -q "no interior shard"

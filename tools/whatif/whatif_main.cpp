@@ -163,7 +163,9 @@ class Cursor {
 
 struct Simulation {
   const ev::Trace* trace = nullptr;
-  const ev::Group* group = nullptr;
+  // The group (loop structure) of each recorded shard: shards whose records compressed alike
+  // share one; every group unrolls to the same op stream (it is replicated).
+  std::vector<const ev::Group*> group_of;
   Platform platform;
   std::uint32_t ranks = 1, recorded = 1;
   double work_scale = 1.0;
@@ -171,12 +173,8 @@ struct Simulation {
   std::uint64_t seed = 1;
   std::size_t main_loop = 0;        // top-level node index
   std::uint64_t per_iteration = 1;  // main-loop iterations per program iteration (--iter-task)
-  // Per op record: the variant of each recorded shard, and the offsets any shard sends to.
-  struct Lookup {
-    std::vector<const ev::Variant*> by_shard;
-    std::vector<std::int32_t> offsets;
-  };
-  std::unordered_map<const ev::Node*, Lookup> lookup;
+  // Per op record: the variant of each recorded shard.
+  std::unordered_map<const ev::Node*, std::vector<const ev::Variant*>> lookup;
   std::vector<sg4::SemaphorePtr> issued;    // per shard: ops the application has issued
   std::vector<sg4::SemaphorePtr> analysed;  // per shard: ops the utility thread has finished
   // Completions asked of another shard (Request/Done): answered once that shard has finished
@@ -201,8 +199,11 @@ struct Simulation {
     if (s + 1 == ranks) return recorded - 1;
     return 1;  // an interior shard (checked: the trace has one)
   }
+  const std::vector<ev::Node>& seq(std::uint32_t s) const {
+    return group_of[recorded_shard(s)]->seq;
+  }
   const ev::Variant* variant(const ev::Node* leaf, std::uint32_t s) const {
-    return lookup.at(leaf).by_shard[recorded_shard(s)];
+    return lookup.at(leaf)[recorded_shard(s)];
   }
   double draw(const ev::Stat& st, std::mt19937_64& rng) const {
     return means ? st.mean() : st.sample(rng);
@@ -214,15 +215,11 @@ struct Simulation {
         index(n.body);
         continue;
       }
-      Lookup& l = lookup[&n];
-      l.by_shard.assign(recorded, nullptr);
-      for (const ev::Variant& v : n.element.variants) {
+      auto& by_shard = lookup[&n];
+      by_shard.assign(recorded, nullptr);
+      for (const ev::Variant& v : n.element.variants)
         for (std::uint32_t r : v.ranks)
-          if (r < recorded) l.by_shard[r] = &v;
-        for (const ev::Peer& p : v.sends)
-          if (std::find(l.offsets.begin(), l.offsets.end(), p.offset) == l.offsets.end())
-            l.offsets.push_back(p.offset);
-      }
+          if (r < recorded) by_shard[r] = &v;
     }
   }
 
@@ -230,7 +227,7 @@ struct Simulation {
   // an op the program blocks on (then_waits), it issues nothing more until that op is done.
   void application(std::uint32_t s) {
     std::mt19937_64 rng(seed * 15485863 + s);
-    Cursor c(group->seq);
+    Cursor c(seq(s));
     std::size_t top = 0;
     for (std::uint64_t op = 0;; ++op) {
       const ev::Node* leaf = c.next(top);
@@ -248,7 +245,7 @@ struct Simulation {
   // The utility thread of shard s: it analyses (or replays) each op once it is issued.
   void utility(std::uint32_t s) {
     std::mt19937_64 rng(seed * 7919 + s);
-    Cursor c(group->seq);
+    Cursor c(seq(s));
     std::size_t top = 0;
     while (const ev::Node* leaf = c.next(top)) {
       issued[s]->acquire();
@@ -288,9 +285,8 @@ struct Simulation {
   void driver(std::uint32_t s) {
     std::mt19937_64 rng(seed * 104729 + s);
     static int token = 0;
-    Cursor c(group->seq);
+    Cursor c(seq(s));
     std::size_t top = 0;
-    std::vector<sg4::CommPtr> sends;
     std::vector<sg4::ExecPtr> work;
     sg4::Mailbox* answers = sg4::Mailbox::by_name(fmt::format("answer>{}", s));
     std::vector<sg4::CommPtr> asks_out;
@@ -318,24 +314,20 @@ struct Simulation {
         finished_op();
         continue;
       }
-      // Data out first (the send halves need only earlier ops), then data in.
+      // Data out first (the send halves need only earlier ops), then data in. Sends are
+      // detached: the receiver waits for them (kept as handles, each completion cost more the
+      // more an actor held: quadratic over a run of 50,000 messages).
       for (const ev::Peer& p : v->sends) {
         const std::int64_t to = std::int64_t(s) + p.offset;
         if (to < 0 || to >= std::int64_t(ranks)) continue;
-        sends.push_back(
-            box(s, std::uint32_t(to))->put_async(&token, std::uint64_t(draw(p.bytes, rng))));
+        box(s, std::uint32_t(to))->put_init(&token, std::uint64_t(draw(p.bytes, rng)))->detach();
       }
-      for (std::int32_t off : lookup.at(leaf).offsets) {
-        const std::int64_t from = std::int64_t(s) - off;
+      // (A receive's offset is the sender's, relative to this shard.)
+      for (const ev::Peer& p : v->recvs) {
+        const std::int64_t from = std::int64_t(s) + p.offset;
         if (from < 0 || from >= std::int64_t(ranks)) continue;
-        const ev::Variant* fv = variant(leaf, std::uint32_t(from));
-        if (!fv) continue;
-        for (const ev::Peer& p : fv->sends)
-          if (p.offset == off) {
-            blocked[s] =
-                fmt::format("op {} ('{}'): data from shard {}", op, leaf->element.task, from);
-            box(std::uint32_t(from), s)->get<int>();
-          }
+        blocked[s] = fmt::format("op {} ('{}'): data from shard {}", op, leaf->element.task, from);
+        box(std::uint32_t(from), s)->get<int>();
       }
       // Completions of remote points that this op's points wait for: a request and an answer
       // per shard asked (the runtime asks per point; those of one shard arrive together once
@@ -375,8 +367,6 @@ struct Simulation {
       finished_op();
     }
     if (s == 0 && loop_begin >= 0 && loop_end < 0) loop_end = sg4::Engine::get_clock();
-    blocked[s] = "its last sends";
-    for (const sg4::CommPtr& comm : sends) comm->wait();
     blocked[s].clear();
     end_time = std::max(end_time, sg4::Engine::get_clock());
   }
@@ -448,18 +438,32 @@ int main(int argc, char** argv) {
     }
     if (path.empty()) return usage();
     const ev::Trace trace = ev::read_file(path);
-    if (trace.groups.size() != 1)
-      throw Error(
-          fmt::format("{}: the shards' loops have {} different shapes; reprise-whatif "
-                      "replays traces whose shards share one",
-                      path, trace.groups.size()));
     sim.trace = &trace;
-    sim.group = &trace.groups[0];
     sim.platform = parse_platform(spec);
     if (sim.platform.workers == 0) sim.platform.workers = std::max<std::uint32_t>(1, trace.cpus);
     if (sim.platform.cores == 0)
       sim.platform.cores = std::max<std::uint32_t>(1, trace.cpus) * sim.platform.per_node;
     sim.recorded = trace.shards;
+    // Each recorded shard replays its own group's loops; all of them the same op stream.
+    sim.group_of.assign(sim.recorded, nullptr);
+    for (const ev::Group& g : trace.groups) {
+      for (std::uint32_t r : g.ranks)
+        if (r < sim.recorded) sim.group_of[r] = &g;
+      sim.index(g.seq);
+    }
+    auto ops_of = [](const ev::Group& g) {
+      std::uint64_t n = 0;
+      for (const ev::Node& node : g.seq) n += node.ops();
+      return n;
+    };
+    for (std::uint32_t r = 0; r < sim.recorded; ++r) {
+      if (!sim.group_of[r]) throw Error(fmt::format("{}: shard {} has no records", path, r));
+      if (ops_of(*sim.group_of[r]) != ops_of(*sim.group_of[0]))
+        throw Error(
+            fmt::format("{}: shard {} recorded {} ops, shard 0 {}; a replicated op "
+                        "stream has the same on every shard",
+                        path, r, ops_of(*sim.group_of[r]), ops_of(*sim.group_of[0])));
+    }
     sim.ranks = ranks ? ranks : trace.shards;
     if (sim.ranks != sim.recorded && sim.ranks > 2 && sim.recorded < 3)
       throw Error(
@@ -468,13 +472,14 @@ int main(int argc, char** argv) {
                       sim.ranks, sim.recorded));
     sim.work_scale = strong ? double(sim.recorded) / double(sim.ranks) : 1.0;
     std::uint64_t best = 0;
-    for (std::size_t i = 0; i < sim.group->seq.size(); ++i)
-      if (const ev::Node& n = sim.group->seq[i]; n.is_loop() && n.ops() > best) {
+    // (Shard 0's: the main loop is timed on shard 0.)
+    const std::vector<ev::Node>& seq0 = sim.group_of[0]->seq;
+    for (std::size_t i = 0; i < seq0.size(); ++i)
+      if (const ev::Node& n = seq0[i]; n.is_loop() && n.ops() > best) {
         best = n.ops();
         sim.main_loop = i;
       }
-    sim.index(sim.group->seq);
-    const ev::Node& loop = sim.group->seq[sim.main_loop];
+    const ev::Node& loop = seq0[sim.main_loop];
     std::uint64_t iters = loop.is_loop() ? loop.count : 1;
     if (!iter_task.empty()) {
       // One program iteration per launch of that task.
