@@ -148,6 +148,9 @@ const std::vector<FlagDef>& flag_table() {
             [](Config& c, const std::string& v) { c.pin = parse_int("-ll:pin", v, 0, 1) != 0; }));
     add("-ll:spin", "us", "how long an idle thread spins before it sleeps",
         i32(&Config::spin_us, 0, 100000, "-ll:spin"));
+    add("-ll:net_spin", "us",
+        "how long the MPI progress thread polls after its last message before it sleeps",
+        i32(&Config::net_spin_us, 0, 1000000, "-ll:net_spin"));
     add("-ll:spin_yield", "auto|0|1",
         "whether a spinning idle thread yields its core at every round (auto: when the "
         "runtime's busy threads outnumber the cores)",

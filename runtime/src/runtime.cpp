@@ -226,7 +226,10 @@ void Runtime::run(const std::function<void(Context&)>& top_level) {
     throw Error("reprise::start: a runtime is already running in this process");
   executor_.start();
   if (network_) {
-    network_->start(spin_);
+    // (An incoming message cannot wake a sleeping progress thread: it polls longer.)
+    SpinPolicy net = spin_;
+    net.spin_ns = std::uint64_t(config_.net_spin_us) * 1000;
+    network_->start(net);
     stream_check_->start();
   }
   // -ll:nccl: every shard opens its end of the device links (or none does) before any op.

@@ -220,9 +220,11 @@ class MpiNetwork final : public detail::Network {
     auto idle = std::chrono::microseconds(20);
     MPI_Request barrier = MPI_REQUEST_NULL;
     // A message soon after the last one is the common case (a halo exchange, a completion
-    // answering a request): poll for idle_.spin_ns before sleeping, as idle workers do. (A
-    // sleep costs 20-100 µs per message on the critical path: measured on 16 cores, the
-    // stencil's iteration at 2 ranks took 20x the 1-rank time.)
+    // answering a request): poll for idle_.spin_ns (-ll:net_spin) before sleeping, yielding
+    // the core on a crowded machine as idle workers do. (A sleep costs 20-100 µs per message
+    // on the critical path: measured on 16 cores, the stencil's iteration at 2 ranks took 20x
+    // the 1-rank time; on 2 cores, ranks oversubscribed, a 50 µs spin left the stencil and
+    // jacobi2d 2x slower than 1 ms.)
     auto last_busy = std::chrono::steady_clock::now();
     for (;;) {
       if (progress()) {

@@ -33,6 +33,7 @@ struct Config {
   std::int64_t csize_mib = 1024;  // -ll:csize (per system memory)
   bool pin = true;                // -ll:pin
   int spin_us = 50;               // -ll:spin
+  int net_spin_us = 1000;         // -ll:net_spin (the MPI progress thread's: mpi_network.cpp)
   int spin_yield = -1;            // -ll:spin_yield 0|1 (-1: auto, when oversubscribed)
   bool bounds_checks = false;     // -lg:bounds_checks
   bool inorder = false;           // -lg:inorder
