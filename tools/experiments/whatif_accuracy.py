@@ -7,16 +7,16 @@ and the error. Then the recording overhead: the stencil with and without -lg:evt
 side, medians of --repeat runs.
 
     /usr/bin/python3 tools/experiments/whatif_accuracy.py [--bin build/bin] [--repeat 5]
-        [--cores 2] [--lat 50us]
+        [--cores 2] [--lat 50us] [--poll 1ms]
 
 On a machine without reprise-whatif (a borrowed one), --record-only DIR runs the apps and
 keeps their traces and measured times in DIR; --predict-from DIR then predicts them here.
 
 The machine: --cores cores shared by every rank's threads (mpirun --oversubscribe), so the
 platform is cores=C,per_node=R,shared_util=1,workers=1, with --lat the latency of a message
-between two ranks here (the MPI progress threads poll for -ll:spin after a message, then sleep
-20-100 us at a time, and share the cores with everything else, so it is far from the
-hardware's).
+between two ranks here (the MPI progress threads share the cores with everything else, so it
+is far from the hardware's) and --poll how long a progress thread polls after a message (the
+runtime's -ll:net_spin: on cores the ranks share, CPU their tasks do not get).
 """
 import argparse
 import os
@@ -64,6 +64,7 @@ def main():
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--cores", type=int, default=2)
     ap.add_argument("--lat", default="50us")
+    ap.add_argument("--poll", default="1ms")
     ap.add_argument("--record-only", metavar="DIR", help="run and keep traces and times in DIR")
     ap.add_argument("--predict-from", metavar="DIR", help="predict the runs kept in DIR")
     args = ap.parse_args()
@@ -98,8 +99,8 @@ def main():
                         f.write("%s %d %.9f\n" % (name, iters, measured))
                     print("%-9s %5d %-7s %12.1f" % (app, ranks, mode, measured * 1e6), flush=True)
                     continue
-                platform = "cores=%d,per_node=%d,shared_util=1,workers=1,lat=%s" % (
-                    args.cores, ranks, args.lat)
+                platform = "cores=%d,per_node=%d,shared_util=1,workers=1,lat=%s,poll=%s" % (
+                    args.cores, ranks, args.lat, args.poll if ranks > 1 else "0")
                 cmd = [os.path.join(args.bin, "reprise-whatif"), trace, "--platform", platform]
                 if iter_task:
                     cmd += ["--iter-task", iter_task]

@@ -57,12 +57,14 @@ struct Platform {
   double speed = 1.0;          // task durations are divided by it
   double util_speed = 1.0;     // utility times are divided by it
   double latency_s = 1e-6;     // between two shards
+  double poll_s = 0;           // each shard's progress thread polls this long after a message
   double bandwidth = 10e9;     // bytes per second
   std::string text() const {
     return fmt::format(
-        "cores={},workers={},per_node={},shared_util={},speed={},util_speed={},lat={}us,bw={}GBps",
+        "cores={},workers={},per_node={},shared_util={},speed={},util_speed={},lat={}us,bw={}GBps,"
+        "poll={}us",
         cores, workers, per_node, shared_util ? 1 : 0, speed, util_speed, latency_s * 1e6,
-        bandwidth / 1e9);
+        bandwidth / 1e9, poll_s * 1e6);
   }
 };
 
@@ -77,6 +79,9 @@ double parse_unit(const std::string& key, const std::string& v,
     throw Error(fmt::format("--platform: bad value '{}' for {}", v, key));
   }
 }
+
+const std::vector<std::pair<std::string, double>> kTimeUnits = {
+    {"ns", 1e-9}, {"us", 1e-6}, {"ms", 1e-3}, {"s", 1.0}};
 
 // SPEC: comma-separated key=value: cores=4, speed=1.5, util_speed=1, lat=1us, bw=10GBps.
 Platform parse_platform(const std::string& spec) {
@@ -104,15 +109,17 @@ Platform parse_platform(const std::string& spec) {
     else if (k == "util_speed")
       p.util_speed = parse_unit(k, v, {});
     else if (k == "lat")
-      p.latency_s = parse_unit(k, v, {{"ns", 1e-9}, {"us", 1e-6}, {"ms", 1e-3}, {"s", 1.0}});
+      p.latency_s = parse_unit(k, v, kTimeUnits);
+    else if (k == "poll")
+      p.poll_s = parse_unit(k, v, kTimeUnits);
     else if (k == "bw")
       p.bandwidth = parse_unit(k, v, {{"GBps", 1e9}, {"MBps", 1e6}, {"kBps", 1e3}, {"Bps", 1.0}});
     else
       throw Error(
           fmt::format("--platform: unknown key '{}' (cores, workers, per_node, shared_util, speed, "
-                      "util_speed, lat, bw)",
+                      "util_speed, lat, bw, poll)",
                       k));
-    if (p.speed <= 0 || p.util_speed <= 0 || p.latency_s < 0 || p.bandwidth <= 0)
+    if (p.speed <= 0 || p.util_speed <= 0 || p.latency_s < 0 || p.bandwidth <= 0 || p.poll_s < 0)
       throw Error(fmt::format("--platform: '{}' is out of range", kv));
   }
   return p;
@@ -189,6 +196,15 @@ struct Simulation {
   std::vector<std::multimap<std::uint64_t, std::uint32_t>> waiting;  // per shard: op -> asker
   std::vector<sg4::MutexPtr> done_mutex;
   std::vector<sg4::ConditionVariablePtr> progress;
+  // Each shard's MPI progress thread polls (takes a share of its node's cores) for
+  // platform.poll_s after the last message it handled (the runtime's -ll:net_spin).
+  struct Poll {
+    double until = 0;
+    bool polling = false;
+    sg4::MutexPtr mutex;
+    sg4::ConditionVariablePtr wake;
+  };
+  std::vector<Poll> polls;
   // Shard 0's main loop: when it started and ended, and its utility's busy time in it.
   double loop_begin = -1, loop_end = -1, util_busy = 0;
   double end_time = 0;
@@ -267,15 +283,47 @@ struct Simulation {
     sg4::Mailbox* in = sg4::Mailbox::by_name(fmt::format("ask>{}", s));
     for (;;) {
       const Ask* a = in->get<Ask>();
+      message(s);
       if (ops_done[s] >= a->op)
-        answer(a->from);
+        answer(s, a->from);
       else
         waiting[s].emplace(a->op, a->from);
     }
   }
-  static void answer(std::uint32_t to) {
+  void answer(std::uint32_t from, std::uint32_t to) {
     static int token = 0;
     sg4::Mailbox::by_name(fmt::format("answer>{}", to))->put_init(&token, 16)->detach();
+    message(from);
+  }
+
+  // Shard s sent or received a message: its progress thread polls for poll_s from now.
+  void message(std::uint32_t s) {
+    if (platform.poll_s <= 0) return;
+    Poll& p = polls[s];
+    p.until = sg4::Engine::get_clock() + platform.poll_s;
+    if (!p.polling) p.wake->notify_one();
+  }
+  void poller(std::uint32_t s) {
+    sg4::Actor::self()->daemonize();  // ends with the simulation
+    Poll& p = polls[s];
+    for (;;) {
+      {
+        std::unique_lock<sg4::Mutex> lock(*p.mutex);
+        while (sg4::Engine::get_clock() >= p.until) p.wake->wait(lock);
+      }
+      // (A message while it polls moves `until` on: the loop polls on.)
+      p.polling = true;
+      while (const double left = p.until - sg4::Engine::get_clock()) {
+        if (left <= 0) break;
+        sg4::ExecPtr spin = sg4::this_actor::exec_init(1e18)->start();
+        try {
+          spin->wait_for(left);
+        } catch (const simgrid::TimeoutException&) {
+        }
+        spin->cancel();
+      }
+      p.polling = false;
+    }
   }
 
   static sg4::Mailbox* box(std::uint32_t from, std::uint32_t to) {
@@ -296,7 +344,7 @@ struct Simulation {
       progress[s]->notify_all();
       auto& w = waiting[s];
       while (!w.empty() && w.begin()->first <= ops_done[s]) {
-        answer(w.begin()->second);
+        answer(s, w.begin()->second);
         w.erase(w.begin());
       }
     };
@@ -321,6 +369,7 @@ struct Simulation {
         const std::int64_t to = std::int64_t(s) + p.offset;
         if (to < 0 || to >= std::int64_t(ranks)) continue;
         box(s, std::uint32_t(to))->put_init(&token, std::uint64_t(draw(p.bytes, rng)))->detach();
+        message(s);
       }
       // (A receive's offset is the sender's, relative to this shard.)
       for (const ev::Peer& p : v->recvs) {
@@ -328,6 +377,7 @@ struct Simulation {
         if (from < 0 || from >= std::int64_t(ranks)) continue;
         blocked[s] = fmt::format("op {} ('{}'): data from shard {}", op, leaf->element.task, from);
         box(std::uint32_t(from), s)->get<int>();
+        message(s);
       }
       // Completions of remote points that this op's points wait for: a request and an answer
       // per shard asked (the runtime asks per point; those of one shard arrive together once
@@ -340,11 +390,15 @@ struct Simulation {
         Ask* payload = &asks_made.emplace_back(Ask{s, op});
         asks_out.push_back(sg4::Mailbox::by_name(fmt::format("ask>{}", to))->put_init(payload, 16));
         asks_out.back()->start();
+        message(s);
         ++expected;
       }
       blocked[s] = fmt::format("op {} ('{}'): answers from {} shard(s) it asked", op,
                                leaf->element.task, expected);
-      for (; expected > 0; --expected) answers->get<int>();
+      for (; expected > 0; --expected) {
+        answers->get<int>();
+        message(s);
+      }
       for (const sg4::CommPtr& ask : asks_out) ask->wait();  // (received: they were answered)
       asks_out.clear();
       work.clear();
@@ -399,7 +453,8 @@ int usage() {
       "usage: reprise-whatif FILE --platform SPEC [--ranks R] [--strong] [--means] "
       "[--seed N] [--iter-task NAME]\n"
       "  SPEC: "
-      "cores=N,workers=W,per_node=K,shared_util=0|1,speed=F,util_speed=F,lat=1us,bw=10GBps\n"
+      "cores=N,workers=W,per_node=K,shared_util=0|1,speed=F,util_speed=F,lat=1us,bw=10GBps,"
+      "poll=1ms\n"
       "  (any subset; cores: per node, by default the recorded -ll:cpu times per_node)\n");
   return 2;
 }
@@ -519,6 +574,7 @@ int main(int argc, char** argv) {
       sim.waiting.emplace_back();
       sim.done_mutex.push_back(sg4::Mutex::create());
       sim.progress.push_back(sg4::ConditionVariable::create());
+      sim.polls.push_back({0, false, sg4::Mutex::create(), sg4::ConditionVariable::create()});
       sg4::Host* node = engine.host_by_name(fmt::format("n{}", s / per_node));
       sg4::Host* util =
           sim.platform.shared_util ? node : engine.host_by_name(fmt::format("u{}", s));
@@ -526,6 +582,8 @@ int main(int argc, char** argv) {
       sg4::Actor::create(fmt::format("app{}", s), util, [&sim, s] { sim.application(s); });
       sg4::Actor::create(fmt::format("answers{}", s), node, [&sim, s] { sim.responder(s); });
       sg4::Actor::create(fmt::format("shard{}", s), node, [&sim, s] { sim.driver(s); });
+      if (sim.platform.poll_s > 0)
+        sg4::Actor::create(fmt::format("progress{}", s), node, [&sim, s] { sim.poller(s); });
     }
     engine.run();
     std::string stalled;
