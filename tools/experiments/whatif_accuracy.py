@@ -7,7 +7,7 @@ and the error. Then the recording overhead: the stencil with and without -lg:evt
 side, medians of --repeat runs.
 
     /usr/bin/python3 tools/experiments/whatif_accuracy.py [--bin build/bin] [--repeat 5]
-        [--cores 2] [--lat 50us] [--poll 1ms]
+        [--cores 2] [--lat 50us] [--poll 1ms] [--runs N]
 
 On a machine without reprise-whatif (a borrowed one), --record-only DIR runs the apps and
 keeps their traces and measured times in DIR; --predict-from DIR then predicts them here.
@@ -62,6 +62,8 @@ def main():
     ap.add_argument("--ranks", default="1,2,4")
     ap.add_argument("--apps", default="stencil,jacobi2d,cfd")
     ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--runs", type=int, default=1,
+                    help="recordings per app, rank count and mode (medians compared)")
     ap.add_argument("--cores", type=int, default=2)
     ap.add_argument("--lat", default="50us")
     ap.add_argument("--poll", default="1ms")
@@ -86,33 +88,47 @@ def main():
             for mode in modes:
                 name = "%s_%d_%s.txt" % (app, ranks, mode)
                 trace = os.path.join(tmp, name)
-                if args.predict_from:
-                    if name not in kept:
-                        continue
-                    iters, measured = kept[name]
-                else:
-                    res = run(app_cmd(args.bin, app, ranks, mode, ["-lg:evtrace", trace]), env)
-                    iters = int(res["iters"])
-                    measured = float(res["time_s"]) / iters
-                if args.record_only:
-                    with open(os.path.join(tmp, "measured.txt"), "a") as f:
-                        f.write("%s %d %.9f\n" % (name, iters, measured))
-                    print("%-9s %5d %-7s %12.1f" % (app, ranks, mode, measured * 1e6), flush=True)
-                    continue
                 platform = "cores=%d,per_node=%d,shared_util=1,workers=1,lat=%s,poll=%s" % (
                     args.cores, ranks, args.lat, args.poll if ranks > 1 else "0")
-                cmd = [os.path.join(args.bin, "reprise-whatif"), trace, "--platform", platform]
-                if iter_task:
-                    cmd += ["--iter-task", iter_task]
-                try:
-                    pred = run(cmd)
-                except RuntimeError as e:
-                    print("%-9s %5d %-7s %12.1f %12s %7s  %s" % (app, ranks, mode, measured * 1e6,
-                          "-", "-", str(e).strip().splitlines()[-1][:100]), flush=True)
+                # --runs N: N recordings, each predicted; the medians are compared.
+                measured_runs, predicted_runs, failure = [], [], None
+                for _ in range(1 if args.predict_from or args.record_only else args.runs):
+                    if args.predict_from:
+                        if name not in kept:
+                            break
+                        iters, measured = kept[name]
+                    else:
+                        res = run(app_cmd(args.bin, app, ranks, mode, ["-lg:evtrace", trace]), env)
+                        iters = int(res["iters"])
+                        measured = float(res["time_s"]) / iters
+                    measured_runs.append(measured)
+                    if args.record_only:
+                        with open(os.path.join(tmp, "measured.txt"), "a") as f:
+                            f.write("%s %d %.9f\n" % (name, iters, measured))
+                        continue
+                    cmd = [os.path.join(args.bin, "reprise-whatif"), trace, "--platform", platform]
+                    if iter_task:
+                        cmd += ["--iter-task", iter_task]
+                    try:
+                        pred = run(cmd)
+                    except RuntimeError as e:
+                        failure = str(e).strip().splitlines()[-1][:100]
+                        break
+                    # Without a task launched once per iteration, the whole program's time per
+                    # iteration (the app times its iterations only: slightly more than measured).
+                    predicted_runs.append(
+                        float(pred["iter_s"]) if iter_task else float(pred["total_s"]) / iters)
+                if not measured_runs:
                     continue
-                # Without a task launched once per iteration, the whole program's time per
-                # iteration (the app times its iterations only: slightly more than measured).
-                predicted = float(pred["iter_s"]) if iter_task else float(pred["total_s"]) / iters
+                measured = statistics.median(measured_runs)
+                if args.record_only:
+                    print("%-9s %5d %-7s %12.1f" % (app, ranks, mode, measured * 1e6), flush=True)
+                    continue
+                if failure:
+                    print("%-9s %5d %-7s %12.1f %12s %7s  %s" % (app, ranks, mode, measured * 1e6,
+                          "-", "-", failure), flush=True)
+                    continue
+                predicted = statistics.median(predicted_runs)
                 err = (predicted - measured) / measured
                 errors.append(abs(err))
                 print("%-9s %5d %-7s %12.1f %12.1f %+6.1f%%  %s" %
