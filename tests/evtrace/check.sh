@@ -121,6 +121,11 @@ case "$mode" in
     sed '0,/loop 25/s//loop 24/' "$here/known_exchange_two_groups.evtrace" > uneven.evtrace
     out=$("$bin/reprise-whatif" uneven.evtrace --platform cores=2 2>&1) && exit 1
     echo "$out" | grep -q "shard 1 recorded 50 ops, shard 0 51"
+    # Other rank counts come from shard classes that share one group; a trace whose classes
+    # do not is predicted at its recorded count only.
+    "$bin/reprise-whatif" "$here/known_ring_two_groups.evtrace" --platform cores=1 --means | grep -q "ranks=3 "
+    out=$("$bin/reprise-whatif" "$here/known_ring_two_groups.evtrace" --platform cores=1 --ranks 8 2>&1) && exit 1
+    echo "$out" | grep -q "loops differ in shape (2 groups)"
     # Weak scaling to 64 shards: the interior shards behave like the recorded ones.
     out=$("$bin/reprise-whatif" "$here/known_exchange.evtrace" --platform lat=10us,bw=1GBps --means --ranks 64 2>&1) && exit 1
     echo "$out" | grep -q "no interior shard"

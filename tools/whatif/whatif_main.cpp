@@ -180,8 +180,12 @@ struct Simulation {
   std::uint64_t seed = 1;
   std::size_t main_loop = 0;        // top-level node index
   std::uint64_t per_iteration = 1;  // main-loop iterations per program iteration (--iter-task)
-  // Per op record: the variant of each recorded shard.
-  std::unordered_map<const ev::Node*, std::vector<const ev::Variant*>> lookup;
+  // Per op record: the variant of each recorded shard, and the offsets any shard sends to.
+  struct Lookup {
+    std::vector<const ev::Variant*> by_shard;
+    std::vector<std::int32_t> offsets;
+  };
+  std::unordered_map<const ev::Node*, Lookup> lookup;
   std::vector<sg4::SemaphorePtr> issued;    // per shard: ops the application has issued
   std::vector<sg4::SemaphorePtr> analysed;  // per shard: ops the utility thread has finished
   // Completions asked of another shard (Request/Done): answered once that shard has finished
@@ -219,7 +223,7 @@ struct Simulation {
     return group_of[recorded_shard(s)]->seq;
   }
   const ev::Variant* variant(const ev::Node* leaf, std::uint32_t s) const {
-    return lookup.at(leaf)[recorded_shard(s)];
+    return lookup.at(leaf).by_shard[recorded_shard(s)];
   }
   double draw(const ev::Stat& st, std::mt19937_64& rng) const {
     return means ? st.mean() : st.sample(rng);
@@ -231,11 +235,15 @@ struct Simulation {
         index(n.body);
         continue;
       }
-      auto& by_shard = lookup[&n];
-      by_shard.assign(recorded, nullptr);
-      for (const ev::Variant& v : n.element.variants)
+      Lookup& l = lookup[&n];
+      l.by_shard.assign(recorded, nullptr);
+      for (const ev::Variant& v : n.element.variants) {
         for (std::uint32_t r : v.ranks)
-          if (r < recorded) by_shard[r] = &v;
+          if (r < recorded) l.by_shard[r] = &v;
+        for (const ev::Peer& p : v.sends)
+          if (std::find(l.offsets.begin(), l.offsets.end(), p.offset) == l.offsets.end())
+            l.offsets.push_back(p.offset);
+      }
     }
   }
 
@@ -371,13 +379,27 @@ struct Simulation {
         box(s, std::uint32_t(to))->put_init(&token, std::uint64_t(draw(p.bytes, rng)))->detach();
         message(s);
       }
-      // (A receive's offset is the sender's, relative to this shard.)
-      for (const ev::Peer& p : v->recvs) {
-        const std::int64_t from = std::int64_t(s) + p.offset;
-        if (from < 0 || from >= std::int64_t(ranks)) continue;
+      auto receive = [&](std::int64_t from) {
         blocked[s] = fmt::format("op {} ('{}'): data from shard {}", op, leaf->element.task, from);
         box(std::uint32_t(from), s)->get<int>();
         message(s);
+      };
+      if (ranks == recorded) {
+        // What this shard's record says it received (a receive's offset is the sender's).
+        for (const ev::Peer& p : v->recvs)
+          if (const std::int64_t from = std::int64_t(s) + p.offset; from >= 0 && from < ranks)
+            receive(from);
+      } else {
+        // Other rank counts: what the sender's class sends here (a shard's own record, made
+        // among fewer shards, may name senders whose class sends elsewhere). The classes share
+        // one group (checked), so the sender's record is this leaf's.
+        for (std::int32_t off : lookup.at(leaf).offsets) {
+          const std::int64_t from = std::int64_t(s) - off;
+          if (from < 0 || from >= std::int64_t(ranks)) continue;
+          if (const ev::Variant* fv = variant(leaf, std::uint32_t(from)))
+            for (const ev::Peer& p : fv->sends)
+              if (p.offset == off) receive(from);
+        }
       }
       // Completions of remote points that this op's points wait for: a request and an answer
       // per shard asked (the runtime asks per point; those of one shard arrive together once
@@ -525,6 +547,14 @@ int main(int argc, char** argv) {
           fmt::format("--ranks {}: a trace of {} shard(s) has no interior shard to "
                       "stand for the others; record one of at least 3",
                       sim.ranks, sim.recorded));
+    if (sim.ranks != sim.recorded)
+      for (std::uint32_t s = 1; s < sim.ranks; ++s)
+        if (sim.group_of[sim.recorded_shard(s)] != sim.group_of[0])
+          throw Error(fmt::format(
+              "--ranks {}: the recorded shards' loops differ in shape ({} groups): other rank "
+              "counts are predicted from shards whose records compressed alike; predict {} "
+              "ranks, the recorded count",
+              sim.ranks, trace.groups.size(), sim.recorded));
     sim.work_scale = strong ? double(sim.recorded) / double(sim.ranks) : 1.0;
     std::uint64_t best = 0;
     // (Shard 0's: the main loop is timed on shard 0.)
