@@ -52,6 +52,15 @@ case "$mode" in
     "$bin/reprise-evtrace" size r8.txt | grep -q "groups=1 "
     awk -v m="$merged" -v l="$largest" -v e="$eight" 'BEGIN { exit !(m <= 1.6 * l && e <= 1.2 * m) }'
     "$bin/reprise-evtrace" show r8.txt | grep -q "shards 1-6: 2 points, sends to -1"
+    if [ -x "$bin/reprise-whatif" ]; then
+      # A 4-rank trace predicts 16 and 64 ranks, the checksum task included (it reads every
+      # shard's tiles: its shard receives only what the other shards' classes send to it).
+      "$mpirun" -np 4 --oversubscribe "$bin/stencil" -nx 256 -ny 256 -px 4 -py 4 -iters 10 \
+        -ll:cpu 1 --trace none -lg:evtrace w4.txt > /dev/null
+      for r in 16 64; do
+        "$bin/reprise-whatif" w4.txt --platform cores=4,lat=1us,bw=10GBps --ranks $r | grep -q "ranks=$r "
+      done
+    fi
     echo "evtrace ranks ok"
     ;;
   simulate_shards)
