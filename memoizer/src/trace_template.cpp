@@ -297,28 +297,29 @@ void compute_elision_links(TraceTemplate& t, const std::vector<OpRef>& recorded,
     per_instr[i].insert(per_instr[i].end(), links.begin(), links.end());
     total += links.size();
   };
-  // Folds wait for the previous replay's reducers into the instance they fold: reducers with
-  // one operator commute, so the logical analysis above gives no link between them, yet a
-  // launch folds what the launches before it left pending (Analysis::fold_earlier) — in a
-  // loop, the previous replay's contributions.
-  std::unordered_map<const Instance*, std::vector<Link>> reduced_into;
-  for (std::uint32_t k = 0; k < n; ++k) {
-    const Op& o = *recorded[k];
-    if (!o.launches_points()) continue;
-    const std::size_t nreq = o.reqs.size();
-    for (std::uint32_t p = 0; p < instr_of[k].size(); ++p) {
-      if (instr_of[k][p] == ~0u || o.point_instances.size() < (p + 1) * nreq) continue;
-      for (std::size_t r = 0; r < nreq; ++r)
-        if (o.reqs[r].privilege == Privilege::Reduce)
-          reduced_into[o.point_instances[p * nreq + r]].push_back(Link{k, p});
-    }
-  }
-  // And a reducer that takes over an instance waits for the previous replay's folds out of it
+  // A reducer that takes over an instance waits for the previous replay's folds out of it
   // (those read what the instance held before).
   std::unordered_map<const Instance*, std::vector<Link>> folded_out_of;
   for (std::uint32_t c = 0; c < t.copies.size(); ++c)
     if (t.copies[c].copy->folds())
       folded_out_of[t.copies[c].copy->point_instances[0]].push_back(Link{c, 0, true});
+  // And folds wait for the previous replay's reducers into the instance they fold: reducers
+  // with one operator commute, so the logical analysis above gives no link between them, yet
+  // a launch folds what the launches before it left pending (Analysis::fold_earlier) — in a
+  // loop, the previous replay's contributions. (Without folds neither link exists.)
+  std::unordered_map<const Instance*, std::vector<Link>> reduced_into;
+  if (!folded_out_of.empty())
+    for (std::uint32_t k = 0; k < n; ++k) {
+      const Op& o = *recorded[k];
+      if (!o.launches_points()) continue;
+      const std::size_t nreq = o.reqs.size();
+      for (std::uint32_t p = 0; p < instr_of[k].size(); ++p) {
+        if (instr_of[k][p] == ~0u || o.point_instances.size() < (p + 1) * nreq) continue;
+        for (std::size_t r = 0; r < nreq; ++r)
+          if (o.reqs[r].privilege == Privilege::Reduce)
+            reduced_into[o.point_instances[p * nreq + r]].push_back(Link{k, p});
+      }
+    }
   if (!folded_out_of.empty())
     for (std::uint32_t i = 0; i < t.instrs.size(); ++i) {
       const Instruction& in = t.instrs[i];
