@@ -207,6 +207,12 @@ std::uint64_t Node::ops() const {
   return per * count;
 }
 
+std::uint64_t Group::ops() const {
+  std::uint64_t n = 0;
+  for (const Node& node : seq) n += node.ops();
+  return n;
+}
+
 std::size_t Node::size() const {
   std::size_t s = 1;
   for (const Node& b : body) s += b.size();

@@ -67,9 +67,10 @@ void show(const std::vector<ev::Node>& nodes, int depth) {
   }
 }
 
-std::uint64_t count(const std::vector<ev::Node>& nodes, bool ops) {
+// Records (nodes, loops included) a group's loops hold.
+std::uint64_t record_count(const std::vector<ev::Node>& nodes) {
   std::uint64_t n = 0;
-  for (const ev::Node& x : nodes) n += ops ? x.ops() : x.size();
+  for (const ev::Node& x : nodes) n += x.size();
   return n;
 }
 
@@ -127,8 +128,8 @@ int main(int argc, char** argv) {
     if (cmd == "size") {
       std::uint64_t records = 0, ops = 0;
       for (const ev::Group& g : t.groups) {
-        records += count(g.seq, false);
-        ops += count(g.seq, true);
+        records += record_count(g.seq);
+        ops += g.ops();
       }
       const std::string text = ev::write(t);
       fmt::print("shards={} groups={} records={} ops={} bytes={}\n", t.shards, t.groups.size(),
@@ -155,8 +156,8 @@ int main(int argc, char** argv) {
       fmt::print("application waits: {} of {} on average\n", t.waits_ns.n,
                  micros(t.waits_ns.mean()));
     for (const ev::Group& g : t.groups) {
-      fmt::print("shards {}: {} ops in {} records\n", ev::ranks_text(g.ranks), count(g.seq, true),
-                 count(g.seq, false));
+      fmt::print("shards {}: {} ops in {} records\n", ev::ranks_text(g.ranks), g.ops(),
+                 record_count(g.seq));
       show(g.seq, 1);
     }
     return 0;

@@ -204,7 +204,6 @@ struct Simulation {
   // platform.poll_s after the last message it handled (the runtime's -ll:net_spin).
   struct Poll {
     double until = 0;
-    bool polling = false;
     sg4::MutexPtr mutex;
     sg4::ConditionVariablePtr wake;
   };
@@ -309,7 +308,7 @@ struct Simulation {
     if (platform.poll_s <= 0) return;
     Poll& p = polls[s];
     p.until = sg4::Engine::get_clock() + platform.poll_s;
-    if (!p.polling) p.wake->notify_one();
+    p.wake->notify_one();  // (no-op while it polls)
   }
   void poller(std::uint32_t s) {
     sg4::Actor::self()->daemonize();  // ends with the simulation
@@ -320,9 +319,7 @@ struct Simulation {
         while (sg4::Engine::get_clock() >= p.until) p.wake->wait(lock);
       }
       // (A message while it polls moves `until` on: the loop polls on.)
-      p.polling = true;
-      while (const double left = p.until - sg4::Engine::get_clock()) {
-        if (left <= 0) break;
+      for (double left; (left = p.until - sg4::Engine::get_clock()) > 0;) {
         sg4::ExecPtr spin = sg4::this_actor::exec_init(1e18)->start();
         try {
           spin->wait_for(left);
@@ -330,7 +327,6 @@ struct Simulation {
         }
         spin->cancel();
       }
-      p.polling = false;
     }
   }
 
@@ -528,19 +524,14 @@ int main(int argc, char** argv) {
         if (r < sim.recorded) sim.group_of[r] = &g;
       sim.index(g.seq);
     }
-    auto ops_of = [](const ev::Group& g) {
-      std::uint64_t n = 0;
-      for (const ev::Node& node : g.seq) n += node.ops();
-      return n;
-    };
-    for (std::uint32_t r = 0; r < sim.recorded; ++r) {
+    for (std::uint32_t r = 0; r < sim.recorded; ++r)
       if (!sim.group_of[r]) throw Error(fmt::format("{}: shard {} has no records", path, r));
-      if (ops_of(*sim.group_of[r]) != ops_of(*sim.group_of[0]))
+    for (const ev::Group& g : trace.groups)
+      if (g.ops() != sim.group_of[0]->ops())
         throw Error(
             fmt::format("{}: shard {} recorded {} ops, shard 0 {}; a replicated op "
                         "stream has the same on every shard",
-                        path, r, ops_of(*sim.group_of[r]), ops_of(*sim.group_of[0])));
-    }
+                        path, g.ranks.front(), g.ops(), sim.group_of[0]->ops()));
     sim.ranks = ranks ? ranks : trace.shards;
     if (sim.ranks != sim.recorded && sim.ranks > 2 && sim.recorded < 3)
       throw Error(
@@ -604,7 +595,7 @@ int main(int argc, char** argv) {
       sim.waiting.emplace_back();
       sim.done_mutex.push_back(sg4::Mutex::create());
       sim.progress.push_back(sg4::ConditionVariable::create());
-      sim.polls.push_back({0, false, sg4::Mutex::create(), sg4::ConditionVariable::create()});
+      sim.polls.push_back({0, sg4::Mutex::create(), sg4::ConditionVariable::create()});
       sg4::Host* node = engine.host_by_name(fmt::format("n{}", s / per_node));
       sg4::Host* util =
           sim.platform.shared_util ? node : engine.host_by_name(fmt::format("u{}", s));

@@ -109,6 +109,7 @@ class Compressor {
 struct Group {
   RankList ranks;
   std::vector<Node> seq;
+  std::uint64_t ops() const;  // ops its loops unroll to
 };
 struct Trace {
   std::uint32_t shards = 1;
