@@ -70,6 +70,8 @@ def main():
     ap.add_argument("--record-only", metavar="DIR", help="run and keep traces and times in DIR")
     ap.add_argument("--predict-from", metavar="DIR", help="predict the runs kept in DIR")
     args = ap.parse_args()
+    if args.runs > 1 and (args.record_only or args.predict_from):
+        ap.error("--runs N records N times: not with --record-only or --predict-from (one each)")
     env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
     tmp = args.record_only or args.predict_from or tempfile.mkdtemp(prefix="whatif_accuracy_")
     os.makedirs(tmp, exist_ok=True)
