@@ -167,7 +167,9 @@ void Memoizer::drop_copies_once() {
 
 bool Memoizer::conditions_hold(const TraceTemplate& t) {
   rt_.count_condition_check();
-  drop_copies_once();
+  // (Under control replication the facts are read as if every memory had dropped its copies of
+  // data other memories wrote — holds(f, true) — which is what the recording saw, the same on
+  // every shard. The state itself keeps them: dropping them costs every piece of every shard.)
   apply_physical();
   // The instances recorded must still be the ones the analysis would use,
   for (const Condition& c : t.preconditions)
@@ -179,8 +181,9 @@ bool Memoizer::conditions_hold(const TraceTemplate& t) {
   }
   // and hold valid data exactly where the recording found it (which copies it issued).
   PhysicalState& state = analysis_->physical();
+  const bool as_dropped = rt_.num_shards() > 1;
   return std::all_of(t.facts.begin(), t.facts.end(),
-                     [&](const PhysicalFact& f) { return state.holds(f); });
+                     [&](const PhysicalFact& f) { return state.holds(f, as_dropped); });
 }
 
 std::vector<bool> Memoizer::runs_here(const TraceTemplate& t) const {
@@ -238,6 +241,17 @@ void Memoizer::record(TraceID id) {
   for (const PhysicalEffect& e : t->effects)
     t->effect_copy.push_back(e.ready.exists() ? recorder_.copy_of(e.ready) : -1);
   recorder_.finish();
+  if (rt_.num_shards() > 1) {
+    // What this shard knows of copies between two other shards is never read (the untraced
+    // analysis reads another shard's point only over the pieces written here, recordings and
+    // checks see the writers alone): a replay here does not apply them.
+    // (Such a copy has no event here: the executor makes none for it.)
+    const InstanceManager& im = rt_.instances();
+    t->effect_elsewhere.reserve(t->effects.size());
+    for (const PhysicalEffect& e : t->effects)
+      t->effect_elsewhere.push_back(e.kind == PhysicalEffect::Kind::Copied && !e.ready.exists() &&
+                                    im.shard_of(e.mem) != rt_.shard());
+  }
   for (std::uint32_t k = 0; k < buffer_.size(); ++k) {
     const Op& o = *buffer_[k];
     TemplateOp top;

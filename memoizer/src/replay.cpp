@@ -23,6 +23,7 @@ void Memoizer::apply_physical() {
   physical_pending_ = nullptr;
   PhysicalState& state = analysis_->physical();
   for (std::size_t k = 0; k < physical_pending_effects_; ++k) {
+    if (!t.effect_elsewhere.empty() && t.effect_elsewhere[k]) continue;
     PhysicalEffect e = t.effects[k];
     if (t.effect_copy[k] >= 0) e.ready = copy_done_[std::size_t(t.effect_copy[k])];
     state.apply(e);

@@ -44,8 +44,9 @@ class Memoizer final : public OpSink {
   void forward_buffer();
   bool same_ops_ = false;  // match() found templates with the buffered ops (conditions failed)
   bool conditions_hold(const TraceTemplate& t);
-  // Control replication: before a template is checked or recorded, every memory forgets its
-  // copies of data other memories wrote (PhysicalState::drop_copies), once per trace.
+  // Control replication: before a template is recorded, every memory forgets its copies of
+  // data other memories wrote (PhysicalState::drop_copies), once per trace, so that every
+  // shard's recording sees the same state. (A check reads the facts as if they were dropped.)
   void drop_copies_once();
   bool copies_dropped_ = false;
   void record(TraceID id);

@@ -134,6 +134,9 @@ struct TraceTemplate {
   std::vector<PhysicalFact> facts;
   std::vector<PhysicalEffect> effects;
   std::vector<std::int32_t> effect_copy;
+  // Control replication: per effect, whether it is a copy between two other shards (a replay
+  // here does not apply it; empty in a single process).
+  std::vector<bool> effect_elsewhere;
   // Per op of the trace: the effects journaled by the end of its analysis (a prefix replay
   // applies the first effects_by_op[k - 1] for k ops).
   std::vector<std::uint32_t> effects_by_op;
