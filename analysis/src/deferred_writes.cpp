@@ -14,6 +14,8 @@ constexpr std::size_t kMaxRecords = 16;
 }  // namespace
 
 bool DeferredWrites::covers(const Record& newer, const Record& older) {
+  // (A replay's list: only the same list again, written in the same order.)
+  if (newer.list || older.list) return newer.list == older.list;
   // The same pieces again: every point of older is a point of newer, with the same rectangle,
   // so newer's write cuts the pieces older's would have cut the same way. (A launch that
   // writes the same elements through other pieces would cut them otherwise.)
@@ -41,6 +43,26 @@ std::uint64_t DeferredWrites::open(const OpRef& op, std::uint32_t req,
   trees_[q.tree].push_back(std::move(r));
   ++records_;
   return trees_[q.tree].back().launch;
+}
+
+std::uint64_t DeferredWrites::add_list(std::shared_ptr<const WriteList> list) {
+  const std::uint32_t tree = list->tree;
+  if (trees_.size() <= tree) {
+    trees_.resize(tree + 1);
+    near_.resize(tree + 1);
+  }
+  const std::size_t n = list->entries.size();
+  Record r;
+  r.launch = next_launch_++;
+  r.mask = list->mask;
+  r.pending.assign(n, true);
+  r.left = n;
+  r.first = 0;
+  r.hull = list->hull;
+  r.list = std::move(list);
+  trees_[tree].push_back(std::move(r));
+  ++records_;
+  return trees_[tree].back().launch;
 }
 
 DeferredWrites::Record& DeferredWrites::find(std::uint32_t tree, std::uint64_t launch) {
@@ -90,17 +112,27 @@ void DeferredWrites::close(std::uint32_t tree, std::uint64_t launch, std::vector
 DeferredWrites::Taken DeferredWrites::take(std::vector<Record>& records, std::size_t at,
                                            std::uint32_t q) {
   Record& r = records[at];
-  Op& op = *r.op;
-  const std::size_t at_instance = std::size_t(q) * op.reqs.size() + r.req;
-  if (!op.point_instances[at_instance]) {
-    REPRISE_ASSERT(map_, "a deferred point's memories are chosen when it is applied");
-    map_(map_ctx_, op, q);
+  Taken t;
+  t.order = WriteOrder{r.launch, q};
+  t.rect = r.rect(q);
+  if (r.list) {
+    const WriteList::Entry& e = r.list->entries[q];
+    t.tree = r.list->tree;
+    t.mem = e.mem;
+    if (r.mask & (FieldMask(1) << e.field)) t.fields.push_back(e.field);
+  } else {
+    Op& op = *r.op;
+    const std::size_t at_instance = std::size_t(q) * op.reqs.size() + r.req;
+    if (!op.point_instances[at_instance]) {
+      REPRISE_ASSERT(map_, "a deferred point's memories are chosen when it is applied");
+      map_(map_ctx_, op, q);
+    }
+    const ReqInfo& req = op.reqs[r.req];
+    t.tree = req.tree;
+    t.mem = op.point_instances[at_instance]->memory();
+    for (int fi : req.field_indices)
+      if (r.mask & (FieldMask(1) << fi)) t.fields.push_back(fi);
   }
-  const ReqInfo& req = op.reqs[r.req];
-  Taken t{
-      WriteOrder{r.launch, q}, req.tree, {}, r.rect(q), op.point_instances[at_instance]->memory()};
-  for (int fi : req.field_indices)
-    if (r.mask & (FieldMask(1) << fi)) t.fields.push_back(fi);
   r.pending[q] = false;
   if (--r.left == 0) r.hull = Domain();
   while (r.first < r.pending.size() && !r.pending[r.first]) ++r.first;
@@ -122,13 +154,47 @@ std::optional<DeferredWrites::Taken> DeferredWrites::take_oldest(std::uint32_t t
       continue;
     const std::uint32_t below = r.launch < before.launch ? UINT32_MAX : before.point;
     std::uint32_t lowest = UINT32_MAX;
+    const RectIndex& index = r.list ? r.list->index : r.pieces->index;
     for (const Domain& rect : rects)
-      r.pieces->index.candidates(rect, [&](std::uint32_t q) {
-        if (q < lowest && q < below && r.pending[q] && r.rect(q).overlaps(rect)) lowest = q;
+      index.candidates(rect, [&](std::uint32_t q) {
+        if (q < lowest && q < below && r.pending[q] && r.writes(q, fi) && r.rect(q).overlaps(rect))
+          lowest = q;
       });
     if (lowest != UINT32_MAX) return take(records, at, lowest);
   }
   return std::nullopt;
+}
+
+DeferredWrites::Newest DeferredWrites::newest_meeting(std::uint32_t tree, int fi,
+                                                      const Domain& rect) const {
+  Newest n;
+  if (!any(tree)) return n;
+  const FieldMask bit = FieldMask(1) << fi;
+  const auto& records = trees_[tree];
+  for (std::size_t at = records.size(); at-- > 0;) {  // (newest launch first)
+    const Record& r = records[at];
+    if (!(r.mask & bit) || r.left == 0 || !rect.overlaps(r.hull)) continue;
+    std::uint32_t newest = 0;
+    const RectIndex& index = r.list ? r.list->index : r.pieces->index;
+    index.candidates(rect, [&](std::uint32_t q) {
+      if ((!n.found || q > newest) && r.pending[q] && r.writes(q, fi) && r.rect(q).overlaps(rect)) {
+        newest = q;
+        n.found = true;
+      }
+    });
+    if (!n.found) continue;
+    n.rect = r.rect(newest);
+    if (r.list) {
+      n.mem = r.list->entries[newest].mem;
+      n.known = true;
+    } else if (const Instance* i =
+                   r.op->point_instances[std::size_t(newest) * r.op->reqs.size() + r.req]) {
+      n.mem = i->memory();
+      n.known = true;
+    }
+    return n;
+  }
+  return n;
 }
 
 bool DeferredWrites::may_meet(std::uint32_t tree, int fi, const Domain& box,

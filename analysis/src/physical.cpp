@@ -415,10 +415,26 @@ void PhysicalState::drop_copies() {
           while (p.holders.size() > 1) p.holders.pop_back();  // (the writer is first)
 }
 
+std::uint64_t PhysicalState::defer_list(std::shared_ptr<const WriteList> list) {
+  for (int fi = 0; fi < int(sizeof(FieldMask) * 8); ++fi)
+    if (list->mask & (FieldMask(1) << fi)) pieces(list->tree, list->root, fi);  // (see open)
+  return deferred_.add_list(std::move(list));
+}
+
 bool PhysicalState::holds(const PhysicalFact& f, bool copies_dropped) {
   if (f.kind == PhysicalFact::Kind::Pending) {
+    // (A tree that never had reductions has none pending, whatever the deferred writes: they
+    // need not be applied to know it.)
+    if (!has_pending(f.tree)) return f.pending == 0;
     settle_tree(f.tree);
     return pending_signature(f.tree) == f.pending;
+  }
+  if (deferred_.any(f.tree)) {
+    // Inside the newest deferred write that meets it, a fact is read without applying the
+    // writes (a check under control replication reads every shard's facts; most lie in
+    // other shards' tiles, whose writes a replay deferred).
+    const DeferredWrites::Newest w = deferred_.newest_meeting(f.tree, f.field, f.rect);
+    if (w.known && w.rect.contains(f.rect)) return f.valid == (w.mem == f.mem);
   }
   settle(f.tree, f.field, f.rect);
   const Pieces* pieces = find(f.tree, f.field);

@@ -286,6 +286,7 @@ void Memoizer::record(TraceID id) {
   // links to build.)
   if (rt_.num_shards() == 1) build_cross_links(*t);
   compute_conditions(*t, buffer_);
+  if (defer_replays()) t->deferred_effects = defer_other_writes(*t, rt_.instances(), rt_.shard());
   // Idempotent only if the state the trace leaves behind is the one it started from (under
   // control replication: once the copies are dropped, as they were before it was recorded).
   PhysicalState& state = analysis_->physical();

@@ -172,6 +172,11 @@ const std::vector<FlagDef>& flag_table() {
         "data is not analysed here, its writes applied only when this shard looks at the pieces "
         "they meet (0: every point is analysed on every shard; auto: from 4 shards on)",
         auto_i32(&Config::defer_writes, 0, 1, "-lg:defer_writes"));
+    add("-lg:defer_replays", "0|1|auto",
+        "control replication: a replay's writes by other shards' points are deferred like "
+        "-lg:defer_writes' (applied where this shard looks), not applied one by one after it "
+        "(auto: from 8 shards on)",
+        auto_i32(&Config::defer_replays, 0, 1, "-lg:defer_replays"));
     add("-lg:window", "N", "ops in flight before the application thread waits",
         i32(&Config::window, 2, 1 << 24, "-lg:window"));
     add("-lg:trace_links", "N",

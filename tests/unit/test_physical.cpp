@@ -397,3 +397,78 @@ TEST(Physical, StateAgreesWithACellModel) {
   s.written(0, root, 0, root, 0);
   EXPECT_EQ(s.piece_count(0, 0), 1u);
 }
+
+// Control replication: a replay defers the writes of other shards' points as one list per tree
+// (PhysicalState::defer_list) and applies its own effects around it, each after the list's
+// entries that came before it. Whatever is asked afterwards — a fact (read through the newest
+// pending write where one covers it), a read (after settling) — must be answered as if every
+// write had been applied at once, in order; and a newer replay of the same list supersedes the
+// older one's pending entries.
+TEST(Physical, DeferredWriteListsReadAsIfWrittenAtOnce) {
+  std::mt19937 rng(11);
+  const Domain root = r2(0, 0, 11, 11);  // (2-d: the order of cuts shapes the pieces)
+  std::uniform_int_distribution<coord_t> at(0, 11);
+  std::uniform_int_distribution<int> mem(0, 3), coin(0, 1);
+  const auto random_rect = [&] {
+    const coord_t x0 = at(rng), x1 = at(rng), y0 = at(rng), y1 = at(rng);
+    return r2(std::min(x0, x1), std::min(y0, y1), std::max(x0, x1), std::max(y0, y1));
+  };
+  const auto written = [&](const Domain& rect, std::uint32_t m) {
+    return PhysicalEffect{0, 0, root, rect, m, PhysicalEffect::Kind::Written, Event{}};
+  };
+  int compared = 0;
+  for (int round = 0; round < 150; ++round) {
+    PhysicalState eager, deferred;
+    for (int k = 0; k < 3; ++k) {  // some history, the same in both
+      const Domain rect = random_rect();
+      const std::uint32_t m = std::uint32_t(mem(rng));
+      eager.written(0, root, 0, rect, m);
+      deferred.written(0, root, 0, rect, m);
+    }
+    // A template's effects: writes "elsewhere" (deferred) and "here" (applied around them).
+    std::vector<std::pair<PhysicalEffect, bool>> effects;
+    for (int k = 0; k < 6; ++k)
+      effects.emplace_back(written(random_rect(), std::uint32_t(mem(rng))), coin(rng) == 1);
+    auto list = std::make_shared<detail::WriteList>();
+    list->tree = 0;
+    list->root = root;
+    std::vector<std::uint32_t> before;  // per effect: the list entries before it
+    for (const auto& [e, elsewhere] : effects) {
+      before.push_back(std::uint32_t(list->entries.size()));
+      if (!elsewhere) continue;
+      list->index.insert(e.rect, std::uint32_t(list->entries.size()));
+      list->hull = detail::bounding_union(list->entries.empty() ? Domain() : list->hull, e.rect);
+      list->entries.push_back(detail::WriteList::Entry{e.field, e.rect, e.mem});
+      list->mask |= 1;
+    }
+    for (int replay = 0; replay < 2; ++replay) {  // the second replay supersedes the first
+      for (const auto& [e, elsewhere] : effects) eager.apply(e);
+      const std::uint64_t launch = deferred.defer_list(list);
+      for (std::size_t k = 0; k < effects.size(); ++k)
+        if (!effects[k].second)
+          deferred.apply(effects[k].first, detail::WriteOrder{launch, before[k]});
+      deferred.close_deferred(0, launch);  // (supersedes what the last replay left pending)
+      for (int q = 0; q < 8; ++q) {
+        const PhysicalFact f{0, 0, random_rect(), std::uint32_t(mem(rng)), coin(rng) == 1};
+        EXPECT_EQ(eager.holds(f), deferred.holds(f))
+            << "round " << round << " fact " << f.rect.str() << " mem " << f.mem;
+        ++compared;
+      }
+      // A read settles what it meets: the copies it needs are the same.
+      std::vector<Event> waits;
+      std::vector<CopyNeed> a, b;
+      std::vector<FoldNeed> folds;
+      const Domain rect = random_rect();
+      const std::uint32_t reader = std::uint32_t(mem(rng));
+      eager.read(0, root, 0, rect, reader, waits, a, folds);
+      deferred.read(0, root, 0, rect, reader, waits, b, folds);
+      ASSERT_EQ(a.size(), b.size()) << "round " << round;
+      for (std::size_t i = 0; i < a.size(); ++i) {
+        EXPECT_EQ(a[i].rect, b[i].rect);
+        EXPECT_EQ(a[i].src_mem, b[i].src_mem);
+      }
+    }
+    EXPECT_EQ(eager.piece_count(0, 0), deferred.piece_count(0, 0)) << "round " << round;
+  }
+  EXPECT_EQ(compared, 150 * 2 * 8);
+}

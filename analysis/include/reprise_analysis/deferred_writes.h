@@ -37,15 +37,32 @@ struct WriteOrder {
   auto operator<=>(const WriteOrder&) const = default;
 };
 
+// Control replication, a replay: the writes of other shards' points to one tree that a trace
+// template journaled, in journal order (shared by the template's replays). Deferred as one
+// launch whose points are the entries (DeferredWrites::add_list).
+struct WriteList {
+  struct Entry {
+    int field;
+    Domain rect;
+    std::uint32_t mem;
+  };
+  std::uint32_t tree = 0;
+  Domain root;  // the tree's root rectangle
+  std::vector<Entry> entries;
+  RectIndex index;  // entry rectangles, by position
+  Domain hull;
+  FieldMask mask = 0;  // the fields the entries write
+};
+
 class DeferredWrites {
  public:
   // A deferred write taken to be applied: `fields` of tree over rect, by memory mem.
   struct Taken {
     WriteOrder order;
-    std::uint32_t tree;
+    std::uint32_t tree = 0;
     FieldIndexList fields;
     Domain rect;
-    std::uint32_t mem;
+    std::uint32_t mem = 0;
   };
 
   // Chooses the memories of point p of op (op.point_instances), when they were not chosen.
@@ -69,6 +86,20 @@ class DeferredWrites {
   // The launch is analysed. Appends to overflow the writes to apply now (the oldest launch's,
   // when a tree has too many pending).
   void close(std::uint32_t tree, std::uint64_t launch, std::vector<Taken>& overflow);
+  // Every entry of list pending, as an open launch (after every launch so far) whose points
+  // are the entries, in order; returns its place. close() it once the effects applied around
+  // it are (an older launch of the same list is superseded then: the same writes again).
+  std::uint64_t add_list(std::shared_ptr<const WriteList> list);
+  // The newest pending write of field fi of tree that meets rect, left pending: found (some
+  // write meets rect), known (its memory is chosen) and, then, its rectangle and memory. A
+  // rectangle inside it is, once the writes are applied, valid in that memory alone: nothing
+  // applied since touched it (it would have been settled first).
+  struct Newest {
+    bool found = false, known = false;
+    Domain rect;
+    std::uint32_t mem = 0;
+  };
+  Newest newest_meeting(std::uint32_t tree, int fi, const Domain& rect) const;
   // Whether a pending write before `before` writes field fi of tree within `box` (a cheap
   // test that may answer yes when none does).
   bool may_meet(std::uint32_t tree, int fi, const Domain& box, WriteOrder before) const;
@@ -84,16 +115,21 @@ class DeferredWrites {
  private:
   struct Record {
     OpRef op;
-    std::uint32_t req;
-    std::uint64_t launch;  // its place among deferred launches
-    FieldMask mask;        // the fields it still writes (newer covering launches clear bits)
+    std::uint32_t req = 0;
+    std::uint64_t launch = 0;  // its place among deferred launches
+    FieldMask mask = 0;        // the fields it still writes (newer covering launches clear bits)
     std::shared_ptr<const PartitionPieces> pieces;  // point -> its rectangle of req
     std::vector<bool> pending;                      // per point of op
     std::size_t left = 0;                           // points pending
     std::uint32_t first = UINT32_MAX;               // no point below it is pending
     bool open = true;                               // its launch is being analysed
     Domain hull;                                    // holds every pending point's rectangle
-    const Domain& rect(std::uint32_t q) const { return op->rect(q, req); }
+    std::shared_ptr<const WriteList> list;  // instead of op, req and pieces: a replay's writes
+    const Domain& rect(std::uint32_t q) const {
+      return list ? list->entries[q].rect : op->rect(q, req);
+    }
+    // Whether point q writes field fi (every field of the record, for a launch).
+    bool writes(std::uint32_t q, int fi) const { return !list || list->entries[q].field == fi; }
   };
   // Whether every element that older writes may still hold pending is written by newer.
   static bool covers(const Record& newer, const Record& older);

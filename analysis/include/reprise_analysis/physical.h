@@ -169,6 +169,19 @@ class PhysicalState {
   // that every shard takes the same decision from the same state.
   void drop_copies();
   void apply(const PhysicalEffect& e);
+  // apply, as if only the deferred writes before `horizon` had been made (a replay applies its
+  // own effects around the list of other shards' writes it defers: defer_list).
+  void apply(const PhysicalEffect& e, WriteOrder horizon) {
+    horizon_ = horizon;
+    apply(e);
+    horizon_ = WriteOrder{};
+  }
+  // Control replication, a replay: the writes of other shards' points in list are deferred
+  // (DeferredWrites::add_list); returns their launch's place (entry k is point k). Then the
+  // effects around it are applied (apply(e, horizon)), and close_deferred(list's tree, launch)
+  // ends it: only then does it supersede what the last replay's list left pending, which
+  // those effects settled where they looked, as older writes.
+  std::uint64_t defer_list(std::shared_ptr<const WriteList> list);
 
   void start_journal();
   bool journaling() const { return journaling_; }
@@ -234,7 +247,8 @@ class PhysicalState {
   // meeting rect, before anything looks at those pieces or changes them (DeferredWrites).
   // Returns whether hits_ holds the pieces meeting rect (as meeting() would find them now).
   bool settle(std::uint32_t tree, int fi, const Domain& rect, WriteOrder before = {}) {
-    return deferred_.any(tree) && settle_pieces(tree, fi, rect, before);
+    return deferred_.any(tree) &&
+           settle_pieces(tree, fi, rect, before == WriteOrder{} ? horizon_ : before);
   }
   bool settle_pieces(std::uint32_t tree, int fi, const Domain& rect, WriteOrder before);
   // Applies every deferred write (of tree).
@@ -291,6 +305,7 @@ class PhysicalState {
   std::vector<Tree> trees_;
   DeferredWrites deferred_;
   std::vector<DeferredWrites::Taken> overflow_;
+  WriteOrder horizon_{};  // what settle applies by default (see apply(e, horizon))
   std::uint32_t local_first_ = 0, local_count_ = 0;  // none: no Pieces::local
   mutable std::vector<std::uint32_t> hits_;
   std::vector<Domain> parts_, uncovered_, scratch_;

@@ -49,6 +49,12 @@ class Memoizer final : public OpSink {
   // shard's recording sees the same state. (A check reads the facts as if they were dropped.)
   void drop_copies_once();
   bool copies_dropped_ = false;
+  // -lg:defer_replays under control replication (a replay defers other shards' writes).
+  bool defer_replays() const {
+    const int d = rt_.config().defer_replays;
+    return rt_.num_shards() > 1 &&
+           (d > 0 || (d < 0 && rt_.num_shards() >= std::uint32_t(Config::kDeferReplaysShards)));
+  }
   void record(TraceID id);
   // Drops the templates that have not replayed within kUnreplayedBound uses of the memoizer
   // (replays and recordings) since they were recorded: they are unlikely ever to, and would
@@ -102,6 +108,7 @@ class Memoizer final : public OpSink {
   const TraceTemplate* physical_pending_ = nullptr;
   std::size_t physical_pending_effects_ = 0;  // its first effects (all, or a prefix's)
   std::vector<Event> copy_done_;
+  std::vector<std::pair<std::uint32_t, std::uint64_t>> list_launches_;  // (tree, deferred launch)
 
   // The summary of replays not yet shown to the logical analysis.
   bool summary_pending_ = false;

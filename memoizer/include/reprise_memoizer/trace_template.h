@@ -20,6 +20,7 @@
 namespace reprise::detail {
 
 class Instance;
+class InstanceManager;
 struct GpuGroups;
 
 struct TemplateOp {
@@ -112,6 +113,18 @@ struct SimulatedReplayAsks {
 
 struct TraceTemplate;
 
+// Control replication with -lg:defer_replays: the writes of other shards' points that a
+// replay defers instead of applying (docs/ctrlrepl.md).
+struct DeferredEffects {
+  std::vector<std::shared_ptr<const WriteList>> lists;  // one per tree, in journal order
+  // Per effect: -1 if deferred (in a list), else how many entries of its tree's list come
+  // before it (it is applied after those only).
+  std::vector<std::int32_t> horizon;
+};
+// t's DeferredEffects on `shard` (null when no effect is another shard's write).
+std::unique_ptr<DeferredEffects> defer_other_writes(const TraceTemplate& t,
+                                                    const InstanceManager& im, std::uint32_t shard);
+
 // The op instructions of a template by (op, point): point_key(op, point) -> instruction.
 inline std::uint64_t point_key(std::uint32_t op, std::uint32_t point) {
   return std::uint64_t(op) << 32 | point;
@@ -137,6 +150,7 @@ struct TraceTemplate {
   // Control replication: per effect, whether it is a copy between two other shards (a replay
   // here does not apply it; empty in a single process).
   std::vector<bool> effect_elsewhere;
+  std::unique_ptr<DeferredEffects> deferred_effects;  // (-lg:defer_replays; null otherwise)
   // Per op of the trace: the effects journaled by the end of its analysis (a prefix replay
   // applies the first effects_by_op[k - 1] for k ops).
   std::vector<std::uint32_t> effects_by_op;

@@ -30,6 +30,12 @@ struct Config {
   // -1 (auto): from kDeferWritesShards shards on, where it costs less than it saves.
   int defer_writes = -1;
   static constexpr int kDeferWritesShards = 4;
+  // -lg:defer_replays 0|1|auto: control replication: after a replay the writes of other
+  // shards' points are deferred like an untraced launch's (docs/ctrlrepl.md). -1 (auto): from
+  // kDeferReplaysShards shards on (at 4 the settling costs more than it saves: cfd and the
+  // stencil's automatic traces, docs/results.md).
+  int defer_replays = -1;
+  static constexpr int kDeferReplaysShards = 8;
   std::int64_t csize_mib = 1024;  // -ll:csize (per system memory)
   bool pin = true;                // -ll:pin
   int spin_us = 50;               // -ll:spin
