@@ -121,15 +121,13 @@ DeferredWrites::Taken DeferredWrites::take(std::vector<Record>& records, std::si
     t.mem = e.mem;
     if (r.mask & (FieldMask(1) << e.field)) t.fields.push_back(e.field);
   } else {
-    Op& op = *r.op;
-    const std::size_t at_instance = std::size_t(q) * op.reqs.size() + r.req;
-    if (!op.point_instances[at_instance]) {
+    if (!r.instance(q)) {
       REPRISE_ASSERT(map_, "a deferred point's memories are chosen when it is applied");
-      map_(map_ctx_, op, q);
+      map_(map_ctx_, *r.op, q);
     }
-    const ReqInfo& req = op.reqs[r.req];
+    const ReqInfo& req = r.op->reqs[r.req];
     t.tree = req.tree;
-    t.mem = op.point_instances[at_instance]->memory();
+    t.mem = r.instance(q)->memory();
     for (int fi : req.field_indices)
       if (r.mask & (FieldMask(1) << fi)) t.fields.push_back(fi);
   }
@@ -154,9 +152,8 @@ std::optional<DeferredWrites::Taken> DeferredWrites::take_oldest(std::uint32_t t
       continue;
     const std::uint32_t below = r.launch < before.launch ? UINT32_MAX : before.point;
     std::uint32_t lowest = UINT32_MAX;
-    const RectIndex& index = r.list ? r.list->index : r.pieces->index;
     for (const Domain& rect : rects)
-      index.candidates(rect, [&](std::uint32_t q) {
+      r.index().candidates(rect, [&](std::uint32_t q) {
         if (q < lowest && q < below && r.pending[q] && r.writes(q, fi) && r.rect(q).overlaps(rect))
           lowest = q;
       });
@@ -175,8 +172,7 @@ DeferredWrites::Newest DeferredWrites::newest_meeting(std::uint32_t tree, int fi
     const Record& r = records[at];
     if (!(r.mask & bit) || r.left == 0 || !rect.overlaps(r.hull)) continue;
     std::uint32_t newest = 0;
-    const RectIndex& index = r.list ? r.list->index : r.pieces->index;
-    index.candidates(rect, [&](std::uint32_t q) {
+    r.index().candidates(rect, [&](std::uint32_t q) {
       if ((!n.found || q > newest) && r.pending[q] && r.writes(q, fi) && r.rect(q).overlaps(rect)) {
         newest = q;
         n.found = true;
@@ -187,8 +183,7 @@ DeferredWrites::Newest DeferredWrites::newest_meeting(std::uint32_t tree, int fi
     if (r.list) {
       n.mem = r.list->entries[newest].mem;
       n.known = true;
-    } else if (const Instance* i =
-                   r.op->point_instances[std::size_t(newest) * r.op->reqs.size() + r.req]) {
+    } else if (const Instance* i = r.instance(newest)) {
       n.mem = i->memory();
       n.known = true;
     }

@@ -130,6 +130,12 @@ class DeferredWrites {
     }
     // Whether point q writes field fi (every field of the record, for a launch).
     bool writes(std::uint32_t q, int fi) const { return !list || list->entries[q].field == fi; }
+    // The points by rectangle.
+    const RectIndex& index() const { return list ? list->index : pieces->index; }
+    // A launch's point q's instance of req (null until its memories are chosen).
+    Instance* instance(std::uint32_t q) const {
+      return op->point_instances[std::size_t(q) * op->reqs.size() + req];
+    }
   };
   // Whether every element that older writes may still hold pending is written by newer.
   static bool covers(const Record& newer, const Record& older);
