@@ -8,11 +8,14 @@
 
 #include "reprise_rt/log.h"
 #include "reprise_rt/op_token.h"
+#include "shard_vote.h"
 
 namespace reprise::detail {
 
 Memoizer::Memoizer(Runtime& rt, std::unique_ptr<Analysis> analysis)
-    : rt_(rt), analysis_(std::move(analysis)), recorder_(rt.graph()) {}
+    : rt_(rt), analysis_(std::move(analysis)), recorder_(rt.graph()) {
+  if (shard_checks()) vote_ = std::make_unique<ShardVote>(rt, *rt.network());
+}
 
 const std::list<std::unique_ptr<TraceTemplate>>* Memoizer::templates(TraceID id) const {
   auto it = templates_.find(id);
@@ -167,6 +170,10 @@ void Memoizer::drop_copies_once() {
 
 bool Memoizer::conditions_hold(const TraceTemplate& t) {
   rt_.count_condition_check();
+  if (vote_) {
+    apply_physical();
+    return own_conditions_hold(t);
+  }
   // (Under control replication the facts are read as if every memory had dropped its copies of
   // data other memories wrote — holds(f, true) — which is what the recording saw, the same on
   // every shard. The state itself keeps them: dropping them costs every piece of every shard.)
@@ -184,6 +191,51 @@ bool Memoizer::conditions_hold(const TraceTemplate& t) {
   const bool as_dropped = rt_.num_shards() > 1;
   return std::all_of(t.facts.begin(), t.facts.end(),
                      [&](const PhysicalFact& f) { return state.holds(f, as_dropped); });
+}
+
+bool Memoizer::own_conditions_hold(const TraceTemplate& t) {
+  // Every shard reads the same conditions of the same state as conditions_hold, each only
+  // its part: the AND of the parts is the whole verdict, the same on every shard. (Reading a
+  // fact settles deferred writes where it looks: the state stays the one eager application
+  // leaves wherever it is looked at, so what each shard settles is its own affair.)
+  const OwnConditions& own = t.own_conditions;
+  const auto instance_kept = [&](std::uint32_t i) {
+    const Condition& c = t.preconditions[i];
+    return analysis_->instance_for(c.tree, c.instance->memory()) == c.instance;
+  };
+  const auto reduction_kept = [&](std::uint32_t i) {
+    const ReductionKey& k = t.reduction_keys[i];
+    return rt_.instances().find_reduction(k.tree, k.memory, k.rect, k.slot) == t.reductions[i];
+  };
+  PhysicalState& state = analysis_->physical();
+  const bool mine =
+      std::all_of(own.preconditions.begin(), own.preconditions.end(), instance_kept) &&
+      std::all_of(own.reductions.begin(), own.reductions.end(), reduction_kept) &&
+      std::all_of(own.facts.begin(), own.facts.end(),
+                  [&](std::uint32_t i) { return state.holds(t.facts[i], true); });
+  const bool all = vote_->all(mine);
+  if (mine && !all)
+    REPRISE_LOG_INFO(LogCategory::Tracing,
+                     "trace {}: its conditions hold on this shard, not on another: not replayed",
+                     t.id);
+  return all;
+}
+
+OwnConditions Memoizer::own_conditions(const TraceTemplate& t) const {
+  const InstanceManager& im = rt_.instances();
+  const std::uint32_t me = rt_.shard(), shards = rt_.num_shards();
+  OwnConditions own;
+  for (std::uint32_t i = 0; i < t.preconditions.size(); ++i)
+    if (im.shard_of(t.preconditions[i].instance->memory()) == me) own.preconditions.push_back(i);
+  for (std::uint32_t i = 0; i < t.reduction_keys.size(); ++i)
+    if (im.shard_of(t.reduction_keys[i].memory) == me) own.reductions.push_back(i);
+  for (std::uint32_t i = 0; i < t.facts.size(); ++i) {
+    const PhysicalFact& f = t.facts[i];
+    const std::uint32_t reader =
+        f.kind == PhysicalFact::Kind::Pending ? f.tree % shards : im.shard_of(f.mem);
+    if (reader == me) own.facts.push_back(i);
+  }
+  return own;
 }
 
 std::vector<bool> Memoizer::runs_here(const TraceTemplate& t) const {
@@ -287,6 +339,7 @@ void Memoizer::record(TraceID id) {
   if (rt_.num_shards() == 1) build_cross_links(*t);
   compute_conditions(*t, buffer_);
   if (defer_replays()) t->deferred_effects = defer_other_writes(*t, rt_.instances(), rt_.shard());
+  if (vote_) t->own_conditions = own_conditions(*t);
   // Idempotent only if the state the trace leaves behind is the one it started from (under
   // control replication: once the copies are dropped, as they were before it was recorded).
   PhysicalState& state = analysis_->physical();

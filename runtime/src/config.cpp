@@ -177,6 +177,11 @@ const std::vector<FlagDef>& flag_table() {
         "-lg:defer_writes' (applied where this shard looks), not applied one by one after it "
         "(auto: from 8 shards on)",
         auto_i32(&Config::defer_replays, 0, 1, "-lg:defer_replays"));
+    add("-lg:shard_checks", "0|1|auto",
+        "control replication: whether a template may replay is read on each shard only for "
+        "its own memories, and the shards vote up and down a tree (0: every shard reads every "
+        "condition; auto: from 4 shards on)",
+        auto_i32(&Config::shard_checks, 0, 1, "-lg:shard_checks"));
     add("-lg:window", "N", "ops in flight before the application thread waits",
         i32(&Config::window, 2, 1 << 24, "-lg:window"));
     add("-lg:trace_links", "N",

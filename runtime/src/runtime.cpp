@@ -207,7 +207,10 @@ RuntimeStats Runtime::stats() const {
   s.copies_device_to_device = copies_device_to_device_.load(std::memory_order_relaxed);
   s.shard_bytes = shard_bytes_.load(std::memory_order_relaxed);
   s.analysis_cpu_ns = thread_cpu_ns(utility_);
+  // (The wait is added before the op's whole time: read it first, and never let it exceed.)
+  const std::uint64_t waited = shard_wait_ns_.load(std::memory_order_relaxed);
   s.analysis_busy_ns = analysis_busy_ns_.load(std::memory_order_relaxed);
+  s.analysis_busy_ns -= std::min(waited, s.analysis_busy_ns);
   s.messages_sent = network_ ? network_->messages_sent() : 0;
   if (exchange_) {
     const ShardExchange::Counters c = exchange_->counters();

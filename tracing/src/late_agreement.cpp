@@ -42,10 +42,14 @@ bool ShardLateAgreement::any_late(std::uint64_t k) {
   auto complete = [&] { return verdicts_[k].reports >= net_.size(); };
   if (!complete()) {
     ++waits_;
+    const auto t0 = std::chrono::steady_clock::now();
     // The wake-ups every few milliseconds only notice a failure elsewhere: a shard that has
     // stopped sends nothing more, and then this shard's own verdict is as good as any.
     while (!arrived_.wait_for(lock, std::chrono::milliseconds(5), complete))
       if (rt_.failed()) break;
+    rt_.count_shard_wait(std::uint64_t(
+        std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0)
+            .count()));
   }
   const bool late = verdicts_[k].late;
   verdicts_.erase(k);

@@ -15,6 +15,8 @@
 
 namespace reprise::detail {
 
+class ShardVote;
+
 class Memoizer final : public OpSink {
  public:
   Memoizer(Runtime& rt, std::unique_ptr<Analysis> analysis);
@@ -44,6 +46,8 @@ class Memoizer final : public OpSink {
   void forward_buffer();
   bool same_ops_ = false;  // match() found templates with the buffered ops (conditions failed)
   bool conditions_hold(const TraceTemplate& t);
+  // -lg:shard_checks: conditions_hold with this shard's part read here, the rest voted on.
+  bool own_conditions_hold(const TraceTemplate& t);
   // Control replication: before a template is recorded, every memory forgets its copies of
   // data other memories wrote (PhysicalState::drop_copies), once per trace, so that every
   // shard's recording sees the same state. (A check reads the facts as if they were dropped.)
@@ -55,6 +59,15 @@ class Memoizer final : public OpSink {
     return rt_.num_shards() > 1 &&
            (d > 0 || (d < 0 && rt_.num_shards() >= std::uint32_t(Config::kDeferReplaysShards)));
   }
+  // -lg:shard_checks under control replication: each shard reads the conditions about its own
+  // memories (OwnConditions) and the shards vote.
+  bool shard_checks() const {
+    const int d = rt_.config().shard_checks;
+    return rt_.network() && rt_.num_shards() > 1 &&
+           (d > 0 || (d < 0 && rt_.num_shards() >= std::uint32_t(Config::kShardChecksShards)));
+  }
+  OwnConditions own_conditions(const TraceTemplate& t) const;
+  std::unique_ptr<ShardVote> vote_;  // (-lg:shard_checks; null otherwise)
   void record(TraceID id);
   // Drops the templates that have not replayed within kUnreplayedBound uses of the memoizer
   // (replays and recordings) since they were recorded: they are unlikely ever to, and would

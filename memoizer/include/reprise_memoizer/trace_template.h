@@ -113,6 +113,14 @@ struct SimulatedReplayAsks {
 
 struct TraceTemplate;
 
+// Control replication with -lg:shard_checks: the conditions of a template that this shard
+// reads at a check, as indices into its preconditions, reduction_keys and facts: those about
+// this shard's memories, and the pending-reduction facts of the trees t with
+// t % shards == shard. The shards' parts cover every condition; they vote on the verdict.
+struct OwnConditions {
+  std::vector<std::uint32_t> preconditions, reductions, facts;
+};
+
 // Control replication with -lg:defer_replays: the writes of other shards' points that a
 // replay defers instead of applying (docs/ctrlrepl.md).
 struct DeferredEffects {
@@ -151,6 +159,7 @@ struct TraceTemplate {
   // here does not apply it; empty in a single process).
   std::vector<bool> effect_elsewhere;
   std::unique_ptr<DeferredEffects> deferred_effects;  // (-lg:defer_replays; null otherwise)
+  OwnConditions own_conditions;                       // (-lg:shard_checks; empty otherwise)
   // Per op of the trace: the effects journaled by the end of its analysis (a prefix replay
   // applies the first effects_by_op[k - 1] for k ops).
   std::vector<std::uint32_t> effects_by_op;

@@ -36,6 +36,11 @@ struct Config {
   // stencil's automatic traces, docs/results.md).
   int defer_replays = -1;
   static constexpr int kDeferReplaysShards = 8;
+  // -lg:shard_checks 0|1|auto: control replication: a trace check reads on each shard only
+  // the conditions about its own memories, and the shards vote (docs/ctrlrepl.md). -1 (auto):
+  // from kShardChecksShards shards on.
+  int shard_checks = -1;
+  static constexpr int kShardChecksShards = 4;
   std::int64_t csize_mib = 1024;  // -ll:csize (per system memory)
   bool pin = true;                // -ll:pin
   int spin_us = 50;               // -ll:spin

@@ -20,6 +20,7 @@ enum class Channel : std::uint32_t {
   Evtrace = 7,  // -lg:evtrace: a subtree's merged event trace, at exit
   Reduce = 8,   // a future map's values up a tree of shards, the reduction's result down it
   Link = 9,     // the host device backend's links between ranks (DeviceLinks emulated)
+  Vote = 10,    // -lg:shard_checks: whether a template's conditions hold, up and down a tree
 };
 
 class Network {

@@ -83,6 +83,7 @@ struct RuntimeStats {
   std::uint64_t shard_bytes = 0;          // copies brought into this shard from others
   std::uint64_t analysis_cpu_ns = 0;      // CPU time of the utility thread (spinning included)
   std::uint64_t analysis_busy_ns = 0;     // wall time the utility thread spent inside the pipeline
+                                          // (less its waits for other shards)
   std::uint64_t messages_sent = 0;        // to other shards (MPI sends)
   std::uint32_t peers_heard = 0;          // shards this one had a completion or request from
   std::uint64_t requests_sent = 0;        // completions of remote points this shard asked for
@@ -190,6 +191,11 @@ class Runtime {
     replay_instructions_here_.fetch_add(here, std::memory_order_relaxed);
   }
   void count_condition_check() { condition_checks_.fetch_add(1, std::memory_order_relaxed); }
+  // Wall time the utility thread spent inside the pipeline waiting for other shards (a vote,
+  // an agreement): not counted as busy.
+  void count_shard_wait(std::uint64_t ns) {
+    shard_wait_ns_.fetch_add(ns, std::memory_order_relaxed);
+  }
   void count_template() { templates_recorded_.fetch_add(1, std::memory_order_relaxed); }
   void count_value_round() { value_rounds_.fetch_add(1, std::memory_order_relaxed); }
   void count_dropped_templates(std::uint64_t n) {
@@ -320,6 +326,7 @@ class Runtime {
   std::thread::id app_thread_;
   std::vector<std::shared_ptr<Attached>> attachments_;
   std::atomic<std::uint64_t> analysis_busy_ns_{0};
+  std::atomic<std::uint64_t> shard_wait_ns_{0};
 
   mutable std::mutex error_mutex_;
   std::exception_ptr error_;
