@@ -8,13 +8,13 @@
 
 #include "reprise_rt/log.h"
 #include "reprise_rt/op_token.h"
-#include "shard_vote.h"
+#include "reprise_rt/shard_vote.h"
 
 namespace reprise::detail {
 
 Memoizer::Memoizer(Runtime& rt, std::unique_ptr<Analysis> analysis)
     : rt_(rt), analysis_(std::move(analysis)), recorder_(rt.graph()) {
-  if (shard_checks()) vote_ = std::make_unique<ShardVote>(rt, *rt.network());
+  if (shard_checks()) vote_ = std::make_unique<ShardVote>(rt, *rt.network(), Channel::Vote);
 }
 
 const std::list<std::unique_ptr<TraceTemplate>>* Memoizer::templates(TraceID id) const {

@@ -1,5 +1,5 @@
-// Reductions of sharded future maps across shards (ShardExchange::reduce): a binomial tree
-// rooted at shard 0 gathers every shard's values and spreads the result.
+// Reductions of sharded future maps across shards (ShardExchange::reduce): a tree rooted at
+// shard 0 (reprise_rt/shard_tree.h) gathers every shard's values and spreads the result.
 #include <fmt/core.h>
 
 #include <algorithm>
@@ -10,6 +10,7 @@
 #include "reprise_rt/log.h"
 #include "reprise_rt/runtime.h"
 #include "reprise_rt/shard_exchange.h"
+#include "reprise_rt/shard_tree.h"
 #include "reprise_rt/wire.h"
 
 namespace reprise::detail {
@@ -41,18 +42,13 @@ PointValues get_values(const std::vector<std::byte>& b, std::size_t& at) {
   return values;
 }
 
-// Shard s's parent clears its lowest set bit; its children add each smaller power of two.
-std::uint32_t lowest_bit(std::uint32_t s) {
-  return s & (~s + 1);
-}
-
 }  // namespace
 
 std::vector<std::uint32_t> ShardExchange::tree_children() const {
   std::vector<std::uint32_t> out;
-  const std::uint32_t me = net_.rank(), n = net_.size(), low = lowest_bit(me);
-  for (std::uint32_t k = 1; (me == 0 || k < low) && me + k < n && k != 0; k <<= 1)
-    out.push_back(me + k);
+  const std::uint32_t me = net_.rank();
+  for (std::uint32_t i = 0; i < tree_child_count(me, net_.size()); ++i)
+    out.push_back(tree_child(me, i));
   return out;
 }
 
@@ -123,7 +119,7 @@ bool ShardExchange::advance(Reduction& r, std::uint64_t seq, std::vector<Outgoin
     put_values(b, r.values);
   }
   r.values.clear();
-  out.push_back(Outgoing{me - lowest_bit(me), std::move(b)});
+  out.push_back(Outgoing{tree_parent(me), std::move(b)});
   return false;
 }
 

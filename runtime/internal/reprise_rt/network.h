@@ -15,7 +15,7 @@ enum class Channel : std::uint32_t {
   Data = 2,     // the bytes of a copy between shards
   Abort = 3,    // a shard failed: every shard stops with its error
   Check = 4,    // op-stream comparison when a shard ends its program
-  Late = 5,     // automatic tracing: whether a shard had to wait for an analysis
+  Late = 5,     // automatic tracing: whether a shard had to wait for an analysis (a ShardVote)
   Request = 6,  // a shard waits for a point of this one: send its Done when it has finished
   Evtrace = 7,  // -lg:evtrace: a subtree's merged event trace, at exit
   Reduce = 8,   // a future map's values up a tree of shards, the reduction's result down it

@@ -62,9 +62,9 @@ class ShardExchange {
   void finished(const Op& op, std::uint32_t point, const std::exception_ptr& error);
   // A reduction of a sharded future map (FutureMapState::sharded), or a gather of all its
   // values (FutureReducePayload::gather): each shard holds only its own points' values. They go
-  // up a binomial tree of shards rooted at shard 0 once the map is complete here; the root
+  // up the tree of shards (shard_tree.h) rooted at shard 0 once the map is complete here; the root
   // folds them in point order, as one process does (so the result is bit-identical), and the
-  // result (a gather: every value) goes down the tree. O(log shards) messages per shard, none
+  // result (a gather: every value) goes down the tree. At most three messages per shard, none
   // per point.
   void reduce(const OpRef& op);
   // The source half of a copy between shards (runs as the copy's task here).

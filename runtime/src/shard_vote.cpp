@@ -1,15 +1,15 @@
-#include "shard_vote.h"
+#include "reprise_rt/shard_vote.h"
 
 #include <chrono>
 #include <cstring>
-#include <vector>
 
 #include "reprise_rt/runtime.h"
+#include "reprise_rt/shard_tree.h"
 
 namespace reprise::detail {
 
 namespace {
-// A message is one word: the vote's number, whether it goes down (a verdict) or up (a
+// A message is one word: the vote's number, whether it goes down (the verdict) or up (a
 // subtree's AND), and the value.
 constexpr std::uint64_t kDown = 2, kYes = 1;
 
@@ -18,8 +18,9 @@ std::uint64_t word(std::uint64_t k, bool down, bool yes) {
 }
 }  // namespace
 
-ShardVote::ShardVote(Runtime& rt, Network& net) : rt_(rt), net_(net) {
-  net.on(Channel::Vote, [this](std::uint32_t, std::vector<std::byte>&& b) {
+ShardVote::ShardVote(Runtime& rt, Network& net, Channel channel)
+    : rt_(rt), net_(net), channel_(channel) {
+  net.on(channel, [this](std::uint32_t, std::vector<std::byte>&& b) {
     std::uint64_t w = 0;
     if (b.size() != sizeof(w)) return;  // not ours: cannot happen with one sender
     std::memcpy(&w, b.data(), sizeof(w));
@@ -41,25 +42,21 @@ ShardVote::ShardVote(Runtime& rt, Network& net) : rt_(rt), net_(net) {
   });
 }
 
-std::uint32_t ShardVote::children() const {
-  const std::uint64_t first = 2 * std::uint64_t(net_.rank()) + 1, n = net_.size();
-  return std::uint32_t(first >= n ? 0 : first + 1 >= n ? 1 : 2);
-}
-
 void ShardVote::advance(std::uint64_t k, Round& r, std::vector<Message>& out) {
   const std::uint32_t me = net_.rank();
-  if (!r.sent_up && r.cast && r.heard == children() + 1) {
+  const std::uint32_t children = tree_child_count(me, net_.size());
+  if (!r.sent_up && r.cast && r.heard == children + 1) {
     r.sent_up = true;
     if (me == 0)
       r.verdict = r.yes ? 1 : 0;  // the root decides
     else
-      out.push_back(Message{(me - 1) / 2, word(k, false, r.yes)});
+      out.push_back(Message{tree_parent(me), word(k, false, r.yes)});
   }
   // (A verdict cannot arrive before this shard voted: the root waits for every shard.)
   if (r.verdict >= 0 && !r.forwarded) {
     r.forwarded = true;
-    for (std::uint32_t c = 2 * me + 1; c <= 2 * me + 2 && c < net_.size(); ++c)
-      out.push_back(Message{c, word(k, true, r.verdict == 1)});
+    for (std::uint32_t i = 0; i < children; ++i)
+      out.push_back(Message{tree_child(me, i), word(k, true, r.verdict == 1)});
   }
 }
 
@@ -67,37 +64,46 @@ void ShardVote::send(const std::vector<Message>& out) {
   for (const Message& m : out) {
     std::vector<std::byte> b(sizeof(m.word));
     std::memcpy(b.data(), &m.word, sizeof(m.word));
-    net_.send(m.to, Channel::Vote, std::move(b));
+    net_.send(m.to, channel_, std::move(b));
   }
 }
 
-bool ShardVote::all(bool mine) {
-  const std::uint64_t k = next_++;
+void ShardVote::cast(std::uint64_t k, bool yes) {
   std::vector<Message> out;
-  std::unique_lock<std::mutex> lock(mutex_);
-  Round& r = rounds_[k];
-  r.cast = true;
-  ++r.heard;
-  r.yes = r.yes && mine;
-  advance(k, r, out);
-  lock.unlock();
+  {
+    std::lock_guard<std::mutex> g(mutex_);
+    Round& r = rounds_[k];
+    r.cast = true;
+    ++r.heard;
+    r.yes = r.yes && yes;
+    advance(k, r, out);
+  }
   send(out);
-  lock.lock();
-  auto decided = [&] { return rounds_[k].verdict >= 0; };
-  if (!decided()) {
+}
+
+bool ShardVote::decided(std::uint64_t k) {
+  std::unique_lock<std::mutex> lock(mutex_);
+  auto known = [&] { return rounds_[k].verdict >= 0; };
+  if (!known()) {
     ++waits_;
     const auto t0 = std::chrono::steady_clock::now();
     // The wake-ups every few milliseconds only notice a failure elsewhere: a shard that has
-    // stopped votes no more, and then this shard's own verdict is as good as any.
-    while (!decided_.wait_for(lock, std::chrono::milliseconds(5), decided))
+    // stopped votes no more, and then the votes in are as good as any.
+    while (!decided_.wait_for(lock, std::chrono::milliseconds(5), known))
       if (rt_.failed()) break;
     rt_.count_shard_wait(std::uint64_t(
         std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0)
             .count()));
   }
-  const int verdict = rounds_[k].verdict;
+  const Round r = rounds_[k];
   rounds_.erase(k);
-  return verdict < 0 ? mine : verdict == 1;
+  return r.verdict < 0 ? r.yes : r.verdict == 1;
+}
+
+bool ShardVote::all(bool mine) {
+  const std::uint64_t k = next_++;
+  cast(k, mine);
+  return decided(k);
 }
 
 }  // namespace reprise::detail
