@@ -14,6 +14,7 @@
 #include "reprise_rt/log.h"
 #include "reprise_rt/pool.h"
 #include "reprise_rt/runtime.h"
+#include "reprise_rt/shard_tree.h"
 #include "reprise_rt/wire.h"
 
 namespace reprise::detail {
@@ -21,6 +22,11 @@ namespace reprise::detail {
 using wire::get;
 using wire::put;
 using wire::put_text;
+
+namespace {
+// A Done's flags: 1 failed, 2 carries a value, 4 relayed (the shard it finished on follows).
+constexpr std::uint8_t kDoneRelayed = 4;
+}  // namespace
 
 ShardExchange::ShardExchange(Runtime& rt, Network& net)
     : rt_(rt), net_(net), heard_(net.size(), 0) {
@@ -376,15 +382,22 @@ void ShardExchange::finished(const Op& op, std::uint32_t point, const std::excep
     else if (op.future_map && point < op.future_map->values.size())
       value = &op.future_map->values[point];
   }
-  std::uint8_t flags = (error ? 1 : 0) | (value && value->size ? 2 : 0);
+  // (Relayed: a broadcast from here would cost this shard a message per other shard.)
+  std::uint8_t flags = (error ? 1 : 0) | (value && value->size ? 2 : 0) | kDoneRelayed;
   put(b, flags);
+  put(b, net_.rank());
   if (error) {
     put_text(b, exception_text(error));
   } else if (flags & 2) {
     wire::put_value(b, *value);
   }
-  for (std::uint32_t s = 0; s < net_.size(); ++s)
-    if (s != net_.rank()) send(s, Channel::Done, b);
+  relay_done(b, net_.rank());
+}
+
+void ShardExchange::relay_done(const std::vector<std::byte>& bytes, std::uint32_t root) {
+  const std::uint32_t me = net_.rank(), n = net_.size();
+  for (std::uint32_t i = 0; i < rooted_child_count(root, me, n); ++i)
+    send(rooted_child(root, me, i, n), Channel::Done, bytes);
 }
 
 void ShardExchange::on_done(std::uint32_t from, std::vector<std::byte>&& b) {
@@ -397,6 +410,11 @@ void ShardExchange::on_done(std::uint32_t from, std::vector<std::byte>&& b) {
   const auto flags = get<std::uint8_t>(b, at);
   m.failed = flags & 1;
   m.has_value = flags & 2;
+  if (flags & kDoneRelayed) {
+    // Passed on before it is taken in here: the shards below wait for it too.
+    m.from = get<std::uint32_t>(b, at);
+    relay_done(b, m.from);
+  }
   if (m.failed)
     m.error = wire::rest_text(b, at);
   else if (m.has_value)

@@ -7,6 +7,7 @@
 # difference of a 30- and a 10-iteration run over 20. cfd: 2 tiles per rank (-nx 32*R -ny 32
 # -tiles 2R -nit 5), 60 minus 20 steps over 40 (its automatic traces alternate: no template
 # replays back to back). -ll:cpu 1, callgrind on that rank toggled on *utility_loop*.
+# STEPS="A B" (env): other run lengths than those two.
 set -u
 BIN=${1:-build/bin}; MODE=${2:-none}; R=${3:?ranks}; RANK=${4:-$((R / 2))}; APP=${APP:-stencil}
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
@@ -16,6 +17,8 @@ case $APP in
   cfd) A=20; B=60; run() { echo "$BIN/cfd" -nx $((32 * R)) -ny 32 -tiles $((2 * R)) -nit 5 -max_steps "$1" -tol 1e-12; } ;;
   *) echo "APP must be stencil or cfd" >&2; exit 2 ;;
 esac
+# STEPS="A B" replaces the two run lengths (e.g. later windows, past the traces found late).
+[ -n "${STEPS:-}" ] && read -r A B <<< "$STEPS"
 count() {
   (cd "$T" && rm -f cg.out.* &&
     timeout 1500 mpirun -np "$R" --oversubscribe bash -c \

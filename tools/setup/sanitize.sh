@@ -43,7 +43,7 @@ for kind in "${kinds[@]}"; do
        "TSAN_OPTIONS=halt_on_error=1 suppressions=$PWD/tools/setup/tsan-mpi.supp"
        timeout 900 mpirun --oversubscribe)
     "${m[@]}" -np 2 "${r[@]}" --loops --seeds "$(seeds 20)" -ll:cpu 1
-    "${m[@]}" -np 3 "${r[@]}" --loops --seeds "$(seeds 12)" -ll:cpu 1 -ll:numa 2
+    "${m[@]}" -np 3 "${r[@]}" --loops --seeds "$(seeds 12)" -ll:cpu 1 -ll:numa 2 -lg:shard_checks 1
     "${m[@]}" -np 2 "$dir/bin/stencil" -nx 256 -ny 128 -px 4 -py 1 -iters 60 -ll:cpu 1 --trace auto \
       -lg:evtrace "$dir/evtrace.txt"
     # Copies between framebuffers over the device links (NCCL emulated on the host backend).

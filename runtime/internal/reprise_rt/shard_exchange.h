@@ -175,6 +175,9 @@ class ShardExchange {
   };
   static std::uint64_t key(std::uint64_t seq, std::uint32_t index) { return seq << 32 | index; }
   void on_done(std::uint32_t from, std::vector<std::byte>&& bytes);
+  // A completion every shard hears (finished()) travels the tree of shards rooted at the
+  // shard it finished on: this shard's part of the relay (at most two sends).
+  void relay_done(const std::vector<std::byte>& bytes, std::uint32_t root);
   void on_request(std::uint32_t from, std::vector<std::byte>&& bytes);
   // Answers a request for point `index` of op #seq from shard `to` (now or when it finishes).
   void answer(std::uint64_t seq, std::uint32_t index, std::uint32_t to);

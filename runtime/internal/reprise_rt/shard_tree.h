@@ -20,4 +20,15 @@ inline std::uint32_t tree_child(std::uint32_t shard, std::uint32_t i) {
   return 2 * shard + 1 + i;
 }
 
+// The same tree rooted at `root` instead (shards renumbered from it, cyclically): what a
+// broadcast from `root` travels.
+inline std::uint32_t rooted_child_count(std::uint32_t root, std::uint32_t shard,
+                                        std::uint32_t shards) {
+  return tree_child_count((shard + shards - root) % shards, shards);
+}
+inline std::uint32_t rooted_child(std::uint32_t root, std::uint32_t shard, std::uint32_t i,
+                                  std::uint32_t shards) {
+  return (tree_child((shard + shards - root) % shards, i) + root) % shards;
+}
+
 }  // namespace reprise::detail
