@@ -343,9 +343,18 @@ void Memoizer::record(TraceID id) {
   // Idempotent only if the state the trace leaves behind is the one it started from (under
   // control replication: once the copies are dropped, as they were before it was recorded).
   PhysicalState& state = analysis_->physical();
-  t->idempotent =
-      t->idempotent && std::all_of(t->facts.begin(), t->facts.end(),
-                                   [&](const auto& f) { return state.holds(f, copies_dropped_); });
+  if (vote_) {
+    // (-lg:shard_checks: each shard reads its part of the facts, as at a check, and the
+    // shards vote.)
+    const std::vector<std::uint32_t>& own = t->own_conditions.facts;
+    t->idempotent = vote_->all(t->idempotent && std::all_of(own.begin(), own.end(), [&](auto i) {
+                                 return state.holds(t->facts[i], copies_dropped_);
+                               }));
+  } else {
+    t->idempotent = t->idempotent &&
+                    std::all_of(t->facts.begin(), t->facts.end(),
+                                [&](const auto& f) { return state.holds(f, copies_dropped_); });
+  }
   t->last_used = t->recorded_at = ++use_clock_;
   REPRISE_LOG_INFO(
       LogCategory::Tracing,
