@@ -19,7 +19,12 @@ std::uint64_t word(std::uint64_t k, bool down, bool yes) {
 }  // namespace
 
 ShardVote::ShardVote(Runtime& rt, Network& net, Channel channel)
-    : rt_(rt), net_(net), channel_(channel) {
+    : ShardVote(net, channel,
+                Hooks{[&rt] { return rt.failed(); },
+                      [&rt](std::uint64_t ns) { rt.count_shard_wait(ns); }}) {}
+
+ShardVote::ShardVote(Network& net, Channel channel, Hooks hooks)
+    : net_(net), channel_(channel), hooks_(std::move(hooks)) {
   net.on(channel, [this](std::uint32_t, std::vector<std::byte>&& b) {
     std::uint64_t w = 0;
     if (b.size() != sizeof(w)) return;  // not ours: cannot happen with one sender
@@ -90,10 +95,11 @@ bool ShardVote::decided(std::uint64_t k) {
     // The wake-ups every few milliseconds only notice a failure elsewhere: a shard that has
     // stopped votes no more, and then the votes in are as good as any.
     while (!decided_.wait_for(lock, std::chrono::milliseconds(5), known))
-      if (rt_.failed()) break;
-    rt_.count_shard_wait(std::uint64_t(
-        std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0)
-            .count()));
+      if (hooks_.failed()) break;
+    if (hooks_.waited)
+      hooks_.waited(std::uint64_t(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                      std::chrono::steady_clock::now() - t0)
+                                      .count()));
   }
   const Round r = rounds_[k];
   rounds_.erase(k);

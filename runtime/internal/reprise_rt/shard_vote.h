@@ -10,6 +10,7 @@
 // analyses.
 #include <condition_variable>
 #include <cstdint>
+#include <functional>
 #include <mutex>
 #include <unordered_map>
 #include <vector>
@@ -22,8 +23,16 @@ class Runtime;
 
 class ShardVote {
  public:
+  // What a vote needs of its runtime: whether the program has failed (then nobody waits for
+  // a verdict), and where the time spent waiting for one goes.
+  struct Hooks {
+    std::function<bool()> failed;
+    std::function<void(std::uint64_t ns)> waited;
+  };
   // Installs its handler for `channel` (its own: one vote per channel): construct before the
   // network starts.
+  ShardVote(Network& net, Channel channel, Hooks hooks);
+  // (Hooks: Runtime::failed, Runtime::count_shard_wait.)
   ShardVote(Runtime& rt, Network& net, Channel channel);
   // Casts this shard's vote on k (once per k).
   void cast(std::uint64_t k, bool yes);
@@ -52,9 +61,9 @@ class ShardVote {
   void advance(std::uint64_t k, Round& r, std::vector<Message>& out);
   void send(const std::vector<Message>& out);
 
-  Runtime& rt_;
   Network& net_;
   const Channel channel_;
+  const Hooks hooks_;
   std::mutex mutex_;
   std::condition_variable decided_;
   std::unordered_map<std::uint64_t, Round> rounds_;
