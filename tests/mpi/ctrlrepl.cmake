@@ -125,6 +125,24 @@ foreach(r ${rounds})
 endforeach()
 message(STATUS "residual, 8 ranks: value_rounds ${rounds}")
 
+# A single task's completion (and value) reaches every shard down a tree rooted where it ran:
+# 40 single tasks, all on shard 0, whose values every shard reads, cost shard 0 two messages
+# each (80), no shard more than three per task; a broadcast cost shard 0 seven each (280).
+run_np(8 out rc ${PROGRAM} singles -ll:cpu 1)
+shard_counts(sums "${out}" singles sum)
+foreach(v ${sums})
+  if(NOT rc EQUAL 0 OR NOT v EQUAL 820)
+    message(FATAL_ERROR "singles on 8 ranks: a shard read sum=${v}, expected 820 (exit ${rc}):\n${out}")
+  endif()
+endforeach()
+shard_counts(sent "${out}" singles messages)
+foreach(m ${sent})
+  if(m GREATER 120)
+    message(FATAL_ERROR "singles on 8 ranks: a shard sent ${m} messages for 40 single tasks (completions broadcast?):\n${out}")
+  endif()
+endforeach()
+message(STATUS "singles, 8 ranks: messages ${sent}")
+
 # Replays are per shard: with the same loop under a manual trace, each shard's replays set up
 # only its own instructions and its neighbours' points it waits for (a third of the
 # template on 8 ranks; all of it if replays walked other shards' work).

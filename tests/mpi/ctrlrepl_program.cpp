@@ -16,11 +16,16 @@
 //                             and then every point read (value_rounds: 2 per iteration);
 //                             prints their bits (the same on any number of ranks) and, per
 //                             shard, how many shards it heard from (a tree, not everyone)
+//   ctrlrepl_program singles  a chain of 40 single tasks, all on shard 0 (its mapper), whose
+//                             values every shard reads: prints each shard's messages sent
+//                             (shard 0's completions go down a tree: two messages each, not
+//                             one per other shard)
 #include <reprise/reprise.h>
 
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <memory>
 #include <string>
 #include <thread>
 
@@ -28,7 +33,7 @@ using namespace reprise;
 
 namespace {
 
-enum : TaskID { T_STEP = 9700, T_THROW, T_SUM, T_SLOW, T_NORM };
+enum : TaskID { T_STEP = 9700, T_THROW, T_SUM, T_SLOW, T_NORM, T_LINK };
 enum : FieldID { FV = 0 };
 
 void step(TaskContext& tc) {  // v[p] = mix of the halo around p
@@ -65,6 +70,21 @@ double norm(TaskContext& tc) {  // sums that round differently in another order
   for (auto p : Rect<1>(tc.domain(0))) s += double(v[p]) / double(3 * p[0] + 7);
   return s * 1e-3 + 1.0 / double(tc.point()[0] + 3);
 }
+std::uint64_t chain_link(TaskContext& tc) {  // one link of a chain: v[0] += 1, ~1 ms
+  auto v = tc.accessor<std::int64_t, 1>(0, FV);
+  std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  return std::uint64_t(v[Point<1>(0)] += 1);
+}
+
+// Single tasks on shard 0; index launches as the default mapper places them.
+class SinglesOnShardZero : public DefaultMapper {
+ public:
+  Processor select_processor(const MapperTaskInfo& task, const MachineInfo& machine) override {
+    if (task.launch_domain.volume() <= 1) return Processor{ProcessorKind::CPU, 0, 0};
+    return DefaultMapper::select_processor(task, machine);
+  }
+};
+
 std::uint64_t bits_of(double d) {
   std::uint64_t b;
   std::memcpy(&b, &d, sizeof b);
@@ -80,6 +100,28 @@ int main(int argc, char** argv) {
   TaskRegistry::add(T_SUM, "sum", {cpu(sum)});
   TaskRegistry::add(T_SLOW, "slow", {cpu(slow)});
   TaskRegistry::add(T_NORM, "norm", {cpu(norm)});
+  TaskRegistry::add(T_LINK, "chain_link", {cpu(chain_link)});
+  if (mode == "singles")
+    return start(
+        argc, argv,
+        [](Context& ctx) {
+          auto is = ctx.create_index_space(Rect<1>({0}, {9}));
+          Region a = ctx.create_region(is, ctx.create_field_space({{FV, 8}}));
+          ctx.fill(a, FV, std::int64_t(0));
+          constexpr int kLinks = 40;
+          std::vector<Future> values;
+          for (int i = 0; i < kLinks; ++i) {
+            TaskLauncher l(T_LINK);
+            l.add(a, Privilege::ReadWrite, {FV});
+            values.push_back(ctx.execute(l));
+          }
+          std::uint64_t sum = 0;
+          for (const Future& f : values) sum += f.get<std::uint64_t>();  // on every shard
+          ctx.fence().wait();
+          std::printf("shard %u singles=%d sum=%llu messages=%llu\n", ctx.shard(), kLinks,
+                      (unsigned long long)sum, (unsigned long long)ctx.trace_stats().messages_sent);
+        },
+        {"-lg:no_auto_tracing"}, std::make_unique<SinglesOnShardZero>());
   return start(argc, argv, [&](Context& ctx) {
     auto is = ctx.create_index_space(Rect<1>({0}, {99}));
     auto fs = ctx.create_field_space({{FV, 8}});
