@@ -168,53 +168,50 @@ void Memoizer::drop_copies_once() {
   copies_dropped_ = true;
 }
 
+namespace {
+// Whether pred holds for every index below n, or (only given) for every index in *only.
+template <class Pred>
+bool all_indices(std::size_t n, const std::vector<std::uint32_t>* only, Pred pred) {
+  if (only) return std::all_of(only->begin(), only->end(), pred);
+  for (std::uint32_t i = 0; i < n; ++i)
+    if (!pred(i)) return false;
+  return true;
+}
+}  // namespace
+
 bool Memoizer::conditions_hold(const TraceTemplate& t) {
   rt_.count_condition_check();
-  if (vote_) {
-    apply_physical();
-    return own_conditions_hold(t);
-  }
-  // (Under control replication the facts are read as if every memory had dropped its copies of
-  // data other memories wrote — holds(f, true) — which is what the recording saw, the same on
-  // every shard. The state itself keeps them: dropping them costs every piece of every shard.)
   apply_physical();
+  // -lg:shard_checks: each shard reads its part of the conditions (those about its memories)
+  // and the shards vote: every shard reads a condition from the same state, so the AND of the
+  // parts is the verdict each would reach alone. (Reading a fact settles deferred writes where
+  // it looks: the state stays the one eager application leaves wherever it is looked at, so
+  // what each shard settles is its own affair.)
+  const OwnConditions* own = vote_ ? &t.own_conditions : nullptr;
   // The instances recorded must still be the ones the analysis would use,
-  for (const Condition& c : t.preconditions)
-    if (analysis_->instance_for(c.tree, c.instance->memory()) != c.instance) return false;
-  for (std::size_t i = 0; i < t.reductions.size(); ++i) {
-    const ReductionKey& k = t.reduction_keys[i];
-    if (rt_.instances().find_reduction(k.tree, k.memory, k.rect, k.slot) != t.reductions[i])
-      return false;
-  }
-  // and hold valid data exactly where the recording found it (which copies it issued).
+  const bool instances_kept =
+      all_indices(t.preconditions.size(), own ? &own->preconditions : nullptr, [&](auto i) {
+        const Condition& c = t.preconditions[i];
+        return analysis_->instance_for(c.tree, c.instance->memory()) == c.instance;
+      });
+  const bool reductions_kept =
+      instances_kept &&
+      all_indices(t.reduction_keys.size(), own ? &own->reductions : nullptr, [&](auto i) {
+        const ReductionKey& k = t.reduction_keys[i];
+        return rt_.instances().find_reduction(k.tree, k.memory, k.rect, k.slot) == t.reductions[i];
+      });
+  // and hold valid data exactly where the recording found it (which copies it issued). (Under
+  // control replication the facts are read as if every memory had dropped its copies of data
+  // other memories wrote — holds(f, true) — which is what the recording saw, the same on
+  // every shard. The state itself keeps them: dropping them costs every piece of every shard.)
   PhysicalState& state = analysis_->physical();
   const bool as_dropped = rt_.num_shards() > 1;
-  return std::all_of(t.facts.begin(), t.facts.end(),
-                     [&](const PhysicalFact& f) { return state.holds(f, as_dropped); });
-}
-
-bool Memoizer::own_conditions_hold(const TraceTemplate& t) {
-  // Every shard reads the same conditions of the same state as conditions_hold, each only
-  // its part: the AND of the parts is the whole verdict, the same on every shard. (Reading a
-  // fact settles deferred writes where it looks: the state stays the one eager application
-  // leaves wherever it is looked at, so what each shard settles is its own affair.)
-  const OwnConditions& own = t.own_conditions;
-  const auto instance_kept = [&](std::uint32_t i) {
-    const Condition& c = t.preconditions[i];
-    return analysis_->instance_for(c.tree, c.instance->memory()) == c.instance;
-  };
-  const auto reduction_kept = [&](std::uint32_t i) {
-    const ReductionKey& k = t.reduction_keys[i];
-    return rt_.instances().find_reduction(k.tree, k.memory, k.rect, k.slot) == t.reductions[i];
-  };
-  PhysicalState& state = analysis_->physical();
-  const bool mine =
-      std::all_of(own.preconditions.begin(), own.preconditions.end(), instance_kept) &&
-      std::all_of(own.reductions.begin(), own.reductions.end(), reduction_kept) &&
-      std::all_of(own.facts.begin(), own.facts.end(),
-                  [&](std::uint32_t i) { return state.holds(t.facts[i], true); });
-  const bool all = vote_->all(mine);
-  if (mine && !all)
+  const bool here =
+      reductions_kept && all_indices(t.facts.size(), own ? &own->facts : nullptr,
+                                     [&](auto i) { return state.holds(t.facts[i], as_dropped); });
+  if (!vote_) return here;
+  const bool all = vote_->all(here);
+  if (here && !all)
     REPRISE_LOG_INFO(LogCategory::Tracing,
                      "trace {}: its conditions hold on this shard, not on another: not replayed",
                      t.id);
@@ -342,19 +339,13 @@ void Memoizer::record(TraceID id) {
   if (vote_) t->own_conditions = own_conditions(*t);
   // Idempotent only if the state the trace leaves behind is the one it started from (under
   // control replication: once the copies are dropped, as they were before it was recorded).
+  // (-lg:shard_checks: each shard reads its part of the facts, as at a check, and the shards
+  // vote.)
   PhysicalState& state = analysis_->physical();
-  if (vote_) {
-    // (-lg:shard_checks: each shard reads its part of the facts, as at a check, and the
-    // shards vote.)
-    const std::vector<std::uint32_t>& own = t->own_conditions.facts;
-    t->idempotent = vote_->all(t->idempotent && std::all_of(own.begin(), own.end(), [&](auto i) {
-                                 return state.holds(t->facts[i], copies_dropped_);
-                               }));
-  } else {
-    t->idempotent = t->idempotent &&
-                    std::all_of(t->facts.begin(), t->facts.end(),
-                                [&](const auto& f) { return state.holds(f, copies_dropped_); });
-  }
+  t->idempotent = t->idempotent &&
+                  all_indices(t->facts.size(), vote_ ? &t->own_conditions.facts : nullptr,
+                              [&](auto i) { return state.holds(t->facts[i], copies_dropped_); });
+  if (vote_) t->idempotent = vote_->all(t->idempotent);
   t->last_used = t->recorded_at = ++use_clock_;
   REPRISE_LOG_INFO(
       LogCategory::Tracing,

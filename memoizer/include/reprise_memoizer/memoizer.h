@@ -45,9 +45,9 @@ class Memoizer final : public OpSink {
   // The buffered ops of a prefix trace that no template begins with: analysed untraced.
   void forward_buffer();
   bool same_ops_ = false;  // match() found templates with the buffered ops (conditions failed)
+  // Whether t may replay now (-lg:shard_checks: this shard's part read here, the verdict
+  // voted on).
   bool conditions_hold(const TraceTemplate& t);
-  // -lg:shard_checks: conditions_hold with this shard's part read here, the rest voted on.
-  bool own_conditions_hold(const TraceTemplate& t);
   // Control replication: before a template is recorded, every memory forgets its copies of
   // data other memories wrote (PhysicalState::drop_copies), once per trace, so that every
   // shard's recording sees the same state. (A check reads the facts as if they were dropped.)
