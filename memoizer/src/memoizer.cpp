@@ -290,17 +290,8 @@ void Memoizer::record(TraceID id) {
   for (const PhysicalEffect& e : t->effects)
     t->effect_copy.push_back(e.ready.exists() ? recorder_.copy_of(e.ready) : -1);
   recorder_.finish();
-  if (rt_.num_shards() > 1) {
-    // What this shard knows of copies between two other shards is never read (the untraced
-    // analysis reads another shard's point only over the pieces written here, recordings and
-    // checks see the writers alone): a replay here does not apply them.
-    // (Such a copy has no event here: the executor makes none for it.)
-    const InstanceManager& im = rt_.instances();
-    t->effect_elsewhere.reserve(t->effects.size());
-    for (const PhysicalEffect& e : t->effects)
-      t->effect_elsewhere.push_back(e.kind == PhysicalEffect::Kind::Copied && !e.ready.exists() &&
-                                    im.shard_of(e.mem) != rt_.shard());
-  }
+  if (rt_.num_shards() > 1)
+    t->effect_plan = plan_effects(*t, rt_.instances(), rt_.shard(), defer_replays());
   for (std::uint32_t k = 0; k < buffer_.size(); ++k) {
     const Op& o = *buffer_[k];
     TemplateOp top;
@@ -335,7 +326,6 @@ void Memoizer::record(TraceID id) {
   // links to build.)
   if (rt_.num_shards() == 1) build_cross_links(*t);
   compute_conditions(*t, buffer_);
-  if (defer_replays()) t->deferred_effects = defer_other_writes(*t, rt_.instances(), rt_.shard());
   if (vote_) t->own_conditions = own_conditions(*t);
   // Idempotent only if the state the trace leaves behind is the one it started from (under
   // control replication: once the copies are dropped, as they were before it was recorded).

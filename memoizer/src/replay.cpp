@@ -22,27 +22,28 @@ void Memoizer::apply_physical() {
   const TraceTemplate& t = *physical_pending_;
   physical_pending_ = nullptr;
   PhysicalState& state = analysis_->physical();
-  // -lg:defer_replays: the other shards' writes are deferred, one list per tree (applied where
+  // Control replication (EffectPlan): copies between two other shards are skipped; with
+  // -lg:defer_replays the other shards' writes are deferred, one list per tree (applied where
   // something here looks, or superseded by the next replay's), and each effect applied here
   // comes after the entries of its tree's list that came before it.
-  const DeferredEffects* d = physical_pending_effects_ == t.effects.size()
-                                 ? t.deferred_effects.get()
-                                 : nullptr;  // (a prefix applies its effects one by one)
+  const EffectPlan& plan = t.effect_plan;
+  // (A prefix applies its effects one by one, the other shards' writes too.)
+  const bool lists = physical_pending_effects_ == t.effects.size() && !plan.lists.empty();
   list_launches_.clear();
-  if (d)
-    for (const auto& list : d->lists)
+  if (lists)
+    for (const auto& list : plan.lists)
       list_launches_.emplace_back(list->tree, state.defer_list(list));
   for (std::size_t k = 0; k < physical_pending_effects_; ++k) {
-    if (!t.effect_elsewhere.empty() && t.effect_elsewhere[k]) continue;
-    if (d && d->horizon[k] < 0) continue;  // (deferred)
+    const std::int32_t step = plan.step.empty() ? 0 : plan.step[k];
+    if (step == EffectPlan::kSkipped || (step == EffectPlan::kDeferred && lists)) continue;
     PhysicalEffect e = t.effects[k];
     if (t.effect_copy[k] >= 0) e.ready = copy_done_[std::size_t(t.effect_copy[k])];
     const auto launch = std::find_if(list_launches_.begin(), list_launches_.end(),
                                      [&](const auto& l) { return l.first == e.tree; });
-    if (launch == list_launches_.end())
+    if (launch == list_launches_.end() || step < 0)
       state.apply(e);
     else
-      state.apply(e, WriteOrder{launch->second, std::uint32_t(d->horizon[k])});
+      state.apply(e, WriteOrder{launch->second, std::uint32_t(step)});
   }
   // (Only now may the lists supersede what the last replay's left pending: these effects,
   // later than it, have settled it where they looked.)

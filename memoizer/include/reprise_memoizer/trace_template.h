@@ -121,17 +121,21 @@ struct OwnConditions {
   std::vector<std::uint32_t> preconditions, reductions, facts;
 };
 
-// Control replication with -lg:defer_replays: the writes of other shards' points that a
-// replay defers instead of applying (docs/ctrlrepl.md).
-struct DeferredEffects {
+// Control replication: what a replay on this shard does with each of a template's physical
+// effects (docs/ctrlrepl.md).
+struct EffectPlan {
+  // Per effect: kSkipped, a copy between two other shards (nothing here reads it: the
+  // untraced analysis reads another shard's point only over the pieces written here, and
+  // recordings and checks see the writers alone); kDeferred, another shard's write, in its
+  // tree's list (-lg:defer_replays); else how many entries of its tree's list come before it
+  // (it is applied after those only).
+  static constexpr std::int32_t kSkipped = -2, kDeferred = -1;
+  std::vector<std::int32_t> step;
   std::vector<std::shared_ptr<const WriteList>> lists;  // one per tree, in journal order
-  // Per effect: -1 if deferred (in a list), else how many entries of its tree's list come
-  // before it (it is applied after those only).
-  std::vector<std::int32_t> horizon;
 };
-// t's DeferredEffects on `shard` (null when no effect is another shard's write).
-std::unique_ptr<DeferredEffects> defer_other_writes(const TraceTemplate& t,
-                                                    const InstanceManager& im, std::uint32_t shard);
+// t's plan on `shard`; with defer_writes, the other shards' writes go into lists.
+EffectPlan plan_effects(const TraceTemplate& t, const InstanceManager& im, std::uint32_t shard,
+                        bool defer_writes);
 
 // The op instructions of a template by (op, point): point_key(op, point) -> instruction.
 inline std::uint64_t point_key(std::uint32_t op, std::uint32_t point) {
@@ -155,11 +159,8 @@ struct TraceTemplate {
   std::vector<PhysicalFact> facts;
   std::vector<PhysicalEffect> effects;
   std::vector<std::int32_t> effect_copy;
-  // Control replication: per effect, whether it is a copy between two other shards (a replay
-  // here does not apply it; empty in a single process).
-  std::vector<bool> effect_elsewhere;
-  std::unique_ptr<DeferredEffects> deferred_effects;  // (-lg:defer_replays; null otherwise)
-  OwnConditions own_conditions;                       // (-lg:shard_checks; empty otherwise)
+  EffectPlan effect_plan;        // (control replication; empty in a single process)
+  OwnConditions own_conditions;  // (-lg:shard_checks; empty otherwise)
   // Per op of the trace: the effects journaled by the end of its analysis (a prefix replay
   // applies the first effects_by_op[k - 1] for k ops).
   std::vector<std::uint32_t> effects_by_op;
