@@ -544,8 +544,8 @@ void Analysis::ensure_point_pre(const Op& op, std::uint32_t p) {
 }
 
 bool Analysis::may_defer(const Op& op) const {
-  const int defer = rt_.config().defer_writes;
-  if (defer == 0 || (defer < 0 && rt_.num_shards() < Config::kDeferWritesShards) ||
+  if (!Config::on_for_shards(rt_.config().defer_writes, rt_.num_shards(),
+                             Config::kDeferWritesShards) ||
       op.kind != OpKind::IndexTask || !op.local_completion || op.reqs.empty())
     return false;
   const std::size_t nreq = op.reqs.size();

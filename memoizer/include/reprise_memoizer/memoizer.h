@@ -55,16 +55,14 @@ class Memoizer final : public OpSink {
   bool copies_dropped_ = false;
   // -lg:defer_replays under control replication (a replay defers other shards' writes).
   bool defer_replays() const {
-    const int d = rt_.config().defer_replays;
-    return rt_.num_shards() > 1 &&
-           (d > 0 || (d < 0 && rt_.num_shards() >= std::uint32_t(Config::kDeferReplaysShards)));
+    return Config::on_for_shards(rt_.config().defer_replays, rt_.num_shards(),
+                                 Config::kDeferReplaysShards);
   }
   // -lg:shard_checks under control replication: each shard reads the conditions about its own
   // memories (OwnConditions) and the shards vote.
   bool shard_checks() const {
-    const int d = rt_.config().shard_checks;
-    return rt_.network() && rt_.num_shards() > 1 &&
-           (d > 0 || (d < 0 && rt_.num_shards() >= std::uint32_t(Config::kShardChecksShards)));
+    return rt_.network() && Config::on_for_shards(rt_.config().shard_checks, rt_.num_shards(),
+                                                  Config::kShardChecksShards);
   }
   OwnConditions own_conditions(const TraceTemplate& t) const;
   std::unique_ptr<ShardVote> vote_;  // (-lg:shard_checks; null otherwise)

@@ -41,6 +41,11 @@ struct Config {
   // from kShardChecksShards shards on.
   int shard_checks = -1;
   static constexpr int kShardChecksShards = 4;
+  // Whether a control-replication flag 0|1|auto (-1) is on for a run of `shards` shards
+  // (auto: from `from` shards on; never in a single process).
+  static bool on_for_shards(int flag, std::uint32_t shards, int from) {
+    return shards > 1 && (flag > 0 || (flag < 0 && shards >= std::uint32_t(from)));
+  }
   std::int64_t csize_mib = 1024;  // -ll:csize (per system memory)
   bool pin = true;                // -ll:pin
   int spin_us = 50;               // -ll:spin
