@@ -109,6 +109,12 @@ void DeferredWrites::close(std::uint32_t tree, std::uint64_t launch, std::vector
   }
 }
 
+std::optional<std::uint32_t> DeferredWrites::Record::memory(std::uint32_t q) const {
+  if (list) return list->entries[q].mem;
+  if (const Instance* i = instance(q)) return i->memory();
+  return std::nullopt;
+}
+
 DeferredWrites::Taken DeferredWrites::take(std::vector<Record>& records, std::size_t at,
                                            std::uint32_t q) {
   Record& r = records[at];
@@ -118,7 +124,6 @@ DeferredWrites::Taken DeferredWrites::take(std::vector<Record>& records, std::si
   if (r.list) {
     const WriteList::Entry& e = r.list->entries[q];
     t.tree = r.list->tree;
-    t.mem = e.mem;
     if (r.mask & (FieldMask(1) << e.field)) t.fields.push_back(e.field);
   } else {
     if (!r.instance(q)) {
@@ -127,10 +132,10 @@ DeferredWrites::Taken DeferredWrites::take(std::vector<Record>& records, std::si
     }
     const ReqInfo& req = r.op->reqs[r.req];
     t.tree = req.tree;
-    t.mem = r.instance(q)->memory();
     for (int fi : req.field_indices)
       if (r.mask & (FieldMask(1) << fi)) t.fields.push_back(fi);
   }
+  t.mem = *r.memory(q);  // (chosen above for a launch's point)
   r.pending[q] = false;
   if (--r.left == 0) r.hull = Domain();
   while (r.first < r.pending.size() && !r.pending[r.first]) ++r.first;
@@ -154,8 +159,7 @@ std::optional<DeferredWrites::Taken> DeferredWrites::take_oldest(std::uint32_t t
     std::uint32_t lowest = UINT32_MAX;
     for (const Domain& rect : rects)
       r.index().candidates(rect, [&](std::uint32_t q) {
-        if (q < lowest && q < below && r.pending[q] && r.writes(q, fi) && r.rect(q).overlaps(rect))
-          lowest = q;
+        if (q < lowest && q < below && r.pending_write(q, fi, rect)) lowest = q;
       });
     if (lowest != UINT32_MAX) return take(records, at, lowest);
   }
@@ -173,18 +177,15 @@ DeferredWrites::Newest DeferredWrites::newest_meeting(std::uint32_t tree, int fi
     if (!(r.mask & bit) || r.left == 0 || !rect.overlaps(r.hull)) continue;
     std::uint32_t newest = 0;
     r.index().candidates(rect, [&](std::uint32_t q) {
-      if ((!n.found || q > newest) && r.pending[q] && r.writes(q, fi) && r.rect(q).overlaps(rect)) {
+      if ((!n.found || q > newest) && r.pending_write(q, fi, rect)) {
         newest = q;
         n.found = true;
       }
     });
     if (!n.found) continue;
     n.rect = r.rect(newest);
-    if (r.list) {
-      n.mem = r.list->entries[newest].mem;
-      n.known = true;
-    } else if (const Instance* i = r.instance(newest)) {
-      n.mem = i->memory();
+    if (const auto mem = r.memory(newest)) {
+      n.mem = *mem;
       n.known = true;
     }
     return n;

@@ -136,6 +136,12 @@ class DeferredWrites {
     Instance* instance(std::uint32_t q) const {
       return op->point_instances[std::size_t(q) * op->reqs.size() + req];
     }
+    // Whether point q still writes field fi somewhere in rect (a candidate of index()).
+    bool pending_write(std::uint32_t q, int fi, const Domain& rect) const {
+      return pending[q] && writes(q, fi) && this->rect(q).overlaps(rect);
+    }
+    // The memory point q writes into, if chosen.
+    std::optional<std::uint32_t> memory(std::uint32_t q) const;
   };
   // Whether every element that older writes may still hold pending is written by newer.
   static bool covers(const Record& newer, const Record& older);
