@@ -38,6 +38,18 @@ function(shard_counts var text what key)
   set(${var} ${found} PARENT_SCOPE)
 endfunction()
 
+# Every one of the 8 shards' `key=N` in `text` lies within [lo, hi]; fails, naming the run
+# `what` and saying what `expected`, otherwise.
+function(shard_counts_within text what key lo hi expected)
+  shard_counts(values "${text}" ${what} ${key})
+  foreach(v ${values})
+    if(v LESS ${lo} OR v GREATER ${hi})
+      message(FATAL_ERROR "${what} on 8 ranks: a shard's ${key}=${v}, expected ${expected}:\n${text}")
+    endif()
+  endforeach()
+  message(STATUS "${what}, 8 ranks: ${key} ${values}")
+endfunction()
+
 # The halo loop and the stencil: identical checksums on 1, 2 and 4 ranks, every trace mode.
 same_as_one_process(ok checksum 2 4)
 set(args -nx 97 -ny 131 -px 3 -py 5 -iters 60)
@@ -81,25 +93,14 @@ run_np(8 out rc ${PROGRAM} neighbours -ll:cpu 1 -lg:no_auto_tracing)
 if(NOT rc EQUAL 0)
   message(FATAL_ERROR "neighbours on 8 ranks failed (exit ${rc}):\n${out}")
 endif()
-shard_counts(heard "${out}" neighbours heard_from)
-foreach(h ${heard})
-  if(h LESS 1 OR h GREATER 2)
-    message(FATAL_ERROR "neighbours on 8 ranks: a shard heard from ${h} shards, expected its 1 or 2 neighbours:\n${out}")
-  endif()
-endforeach()
-message(STATUS "neighbours, 8 ranks: heard_from ${heard}")
+shard_counts_within("${out}" neighbours heard_from 1 2 "its 1 or 2 neighbours")
 # Nor does every remote point cost a proxy: untraced, a shard makes an event for another
 # shard's point only when a dependence here names it — per launch, the two neighbouring
 # tiles its halos read (written by the launch before) and the two that read its tiles
 # (before it overwrites them): at most 4 per launch, 80 in 20 launches; one per remote point
 # would be 20 × 14 = 280.
-shard_counts(proxies "${out}" neighbours proxies)
-foreach(p ${proxies})
-  if(p GREATER 80)
-    message(FATAL_ERROR "neighbours on 8 ranks: a shard made ${p} proxies of other shards' points, expected at most 80 (its neighbours'):\n${out}")
-  endif()
-endforeach()
-message(STATUS "neighbours, 8 ranks: proxies ${proxies}")
+shard_counts_within("${out}" neighbours proxies 0 80
+                    "at most 80 proxies of other shards' points (its neighbours')")
 
 # Nor are a future map's values broadcast: a residual every iteration (a launch returning a
 # double per tile, reduced, and one point picked) folds in point order, bit-identical on any
@@ -107,41 +108,23 @@ message(STATUS "neighbours, 8 ranks: proxies ${proxies}")
 # on 8 ranks a shard hears from its halo neighbours (2) and its tree neighbours (its parent and
 # two children): at most 5; a broadcast of the values would make it 7.
 same_as_one_process(residual residual 3 8)
-shard_counts(heard "${out}" residual heard_from)
-foreach(h ${heard})
-  if(h GREATER 5)
-    message(FATAL_ERROR "residual on 8 ranks: a shard heard from ${h} shards (values broadcast?):\n${out}")
-  endif()
-endforeach()
-message(STATUS "residual, 8 ranks: heard_from ${heard}")
+shard_counts_within("${out}" residual heard_from 0 5 "at most 5 (values broadcast?)")
 # Reading a map's points costs one round, however many are read: 10 iterations of a
 # reduction and 17 gets (one picked point, then all 16) make 20 rounds on every shard (170 if
 # each get were a round of its own).
-shard_counts(rounds "${out}" residual value_rounds)
-foreach(r ${rounds})
-  if(NOT r EQUAL 20)
-    message(FATAL_ERROR "residual on 8 ranks: value_rounds=${r}, expected 20 (one per reduction, one per map read):\n${out}")
-  endif()
-endforeach()
-message(STATUS "residual, 8 ranks: value_rounds ${rounds}")
+shard_counts_within("${out}" residual value_rounds 20 20
+                    "20 (one per reduction, one per map read)")
 
 # A single task's completion (and value) reaches every shard down a tree rooted where it ran:
 # 40 single tasks, all on shard 0, whose values every shard reads, cost shard 0 two messages
 # each (80), no shard more than three per task; a broadcast cost shard 0 seven each (280).
 run_np(8 out rc ${PROGRAM} singles -ll:cpu 1)
-shard_counts(sums "${out}" singles sum)
-foreach(v ${sums})
-  if(NOT rc EQUAL 0 OR NOT v EQUAL 820)
-    message(FATAL_ERROR "singles on 8 ranks: a shard read sum=${v}, expected 820 (exit ${rc}):\n${out}")
-  endif()
-endforeach()
-shard_counts(sent "${out}" singles messages)
-foreach(m ${sent})
-  if(m GREATER 120)
-    message(FATAL_ERROR "singles on 8 ranks: a shard sent ${m} messages for 40 single tasks (completions broadcast?):\n${out}")
-  endif()
-endforeach()
-message(STATUS "singles, 8 ranks: messages ${sent}")
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "singles on 8 ranks failed (exit ${rc}):\n${out}")
+endif()
+shard_counts_within("${out}" singles sum 820 820 "820, the sum of the 40 tasks' values")
+shard_counts_within("${out}" singles messages 0 120
+                    "at most 3 per single task (completions broadcast?)")
 
 # Replays are per shard: with the same loop under a manual trace, each shard's replays set up
 # only its own instructions and its neighbours' points it waits for (a third of the
