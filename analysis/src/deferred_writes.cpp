@@ -58,6 +58,7 @@ std::uint64_t DeferredWrites::add_list(std::shared_ptr<const WriteList> list) {
   r.pending.assign(n, true);
   r.left = n;
   r.first = 0;
+  r.last = std::uint32_t(n);
   r.hull = list->hull;
   r.list = std::move(list);
   trees_[tree].push_back(std::move(r));
@@ -86,6 +87,7 @@ void DeferredWrites::defer_range(std::uint32_t tree, std::uint64_t launch, std::
   grow(r.hull, r.pieces->hulls.hull(first, last));
   r.left += last - first;
   r.first = std::min(r.first, first);
+  r.last = std::max(r.last, last);
 }
 
 void DeferredWrites::close(std::uint32_t tree, std::uint64_t launch, std::vector<Taken>& overflow) {
@@ -138,7 +140,14 @@ DeferredWrites::Taken DeferredWrites::take(std::vector<Record>& records, std::si
   t.mem = *r.memory(q);  // (chosen above for a launch's point)
   r.pending[q] = false;
   if (--r.left == 0) r.hull = Domain();
+  const std::uint32_t first = r.first, last = r.last;
   while (r.first < r.pending.size() && !r.pending[r.first]) ++r.first;
+  while (r.last > r.first && !r.pending[r.last - 1]) --r.last;
+  // A launch's points are taken mostly from the ends of its pending range (the pieces next to
+  // this shard's): the hull shrinks to the range left, so that the settles after the take do
+  // not look into the record again for a piece it no longer writes.
+  if (r.left > 0 && r.pieces && (r.first != first || r.last != last))
+    r.hull = r.pieces->hulls.hull(r.first, r.last);
   if (r.left == 0) drop_done(records);
   return t;
 }

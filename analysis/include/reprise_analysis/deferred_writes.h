@@ -125,6 +125,7 @@ class DeferredWrites {
     bool open = true;                               // its launch is being analysed
     Domain hull;                                    // holds every pending point's rectangle
     std::shared_ptr<const WriteList> list;  // instead of op, req and pieces: a replay's writes
+    std::uint32_t last = 0;                 // no point from it on is pending
     const Domain& rect(std::uint32_t q) const {
       return list ? list->entries[q].rect : op->rect(q, req);
     }
