@@ -16,6 +16,7 @@
 //
 // Flags (Legion's): -l loops  -p pieces  -npp nodes per piece  -wpp wires per piece
 //                   -pct percent of wires within their piece  -s seed;  --trace none|manual|auto
+//                   (ours: -window W, the pieces a wire may leave to, W either side on a ring)
 #include <algorithm>
 #include <array>
 #include <chrono>
@@ -54,6 +55,7 @@ struct Params {
   int npp = 100;
   int wpp = 400;
   int pct = 95;
+  int window = 0;  // -window W: a wire leaving its piece reaches one of the W pieces either side
   std::uint64_t seed = 12345;
   std::string trace = "auto";
   bool bounding_ghosts = false;  // -ghosts bounding: each ghost piece's bounding box instead
@@ -81,8 +83,17 @@ Circuit generate(const Params& p) {
     for (int w = 0; w < p.wpp; ++w) {
       c.in.push_back(piece * c.npp + std::int64_t(rng() % std::uint64_t(c.npp)));
       int to = piece;
-      if (p.pieces > 1 && int(rng() % 100) >= p.pct)
-        to = int((piece + 1 + rng() % std::uint64_t(p.pieces - 1)) % std::uint64_t(p.pieces));
+      if (p.pieces > 1 && int(rng() % 100) >= p.pct) {
+        if (p.window > 0 && 2 * std::int64_t(p.window) < p.pieces - 1) {
+          // (A piece's neighbours on a ring: a circuit laid out with locality, whose pieces
+          // each meet a fixed number of others however many there are — for weak scaling.)
+          const int k = 1 + int(rng() % std::uint64_t(2 * p.window));
+          const int offset = k <= p.window ? k : p.window - k;  // 1 .. W, then -1 .. -W
+          to = (piece + offset + p.pieces) % p.pieces;
+        } else {
+          to = int((piece + 1 + rng() % std::uint64_t(p.pieces - 1)) % std::uint64_t(p.pieces));
+        }
+      }
       c.out.push_back(to * c.npp + std::int64_t(rng() % std::uint64_t(c.npp)));
     }
   for (int piece = 0; piece < p.pieces; ++piece) {
@@ -287,10 +298,12 @@ std::uint64_t serial_reference(const Params& p, const Circuit& c) {
 
 const char* kUsage =
     "usage: circuit [-l loops] [-p pieces] [-npp nodes] [-wpp wires] [-pct percent] [-s seed]\n"
-    "               [--trace none|manual|auto] [-ghosts exact|bounding]\n"
+    "               [-window W] [--trace none|manual|auto] [-ghosts exact|bounding]\n"
     "               [runtime flags, see -lg:help]\n"
     "  Legion's circuit example: a random circuit in pieces; -pct is the percentage of a\n"
-    "  piece's wires whose both ends are its own nodes. Verified against a serial reference.\n"
+    "  piece's wires whose both ends are its own nodes; the others reach any other piece, or\n"
+    "  with -window W one of the W pieces either side (on a ring: a fixed number of neighbours\n"
+    "  per piece, for weak scaling). Verified against a serial reference.\n"
     "  -ghosts bounding: ghost pieces are the bounding boxes of the exact (sparse) ones, the\n"
     "  workaround before sparse pieces, kept for comparison.\n";
 
@@ -313,6 +326,8 @@ Params parse(const std::vector<std::string>& args) {
       p.wpp = int(in.integer(1));
     else if (a == "-pct")
       p.pct = int(in.integer(0));
+    else if (a == "-window")
+      p.window = int(in.integer(0));
     else if (a == "-s")
       p.seed = std::uint64_t(in.integer(0));
     else if (a == "--trace")

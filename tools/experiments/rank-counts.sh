@@ -7,7 +7,8 @@
 # difference of a 30- and a 10-iteration run over 20. cfd: 2 tiles per rank (-nx 32*R -ny 32
 # -tiles 2R -nit 5), 60 minus 20 steps over 40 (its automatic traces alternate: no template
 # replays back to back). circuit: 2 pieces per rank (-p 2R -npp 100 -wpp 400, PCT (env, default
-# 95) percent of a piece's wires within it), 30 minus 10 loops over 20. -ll:cpu 1, callgrind on
+# 95) percent of a piece's wires within it, the others to WINDOW (env, default 0: any) pieces
+# either side), 30 minus 10 loops over 20. -ll:cpu 1, callgrind on
 # that rank toggled on *utility_loop*.
 # STEPS="A B" (env): other run lengths than those two.
 set -u
@@ -17,7 +18,7 @@ BIN=$(cd "$BIN" && pwd); T=$(mktemp -d)
 case $APP in
   stencil) A=10; B=30; run() { echo "$BIN/stencil" -nx $((128 * R)) -ny 128 -px $((2 * R)) -py 1 -iters "$1" -warmup 0; } ;;
   cfd) A=20; B=60; run() { echo "$BIN/cfd" -nx $((32 * R)) -ny 32 -tiles $((2 * R)) -nit 5 -max_steps "$1" -tol 1e-12; } ;;
-  circuit) A=10; B=30; run() { echo "$BIN/circuit" -p $((2 * R)) -npp 100 -wpp 400 -pct "${PCT:-95}" -l "$1"; } ;;
+  circuit) A=10; B=30; run() { echo "$BIN/circuit" -p $((2 * R)) -npp 100 -wpp 400 -pct "${PCT:-95}" -window "${WINDOW:-0}" -l "$1"; } ;;
   *) echo "APP must be stencil, cfd or circuit" >&2; exit 2 ;;
 esac
 # STEPS="A B" replaces the two run lengths (e.g. later windows, past the traces found late).
