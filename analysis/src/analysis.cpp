@@ -43,6 +43,7 @@ Analysis::Analysis(Runtime& rt) : rt_(rt), logical_(rt.forest(), rt.events()) {
     physical_.set_local_memories(rt.shard() * per_shard, per_shard);
     logical_.set_proxy_maker(&Analysis::make_proxy, this);
     physical_.set_point_mapper(&Analysis::map_deferred, this);
+    physical_.set_reduce_point(&Analysis::reduce_deferred, this);
   }
 }
 
@@ -252,13 +253,19 @@ void Analysis::analyse_points(const OpRef& ref) {
     reading_.clear();
     for (std::uint32_t r = 0; r < nreq; ++r) {
       const ReqInfo& q = op.reqs[r];
-      if (!reads_data(q.privilege)) continue;
+      // (A contribution meets what is pending here, or written here, as a read would.)
+      if (!reads_data(q.privilege) && q.privilege != Privilege::Reduce) continue;
+      // (may_defer: a ReadWrite requirement is the only one of the launch on its fields. Where
+      // reductions are not deferred, a point written over whose pieces are pending elsewhere is
+      // analysed all the same: the next reduction would settle its write at once.)
+      const bool written_over = q.privilege == Privilege::Reduce ||
+                                (q.privilege == Privilege::ReadWrite && defer_reductions());
       Domain box;
       for (int fi : q.field_indices) {
-        local_hulls_.push_back(physical_.local_hull(q.tree, fi));
+        local_hulls_.push_back(physical_.local_hull(q.tree, fi, written_over));
         box = bounding_union(box, local_hulls_.back());
       }
-      reading_.push_back(Reading{r, box});
+      reading_.push_back(Reading{r, box, written_over});
     }
   }
   if (ranged && near_points(op, own_first, own_last)) {
@@ -543,6 +550,11 @@ void Analysis::ensure_point_pre(const Op& op, std::uint32_t p) {
   point_pre_.insert(point_pre_.end(), all.begin() + std::ptrdiff_t(had), all.end());
 }
 
+bool Analysis::defer_reductions() const {
+  return Config::on_for_shards(rt_.config().defer_reductions, rt_.num_shards(),
+                               Config::kDeferReductionsShards);
+}
+
 bool Analysis::may_defer(const Op& op) const {
   if (!Config::on_for_shards(rt_.config().defer_writes, rt_.num_shards(),
                              Config::kDeferWritesShards) ||
@@ -551,18 +563,24 @@ bool Analysis::may_defer(const Op& op) const {
   const std::size_t nreq = op.reqs.size();
   for (std::size_t r = 0; r < nreq; ++r) {
     const ReqInfo& q = op.reqs[r];
-    // Reductions change what every later read folds: every shard applies them at once.
-    if (q.privilege == Privilege::Reduce) return false;
     if (q.privilege == Privilege::ReadOnly) continue;
+    const bool reduce = q.privilege == Privilege::Reduce;
+    if (reduce && !defer_reductions()) return false;
     // A deferred write names its points' pieces by color, and the pieces must not overlap
     // (a deferred point's write then touches no other point's piece of the launch).
+    // Contributions may overlap: they are applied in the order eager application takes
+    // (point, then requirement), with the numbers it gives them (DeferredReductions).
     if (!q.whole_partition || q.projection.kind() != Projection::Kind::Identity ||
-        !rt_.forest().partition(q.partition).disjoint)
+        (!reduce && !rt_.forest().partition(q.partition).disjoint))
       return false;
     // A point of the launch that reads what another one writes would see the write or not
-    // depending on which was deferred.
-    for (std::size_t o = 0; o < nreq; ++o)
-      if (o != r && op.reqs[o].tree == q.tree && (op.reqs[o].mask & q.mask)) return false;
+    // depending on which was deferred. (Reductions of one operator through several
+    // requirements commute but for their order, which is kept.)
+    for (std::size_t o = 0; o < nreq; ++o) {
+      const ReqInfo& other = op.reqs[o];
+      if (o == r || other.tree != q.tree || !(other.mask & q.mask)) continue;
+      if (!reduce || other.privilege != Privilege::Reduce || other.redop != q.redop) return false;
+    }
   }
   return true;
 }
@@ -580,7 +598,9 @@ bool Analysis::meets_nothing_here(const Op& op, std::uint32_t p) const {
     const ReqInfo& q = op.reqs[g.req];
     const Domain& rect = op.rect(p, g.req);
     for (int fi : q.field_indices)
-      if (rect.overlaps(local_hulls_[k++]) && physical_.meets_local(q.tree, fi, rect)) return false;
+      if (rect.overlaps(local_hulls_[k++]) &&
+          physical_.meets_local(q.tree, fi, rect, g.written_over))
+        return false;
   }
   return true;
 }
@@ -607,17 +627,39 @@ void Analysis::defer_points(const OpRef& ref, std::uint32_t first, std::uint32_t
   if (deferred_launch_.empty()) {
     // (Opened at the first point deferred: most launches defer none on most shards.)
     deferred_launch_.assign(op.reqs.size(), kNoLaunch);
+    auto reductions = std::make_shared<DeferredReductions>();
+    reductions->mark = op_reduce_mark_;
+    for (std::uint32_t r = 0; r < op.reqs.size(); ++r) {
+      const ReqInfo& q = op.reqs[r];
+      if (q.privilege == Privilege::Reduce)
+        reductions->reqs.push_back(DeferredReductions::Req{r, std::uint32_t(q.field_indices.size()),
+                                                           reduce_began_[q.tree][0],
+                                                           logical_.partition_pieces(op, r)});
+    }
+    if (!reductions->reqs.empty()) deferred_reductions_ = std::move(reductions);
+    // (One place for all the launch's requirements: a point's contributions through several
+    // requirements are applied in requirement order.)
+    std::uint64_t launch = kNoLaunch;
+    std::size_t k = 0;
     for (std::uint32_t r = 0; r < op.reqs.size(); ++r) {
       const ReqInfo& q = op.reqs[r];
       if (q.privilege == Privilege::ReadOnly) continue;
       const Domain& root = rt_.forest().region(rt_.forest().tree(q.tree).root).bounds;
-      deferred_launch_[r] = physical_.open_deferred(ref, r, root, logical_.partition_pieces(op, r));
+      const PartitionNode& part = rt_.forest().partition(q.partition);
+      const bool reduce = q.privilege == Privilege::Reduce;
+      const Domain covers =
+          !reduce && part.complete ? rt_.forest().region(part.parent_region).bounds : Domain();
+      launch = deferred_launch_[r] = physical_.open_deferred(
+          ref, r, root, logical_.partition_pieces(op, r), launch,
+          reduce ? deferred_reductions_ : nullptr, reduce ? k++ : 0, covers);
     }
   }
   deferred_count_ += last - first;
+  // (The contributions of these points take their numbers now, as if applied.)
+  if (deferred_reductions_) physical_.reserve_reductions(deferred_reductions_->calls(first, last));
   for (std::uint32_t r = 0; r < deferred_launch_.size(); ++r)
     if (deferred_launch_[r] != kNoLaunch)
-      physical_.defer_written(op.reqs[r].tree, deferred_launch_[r], first, last);
+      physical_.defer_written(op.reqs[r].tree, deferred_launch_[r], r, first, last);
 }
 
 void Analysis::close_deferred(Op& op) {
@@ -629,8 +671,9 @@ void Analysis::close_deferred(Op& op) {
   deferred_count_ = 0;
   for (std::uint32_t r = 0; r < deferred_launch_.size(); ++r)
     if (deferred_launch_[r] != kNoLaunch)
-      physical_.close_deferred(op.reqs[r].tree, deferred_launch_[r]);
+      physical_.close_deferred(op.reqs[r].tree, deferred_launch_[r], r);
   deferred_launch_.clear();
+  deferred_reductions_.reset();
 }
 
 namespace {
@@ -662,6 +705,27 @@ void Analysis::map_point(Op& op, std::uint32_t p) {
 
 void Analysis::map_deferred(void* self, Op& op, std::uint32_t p) {
   static_cast<Analysis*>(self)->map_point(op, p);
+}
+
+Instance* Analysis::reduce_deferred(void* self, const DeferredWrites::Taken& w) {
+  Analysis& a = *static_cast<Analysis*>(self);
+  Op& op = *w.op;
+  const std::size_t nreq = op.reqs.size(), at = std::size_t(w.point) * nreq + w.req;
+  const ReqInfo& q = op.reqs[w.req];
+  const Domain& root = a.rt_.forest().region(a.rt_.forest().tree(q.tree).root).bounds;
+  // (Its memories were chosen when it was taken: DeferredWrites::take.)
+  const std::uint32_t mem = op.point_instances[at]->memory();
+  a.physical_.fold_older(q.tree, root, q.field_indices, w.rect, w.older, w.mark, mem);
+  Instance* inst = nullptr;
+  for (std::uint32_t slot = 0;; ++slot) {
+    inst = a.rt_.instances().reduction_instance(a.rt_.forest(), q.tree, mem, w.rect, slot);
+    if (w.rect.empty() || !a.physical_.in_use(q.tree, w.rect, inst)) break;
+  }
+  op.point_instances.set(at, inst);
+  // (As launch_with_copies leaves them for another shard's point.)
+  a.eager_folds_.erase(inst);
+  a.reducer_done_.erase(inst);
+  return inst;
 }
 
 Event Analysis::make_proxy(void* self, Op& op, std::uint32_t p) {

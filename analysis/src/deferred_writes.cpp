@@ -16,6 +16,11 @@ constexpr std::size_t kMaxRecords = 16;
 bool DeferredWrites::covers(const Record& newer, const Record& older) {
   // (A replay's list: only the same list again, written in the same order.)
   if (newer.list || older.list) return newer.list == older.list;
+  if (newer.reductions) return false;
+  // Contributions still pending lie outside the pieces newer's analysed points wrote (those
+  // settled them first), so inside newer's pending points: a write through a complete
+  // partition over them folds them away and overwrites them wherever it is applied.
+  if (older.reductions) return newer.covers.contains(older.hull);
   // The same pieces again: every point of older is a point of newer, with the same rectangle,
   // so newer's write cuts the pieces older's would have cut the same way. (A launch that
   // writes the same elements through other pieces would cut them otherwise.)
@@ -25,20 +30,32 @@ bool DeferredWrites::covers(const Record& newer, const Record& older) {
 
 void DeferredWrites::drop_done(std::vector<Record>& records) {
   const std::size_t before = records.size();
-  std::erase_if(records, [](const Record& r) { return !r.open && (r.left == 0 || r.mask == 0); });
+  std::erase_if(records, [&](const Record& r) {
+    const bool done = !r.open && (r.left == 0 || r.mask == 0);
+    reductions_ -= done && r.reductions;
+    return done;
+  });
   records_ -= before - records.size();
   if (records.empty()) near_[std::size_t(&records - trees_.data())] = Domain();
 }
 
 std::uint64_t DeferredWrites::open(const OpRef& op, std::uint32_t req,
-                                   std::shared_ptr<const PartitionPieces> pieces) {
+                                   std::shared_ptr<const PartitionPieces> pieces,
+                                   std::uint64_t launch,
+                                   std::shared_ptr<const DeferredReductions> reductions,
+                                   std::size_t k, const Domain& covers) {
   const ReqInfo& q = op->reqs[req];
   REPRISE_ASSERT(q.whole_partition, "deferred writes name their points' pieces by color");
   if (trees_.size() <= q.tree) {
     trees_.resize(q.tree + 1);
     near_.resize(q.tree + 1);
   }
-  Record r{op, req, next_launch_++, q.mask, std::move(pieces), {}, 0, UINT32_MAX, true, {}};
+  if (launch == UINT64_MAX) launch = next_launch_++;
+  Record r{op, req, launch, q.mask, std::move(pieces), {}, 0, UINT32_MAX, true, {}};
+  r.reductions = std::move(reductions);
+  reductions_ += r.reductions != nullptr;
+  r.reduction = k;
+  r.covers = covers;
   r.pending.assign(op->num_points(), false);
   trees_[q.tree].push_back(std::move(r));
   ++records_;
@@ -66,12 +83,15 @@ std::uint64_t DeferredWrites::add_list(std::shared_ptr<const WriteList> list) {
   return trees_[tree].back().launch;
 }
 
-DeferredWrites::Record& DeferredWrites::find(std::uint32_t tree, std::uint64_t launch) {
+DeferredWrites::Record& DeferredWrites::find(std::uint32_t tree, std::uint64_t launch,
+                                             std::uint32_t req) {
   auto& records = trees_[tree];
   // (The launch named last, usually: a launch defers its points one after the other.)
-  if (found_at_ < records.size() && records[found_at_].launch == launch) return records[found_at_];
+  if (found_at_ < records.size() && records[found_at_].launch == launch &&
+      records[found_at_].req == req)
+    return records[found_at_];
   for (std::size_t at = records.size(); at-- > 0;)
-    if (records[at].launch == launch) {
+    if (records[at].launch == launch && records[at].req == req) {
       found_at_ = at;
       return records[at];
     }
@@ -79,10 +99,10 @@ DeferredWrites::Record& DeferredWrites::find(std::uint32_t tree, std::uint64_t l
   return records.back();
 }
 
-void DeferredWrites::defer_range(std::uint32_t tree, std::uint64_t launch, std::uint32_t first,
-                                 std::uint32_t last) {
+void DeferredWrites::defer_range(std::uint32_t tree, std::uint64_t launch, std::uint32_t req,
+                                 std::uint32_t first, std::uint32_t last) {
   if (first >= last) return;
-  Record& r = find(tree, launch);
+  Record& r = find(tree, launch, req);
   std::fill(r.pending.begin() + first, r.pending.begin() + last, true);
   grow(r.hull, r.pieces->hulls.hull(first, last));
   r.left += last - first;
@@ -90,8 +110,9 @@ void DeferredWrites::defer_range(std::uint32_t tree, std::uint64_t launch, std::
   r.last = std::max(r.last, last);
 }
 
-void DeferredWrites::close(std::uint32_t tree, std::uint64_t launch, std::vector<Taken>& overflow) {
-  Record& r = find(tree, launch);
+void DeferredWrites::close(std::uint32_t tree, std::uint64_t launch, std::uint32_t req,
+                           std::vector<Taken>& overflow) {
+  Record& r = find(tree, launch, req);
   r.open = false;
   near_[tree] = bounding_union(near_[tree], r.hull);
   auto& records = trees_[tree];
@@ -103,11 +124,14 @@ void DeferredWrites::close(std::uint32_t tree, std::uint64_t launch, std::vector
       if (old.launch < launch && !old.open && (old.mask & r.mask) && covers(r, old))
         old.mask &= ~r.mask;
   drop_done(records);
-  if (records.size() > kMaxRecords) {
+  // (Launches, not records: a launch has one per writing or reducing requirement, adjacent.)
+  std::size_t launches = 0;
+  for (std::size_t at = 0; at < records.size(); ++at)
+    launches += at == 0 || records[at].launch != records[at - 1].launch;
+  if (launches > kMaxRecords) {
     // (Nothing older is pending under the oldest launch's points.)
     const std::uint64_t oldest = records.front().launch;
-    while (!records.empty() && records.front().launch == oldest)
-      overflow.push_back(take(records, 0, records.front().first));
+    while (auto w = take_first(records, oldest)) overflow.push_back(std::move(*w));
   }
 }
 
@@ -121,7 +145,7 @@ DeferredWrites::Taken DeferredWrites::take(std::vector<Record>& records, std::si
                                            std::uint32_t q) {
   Record& r = records[at];
   Taken t;
-  t.order = WriteOrder{r.launch, q};
+  t.order = WriteOrder{r.launch, q, r.req};
   t.rect = r.rect(q);
   if (r.list) {
     const WriteList::Entry& e = r.list->entries[q];
@@ -138,6 +162,15 @@ DeferredWrites::Taken DeferredWrites::take(std::vector<Record>& records, std::si
       if (r.mask & (FieldMask(1) << fi)) t.fields.push_back(fi);
   }
   t.mem = *r.memory(q);  // (chosen above for a launch's point)
+  if (r.reductions) {
+    t.reduce = true;
+    t.op = r.op;
+    t.point = q;
+    t.req = r.req;
+    t.reduce_order = r.reductions->order(q, r.reduction);
+    t.older = r.reductions->reqs[r.reduction].older;
+    t.mark = r.reductions->mark;
+  }
   r.pending[q] = false;
   if (--r.left == 0) r.hull = Domain();
   const std::uint32_t first = r.first, last = r.last;
@@ -158,20 +191,33 @@ std::optional<DeferredWrites::Taken> DeferredWrites::take_oldest(std::uint32_t t
   if (!any(tree)) return std::nullopt;
   auto& records = trees_[tree];
   const FieldMask bit = FieldMask(1) << fi;
+  // The oldest: the first launch with a candidate, and within it (several requirements of one
+  // launch) the lowest point, then requirement.
+  std::size_t best_at = SIZE_MAX;
+  std::uint32_t best = UINT32_MAX;
   for (std::size_t at = 0; at < records.size() && records[at].launch <= before.launch; ++at) {
     const Record& r = records[at];
+    if (best_at != SIZE_MAX && r.launch != records[best_at].launch) break;
     if (!(r.mask & bit) || r.left == 0) continue;
     if (std::none_of(rects.begin(), rects.end(),
                      [&](const Domain& rect) { return rect.overlaps(r.hull); }))
       continue;
-    const std::uint32_t below = r.launch < before.launch ? UINT32_MAX : before.point;
+    // (Of the launch `before` names: only the points, or requirements of its point, before it.)
+    const bool same = r.launch == before.launch;
+    const std::uint32_t below =
+        !same ? UINT32_MAX : before.point + (r.req < before.req && before.point != UINT32_MAX);
     std::uint32_t lowest = UINT32_MAX;
     for (const Domain& rect : rects)
-      r.index().candidates(rect, [&](std::uint32_t q) {
-        if (q < lowest && q < below && r.pending_write(q, fi, rect)) lowest = q;
-      });
-    if (lowest != UINT32_MAX) return take(records, at, lowest);
+      if (rect.overlaps(r.hull))
+        r.index().candidates(rect, [&](std::uint32_t q) {
+          if (q < lowest && q < below && r.pending_write(q, fi, rect)) lowest = q;
+        });
+    if (lowest < best || (lowest == best && lowest != UINT32_MAX && r.req < records[best_at].req)) {
+      best = lowest;
+      best_at = at;
+    }
   }
+  if (best_at != SIZE_MAX) return take(records, best_at, best);
   return std::nullopt;
 }
 
@@ -192,6 +238,7 @@ DeferredWrites::Newest DeferredWrites::newest_meeting(std::uint32_t tree, int fi
       }
     });
     if (!n.found) continue;
+    if (r.reductions) return n;  // (a contribution: not known here; the caller settles)
     n.rect = r.rect(newest);
     if (const auto mem = r.memory(newest)) {
       n.mem = *mem;
@@ -202,24 +249,67 @@ DeferredWrites::Newest DeferredWrites::newest_meeting(std::uint32_t tree, int fi
   return n;
 }
 
-bool DeferredWrites::may_meet(std::uint32_t tree, int fi, const Domain& box,
-                              WriteOrder before) const {
-  if (!any(tree)) return false;
-  // (near_ holds the closed launches' points; the open one's, still growing, are looked at.)
-  const bool near = box.overlaps(near_[tree]);
+bool DeferredWrites::contribution_meets(std::uint32_t tree, int fi, const Domain& rect) const {
+  if (reductions_ == 0 || !any(tree)) return false;
   const FieldMask bit = FieldMask(1) << fi;
   for (const Record& r : trees_[tree]) {
-    if (r.launch > before.launch) break;
-    if ((near || r.open) && (r.mask & bit) && r.left > 0 && box.overlaps(r.hull)) return true;
+    if (!r.reductions || !(r.mask & bit) || r.left == 0 || !rect.overlaps(r.hull)) continue;
+    bool meets = false;
+    r.index().candidates(rect,
+                         [&](std::uint32_t q) { meets = meets || r.pending_write(q, fi, rect); });
+    if (meets) return true;
   }
   return false;
 }
 
+Domain DeferredWrites::contribution_hull(std::uint32_t tree, int fi) const {
+  Domain hull;
+  if (reductions_ == 0 || !any(tree)) return hull;
+  const FieldMask bit = FieldMask(1) << fi;
+  for (const Record& r : trees_[tree])
+    if (r.reductions && (r.mask & bit) && r.left > 0) hull = bounding_union(hull, r.hull);
+  return hull;
+}
+
+bool DeferredWrites::may_meet(std::uint32_t tree, int fi, const Domain& box,
+                              WriteOrder before) const {
+  if (!any(tree)) return false;
+  // (near_ holds the closed launches' points; the open one's, still growing, are looked at.)
+  const FieldMask bit = FieldMask(1) << fi;
+  auto meets = [&](const Record& r) {
+    return r.launch <= before.launch && (r.mask & bit) && r.left > 0 && box.overlaps(r.hull);
+  };
+  const auto& records = trees_[tree];
+  if (!box.overlaps(near_[tree])) {
+    // (Only the open launch's records, the newest, can meet it.)
+    for (auto it = records.rbegin(); it != records.rend() && it->open; ++it)
+      if (meets(*it)) return true;
+    return false;
+  }
+  for (const Record& r : records) {
+    if (r.launch > before.launch) break;
+    if (meets(r)) return true;
+  }
+  return false;
+}
+
+std::optional<DeferredWrites::Taken> DeferredWrites::take_first(std::vector<Record>& records,
+                                                                std::uint64_t only_launch) {
+  // (The records of one launch are in requirement order: a tie keeps the lower requirement.)
+  std::size_t best = SIZE_MAX;
+  for (std::size_t at = 0; at < records.size(); ++at) {
+    const Record& r = records[at];
+    if (r.left == 0 || (only_launch != UINT64_MAX && r.launch != only_launch)) continue;
+    if (best != SIZE_MAX && r.launch != records[best].launch) break;
+    if (best == SIZE_MAX || r.first < records[best].first) best = at;
+  }
+  if (best == SIZE_MAX) return std::nullopt;
+  return take(records, best, records[best].first);
+}
+
 std::optional<DeferredWrites::Taken> DeferredWrites::take_oldest(std::uint32_t tree) {
   if (!any(tree)) return std::nullopt;
-  for (std::size_t at = 0; at < trees_[tree].size(); ++at)
-    if (trees_[tree][at].left > 0) return take(trees_[tree], at, trees_[tree][at].first);
-  return std::nullopt;
+  return take_first(trees_[tree]);
 }
 
 std::optional<DeferredWrites::Taken> DeferredWrites::take_oldest() {
@@ -231,6 +321,7 @@ std::optional<DeferredWrites::Taken> DeferredWrites::take_oldest() {
 void DeferredWrites::forget_tree(std::uint32_t tree) {
   if (!any(tree)) return;
   records_ -= trees_[tree].size();
+  for (const Record& r : trees_[tree]) reductions_ -= r.reductions != nullptr;
   trees_[tree].clear();
 }
 

@@ -227,13 +227,15 @@ std::shared_ptr<const PartitionPieces> LogicalAnalysis::partition_pieces(const O
   if (fresh) {
     const std::size_t points = prev.num_points();
     std::vector<Domain> pieces(points);
+    std::vector<std::uint32_t> nonempty_before(points + 1, 0);
     RectIndex index;
     for (std::uint32_t c = 0; c < points; ++c) {
       pieces[c] = prev.rect(c, req);
       if (!pieces[c].empty()) index.insert(pieces[c], c);
+      nonempty_before[c + 1] = nonempty_before[c] + (pieces[c].empty() ? 0 : 1);
     }
-    it->second.pieces = std::make_shared<const PartitionPieces>(
-        PartitionPieces{std::move(index), RangeHulls(std::move(pieces))});
+    it->second.pieces = std::make_shared<const PartitionPieces>(PartitionPieces{
+        std::move(index), RangeHulls(std::move(pieces)), std::move(nonempty_before)});
   }
   return it->second.pieces;
 }

@@ -5,6 +5,7 @@
 
 #include "reprise_rt/assert.h"
 #include "reprise_rt/hasher.h"
+#include "reprise_rt/instance.h"
 #include "reprise_rt/rect_sets.h"
 
 namespace reprise::detail {
@@ -127,9 +128,10 @@ void PhysicalState::read(std::uint32_t tree, const Domain& root, int fi, const D
                          std::vector<FoldNeed>& folds, bool only_written_here) {
   if (rect.empty()) return;
   bool have_hits = false;  // (settle found the pieces meeting rect)
-  if (only_written_here && deferred_.any(tree)) {
+  if (only_written_here && deferred_.any(tree) && !deferred_.contribution_meets(tree, fi, rect)) {
     // Only this shard's pieces are looked at: only the deferred writes meeting them matter
-    // (they may have taken a piece over; they never give one to this shard).
+    // (they may have taken a piece over; they never give one to this shard). A deferred
+    // contribution would be folded by the read wherever it lies: then all of rect settles.
     if (const Pieces* f = find(tree, fi)) {
       meeting(*f, rect, true);
       InlineVector<Domain, 4> local;  // (settling changes hits_ and the slots)
@@ -264,7 +266,7 @@ void PhysicalState::write(std::uint32_t tree, const Domain& root, int fi, const 
 }
 
 void PhysicalState::reduced(std::uint32_t tree, const Domain& root, int fi, const Domain& rect,
-                            Instance* reduction) {
+                            Instance* reduction, std::uint64_t order) {
   if (rect.empty()) return;
   settle(tree, fi, rect);
   if (journaling_)
@@ -272,7 +274,7 @@ void PhysicalState::reduced(std::uint32_t tree, const Domain& root, int fi, cons
                                       kNoEvent, reduction});
   // (Validity does not change: the piece's stamp stays, so later reads still record facts.)
   cut(pieces(tree, root, fi), rect, [&](Piece& p) { p.pending = append(p.pending, reduction); });
-  auto [at, fresh] = reduced_at_.insert_or_assign(reduction, ++reduce_calls_);
+  auto [at, fresh] = reduced_at_.insert_or_assign(reduction, order ? order : ++reduce_calls_);
   (void)at;
   if (fresh) {
     if (reduced_in_.size() <= tree) reduced_in_.resize(tree + 1);
@@ -522,8 +524,42 @@ bool PhysicalState::settle_pieces(std::uint32_t tree, int fi, const Domain& rect
   }
 }
 
+void PhysicalState::fold_older(std::uint32_t tree, const Domain& root, const FieldIndexList& fields,
+                               const Domain& rect, std::uint64_t older, std::uint64_t recent,
+                               std::uint32_t mem) {
+  if (rect.empty() || !has_pending(tree)) return;
+  FieldIndexList old;
+  for (int fi : fields) {
+    const PendingAges ages = pending_ages(tree, fi, rect, older, recent);
+    if (ages.recent) return;
+    if (ages.old) old.push_back(fi);
+  }
+  // (As fold_earlier's read and folds: every part with pending contributions, folded into mem.)
+  InlineVector<Domain, 4> parts;
+  for (int fi : old) {
+    parts.clear();
+    settle(tree, fi, rect);
+    if (const Pieces* f = find(tree, fi)) {
+      meeting(*f, rect, local_count_ > 0);
+      for (std::uint32_t slot : hits_)
+        if (f->slots[slot].pending) parts.push_back(f->slots[slot].rect & rect);
+    }
+    for (const Domain& part : parts) folded(tree, root, fi, part, mem, kNoEvent);
+  }
+}
+
 void PhysicalState::apply_deferred(const DeferredWrites::Taken& w) {
   REPRISE_ASSERT(!journaling_, "no write is deferred while a trace is recorded");
+  if (w.reduce) {
+    // (Settles inside — the instance's choice looks at every field — stop at w's place.)
+    const WriteOrder horizon = horizon_;
+    horizon_ = w.order;
+    for (int fi : w.fields) settle(w.tree, fi, w.rect, w.order);
+    Instance* inst = reduce_point_(reduce_ctx_, w);
+    for (int fi : w.fields) reduced(w.tree, trees_[w.tree].root, fi, w.rect, inst, w.reduce_order);
+    horizon_ = horizon;
+    return;
+  }
   for (int fi : w.fields) {
     settle(w.tree, fi, w.rect, w.order);
     write(w.tree, trees_[w.tree].root, fi, w.rect, w.mem);
@@ -539,32 +575,50 @@ void PhysicalState::settle_all() {
 }
 
 std::uint64_t PhysicalState::open_deferred(const OpRef& op, std::uint32_t req, const Domain& root,
-                                           std::shared_ptr<const PartitionPieces> partition) {
+                                           std::shared_ptr<const PartitionPieces> partition,
+                                           std::uint64_t launch,
+                                           std::shared_ptr<const DeferredReductions> reductions,
+                                           std::size_t k, const Domain& covers) {
   const ReqInfo& q = op->reqs[req];
   for (int fi : q.field_indices) pieces(q.tree, root, fi);  // (the tree's root, for settling)
-  return deferred_.open(op, req, std::move(partition));
+  if (reductions) mark_reduced(q.tree);  // (has_pending: a contribution is pending somewhere)
+  return deferred_.open(op, req, std::move(partition), launch, std::move(reductions), k, covers);
 }
 
-void PhysicalState::close_deferred(std::uint32_t tree, std::uint64_t launch) {
+void PhysicalState::close_deferred(std::uint32_t tree, std::uint64_t launch, std::uint32_t req) {
   overflow_.clear();
-  deferred_.close(tree, launch, overflow_);
+  deferred_.close(tree, launch, req, overflow_);
   for (const DeferredWrites::Taken& w : overflow_) apply_deferred(w);
 }
 
-Domain PhysicalState::local_hull(std::uint32_t tree, int fi) const {
-  Domain hull;
+bool PhysicalState::pending_here(const Piece& p) const {
+  if (!p.pending) return false;
+  for (const Instance* i : lists_[p.pending])
+    if (is_local(i->memory())) return true;
+  return false;
+}
+
+Domain PhysicalState::local_hull(std::uint32_t tree, int fi, bool written_over) const {
+  Domain hull = written_over ? Domain() : deferred_.contribution_hull(tree, fi);
   if (const Pieces* f = find(tree, fi))
-    f->local.for_each(
-        [&](std::uint32_t slot) { hull = bounding_union(hull, f->slots[slot].rect); });
+    f->local.for_each([&](std::uint32_t slot) {
+      if (counts_as_local(f->slots[slot], written_over))
+        hull = bounding_union(hull, f->slots[slot].rect);
+    });
   return hull;
 }
 
-bool PhysicalState::meets_local(std::uint32_t tree, int fi, const Domain& rect) const {
+bool PhysicalState::meets_local(std::uint32_t tree, int fi, const Domain& rect,
+                                bool written_over) const {
+  if (rect.empty()) return false;
+  if (!written_over && deferred_.contribution_meets(tree, fi, rect)) return true;
   const Pieces* f = find(tree, fi);
-  if (!f || rect.empty()) return false;
+  if (!f) return false;
   bool meets = false;
-  f->local.candidates(
-      rect, [&](std::uint32_t slot) { meets = meets || f->slots[slot].rect.overlaps(rect); });
+  f->local.candidates(rect, [&](std::uint32_t slot) {
+    const Piece& p = f->slots[slot];
+    meets = meets || (p.rect.overlaps(rect) && counts_as_local(p, written_over));
+  });
   return meets;
 }
 

@@ -47,7 +47,7 @@ void Memoizer::apply_physical() {
   }
   // (Only now may the lists supersede what the last replay's left pending: these effects,
   // later than it, have settled it where they looked.)
-  for (const auto& [tree, launch] : list_launches_) state.close_deferred(tree, launch);
+  for (const auto& [tree, launch] : list_launches_) state.close_deferred(tree, launch, 0);
 }
 
 void Memoizer::replay(TraceTemplate& t, bool elide, std::size_t prefix) {

@@ -177,6 +177,11 @@ const std::vector<FlagDef>& flag_table() {
         "-lg:defer_writes' (applied where this shard looks), not applied one by one after it "
         "(auto: from 8 shards on)",
         auto_i32(&Config::defer_replays, 0, 1, "-lg:defer_replays"));
+    add("-lg:defer_reductions", "0|1|auto",
+        "control replication, untraced, with -lg:defer_writes: a launch whose points reduce "
+        "is deferred too (another shard's contribution that meets none of this shard's data is "
+        "applied only where this shard looks; auto: from 8 shards on)",
+        auto_i32(&Config::defer_reductions, 0, 1, "-lg:defer_reductions"));
     add("-lg:shard_checks", "0|1|auto",
         "control replication: whether a template may replay is read on each shard only for "
         "its own memories, and the shards vote up and down a tree (0: every shard reads every "

@@ -447,7 +447,7 @@ TEST(Physical, DeferredWriteListsReadAsIfWrittenAtOnce) {
       for (std::size_t k = 0; k < effects.size(); ++k)
         if (!effects[k].second)
           deferred.apply(effects[k].first, detail::WriteOrder{launch, before[k]});
-      deferred.close_deferred(0, launch);  // (supersedes what the last replay left pending)
+      deferred.close_deferred(0, launch, 0);  // (supersedes what the last replay left pending)
       for (int q = 0; q < 8; ++q) {
         const PhysicalFact f{0, 0, random_rect(), std::uint32_t(mem(rng)), coin(rng) == 1};
         EXPECT_EQ(eager.holds(f), deferred.holds(f))

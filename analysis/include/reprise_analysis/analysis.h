@@ -60,6 +60,10 @@ class Analysis final : public OpSink {
                              const MachineInfo& machine) const;
   static constexpr std::uint32_t kUnmapped = UINT32_MAX;  // procs_[p].shard: not asked yet
   static void map_deferred(void* self, Op& op, std::uint32_t p);
+  // A deferred contribution, applied: what launch_with_copies does for a point whose folds are
+  // all between other shards — fold_earlier's effect on the state, the reduction instance
+  // (PhysicalState::set_reduce_point).
+  static Instance* reduce_deferred(void* self, const DeferredWrites::Taken& w);
   // A clear error when point p's processor cannot use memory mem for requirement r.
   void check_access(const Op& op, std::size_t p, std::size_t r, MemoryID mem, Processor proc) const;
   // Launches point p after the copies that make its instances valid; updates the state.
@@ -98,6 +102,8 @@ class Analysis final : public OpSink {
   // they meet none of this shard's data (see PhysicalState::defer_written), and whether point
   // p is such a point.
   bool may_defer(const Op& op) const;
+  // Whether launches that reduce may be deferred too (-lg:defer_reductions).
+  bool defer_reductions() const;
   bool meets_nothing_here(const Op& op, std::uint32_t p) const;
   // Control replication, untraced, deferred writes with a mapper that gives its shards'
   // ranges: fills near_ with the other shards' points (outside own_first .. own_last-1) whose
@@ -136,13 +142,15 @@ class Analysis final : public OpSink {
   // point was deferred; empty until then.
   static constexpr std::uint64_t kNoLaunch = UINT64_MAX;
   std::vector<std::uint64_t> deferred_launch_;
-  std::uint64_t deferred_count_ = 0;  // points of that op deferred
+  std::uint64_t deferred_count_ = 0;                               // points of that op deferred
+  std::shared_ptr<const DeferredReductions> deferred_reductions_;  // of that op, if it reduces
   // Per field of each reading requirement of that op, in order: PhysicalState::local_hull;
   // per reading requirement, the bounding box of its fields' hulls.
   std::vector<Domain> local_hulls_;
   struct Reading {
     std::uint32_t req;
     Domain box;
+    bool written_over;  // PhysicalState::meets_local
   };
   std::vector<Reading> reading_;
   std::vector<std::uint32_t> near_;  // near_points

@@ -30,11 +30,43 @@
 namespace reprise::detail {
 
 // Where a deferred write stands among writes: its launch's place among deferred launches, then
-// its point (a launch's points write in point order).
+// its point (a launch's points write in point order), then its requirement (a point's
+// reductions through several requirements of one field, in requirement order).
 struct WriteOrder {
   std::uint64_t launch = UINT64_MAX;
   std::uint32_t point = UINT32_MAX;
+  std::uint32_t req = 0;  // (WriteOrder{launch, point}: before the point's requirements)
   auto operator<=>(const WriteOrder&) const = default;
+};
+
+// A launch whose other shards' points reduce, deferred (its records share it): what applying
+// one of its contributions needs besides the rectangle. Eager application numbers the
+// contributions (PhysicalState::reduction_order, one reduced() call per field of a point's
+// non-empty rectangle, point by point, requirement by requirement), and folds are ordered by
+// those numbers: a deferred contribution keeps the number it would have had, whenever it is
+// applied.
+struct DeferredReductions {
+  std::uint64_t mark = 0;  // PhysicalState::reduce_mark() when the launch's analysis began
+  struct Req {
+    std::uint32_t req;     // the requirement
+    std::uint32_t fields;  // its fields: reduced() calls per non-empty rectangle
+    std::uint64_t older;   // Analysis::fold_earlier's bound for its tree in the launch
+    std::shared_ptr<const PartitionPieces> pieces;
+  };
+  std::vector<Req> reqs;  // the launch's reducing requirements, in order
+  // The calls points first .. last-1 make.
+  std::uint64_t calls(std::uint32_t first, std::uint32_t last) const {
+    std::uint64_t n = 0;
+    for (const Req& r : reqs) n += std::uint64_t(r.fields) * r.pieces->nonempty(first, last);
+    return n;
+  }
+  // The number of point q's contribution through reqs[k] (its last field's call).
+  std::uint64_t order(std::uint32_t q, std::size_t k) const {
+    std::uint64_t n = mark + calls(0, q);
+    for (std::size_t j = 0; j <= k; ++j)
+      n += std::uint64_t(reqs[j].fields) * reqs[j].pieces->nonempty(q, q + 1);
+    return n;
+  }
 };
 
 // Control replication, a replay: the writes of other shards' points to one tree that a trace
@@ -56,13 +88,19 @@ struct WriteList {
 
 class DeferredWrites {
  public:
-  // A deferred write taken to be applied: `fields` of tree over rect, by memory mem.
+  // A deferred write taken to be applied: `fields` of tree over rect, by memory mem. Or a
+  // contribution (`reduce`): point `point` of op through requirement `req`, numbered
+  // `reduce_order`, its launch's fold_earlier bounds `older` and `mark`.
   struct Taken {
     WriteOrder order;
     std::uint32_t tree = 0;
     FieldIndexList fields;
     Domain rect;
     std::uint32_t mem = 0;
+    bool reduce = false;
+    OpRef op;
+    std::uint32_t point = 0, req = 0;
+    std::uint64_t reduce_order = 0, older = 0, mark = 0;
   };
 
   // Chooses the memories of point p of op (op.point_instances), when they were not chosen.
@@ -76,16 +114,24 @@ class DeferredWrites {
   bool any() const { return records_ != 0; }
   // While op is analysed, its points that are not analysed here write requirement req — a
   // disjoint partition named by identity over its whole color space (ReqInfo::whole_partition)
-  // — through defer(), until close(). Returns the launch's place (WriteOrder::launch).
+  // — through defer(), until close(). Returns the launch's place (WriteOrder::launch): a new
+  // one, or `launch` (another requirement of the same op). reductions: the points reduce
+  // through req (reductions->reqs[k].req == req; any partition named whole). covers: for a
+  // write through a complete partition, its parent's rectangle (it supersedes the older
+  // launches' pending contributions inside it, see close()).
   std::uint64_t open(const OpRef& op, std::uint32_t req,
-                     std::shared_ptr<const PartitionPieces> pieces);
+                     std::shared_ptr<const PartitionPieces> pieces,
+                     std::uint64_t launch = UINT64_MAX,
+                     std::shared_ptr<const DeferredReductions> reductions = nullptr,
+                     std::size_t k = 0, const Domain& covers = Domain());
   // Points first .. last-1 of the launch `launch` (open) write their pieces of tree, later
   // (O(log points): the hull of a range of pieces is looked up).
-  void defer_range(std::uint32_t tree, std::uint64_t launch, std::uint32_t first,
+  void defer_range(std::uint32_t tree, std::uint64_t launch, std::uint32_t req, std::uint32_t first,
                    std::uint32_t last);
   // The launch is analysed. Appends to overflow the writes to apply now (the oldest launch's,
   // when a tree has too many pending).
-  void close(std::uint32_t tree, std::uint64_t launch, std::vector<Taken>& overflow);
+  void close(std::uint32_t tree, std::uint64_t launch, std::uint32_t req,
+             std::vector<Taken>& overflow);
   // Every entry of list pending, as an open launch (after every launch so far) whose points
   // are the entries, in order; returns its place. close() it once the effects applied around
   // it are (an older launch of the same list is superseded then: the same writes again).
@@ -100,6 +146,10 @@ class DeferredWrites {
     std::uint32_t mem = 0;
   };
   Newest newest_meeting(std::uint32_t tree, int fi, const Domain& rect) const;
+  // Whether a deferred contribution (a launch that reduces) is pending on field fi of tree
+  // over rect; the bounding box of all those pending on field fi of tree.
+  bool contribution_meets(std::uint32_t tree, int fi, const Domain& rect) const;
+  Domain contribution_hull(std::uint32_t tree, int fi) const;
   // Whether a pending write before `before` writes field fi of tree within `box` (a cheap
   // test that may answer yes when none does).
   bool may_meet(std::uint32_t tree, int fi, const Domain& box, WriteOrder before) const;
@@ -126,6 +176,9 @@ class DeferredWrites {
     Domain hull;                                    // holds every pending point's rectangle
     std::shared_ptr<const WriteList> list;  // instead of op, req and pieces: a replay's writes
     std::uint32_t last = 0;                 // no point from it on is pending
+    std::shared_ptr<const DeferredReductions> reductions;  // the points reduce (not write)
+    std::size_t reduction = 0;                             // req is reductions->reqs[it]
+    Domain covers;  // a write through a complete partition: its parent's rectangle
     const Domain& rect(std::uint32_t q) const {
       return list ? list->entries[q].rect : op->rect(q, req);
     }
@@ -146,9 +199,12 @@ class DeferredWrites {
   };
   // Whether every element that older writes may still hold pending is written by newer.
   static bool covers(const Record& newer, const Record& older);
-  Record& find(std::uint32_t tree, std::uint64_t launch);
+  Record& find(std::uint32_t tree, std::uint64_t launch, std::uint32_t req);
   // Takes point q of records[at] (dropping the record when it has no point left).
   Taken take(std::vector<Record>& records, std::size_t at, std::uint32_t q);
+  // Takes the oldest pending point of records (of launch only_launch), if any.
+  std::optional<Taken> take_first(std::vector<Record>& records,
+                                  std::uint64_t only_launch = UINT64_MAX);
   void drop_done(std::vector<Record>& records);
 
   std::vector<std::vector<Record>> trees_;  // per tree, oldest first
@@ -158,6 +214,7 @@ class DeferredWrites {
   MapPoint map_ = nullptr;
   void* map_ctx_ = nullptr;
   std::size_t records_ = 0;
+  std::size_t reductions_ = 0;  // records of launches that reduce
 };
 
 }  // namespace reprise::detail

@@ -96,9 +96,16 @@ class PhysicalState {
   // piece this shard's memories wrote or one with pending reductions (what a read of another
   // shard's point looks at): when no requirement of such a point may, the point is not
   // analysed here. (May answer yes for a piece a deferred write has taken over since.)
-  bool meets_local(std::uint32_t tree, int fi, const Domain& rect) const;
+  // written_over: the point writes what it reads (a ReadWrite requirement, the only one of
+  // the launch on those fields) or reduces there: a piece pending only on other shards'
+  // reduction instances is then none of this shard's business (the write supersedes the
+  // folds; a contribution's own folds are redone when it is applied, PhysicalState::
+  // fold_older); one pending on an instance here still is (the fold's copy starts here).
+  // Otherwise (a read that does not write) a deferred contribution counts too: the read
+  // would fold it, which changes the write layer.
+  bool meets_local(std::uint32_t tree, int fi, const Domain& rect, bool written_over) const;
   // The bounding box of what meets_local looks at (a read outside it meets nothing).
-  Domain local_hull(std::uint32_t tree, int fi) const;
+  Domain local_hull(std::uint32_t tree, int fi, bool written_over) const;
   // Control replication, untraced: other shards' points of op (mapped only when applied, see
   // set_point_mapper) that are not analysed here write requirement req — a disjoint partition named
   // by identity over its whole color space; their writes are applied only when something here looks
@@ -106,25 +113,48 @@ class PhysicalState {
   // defer_written names the points first .. last-1 (in point order, among the points analysed
   // here), close_deferred ends the launch. partition: its pieces (LogicalAnalysis::
   // partition_pieces).
+  // A launch whose points reduce through req (reductions; see DeferredReductions) is deferred
+  // the same way: their contributions are applied when something here looks at the pieces
+  // they meet, each numbered as eager application would have (the launch's deferred points
+  // take their numbers at once: reserve_reductions). covers: see DeferredWrites::open.
   std::uint64_t open_deferred(const OpRef& op, std::uint32_t req, const Domain& root,
-                              std::shared_ptr<const PartitionPieces> partition);
-  void defer_written(std::uint32_t tree, std::uint64_t launch, std::uint32_t first,
-                     std::uint32_t last) {
-    deferred_.defer_range(tree, launch, first, last);
+                              std::shared_ptr<const PartitionPieces> partition,
+                              std::uint64_t launch = UINT64_MAX,
+                              std::shared_ptr<const DeferredReductions> reductions = nullptr,
+                              std::size_t k = 0, const Domain& covers = Domain());
+  void defer_written(std::uint32_t tree, std::uint64_t launch, std::uint32_t req,
+                     std::uint32_t first, std::uint32_t last) {
+    deferred_.defer_range(tree, launch, req, first, last);
   }
-  void close_deferred(std::uint32_t tree, std::uint64_t launch);
+  void reserve_reductions(std::uint64_t calls) { reduce_calls_ += calls; }
+  void close_deferred(std::uint32_t tree, std::uint64_t launch, std::uint32_t req);
   // How a deferred point's memories are chosen when its write is applied (they are left
   // unchosen while nothing here needs them).
   void set_point_mapper(DeferredWrites::MapPoint fn, void* ctx) { deferred_.set_mapper(fn, ctx); }
+  // How a deferred contribution gets its reduction instance when it is applied (after the
+  // older writes and contributions it meets, in every field: settles here go no further than
+  // the contribution's place). Returns the instance (the point's, from now on).
+  using ReducePoint = Instance* (*)(void* ctx, const DeferredWrites::Taken& w);
+  void set_reduce_point(ReducePoint fn, void* ctx) {
+    reduce_point_ = fn;
+    reduce_ctx_ = ctx;
+  }
   // The data of rect is in mem too once `ready` (the copy) triggers.
   void copied(std::uint32_t tree, const Domain& root, int fi, const Domain& rect, std::uint32_t mem,
               Event ready);
   // rect was written in mem: mem holds the only valid copy.
   void written(std::uint32_t tree, const Domain& root, int fi, const Domain& rect,
                std::uint32_t mem);
-  // A point reduces into `reduction` over rect: its contributions are pending there.
+  // A point reduces into `reduction` over rect: its contributions are pending there. order:
+  // their reduction_order, when given (a deferred contribution's; else the next number).
   void reduced(std::uint32_t tree, const Domain& root, int fi, const Domain& rect,
-               Instance* reduction);
+               Instance* reduction, std::uint64_t order = 0);
+  // Folds what began at or before `older` (reduction_order) over rect into mem, in fields (of
+  // tree) where nothing began after `recent` — if some field has, nothing: what
+  // Analysis::fold_earlier does to the state for a point whose folds are all between other
+  // shards (a deferred contribution, applied).
+  void fold_older(std::uint32_t tree, const Domain& root, const FieldIndexList& fields,
+                  const Domain& rect, std::uint64_t older, std::uint64_t recent, std::uint32_t mem);
   // The pending reductions over rect were folded into mem, done once `ready` triggers.
   void folded(std::uint32_t tree, const Domain& root, int fi, const Domain& rect, std::uint32_t mem,
               Event ready);
@@ -269,6 +299,12 @@ class PhysicalState {
   bool written_here(const Piece& p) const {
     return !p.everywhere && !p.holders.empty() && is_local(p.holders.front().mem);
   }
+  // Whether a reduction instance in a memory of this shard is pending on p.
+  bool pending_here(const Piece& p) const;
+  // Whether meets_local counts p (a piece of the local index), see there.
+  bool counts_as_local(const Piece& p, bool written_over) const {
+    return !written_over || written_here(p) || pending_here(p);
+  }
   std::uint32_t add(Pieces& f, const Piece& p);
   void remove(Pieces& f, std::uint32_t slot);
   void reshape(Pieces& f, std::uint32_t slot, const Domain& rect);
@@ -305,6 +341,8 @@ class PhysicalState {
   std::vector<Tree> trees_;
   DeferredWrites deferred_;
   std::vector<DeferredWrites::Taken> overflow_;
+  ReducePoint reduce_point_ = nullptr;
+  void* reduce_ctx_ = nullptr;
   WriteOrder horizon_{};  // what settle applies by default (see apply(e, horizon))
   std::uint32_t local_first_ = 0, local_count_ = 0;  // none: no Pieces::local
   mutable std::vector<std::uint32_t> hits_;

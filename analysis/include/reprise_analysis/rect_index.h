@@ -228,6 +228,10 @@ class RectIndex {
 struct PartitionPieces {
   RectIndex index;
   RangeHulls hulls;
+  std::vector<std::uint32_t> nonempty_before;  // [c]: how many of pieces 0 .. c-1 are not empty
+  std::uint32_t nonempty(std::size_t first, std::size_t last) const {
+    return nonempty_before[last] - nonempty_before[first];
+  }
 };
 
 }  // namespace reprise::detail

@@ -36,6 +36,13 @@ struct Config {
   // stencil's automatic traces, docs/results.md).
   int defer_replays = -1;
   static constexpr int kDeferReplaysShards = 8;
+  // -lg:defer_reductions 0|1|auto: control replication, untraced, with -lg:defer_writes: a
+  // launch whose points reduce is deferred the same way (its contributions applied where this
+  // shard looks; docs/ctrlrepl.md). -1 (auto): from kDeferReductionsShards shards on (at 4 the
+  // circuit's sparse ghost pieces — a requirement per rectangle — cost more to settle than
+  // analysing the points, docs/results.md).
+  int defer_reductions = -1;
+  static constexpr int kDeferReductionsShards = 8;
   // -lg:shard_checks 0|1|auto: control replication: a trace check reads on each shard only
   // the conditions about its own memories, and the shards vote (docs/ctrlrepl.md). -1 (auto):
   // from kShardChecksShards shards on.
