@@ -437,7 +437,7 @@ void Analysis::launch_with_copies(Op& op, std::uint32_t p) {
     for (std::uint32_t slot = 0;; ++slot) {
       inst = rt_.instances().reduction_instance(rt_.forest(), q.tree, mem, rect, slot);
       // (An empty rectangle's instance holds nothing: any slot will do.)
-      if (rect.empty() || !physical_.in_use(q.tree, rect, inst)) break;
+      if (rect.empty() || !physical_.in_use(q.tree, rect, inst, slot == 0)) break;
     }
     if (auto it = eager_folds_.find(inst); it != eager_folds_.end()) {
       // (They read what the instance held before.)
@@ -719,7 +719,7 @@ Instance* Analysis::reduce_deferred(void* self, const DeferredWrites::Taken& w) 
   Instance* inst = nullptr;
   for (std::uint32_t slot = 0;; ++slot) {
     inst = a.rt_.instances().reduction_instance(a.rt_.forest(), q.tree, mem, w.rect, slot);
-    if (w.rect.empty() || !a.physical_.in_use(q.tree, w.rect, inst)) break;
+    if (w.rect.empty() || !a.physical_.in_use(q.tree, w.rect, inst, slot == 0)) break;
   }
   op.point_instances.set(at, inst);
   // (As launch_with_copies leaves them for another shard's point.)

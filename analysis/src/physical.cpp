@@ -330,9 +330,10 @@ std::uint32_t PhysicalState::append(std::uint32_t list, Instance* add) {
   return ids.back();
 }
 
-bool PhysicalState::in_use(std::uint32_t tree, const Domain& rect, const Instance* reduction) {
+bool PhysicalState::in_use(std::uint32_t tree, const Domain& rect, const Instance* reduction,
+                           bool settle_first) {
   if (!has_pending(tree)) return false;
-  if (deferred_.any(tree))
+  if (settle_first && deferred_.any(tree))
     for (std::size_t fi = 0; fi < trees_[tree].fields.size(); ++fi) settle(tree, int(fi), rect);
   // (Only the pieces meeting rect: a scan of every piece made choosing the reduction
   // instances of a launch quadratic in its points.)
@@ -354,10 +355,10 @@ PhysicalState::PendingAges PhysicalState::pending_ages(std::uint32_t tree, int f
                                                        std::uint64_t recent) {
   PendingAges ages;
   if (!has_pending(tree) || rect.empty()) return ages;
-  settle(tree, fi, rect);
+  const bool have_hits = settle(tree, fi, rect);
   const Pieces* f = find(tree, fi);
   if (!f) return ages;
-  meeting(*f, rect);
+  if (!have_hits) meeting(*f, rect);
   for (std::uint32_t slot : hits_) {
     const Piece& p = f->slots[slot];
     if (!p.pending) continue;
@@ -538,9 +539,9 @@ void PhysicalState::fold_older(std::uint32_t tree, const Domain& root, const Fie
   InlineVector<Domain, 4> parts;
   for (int fi : old) {
     parts.clear();
-    settle(tree, fi, rect);
+    const bool have_hits = settle(tree, fi, rect);
     if (const Pieces* f = find(tree, fi)) {
-      meeting(*f, rect, local_count_ > 0);
+      if (!have_hits) meeting(*f, rect);
       for (std::uint32_t slot : hits_)
         if (f->slots[slot].pending) parts.push_back(f->slots[slot].rect & rect);
     }

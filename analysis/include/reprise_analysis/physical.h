@@ -159,7 +159,9 @@ class PhysicalState {
   void folded(std::uint32_t tree, const Domain& root, int fi, const Domain& rect, std::uint32_t mem,
               Event ready);
   // Whether some field of tree has contributions of `reduction` pending inside rect.
-  bool in_use(std::uint32_t tree, const Domain& rect, const Instance* reduction);
+  // (settle_first false: the same tree and rect were just asked about, nothing changed since.)
+  bool in_use(std::uint32_t tree, const Domain& rect, const Instance* reduction,
+              bool settle_first = true);
   // The contributions pending over rect in field fi, by when they began (reduction_order):
   // whether some began at or before `old`, and whether some began after `recent`.
   struct PendingAges {
