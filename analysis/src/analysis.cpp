@@ -433,12 +433,7 @@ void Analysis::launch_with_copies(Op& op, std::uint32_t p) {
     fold_earlier(op, p, r, copy_proc, elsewhere);
     const Domain& rect = op.rect(p, r);
     const std::uint32_t mem = op.point_instances[p * nreq + r]->memory();
-    Instance* inst = nullptr;
-    for (std::uint32_t slot = 0;; ++slot) {
-      inst = rt_.instances().reduction_instance(rt_.forest(), q.tree, mem, rect, slot);
-      // (An empty rectangle's instance holds nothing: any slot will do.)
-      if (rect.empty() || !physical_.in_use(q.tree, rect, inst, slot == 0)) break;
-    }
+    Instance* inst = free_reduction_instance(q.tree, mem, rect);
     if (auto it = eager_folds_.find(inst); it != eager_folds_.end()) {
       // (They read what the instance held before.)
       point_pre_.insert(point_pre_.end(), it->second.begin(), it->second.end());
@@ -707,20 +702,26 @@ void Analysis::map_deferred(void* self, Op& op, std::uint32_t p) {
   static_cast<Analysis*>(self)->map_point(op, p);
 }
 
+Instance* Analysis::free_reduction_instance(std::uint32_t tree, std::uint32_t mem,
+                                            const Domain& rect) {
+  Instance* inst = nullptr;
+  for (std::uint32_t slot = 0;; ++slot) {
+    inst = rt_.instances().reduction_instance(rt_.forest(), tree, mem, rect, slot);
+    // (An empty rectangle's instance holds nothing: any slot will do.)
+    if (rect.empty() || !physical_.in_use(tree, rect, inst, slot == 0)) return inst;
+  }
+}
+
 Instance* Analysis::reduce_deferred(void* self, const DeferredWrites::Taken& w) {
   Analysis& a = *static_cast<Analysis*>(self);
   Op& op = *w.op;
-  const std::size_t nreq = op.reqs.size(), at = std::size_t(w.point) * nreq + w.req;
-  const ReqInfo& q = op.reqs[w.req];
+  const std::size_t nreq = op.reqs.size(), at = std::size_t(w.order.point) * nreq + w.order.req;
+  const ReqInfo& q = op.reqs[w.order.req];
   const Domain& root = a.rt_.forest().region(a.rt_.forest().tree(q.tree).root).bounds;
   // (Its memories were chosen when it was taken: DeferredWrites::take.)
   const std::uint32_t mem = op.point_instances[at]->memory();
   a.physical_.fold_older(q.tree, root, q.field_indices, w.rect, w.older, w.mark, mem);
-  Instance* inst = nullptr;
-  for (std::uint32_t slot = 0;; ++slot) {
-    inst = a.rt_.instances().reduction_instance(a.rt_.forest(), q.tree, mem, w.rect, slot);
-    if (w.rect.empty() || !a.physical_.in_use(q.tree, w.rect, inst, slot == 0)) break;
-  }
+  Instance* inst = a.free_reduction_instance(q.tree, mem, w.rect);
   op.point_instances.set(at, inst);
   // (As launch_with_copies leaves them for another shard's point.)
   a.eager_folds_.erase(inst);
@@ -773,15 +774,10 @@ void Analysis::fold_earlier(Op& op, std::uint32_t p, std::size_t r, Processor co
                             bool elsewhere) {
   const ReqInfo& q = op.reqs[r];
   const Domain& rect = op.rect(p, r);
-  if (rect.empty() || !physical_.has_pending(q.tree)) return;
-  // (Contributions that began at or before `older` are from before the previous launch.)
-  const std::uint64_t older = reduce_began_[q.tree][0];
-  FieldIndexList fields;
-  for (int fi : q.field_indices) {
-    const auto ages = physical_.pending_ages(q.tree, fi, rect, older, op_reduce_mark_);
-    if (ages.recent) return;  // (this launch reduces there already: folded later)
-    if (ages.old) fields.push_back(fi);
-  }
+  // (Contributions that began at or before `older` are from before the previous launch; none
+  // where this launch reduces there already: folded later.)
+  const FieldIndexList fields = physical_.older_pending_fields(
+      q.tree, q.field_indices, rect, reduce_began_[q.tree][0], op_reduce_mark_);
   if (fields.empty()) return;
   // As a read of those fields into the requirement's instance in its memory would: the data
   // copied in, then the folds, in launch order (the fold order of every element is the one a

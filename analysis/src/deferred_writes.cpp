@@ -163,10 +163,7 @@ DeferredWrites::Taken DeferredWrites::take(std::vector<Record>& records, std::si
   }
   t.mem = *r.memory(q);  // (chosen above for a launch's point)
   if (r.reductions) {
-    t.reduce = true;
     t.op = r.op;
-    t.point = q;
-    t.req = r.req;
     t.reduce_order = r.reductions->order(q, r.reduction);
     t.older = r.reductions->reqs[r.reduction].older;
     t.mark = r.reductions->mark;
@@ -199,9 +196,6 @@ std::optional<DeferredWrites::Taken> DeferredWrites::take_oldest(std::uint32_t t
     const Record& r = records[at];
     if (best_at != SIZE_MAX && r.launch != records[best_at].launch) break;
     if (!(r.mask & bit) || r.left == 0) continue;
-    if (std::none_of(rects.begin(), rects.end(),
-                     [&](const Domain& rect) { return rect.overlaps(r.hull); }))
-      continue;
     // (Of the launch `before` names: only the points, or requirements of its point, before it.)
     const bool same = r.launch == before.launch;
     const std::uint32_t below =

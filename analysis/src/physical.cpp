@@ -525,19 +525,25 @@ bool PhysicalState::settle_pieces(std::uint32_t tree, int fi, const Domain& rect
   }
 }
 
+FieldIndexList PhysicalState::older_pending_fields(std::uint32_t tree, const FieldIndexList& fields,
+                                                   const Domain& rect, std::uint64_t older,
+                                                   std::uint64_t recent) {
+  FieldIndexList old;
+  if (rect.empty() || !has_pending(tree)) return old;
+  for (int fi : fields) {
+    const PendingAges ages = pending_ages(tree, fi, rect, older, recent);
+    if (ages.recent) return {};
+    if (ages.old) old.push_back(fi);
+  }
+  return old;
+}
+
 void PhysicalState::fold_older(std::uint32_t tree, const Domain& root, const FieldIndexList& fields,
                                const Domain& rect, std::uint64_t older, std::uint64_t recent,
                                std::uint32_t mem) {
-  if (rect.empty() || !has_pending(tree)) return;
-  FieldIndexList old;
-  for (int fi : fields) {
-    const PendingAges ages = pending_ages(tree, fi, rect, older, recent);
-    if (ages.recent) return;
-    if (ages.old) old.push_back(fi);
-  }
   // (As fold_earlier's read and folds: every part with pending contributions, folded into mem.)
   InlineVector<Domain, 4> parts;
-  for (int fi : old) {
+  for (int fi : older_pending_fields(tree, fields, rect, older, recent)) {
     parts.clear();
     const bool have_hits = settle(tree, fi, rect);
     if (const Pieces* f = find(tree, fi)) {
@@ -551,7 +557,7 @@ void PhysicalState::fold_older(std::uint32_t tree, const Domain& root, const Fie
 
 void PhysicalState::apply_deferred(const DeferredWrites::Taken& w) {
   REPRISE_ASSERT(!journaling_, "no write is deferred while a trace is recorded");
-  if (w.reduce) {
+  if (w.op) {  // (a contribution)
     // (Settles inside — the instance's choice looks at every field — stop at w's place.)
     const WriteOrder horizon = horizon_;
     horizon_ = w.order;

@@ -64,6 +64,9 @@ class Analysis final : public OpSink {
   // all between other shards — fold_earlier's effect on the state, the reduction instance
   // (PhysicalState::set_reduce_point).
   static Instance* reduce_deferred(void* self, const DeferredWrites::Taken& w);
+  // The reduction instance of (tree, mem, rect) a reducer takes: the first slot with no
+  // contributions pending inside rect.
+  Instance* free_reduction_instance(std::uint32_t tree, std::uint32_t mem, const Domain& rect);
   // A clear error when point p's processor cannot use memory mem for requirement r.
   void check_access(const Op& op, std::size_t p, std::size_t r, MemoryID mem, Processor proc) const;
   // Launches point p after the copies that make its instances valid; updates the state.

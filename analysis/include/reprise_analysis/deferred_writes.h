@@ -89,7 +89,7 @@ struct WriteList {
 class DeferredWrites {
  public:
   // A deferred write taken to be applied: `fields` of tree over rect, by memory mem. Or a
-  // contribution (`reduce`): point `point` of op through requirement `req`, numbered
+  // contribution (op set): point order.point of op through requirement order.req, numbered
   // `reduce_order`, its launch's fold_earlier bounds `older` and `mark`.
   struct Taken {
     WriteOrder order;
@@ -97,9 +97,7 @@ class DeferredWrites {
     FieldIndexList fields;
     Domain rect;
     std::uint32_t mem = 0;
-    bool reduce = false;
-    OpRef op;
-    std::uint32_t point = 0, req = 0;
+    OpRef op;  // (a contribution's)
     std::uint64_t reduce_order = 0, older = 0, mark = 0;
   };
 

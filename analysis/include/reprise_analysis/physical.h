@@ -149,10 +149,15 @@ class PhysicalState {
   // their reduction_order, when given (a deferred contribution's; else the next number).
   void reduced(std::uint32_t tree, const Domain& root, int fi, const Domain& rect,
                Instance* reduction, std::uint64_t order = 0);
-  // Folds what began at or before `older` (reduction_order) over rect into mem, in fields (of
-  // tree) where nothing began after `recent` — if some field has, nothing: what
-  // Analysis::fold_earlier does to the state for a point whose folds are all between other
-  // shards (a deferred contribution, applied).
+  // The fields (of `fields`, of tree) with contributions pending over rect that began at or
+  // before `older` (reduction_order) — none if some field has one that began after `recent`:
+  // what a reducer folds into its instance before it reduces (Analysis::fold_earlier).
+  FieldIndexList older_pending_fields(std::uint32_t tree, const FieldIndexList& fields,
+                                      const Domain& rect, std::uint64_t older,
+                                      std::uint64_t recent);
+  // Folds the older_pending_fields over rect into mem: what Analysis::fold_earlier does to the
+  // state for a point whose folds are all between other shards (a deferred contribution,
+  // applied).
   void fold_older(std::uint32_t tree, const Domain& root, const FieldIndexList& fields,
                   const Domain& rect, std::uint64_t older, std::uint64_t recent, std::uint32_t mem);
   // The pending reductions over rect were folded into mem, done once `ready` triggers.
