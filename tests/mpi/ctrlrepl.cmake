@@ -7,6 +7,15 @@ function(run_np np out_var rc_var)
   set(${rc_var} "${rc}" PARENT_SCOPE)
 endfunction()
 
+# `${PROGRAM} mode` (flags in ARGN) on np ranks, its output in `out`; fails unless it exits 0.
+function(run_mode_np np mode)
+  run_np(${np} out rc ${PROGRAM} ${mode} ${ARGN})
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "${mode} on ${np} ranks failed (exit ${rc}):\n${out}")
+  endif()
+  set(out "${out}" PARENT_SCOPE)
+endfunction()
+
 # `${PROGRAM} mode` alone and on each rank count in ARGN must print the same `key=` value;
 # leaves the last run's output in `out`.
 function(same_as_one_process mode key)
@@ -89,10 +98,7 @@ endforeach()
 # every shard hear from its one or two neighbours only (a broadcast would make it 7).
 # (Untraced: 20 launches are enough for automatic tracing to record a trace, and a recording
 # still analyses every point on every shard.)
-run_np(8 out rc ${PROGRAM} neighbours -ll:cpu 1 -lg:no_auto_tracing)
-if(NOT rc EQUAL 0)
-  message(FATAL_ERROR "neighbours on 8 ranks failed (exit ${rc}):\n${out}")
-endif()
+run_mode_np(8 neighbours -ll:cpu 1 -lg:no_auto_tracing)
 shard_counts_within("${out}" neighbours heard_from 1 2 "its 1 or 2 neighbours")
 # Nor does every remote point cost a proxy: untraced, a shard makes an event for another
 # shard's point only when a dependence here names it — per launch, the two neighbouring
@@ -118,10 +124,7 @@ shard_counts_within("${out}" residual value_rounds 20 20
 # A single task's completion (and value) reaches every shard down a tree rooted where it ran:
 # 40 single tasks, all on shard 0, whose values every shard reads, cost shard 0 two messages
 # each (80), no shard more than three per task; a broadcast cost shard 0 seven each (280).
-run_np(8 out rc ${PROGRAM} singles -ll:cpu 1)
-if(NOT rc EQUAL 0)
-  message(FATAL_ERROR "singles on 8 ranks failed (exit ${rc}):\n${out}")
-endif()
+run_mode_np(8 singles -ll:cpu 1)
 shard_counts_within("${out}" singles sum 820 820 "820, the sum of the 40 tasks' values")
 shard_counts_within("${out}" singles messages 0 120
                     "at most 3 per single task (completions broadcast?)")
