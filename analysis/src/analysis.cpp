@@ -165,7 +165,7 @@ void Analysis::analyse_points(const OpRef& ref) {
   // the copies with a half here that it reads through (ensure_point_pre); with deferred
   // writes, its memories are chosen only when something here needs them (map_point).
   lazy_pre_ = local_uses_ && !graph_ && physical;
-  defer_ = lazy_pre_ && may_defer(op);
+  defer_ = lazy_pre_ && may_defer(op) && !analysed_whole(op);
   // With deferred writes and a mapper that knows its shards' ranges, other shards' points
   // are asked for only if they meet this shard's data (processor_of).
   std::uint64_t own_first = 0, own_last = points;
@@ -286,7 +286,10 @@ void Analysis::analyse_points(const OpRef& ref) {
   } else {
     for (std::size_t p = 0; p < points; ++p) analyse_point(ref, std::uint32_t(p), physical);
   }
-  if (defer_) close_deferred(op);
+  if (defer_) {
+    note_density(op, points - mine_points_.size());
+    close_deferred(op);
+  }
   if (op.local_completion) rt_.exchange()->launched(ref);
   rt_.count_points(points);
   if (rt_.config().coverage_log && op.counted) rt_.note_points(op.seq, points, false);
@@ -303,7 +306,7 @@ void Analysis::analyse_point(const OpRef& ref, std::uint32_t p, bool physical) {
     defer_points(ref, p, p + 1);
   } else {
     if (procs_[p].shard == kUnmapped) procs_[p] = processor_of(op, p);
-    launch_with_copies(op, p);
+    launch_with_copies(ref, p);
   }
 }
 
@@ -397,7 +400,8 @@ OpRef make_copy(Op& for_op, std::uint32_t index, bool fold, std::uint32_t point,
 }
 }  // namespace
 
-void Analysis::launch_with_copies(Op& op, std::uint32_t p) {
+void Analysis::launch_with_copies(const OpRef& ref, std::uint32_t p) {
+  Op& op = *ref;
   if (p == 0) copies_made_ = 0;  // copies are numbered per op (profiles and templates)
   names_.clear();
   const std::size_t nreq = op.reqs.size();
@@ -430,6 +434,15 @@ void Analysis::launch_with_copies(Op& op, std::uint32_t p) {
   for (std::size_t r = 0; r < nreq; ++r) {
     const ReqInfo& q = op.reqs[r];
     if (q.privilege != Privilege::Reduce) continue;
+    // Another shard's point analysed here for some of its requirements: a contribution that
+    // meets none of this shard's data is deferred on its own (the launch's record of r holds
+    // it as it would the whole point), so that applying it does not settle, one after the
+    // other, the far contributions it meets.
+    if (elsewhere && defer_ && !op.rect(p, r).empty() &&
+        !contribution_meets_here(op, p, std::uint32_t(r))) {
+      defer_contribution(ref, p, std::uint32_t(r));
+      continue;
+    }
     fold_earlier(op, p, r, copy_proc, elsewhere);
     const Domain& rect = op.rect(p, r);
     const std::uint32_t mem = op.point_instances[p * nreq + r]->memory();
@@ -580,6 +593,25 @@ bool Analysis::may_defer(const Op& op) const {
   return true;
 }
 
+bool Analysis::analysed_whole(const Op& op) {
+  // (Forced on, -lg:defer_writes 1 or -lg:defer_reductions 1 for a launch that reduces,
+  // every launch defers: the tests' way to exercise deferral.)
+  const Config& c = rt_.config();
+  if (c.defer_writes >= 0) return false;
+  for (const ReqInfo& q : op.reqs)
+    if (q.privilege == Privilege::Reduce && c.defer_reductions >= 0) return false;
+  auto it = density_.find(op.task);
+  if (it == density_.end() || !it->second.dense) return false;
+  // (Every kReprobe-th launch of a dense task defers again, and measures again.)
+  return ++it->second.since % kReprobe != 0;
+}
+
+void Analysis::note_density(const Op& op, std::size_t others) {
+  if (others == 0) return;
+  const std::size_t analysed = others - std::min<std::size_t>(others, deferred_count_);
+  density_[op.task] = Density{analysed * 2 > others, 0};
+}
+
 bool Analysis::meets_nothing_here(const Op& op, std::uint32_t p) const {
   // Its reads would look only at the pieces this shard wrote and at pending reductions
   // (PhysicalState::read): if they meet none, only its writes remain, and they are deferred.
@@ -616,10 +648,10 @@ bool Analysis::near_points(const Op& op, std::uint64_t own_first, std::uint64_t 
   return true;
 }
 
-void Analysis::defer_points(const OpRef& ref, std::uint32_t first, std::uint32_t last) {
-  if (first >= last) return;
+void Analysis::open_deferred_launch(const OpRef& ref) {
   const Op& op = *ref;
-  if (deferred_launch_.empty()) {
+  if (!deferred_launch_.empty()) return;
+  {
     // (Opened at the first point deferred: most launches defer none on most shards.)
     deferred_launch_.assign(op.reqs.size(), kNoLaunch);
     auto reductions = std::make_shared<DeferredReductions>();
@@ -649,12 +681,35 @@ void Analysis::defer_points(const OpRef& ref, std::uint32_t first, std::uint32_t
           reduce ? deferred_reductions_ : nullptr, reduce ? k++ : 0, covers);
     }
   }
+}
+
+void Analysis::defer_points(const OpRef& ref, std::uint32_t first, std::uint32_t last) {
+  if (first >= last) return;
+  const Op& op = *ref;
+  open_deferred_launch(ref);
   deferred_count_ += last - first;
   // (The contributions of these points take their numbers now, as if applied.)
   if (deferred_reductions_) physical_.reserve_reductions(deferred_reductions_->calls(first, last));
   for (std::uint32_t r = 0; r < deferred_launch_.size(); ++r)
     if (deferred_launch_[r] != kNoLaunch)
       physical_.defer_written(op.reqs[r].tree, deferred_launch_[r], r, first, last);
+}
+
+bool Analysis::contribution_meets_here(const Op& op, std::uint32_t p, std::uint32_t r) const {
+  const ReqInfo& q = op.reqs[r];
+  const Domain& rect = op.rect(p, r);
+  for (int fi : q.field_indices)
+    if (physical_.meets_local(q.tree, fi, rect, true)) return true;
+  return false;
+}
+
+void Analysis::defer_contribution(const OpRef& ref, std::uint32_t p, std::uint32_t r) {
+  const Op& op = *ref;
+  open_deferred_launch(ref);
+  // (Its number is taken now, between the point's earlier and later contributions, as
+  // DeferredReductions::order gives it.)
+  physical_.reserve_reductions(op.reqs[r].field_indices.size());
+  physical_.defer_written(op.reqs[r].tree, deferred_launch_[r], r, p, p + 1);
 }
 
 void Analysis::close_deferred(Op& op) {

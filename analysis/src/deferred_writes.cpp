@@ -105,7 +105,10 @@ void DeferredWrites::defer_range(std::uint32_t tree, std::uint64_t launch, std::
   Record& r = find(tree, launch, req);
   std::fill(r.pending.begin() + first, r.pending.begin() + last, true);
   grow(r.hull, r.pieces->hulls.hull(first, last));
-  r.left += last - first;
+  // (A point whose piece is empty writes nothing: it is not counted, so that a record of a
+  // partition with empty pieces — a ghost partition's later rectangle runs — is done once
+  // its non-empty points are.)
+  r.left += r.pieces->nonempty(first, last);
   r.first = std::min(r.first, first);
   r.last = std::max(r.last, last);
 }
@@ -169,7 +172,7 @@ DeferredWrites::Taken DeferredWrites::take(std::vector<Record>& records, std::si
     t.mark = r.reductions->mark;
   }
   r.pending[q] = false;
-  if (--r.left == 0) r.hull = Domain();
+  if ((r.list || !t.rect.empty()) && --r.left == 0) r.hull = Domain();
   const std::uint32_t first = r.first, last = r.last;
   while (r.first < r.pending.size() && !r.pending[r.first]) ++r.first;
   while (r.last > r.first && !r.pending[r.last - 1]) --r.last;

@@ -136,7 +136,8 @@ void PhysicalState::read(std::uint32_t tree, const Domain& root, int fi, const D
       meeting(*f, rect, true);
       InlineVector<Domain, 4> local;  // (settling changes hits_ and the slots)
       for (std::uint32_t slot : hits_) local.push_back(f->slots[slot].rect);
-      for (const Domain& piece : local) settle(tree, fi, piece);
+      // (On a line, only what meets the read itself: see settle_pieces.)
+      for (const Domain& piece : local) settle(tree, fi, rect.dim == 1 ? piece & rect : piece);
     }
   } else {
     have_hits = settle(tree, fi, rect);
@@ -500,6 +501,17 @@ bool PhysicalState::settle_pieces(std::uint32_t tree, int fi, const Domain& rect
                                   WriteOrder before) {
   if (const Pieces* f = find(tree, fi); !f && !deferred_.may_meet(tree, fi, rect, before))
     return false;
+  if (rect.dim == 1) {
+    // On a line, operations on disjoint rectangles commute, cuts included (the pieces left
+    // are those of the union of the cut points, in either order): only the pending writes
+    // meeting rect itself — not every pending write inside a wide piece it meets — come first.
+    while (deferred_.may_meet(tree, fi, rect, before)) {
+      auto w = deferred_.take_oldest(tree, fi, std::span<const Domain>(&rect, 1), before);
+      if (!w) break;
+      apply_deferred(*w);
+    }
+    return false;  // (the caller finds the pieces meeting rect, if it needs them)
+  }
   // (Recursive through apply_deferred: the rectangles are this call's own.)
   InlineVector<Domain, 4> touched;
   for (;;) {

@@ -404,13 +404,17 @@ TEST(Physical, StateAgreesWithACellModel) {
 // pending write where one covers it), a read (after settling) — must be answered as if every
 // write had been applied at once, in order; and a newer replay of the same list supersedes the
 // older one's pending entries.
-TEST(Physical, DeferredWriteListsReadAsIfWrittenAtOnce) {
+namespace {
+void deferred_lists_read_as_if_written_at_once(int dim) {
   std::mt19937 rng(11);
-  const Domain root = r2(0, 0, 11, 11);  // (2-d: the order of cuts shapes the pieces)
-  std::uniform_int_distribution<coord_t> at(0, 11);
+  // (2-d: the order of cuts shapes the pieces, so a read settles every pending write inside
+  // the pieces it meets; 1-d: cuts commute, and a read settles only the writes meeting it.)
+  const Domain root = dim == 2 ? r2(0, 0, 11, 11) : r1(0, 47);
+  std::uniform_int_distribution<coord_t> at(0, dim == 2 ? 11 : 47);
   std::uniform_int_distribution<int> mem(0, 3), coin(0, 1);
   const auto random_rect = [&] {
     const coord_t x0 = at(rng), x1 = at(rng), y0 = at(rng), y1 = at(rng);
+    if (dim == 1) return r1(std::min(x0, x1), std::min(x0, x1) + std::abs(x1 - x0) / 4);
     return r2(std::min(x0, x1), std::min(y0, y1), std::max(x0, x1), std::max(y0, y1));
   };
   const auto written = [&](const Domain& rect, std::uint32_t m) {
@@ -471,4 +475,13 @@ TEST(Physical, DeferredWriteListsReadAsIfWrittenAtOnce) {
     EXPECT_EQ(eager.piece_count(0, 0), deferred.piece_count(0, 0)) << "round " << round;
   }
   EXPECT_EQ(compared, 150 * 2 * 8);
+}
+}  // namespace
+
+TEST(Physical, DeferredWriteListsReadAsIfWrittenAtOnce) {
+  deferred_lists_read_as_if_written_at_once(2);
+}
+
+TEST(Physical, DeferredWritesOnALineSettleOnlyWhatMeetsTheRead) {
+  deferred_lists_read_as_if_written_at_once(1);
 }

@@ -70,7 +70,7 @@ class Analysis final : public OpSink {
   // A clear error when point p's processor cannot use memory mem for requirement r.
   void check_access(const Op& op, std::size_t p, std::size_t r, MemoryID mem, Processor proc) const;
   // Launches point p after the copies that make its instances valid; updates the state.
-  void launch_with_copies(Op& op, std::uint32_t p);
+  void launch_with_copies(const OpRef& op, std::uint32_t p);
   // Copies what a read of requirement q found missing (needs_) into dst: one copy per
   // rectangle and source memory, carrying every field that needs it; point p waits for each.
   void copy_in(Op& op, std::uint32_t p, const ReqInfo& q, Instance* dst, Processor copy_proc);
@@ -108,6 +108,14 @@ class Analysis final : public OpSink {
   // Whether launches that reduce may be deferred too (-lg:defer_reductions).
   bool defer_reductions() const;
   bool meets_nothing_here(const Op& op, std::uint32_t p) const;
+  // Deferral on auto: whether op's task is dense here — its last deferred launch analysed
+  // most of the other shards' points (they met this shard's data: a circuit whose wires reach
+  // any piece). Deferring such a launch saves little and costs much (what is deferred is
+  // applied soon after, a contribution at a time, each settle looking through the launch's
+  // records), so it is analysed whole, but for every kReprobe-th launch, which measures again
+  // (note_density, with the number of other shards' points).
+  bool analysed_whole(const Op& op);
+  void note_density(const Op& op, std::size_t others);
   // Control replication, untraced, deferred writes with a mapper that gives its shards'
   // ranges: fills near_ with the other shards' points (outside own_first .. own_last-1) whose
   // reads may meet this shard's data, found from the pieces' index rather than point by point;
@@ -118,6 +126,12 @@ class Analysis final : public OpSink {
   // Control replication, untraced: points first .. last-1 of op are not analysed here; their
   // writes are deferred (PhysicalState::defer_written). close_deferred: op's analysis is over.
   void defer_points(const OpRef& op, std::uint32_t first, std::uint32_t last);
+  // Opens op's deferred launch (one place for its records) at its first deferral.
+  void open_deferred_launch(const OpRef& op);
+  // Another shard's point p, analysed here: whether its contribution through requirement r
+  // meets this shard's data (PhysicalState::meets_local), and deferring it when not.
+  bool contribution_meets_here(const Op& op, std::uint32_t p, std::uint32_t r) const;
+  void defer_contribution(const OpRef& op, std::uint32_t p, std::uint32_t r);
   void close_deferred(Op& op);
   // LogicalAnalysis::ProxyMaker: the proxy of another shard's point p of op, made when a
   // dependence here first names it (Op::deferred_proxies).
@@ -141,6 +155,12 @@ class Analysis final : public OpSink {
   bool pre_ready_ = false;                  // the current point's logical preconditions are in pre_
   std::vector<std::uint32_t> mine_points_;  // the points of the op that run on this shard
   bool defer_ = false;                      // may_defer(the op being analysed)
+  struct Density {
+    bool dense = false;
+    std::uint32_t since = 0;  // launches analysed whole since it was measured
+  };
+  static constexpr std::uint32_t kReprobe = 16;
+  std::unordered_map<TaskID, Density> density_;  // per task (analysed_whole)
   // Per requirement of that op: its deferred launch (PhysicalState::open_deferred), once a
   // point was deferred; empty until then.
   static constexpr std::uint64_t kNoLaunch = UINT64_MAX;

@@ -27,7 +27,8 @@ struct Config {
   int gpu_early = 1;  // -lg:gpu_early 0|1 (a GPU point follows same-stream work once enqueued)
   // -lg:defer_writes 0|1|auto: control replication, untraced: another shard's point that meets
   // none of this shard's data is not analysed here (its writes are deferred; docs/ctrlrepl.md).
-  // -1 (auto): from kDeferWritesShards shards on, where it costs less than it saves.
+  // -1 (auto): from kDeferWritesShards shards on, where it costs less than it saves, and then
+  // not for a task most of whose points meet this shard's data (Analysis::analysed_whole).
   int defer_writes = -1;
   static constexpr int kDeferWritesShards = 4;
   // -lg:defer_replays 0|1|auto: control replication: after a replay the writes of other
@@ -38,11 +39,10 @@ struct Config {
   static constexpr int kDeferReplaysShards = 8;
   // -lg:defer_reductions 0|1|auto: control replication, untraced, with -lg:defer_writes: a
   // launch whose points reduce is deferred the same way (its contributions applied where this
-  // shard looks; docs/ctrlrepl.md). -1 (auto): from kDeferReductionsShards shards on (at 4 the
-  // circuit's sparse ghost pieces — a requirement per rectangle — cost more to settle than
-  // analysing the points, docs/results.md).
+  // shard looks; docs/ctrlrepl.md). -1 (auto): from kDeferReductionsShards shards on, and then
+  // not for a task most of whose points meet this shard's data (Analysis::analysed_whole).
   int defer_reductions = -1;
-  static constexpr int kDeferReductionsShards = 8;
+  static constexpr int kDeferReductionsShards = 4;
   // -lg:shard_checks 0|1|auto: control replication: a trace check reads on each shard only
   // the conditions about its own memories, and the shards vote (docs/ctrlrepl.md). -1 (auto):
   // from kShardChecksShards shards on.
