@@ -165,7 +165,10 @@ void Analysis::analyse_points(const OpRef& ref) {
   // the copies with a half here that it reads through (ensure_point_pre); with deferred
   // writes, its memories are chosen only when something here needs them (map_point).
   lazy_pre_ = local_uses_ && !graph_ && physical;
-  defer_ = lazy_pre_ && may_defer(op) && !analysed_whole(op);
+  const bool deferrable = lazy_pre_ && may_defer(op);
+  whole_ = deferrable && analysed_whole(op);
+  defer_ = deferrable && !whole_;
+  met_ = 0;
   // With deferred writes and a mapper that knows its shards' ranges, other shards' points
   // are asked for only if they meet this shard's data (processor_of).
   std::uint64_t own_first = 0, own_last = points;
@@ -248,7 +251,7 @@ void Analysis::analyse_points(const OpRef& ref) {
   }
 
   op.point_done.assign(points, kNoEvent);
-  if (defer_) {
+  if (defer_ || whole_) {
     local_hulls_.clear();
     reading_.clear();
     for (std::uint32_t r = 0; r < nreq; ++r) {
@@ -286,10 +289,12 @@ void Analysis::analyse_points(const OpRef& ref) {
   } else {
     for (std::size_t p = 0; p < points; ++p) analyse_point(ref, std::uint32_t(p), physical);
   }
-  if (defer_) {
-    note_density(op, points - mine_points_.size());
-    close_deferred(op);
+  if (defer_ || whole_) {
+    const std::size_t others = points - mine_points_.size();
+    note_density(op, others,
+                 defer_ ? others - std::min<std::size_t>(others, deferred_count_) : met_);
   }
+  if (defer_) close_deferred(op);
   if (op.local_completion) rt_.exchange()->launched(ref);
   rt_.count_points(points);
   if (rt_.config().coverage_log && op.counted) rt_.note_points(op.seq, points, false);
@@ -306,6 +311,8 @@ void Analysis::analyse_point(const OpRef& ref, std::uint32_t p, bool physical) {
     defer_points(ref, p, p + 1);
   } else {
     if (procs_[p].shard == kUnmapped) procs_[p] = processor_of(op, p);
+    // (A dense launch is analysed whole, and measured in passing: what deferral would do.)
+    if (whole_ && procs_[p].shard != rt_.shard()) met_ += !meets_nothing_here(op, p);
     launch_with_copies(ref, p);
   }
 }
@@ -593,23 +600,19 @@ bool Analysis::may_defer(const Op& op) const {
   return true;
 }
 
-bool Analysis::analysed_whole(const Op& op) {
+bool Analysis::analysed_whole(const Op& op) const {
   // (Forced on, -lg:defer_writes 1 or -lg:defer_reductions 1 for a launch that reduces,
   // every launch defers: the tests' way to exercise deferral.)
   const Config& c = rt_.config();
   if (c.defer_writes >= 0) return false;
   for (const ReqInfo& q : op.reqs)
     if (q.privilege == Privilege::Reduce && c.defer_reductions >= 0) return false;
-  auto it = density_.find(op.task);
-  if (it == density_.end() || !it->second.dense) return false;
-  // (Every kReprobe-th launch of a dense task defers again, and measures again.)
-  return ++it->second.since % kReprobe != 0;
+  const auto it = dense_tasks_.find(op.task);
+  return it != dense_tasks_.end() && it->second;
 }
 
-void Analysis::note_density(const Op& op, std::size_t others) {
-  if (others == 0) return;
-  const std::size_t analysed = others - std::min<std::size_t>(others, deferred_count_);
-  density_[op.task] = Density{analysed * 2 > others, 0};
+void Analysis::note_density(const Op& op, std::size_t others, std::size_t analysed) {
+  if (others > 0) dense_tasks_[op.task] = analysed * 2 > others;
 }
 
 bool Analysis::meets_nothing_here(const Op& op, std::uint32_t p) const {

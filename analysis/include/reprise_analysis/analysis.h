@@ -108,14 +108,14 @@ class Analysis final : public OpSink {
   // Whether launches that reduce may be deferred too (-lg:defer_reductions).
   bool defer_reductions() const;
   bool meets_nothing_here(const Op& op, std::uint32_t p) const;
-  // Deferral on auto: whether op's task is dense here — its last deferred launch analysed
-  // most of the other shards' points (they met this shard's data: a circuit whose wires reach
-  // any piece). Deferring such a launch saves little and costs much (what is deferred is
-  // applied soon after, a contribution at a time, each settle looking through the launch's
-  // records), so it is analysed whole, but for every kReprobe-th launch, which measures again
-  // (note_density, with the number of other shards' points).
-  bool analysed_whole(const Op& op);
-  void note_density(const Op& op, std::size_t others);
+  // Deferral on auto: whether op's task is dense here — at its last launch most of the other
+  // shards' points met this shard's data (a circuit whose wires reach any piece). Deferring
+  // such a launch saves little and costs much (what is deferred is applied soon after, a
+  // contribution at a time, each settle looking through the launch's records), so it is
+  // analysed whole; each launch, deferred or whole, measures again (note_density: how many of
+  // the other shards' points were analysed, or would have been: meets_nothing_here).
+  bool analysed_whole(const Op& op) const;
+  void note_density(const Op& op, std::size_t others, std::size_t analysed);
   // Control replication, untraced, deferred writes with a mapper that gives its shards'
   // ranges: fills near_ with the other shards' points (outside own_first .. own_last-1) whose
   // reads may meet this shard's data, found from the pieces' index rather than point by point;
@@ -155,12 +155,9 @@ class Analysis final : public OpSink {
   bool pre_ready_ = false;                  // the current point's logical preconditions are in pre_
   std::vector<std::uint32_t> mine_points_;  // the points of the op that run on this shard
   bool defer_ = false;                      // may_defer(the op being analysed)
-  struct Density {
-    bool dense = false;
-    std::uint32_t since = 0;  // launches analysed whole since it was measured
-  };
-  static constexpr std::uint32_t kReprobe = 16;
-  std::unordered_map<TaskID, Density> density_;  // per task (analysed_whole)
+  bool whole_ = false;                      // ... but analysed whole here (analysed_whole)
+  std::size_t met_ = 0;  // ... then its other shards' points that meet this shard's data
+  std::unordered_map<TaskID, bool> dense_tasks_;  // per task: analysed_whole
   // Per requirement of that op: its deferred launch (PhysicalState::open_deferred), once a
   // point was deferred; empty until then.
   static constexpr std::uint64_t kNoLaunch = UINT64_MAX;
