@@ -69,6 +69,7 @@ std::uint64_t DeferredWrites::add_list(std::shared_ptr<const WriteList> list) {
     near_.resize(tree + 1);
   }
   const std::size_t n = list->entries.size();
+  ++generation_;
   Record r;
   r.launch = next_launch_++;
   r.mask = list->mask;
@@ -103,14 +104,34 @@ void DeferredWrites::defer_range(std::uint32_t tree, std::uint64_t launch, std::
                                  std::uint32_t first, std::uint32_t last) {
   if (first >= last) return;
   Record& r = find(tree, launch, req);
+  ++generation_;
   std::fill(r.pending.begin() + first, r.pending.begin() + last, true);
-  grow(r.hull, r.pieces->hulls.hull(first, last));
+  if (first < r.gap_last && last > r.gap_first) r.gap_first = r.gap_last = 0;  // (not ascending)
+  if (r.left > 0 && first > r.last && first - r.last > r.gap_last - r.gap_first) {
+    r.gap_first = r.last;  // (nothing from r.last to first is pending)
+    r.gap_last = first;
+  }
   // (A point whose piece is empty writes nothing: it is not counted, so that a record of a
   // partition with empty pieces — a ghost partition's later rectangle runs — is done once
   // its non-empty points are.)
   r.left += r.pieces->nonempty(first, last);
   r.first = std::min(r.first, first);
   r.last = std::max(r.last, last);
+  if (r.gap_first < r.gap_last)
+    r.refresh_hull();
+  else
+    grow(r.hull, r.pieces->hulls.hull(first, last));
+}
+
+void DeferredWrites::Record::refresh_hull() {
+  if (gap_first < gap_last && first < gap_first && gap_last < last) {
+    below = pieces->hulls.hull(first, gap_first);
+    above = pieces->hulls.hull(gap_last, last);
+    hull = bounding_union(below, above);
+  } else {
+    gap_first = gap_last = 0;
+    hull = pieces->hulls.hull(first, last);
+  }
 }
 
 void DeferredWrites::close(std::uint32_t tree, std::uint64_t launch, std::uint32_t req,
@@ -179,8 +200,7 @@ DeferredWrites::Taken DeferredWrites::take(std::vector<Record>& records, std::si
   // A launch's points are taken mostly from the ends of its pending range (the pieces next to
   // this shard's): the hull shrinks to the range left, so that the settles after the take do
   // not look into the record again for a piece it no longer writes.
-  if (r.left > 0 && r.pieces && (r.first != first || r.last != last))
-    r.hull = r.pieces->hulls.hull(r.first, r.last);
+  if (r.left > 0 && r.pieces && (r.first != first || r.last != last)) r.refresh_hull();
   if (r.left == 0) drop_done(records);
   return t;
 }
@@ -205,7 +225,7 @@ std::optional<DeferredWrites::Taken> DeferredWrites::take_oldest(std::uint32_t t
         !same ? UINT32_MAX : before.point + (r.req < before.req && before.point != UINT32_MAX);
     std::uint32_t lowest = UINT32_MAX;
     for (const Domain& rect : rects)
-      if (rect.overlaps(r.hull))
+      if (r.may_hold(rect))
         r.index().candidates(rect, [&](std::uint32_t q) {
           if (q < lowest && q < below && r.pending_write(q, fi, rect)) lowest = q;
         });
@@ -226,7 +246,7 @@ DeferredWrites::Newest DeferredWrites::newest_meeting(std::uint32_t tree, int fi
   const auto& records = trees_[tree];
   for (std::size_t at = records.size(); at-- > 0;) {  // (newest launch first)
     const Record& r = records[at];
-    if (!(r.mask & bit) || r.left == 0 || !rect.overlaps(r.hull)) continue;
+    if (!(r.mask & bit) || r.left == 0 || !r.may_hold(rect)) continue;
     std::uint32_t newest = 0;
     r.index().candidates(rect, [&](std::uint32_t q) {
       if ((!n.found || q > newest) && r.pending_write(q, fi, rect)) {
@@ -250,7 +270,7 @@ bool DeferredWrites::contribution_meets(std::uint32_t tree, int fi, const Domain
   if (reductions_ == 0 || !any(tree)) return false;
   const FieldMask bit = FieldMask(1) << fi;
   for (const Record& r : trees_[tree]) {
-    if (!r.reductions || !(r.mask & bit) || r.left == 0 || !rect.overlaps(r.hull)) continue;
+    if (!r.reductions || !(r.mask & bit) || r.left == 0 || !r.may_hold(rect)) continue;
     bool meets = false;
     r.index().candidates(rect,
                          [&](std::uint32_t q) { meets = meets || r.pending_write(q, fi, rect); });
@@ -274,7 +294,7 @@ bool DeferredWrites::may_meet(std::uint32_t tree, int fi, const Domain& box,
   // (near_ holds the closed launches' points; the open one's, still growing, are looked at.)
   const FieldMask bit = FieldMask(1) << fi;
   auto meets = [&](const Record& r) {
-    return r.launch <= before.launch && (r.mask & bit) && r.left > 0 && box.overlaps(r.hull);
+    return r.launch <= before.launch && (r.mask & bit) && r.left > 0 && r.may_hold(box);
   };
   const auto& records = trees_[tree];
   if (!box.overlaps(near_[tree])) {

@@ -505,11 +505,16 @@ bool PhysicalState::settle_pieces(std::uint32_t tree, int fi, const Domain& rect
     // On a line, operations on disjoint rectangles commute, cuts included (the pieces left
     // are those of the union of the cut points, in either order): only the pending writes
     // meeting rect itself — not every pending write inside a wide piece it meets — come first.
+    const Settled& s = settled_;
+    if (s.tree == tree && s.fi == fi && s.generation == deferred_.generation() &&
+        before <= s.before && s.rect.contains(rect))
+      return false;
     while (deferred_.may_meet(tree, fi, rect, before)) {
       auto w = deferred_.take_oldest(tree, fi, std::span<const Domain>(&rect, 1), before);
       if (!w) break;
       apply_deferred(*w);
     }
+    settled_ = Settled{tree, fi, rect, before, deferred_.generation()};
     return false;  // (the caller finds the pieces meeting rect, if it needs them)
   }
   // (Recursive through apply_deferred: the rectangles are this call's own.)

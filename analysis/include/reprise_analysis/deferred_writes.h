@@ -110,6 +110,9 @@ class DeferredWrites {
 
   bool any(std::uint32_t tree) const { return tree < trees_.size() && !trees_[tree].empty(); }
   bool any() const { return records_ != 0; }
+  // Changes whenever writes become pending (never when they are taken): what was found not
+  // to meet anything pending stays so until it changes.
+  std::uint64_t generation() const { return generation_; }
   // While op is analysed, its points that are not analysed here write requirement req — a
   // disjoint partition named by identity over its whole color space (ReqInfo::whole_partition)
   // — through defer(), until close(). Returns the launch's place (WriteOrder::launch): a new
@@ -177,6 +180,20 @@ class DeferredWrites {
     std::shared_ptr<const DeferredReductions> reductions;  // the points reduce (not write)
     std::size_t reduction = 0;                             // req is reductions->reqs[it]
     Domain covers;  // a write through a complete partition: its parent's rectangle
+    // A launch's points are deferred in ascending order, and a shard's own points and those
+    // near them are not: the widest run of points inside first .. last-1 left out (none
+    // pending) splits the hull in two, so that a rectangle in the run — this shard's data,
+    // where most settles look — is passed over without a look at the record's points
+    // (a middle shard's records hold points on both sides of it).
+    std::uint32_t gap_first = 0, gap_last = 0;
+    Domain below, above;  // hulls of the pending points before and after the run, if any
+    // Whether a pending point's rectangle may meet rect.
+    bool may_hold(const Domain& rect) const {
+      return rect.overlaps(hull) &&
+             (gap_first >= gap_last || rect.overlaps(below) || rect.overlaps(above));
+    }
+    // Sets hull (and below, above) from first, last and the run.
+    void refresh_hull();
     const Domain& rect(std::uint32_t q) const {
       return list ? list->entries[q].rect : op->rect(q, req);
     }
@@ -212,6 +229,7 @@ class DeferredWrites {
   MapPoint map_ = nullptr;
   void* map_ctx_ = nullptr;
   std::size_t records_ = 0;
+  std::uint64_t generation_ = 0;
   std::size_t reductions_ = 0;  // records of launches that reduce
 };
 

@@ -351,6 +351,17 @@ class PhysicalState {
   ReducePoint reduce_point_ = nullptr;
   void* reduce_ctx_ = nullptr;
   WriteOrder horizon_{};  // what settle applies by default (see apply(e, horizon))
+  // The last 1-d settle that left nothing pending before `before` meeting rect (of field fi of
+  // tree), at the deferred writes' generation: a settle inside it, no later, has nothing to do
+  // until something more is deferred (one point's requirements settle one rectangle several
+  // times: its fold, its reduction slot, its reduction).
+  struct Settled {
+    std::uint32_t tree = UINT32_MAX;
+    int fi = -1;
+    Domain rect;
+    WriteOrder before;
+    std::uint64_t generation = 0;
+  } settled_;
   std::uint32_t local_first_ = 0, local_count_ = 0;  // none: no Pieces::local
   mutable std::vector<std::uint32_t> hits_;
   std::vector<Domain> parts_, uncovered_, scratch_;
