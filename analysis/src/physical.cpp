@@ -402,6 +402,7 @@ void PhysicalState::note_tree_journaled(std::uint32_t tree) {
 
 void PhysicalState::forget_tree(std::uint32_t tree) {
   deferred_.forget_tree(tree);
+  if (settled_.tree == tree) settled_ = Settled{};
   if (tree < trees_.size()) trees_[tree] = Tree{};
   if (tree < reduced_in_.size()) {
     for (const Instance* i : reduced_in_[tree]) reduced_at_.erase(i);
