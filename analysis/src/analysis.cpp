@@ -653,36 +653,34 @@ bool Analysis::near_points(const Op& op, std::uint64_t own_first, std::uint64_t 
 
 void Analysis::open_deferred_launch(const OpRef& ref) {
   const Op& op = *ref;
+  // (Opened at the first point deferred: most launches defer none on most shards.)
   if (!deferred_launch_.empty()) return;
-  {
-    // (Opened at the first point deferred: most launches defer none on most shards.)
-    deferred_launch_.assign(op.reqs.size(), kNoLaunch);
-    auto reductions = std::make_shared<DeferredReductions>();
-    reductions->mark = op_reduce_mark_;
-    for (std::uint32_t r = 0; r < op.reqs.size(); ++r) {
-      const ReqInfo& q = op.reqs[r];
-      if (q.privilege == Privilege::Reduce)
-        reductions->reqs.push_back(DeferredReductions::Req{r, std::uint32_t(q.field_indices.size()),
-                                                           reduce_began_[q.tree][0],
-                                                           logical_.partition_pieces(op, r)});
-    }
-    if (!reductions->reqs.empty()) deferred_reductions_ = std::move(reductions);
-    // (One place for all the launch's requirements: a point's contributions through several
-    // requirements are applied in requirement order.)
-    std::uint64_t launch = kNoLaunch;
-    std::size_t k = 0;
-    for (std::uint32_t r = 0; r < op.reqs.size(); ++r) {
-      const ReqInfo& q = op.reqs[r];
-      if (q.privilege == Privilege::ReadOnly) continue;
-      const Domain& root = rt_.forest().region(rt_.forest().tree(q.tree).root).bounds;
-      const PartitionNode& part = rt_.forest().partition(q.partition);
-      const bool reduce = q.privilege == Privilege::Reduce;
-      const Domain covers =
-          !reduce && part.complete ? rt_.forest().region(part.parent_region).bounds : Domain();
-      launch = deferred_launch_[r] = physical_.open_deferred(
-          ref, r, root, logical_.partition_pieces(op, r), launch,
-          reduce ? deferred_reductions_ : nullptr, reduce ? k++ : 0, covers);
-    }
+  deferred_launch_.assign(op.reqs.size(), kNoLaunch);
+  auto reductions = std::make_shared<DeferredReductions>();
+  reductions->mark = op_reduce_mark_;
+  for (std::uint32_t r = 0; r < op.reqs.size(); ++r) {
+    const ReqInfo& q = op.reqs[r];
+    if (q.privilege == Privilege::Reduce)
+      reductions->reqs.push_back(DeferredReductions::Req{r, std::uint32_t(q.field_indices.size()),
+                                                         reduce_began_[q.tree][0],
+                                                         logical_.partition_pieces(op, r)});
+  }
+  if (!reductions->reqs.empty()) deferred_reductions_ = std::move(reductions);
+  // (One place for all the launch's requirements: a point's contributions through several
+  // requirements are applied in requirement order.)
+  std::uint64_t launch = kNoLaunch;
+  std::size_t k = 0;
+  for (std::uint32_t r = 0; r < op.reqs.size(); ++r) {
+    const ReqInfo& q = op.reqs[r];
+    if (q.privilege == Privilege::ReadOnly) continue;
+    const Domain& root = rt_.forest().region(rt_.forest().tree(q.tree).root).bounds;
+    const PartitionNode& part = rt_.forest().partition(q.partition);
+    const bool reduce = q.privilege == Privilege::Reduce;
+    const Domain covers =
+        !reduce && part.complete ? rt_.forest().region(part.parent_region).bounds : Domain();
+    launch = deferred_launch_[r] =
+        physical_.open_deferred(ref, r, root, logical_.partition_pieces(op, r), launch,
+                                reduce ? deferred_reductions_ : nullptr, reduce ? k++ : 0, covers);
   }
 }
 

@@ -504,8 +504,10 @@ bool PhysicalState::settle_pieces(std::uint32_t tree, int fi, const Domain& rect
     return false;
   if (rect.dim == 1) {
     // On a line, operations on disjoint rectangles commute, cuts included (the pieces left
-    // are those of the union of the cut points, in either order): only the pending writes
-    // meeting rect itself — not every pending write inside a wide piece it meets — come first.
+    // are those of the union of the cut points, in either order; a piece's holders are
+    // intervals too, whose decomposition is unique): only the pending writes meeting rect
+    // itself — not every pending write inside a wide piece it meets — come first. (Not so in
+    // 2-d: docs/ctrlrepl.md, "Deferred writes".)
     const Settled& s = settled_;
     if (s.tree == tree && s.fi == fi && s.generation == deferred_.generation() &&
         before <= s.before && s.rect.contains(rect))
