@@ -137,7 +137,15 @@ void PhysicalState::read(std::uint32_t tree, const Domain& root, int fi, const D
       InlineVector<Domain, 4> local;  // (settling changes hits_ and the slots)
       for (std::uint32_t slot : hits_) local.push_back(f->slots[slot].rect);
       // (On a line, only what meets the read itself: see settle_pieces.)
-      for (const Domain& piece : local) settle(tree, fi, rect.dim == 1 ? piece & rect : piece);
+      // (Each is still a piece until a write is applied: then the others may have changed.)
+      bool applied = false;
+      for (const Domain& piece : local)
+        if (rect.dim == 1)
+          settle(tree, fi, piece & rect);
+        else if (!applied)
+          applied = settle_piece(tree, fi, piece);
+        else
+          settle(tree, fi, piece);
     }
   } else {
     have_hits = settle(tree, fi, rect);
@@ -543,6 +551,17 @@ bool PhysicalState::settle_pieces(std::uint32_t tree, int fi, const Domain& rect
     if (!w) return f != nullptr;
     apply_deferred(*w);
   }
+}
+
+bool PhysicalState::settle_piece(std::uint32_t tree, int fi, const Domain& piece) {
+  // (settle_pieces' first round, without the index query: pieces do not overlap, so the only
+  // piece meeting a piece is itself. Once a write is applied the pieces may have changed.)
+  if (!deferred_.any(tree) || !deferred_.may_meet(tree, fi, piece, horizon_)) return false;
+  auto w = deferred_.take_oldest(tree, fi, std::span<const Domain>(&piece, 1), horizon_);
+  if (!w) return false;
+  apply_deferred(*w);
+  settle(tree, fi, piece);
+  return true;
 }
 
 FieldIndexList PhysicalState::older_pending_fields(std::uint32_t tree, const FieldIndexList& fields,

@@ -288,6 +288,9 @@ class PhysicalState {
            settle_pieces(tree, fi, rect, before == WriteOrder{} ? horizon_ : before);
   }
   bool settle_pieces(std::uint32_t tree, int fi, const Domain& rect, WriteOrder before);
+  // settle() over `piece`, the rectangle of one of field fi's pieces now; whether it applied
+  // a write (the other pieces may have changed since).
+  bool settle_piece(std::uint32_t tree, int fi, const Domain& piece);
   // Applies every deferred write (of tree).
   void settle_all();
   void settle_tree(std::uint32_t tree);
