@@ -225,10 +225,9 @@ std::optional<DeferredWrites::Taken> DeferredWrites::take_oldest(std::uint32_t t
         !same ? UINT32_MAX : before.point + (r.req < before.req && before.point != UINT32_MAX);
     std::uint32_t lowest = UINT32_MAX;
     for (const Domain& rect : rects)
-      if (r.may_hold(rect))
-        r.index().candidates(rect, [&](std::uint32_t q) {
-          if (q < lowest && q < below && r.pending_write(q, fi, rect)) lowest = q;
-        });
+      r.each_pending(fi, rect, [&](std::uint32_t q) {
+        if (q < below) lowest = std::min(lowest, q);
+      });
     if (lowest < best || (lowest == best && lowest != UINT32_MAX && r.req < records[best_at].req)) {
       best = lowest;
       best_at = at;
@@ -246,13 +245,11 @@ DeferredWrites::Newest DeferredWrites::newest_meeting(std::uint32_t tree, int fi
   const auto& records = trees_[tree];
   for (std::size_t at = records.size(); at-- > 0;) {  // (newest launch first)
     const Record& r = records[at];
-    if (!(r.mask & bit) || r.left == 0 || !r.may_hold(rect)) continue;
+    if (!(r.mask & bit) || r.left == 0) continue;
     std::uint32_t newest = 0;
-    r.index().candidates(rect, [&](std::uint32_t q) {
-      if ((!n.found || q > newest) && r.pending_write(q, fi, rect)) {
-        newest = q;
-        n.found = true;
-      }
+    r.each_pending(fi, rect, [&](std::uint32_t q) {
+      newest = n.found ? std::max(newest, q) : q;
+      n.found = true;
     });
     if (!n.found) continue;
     if (r.reductions) return n;  // (a contribution: not known here; the caller settles)
@@ -270,10 +267,9 @@ bool DeferredWrites::contribution_meets(std::uint32_t tree, int fi, const Domain
   if (reductions_ == 0 || !any(tree)) return false;
   const FieldMask bit = FieldMask(1) << fi;
   for (const Record& r : trees_[tree]) {
-    if (!r.reductions || !(r.mask & bit) || r.left == 0 || !r.may_hold(rect)) continue;
+    if (!r.reductions || !(r.mask & bit) || r.left == 0) continue;
     bool meets = false;
-    r.index().candidates(rect,
-                         [&](std::uint32_t q) { meets = meets || r.pending_write(q, fi, rect); });
+    r.each_pending(fi, rect, [&](std::uint32_t) { meets = true; });
     if (meets) return true;
   }
   return false;

@@ -170,7 +170,8 @@ const std::vector<FlagDef>& flag_table() {
     add("-lg:defer_writes", "0|1|auto",
         "control replication, untraced: another shard's point that meets none of this shard's "
         "data is not analysed here, its writes applied only when this shard looks at the pieces "
-        "they meet (0: every point is analysed on every shard; auto: from 4 shards on)",
+        "they meet (0: every point is analysed on every shard; auto: from 4 shards on, but not for "
+        "a task most of whose points met this shard's data at its last launch)",
         auto_i32(&Config::defer_writes, 0, 1, "-lg:defer_writes"));
     add("-lg:defer_replays", "0|1|auto",
         "control replication: a replay's writes by other shards' points are deferred like "
@@ -180,7 +181,7 @@ const std::vector<FlagDef>& flag_table() {
     add("-lg:defer_reductions", "0|1|auto",
         "control replication, untraced, with -lg:defer_writes: a launch whose points reduce "
         "is deferred too (another shard's contribution that meets none of this shard's data is "
-        "applied only where this shard looks; auto: from 8 shards on)",
+        "applied only where this shard looks; auto: from 4 shards on, as -lg:defer_writes)",
         auto_i32(&Config::defer_reductions, 0, 1, "-lg:defer_reductions"));
     add("-lg:shard_checks", "0|1|auto",
         "control replication: whether a template may replay is read on each shard only for "

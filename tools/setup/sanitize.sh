@@ -44,7 +44,7 @@ for kind in "${kinds[@]}"; do
        timeout 900 mpirun --oversubscribe)
     "${m[@]}" -np 2 "${r[@]}" --loops --seeds "$(seeds 20)" -ll:cpu 1
     "${m[@]}" -np 3 "${r[@]}" --loops --seeds "$(seeds 12)" -ll:cpu 1 -ll:numa 2 -lg:shard_checks 1
-    # Untraced, other shards' writes and contributions deferred (on from 4 and 8 shards).
+    # Untraced, other shards' writes and contributions deferred (forced: on auto, a dense task is not).
     "${m[@]}" -np 3 "${r[@]}" --seeds "$(seeds 30)" -ll:cpu 1 -lg:defer_writes 1 -lg:defer_reductions 1
     "${m[@]}" -np 2 "$dir/bin/stencil" -nx 256 -ny 128 -px 4 -py 1 -iters 60 -ll:cpu 1 --trace auto \
       -lg:evtrace "$dir/evtrace.txt"

@@ -209,6 +209,14 @@ class DeferredWrites {
     bool pending_write(std::uint32_t q, int fi, const Domain& rect) const {
       return pending[q] && writes(q, fi) && this->rect(q).overlaps(rect);
     }
+    // Calls fn(q) for each point still writing field fi somewhere in rect.
+    template <class Fn>
+    void each_pending(int fi, const Domain& rect, Fn&& fn) const {
+      if (!may_hold(rect)) return;
+      index().candidates(rect, [&](std::uint32_t q) {
+        if (pending_write(q, fi, rect)) fn(q);
+      });
+    }
     // The memory point q writes into, if chosen.
     std::optional<std::uint32_t> memory(std::uint32_t q) const;
   };
