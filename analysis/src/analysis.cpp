@@ -412,8 +412,10 @@ void Analysis::launch_with_copies(const OpRef& ref, std::uint32_t p) {
   if (p == 0) copies_made_ = 0;  // copies are numbered per op (profiles and templates)
   names_.clear();
   const std::size_t nreq = op.reqs.size();
-  point_pre_.assign(pre_.of(p).begin(), pre_.of(p).end());
   pre_ready_ = !lazy_pre_ || procs_[p].shard == rt_.shard();
+  point_pre_.clear();
+  for (Event e : pre_.of(p))
+    if (!lazy_pre_ || !rt_.events().remote(e)) point_pre_.push_back(e);
   // Control replication, untraced: another shard's point is analysed here only where it
   // meets this shard's data (copies out of it, folds; see PhysicalState::read). A recording
   // takes every point whole: every shard's template facts must be the same (the memoizer
@@ -533,7 +535,17 @@ void Analysis::copy_in(Op& op, std::uint32_t p, const ReqInfo& q, Instance* dst,
       continue;
     }
     ensure_point_pre(op, p);
-    copy_pre_.assign(pre_.of(p).begin(), pre_.of(p).end());
+    copy_pre_.clear();
+    const bool crosses = lazy_pre_ && rt_.instances().shard_of(src->memory()) !=
+                                          rt_.instances().shard_of(dst->memory());
+    for (Event e : pre_.of(p))
+      // A half of a copy between shards touches only its own shard's instance: it waits for
+      // the point's waits of this shard alone (the data's writer, a fence, a replay's
+      // summary; LocalUses adds the accesses to the instance). Another shard's point orders
+      // nothing here that the data does not: the receive half waits for the data, which the
+      // send half sent once that shard's waits held. (An ask and an answer saved per wait;
+      // the send half no longer waits a round trip for the reader's shard.)
+      if (!crosses || !rt_.events().remote(e)) copy_pre_.push_back(e);
     copy_pre_.insert(copy_pre_.end(), src_ready_.begin(), src_ready_.end());
     OpRef c = make_copy(op, copies_made_++, false, p, next_name(src->memory()), q.tree, root_region,
                         fields, mask, first.rect, src, dst);

@@ -122,6 +122,7 @@ bool ShardExchange::completes_locally(const Op& op) {
 
 Event ShardExchange::remote(Op& op, std::uint32_t index, std::uint32_t owner) {
   Event e = rt_.events().create();
+  rt_.events().mark_remote(e);
   REPRISE_LOG_DEBUG(LogCategory::CtrlRepl, "proxy for op #{} index {:x} on shard {}", op.seq, index,
                     owner);
   const std::uint64_t k = key(op.seq, index);
@@ -508,6 +509,7 @@ void ShardExchange::on_data(std::uint32_t from, std::vector<std::byte>&& b) {
   PointTask* t = nullptr;
   {
     std::lock_guard<std::mutex> g(mutex_);
+    heard_from(from);
     data_.emplace(k, std::move(b));
     auto it = recvs_.find(k);
     if (it == recvs_.end()) return;  // the analysis has not reached this copy yet

@@ -48,7 +48,7 @@ class MpiNetwork final : public detail::Network {
   void send(std::uint32_t to, Channel c, std::vector<std::byte> bytes) override {
     {
       std::lock_guard<std::mutex> g(mutex_);
-      outbox_.push_back(Outgoing{to, int(c), std::move(bytes)});
+      outbox_.push_back(Outgoing{to, std::uint32_t(c), std::move(bytes)});
     }
     wake_.notify_one();
   }
@@ -98,9 +98,16 @@ class MpiNetwork final : public detail::Network {
   }
   struct Outgoing {
     std::uint32_t to;
-    int tag;
+    std::uint32_t channel;
     std::vector<std::byte> bytes;
   };
+  // A frame's header inside a batch (both ends are this program: no byte-order question).
+  struct Frame {
+    std::uint64_t length;
+    std::uint64_t channel;
+  };
+  // Every point-to-point message uses this tag (collectives have their own context).
+  static constexpr int kTag = 1;
   struct InFlight {
     MPI_Request req;
     std::vector<std::byte> bytes;
@@ -136,28 +143,27 @@ class MpiNetwork final : public detail::Network {
       out.swap(outbox_);
       new_collectives.swap(collectives_);
     }
-    // Everything queued for one (rank, channel) goes as one MPI message of length-prefixed
-    // frames: a burst of completions costs one send, not one per point.
-    std::vector<std::pair<std::uint64_t, std::vector<std::byte>>> batches;
+    // Everything queued for one rank goes as one MPI message of frames (length, channel,
+    // bytes): a burst of completions costs one send, not one per point, and a point's Done
+    // travels with the copy of its output to the same shard.
+    std::vector<std::pair<std::uint32_t, std::vector<std::byte>>> batches;
     for (Outgoing& o : out) {
-      const std::uint64_t k = std::uint64_t(o.to) << 32 | std::uint32_t(o.tag);
-      auto it =
-          std::find_if(batches.begin(), batches.end(), [&](const auto& b) { return b.first == k; });
+      auto it = std::find_if(batches.begin(), batches.end(),
+                             [&](const auto& b) { return b.first == o.to; });
       if (it == batches.end()) {
-        batches.emplace_back(k, std::vector<std::byte>());
+        batches.emplace_back(o.to, std::vector<std::byte>());
         it = batches.end() - 1;
       }
-      const auto n = std::uint64_t(o.bytes.size());
-      const auto* np = reinterpret_cast<const std::byte*>(&n);
-      it->second.insert(it->second.end(), np, np + sizeof(n));
+      const Frame f{std::uint64_t(o.bytes.size()), o.channel};
+      const auto* fp = reinterpret_cast<const std::byte*>(&f);
+      it->second.insert(it->second.end(), fp, fp + sizeof(f));
       it->second.insert(it->second.end(), o.bytes.begin(), o.bytes.end());
     }
-    for (auto& [k, bytes] : batches) {
+    for (auto& [to, bytes] : batches) {
       in_flight_.push_back(InFlight{MPI_REQUEST_NULL, std::move(bytes)});
       InFlight& f = in_flight_.back();
       sent_.fetch_add(1, std::memory_order_relaxed);
-      MPI_Isend(f.bytes.data(), int(f.bytes.size()), MPI_BYTE, int(k >> 32), int(k & 0xffffffff),
-                comm_, &f.req);
+      MPI_Isend(f.bytes.data(), int(f.bytes.size()), MPI_BYTE, int(to), kTag, comm_, &f.req);
       busy = true;
     }
     for (auto it = in_flight_.begin(); it != in_flight_.end();) {
@@ -188,30 +194,31 @@ class MpiNetwork final : public detail::Network {
     }
     int flag = 0;
     MPI_Status st;
-    MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, comm_, &flag, &st);
+    MPI_Iprobe(MPI_ANY_SOURCE, kTag, comm_, &flag, &st);
     if (flag) {
       int count = 0;
       MPI_Get_count(&st, MPI_BYTE, &count);
       std::vector<std::byte> bytes(static_cast<std::size_t>(count));
-      MPI_Recv(bytes.data(), count, MPI_BYTE, st.MPI_SOURCE, st.MPI_TAG, comm_, MPI_STATUS_IGNORE);
-      const std::size_t ch = std::size_t(st.MPI_TAG);
-      if (ch < handlers_.size() && handlers_[ch]) deliver(handlers_[ch], st.MPI_SOURCE, bytes);
+      MPI_Recv(bytes.data(), count, MPI_BYTE, st.MPI_SOURCE, kTag, comm_, MPI_STATUS_IGNORE);
+      deliver(st.MPI_SOURCE, bytes);
       busy = true;
     }
     return busy;
   }
 
-  // Hands each frame of a batch to the channel's handler, in order.
-  static void deliver(const Handler& h, int from, const std::vector<std::byte>& batch) {
+  // Hands each frame of a batch to its channel's handler, in order.
+  void deliver(int from, const std::vector<std::byte>& batch) const {
     std::size_t at = 0;
-    while (at + sizeof(std::uint64_t) <= batch.size()) {
-      std::uint64_t n;
-      std::memcpy(&n, batch.data() + at, sizeof(n));
-      at += sizeof(n);
-      if (at + n > batch.size()) break;  // truncated: cannot happen with our framing
-      h(std::uint32_t(from), std::vector<std::byte>(batch.begin() + std::ptrdiff_t(at),
-                                                    batch.begin() + std::ptrdiff_t(at + n)));
-      at += n;
+    while (at + sizeof(Frame) <= batch.size()) {
+      Frame f;
+      std::memcpy(&f, batch.data() + at, sizeof(f));
+      at += sizeof(f);
+      if (at + f.length > batch.size()) break;  // truncated: cannot happen with our framing
+      const auto begin = batch.begin() + std::ptrdiff_t(at);
+      at += f.length;
+      if (f.channel < handlers_.size() && handlers_[f.channel])
+        handlers_[f.channel](std::uint32_t(from),
+                             std::vector<std::byte>(begin, begin + std::ptrdiff_t(f.length)));
     }
   }
 

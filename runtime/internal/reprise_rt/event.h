@@ -46,6 +46,12 @@ class EventTable {
   bool marked(Event e) const {
     return e.id != 0 && slot(e.id).marked_gen.load(std::memory_order_acquire) == e.gen;
   }
+  // Control replication: e is the proxy of another shard's point (for as long as its
+  // generation lives).
+  void mark_remote(Event e) { slot(e.id).remote_gen.store(e.gen, std::memory_order_relaxed); }
+  bool remote(Event e) const {
+    return e.id != 0 && slot(e.id).remote_gen.load(std::memory_order_relaxed) == e.gen;
+  }
   // An earlier event that stands in for e for waiters that carry `tag` (points of one device:
   // e is a point's completion, `early` the moment its work was enqueued on a stream of the
   // device, `mark` where that work ends there — reprise_rt/stream_mark.h). Set once, right
@@ -71,6 +77,7 @@ class EventTable {
   struct Slot {
     std::atomic<std::uint32_t> triggered_gen{0};
     std::atomic<std::uint32_t> marked_gen{0};
+    std::atomic<std::uint32_t> remote_gen{0};
     std::uint32_t next_gen = 1;
     std::atomic<std::uint32_t> next_free{0};
     mutable SpinLock lock;

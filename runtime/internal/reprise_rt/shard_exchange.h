@@ -95,8 +95,8 @@ class ShardExchange {
   // index, shard).
   std::string describe_held();
 
-  // Notification counters: the shards this one has heard from (Done or Request), and the
-  // requests it sent.
+  // Notification counters: the shards this one has heard from (Done, Request, Data or a
+  // reduction's values), and the requests it sent.
   struct Counters {
     std::uint32_t peers_heard = 0;
     std::uint64_t requests_sent = 0;
@@ -239,7 +239,7 @@ class ShardExchange {
   std::map<std::uint64_t, Reduction> reductions_;
   std::uint64_t frontier_ = 0;  // every locally completing op up to this one is launched
   bool launched_any_ = false;
-  std::vector<std::uint64_t> heard_;  // per shard: Done and Request messages received
+  std::vector<std::uint64_t> heard_;  // per shard: Done, Request and Data messages received
   std::uint64_t requests_sent_ = 0;
   std::uint64_t remote_proxies_ = 0;
   bool abandoned_ = false;
