@@ -49,6 +49,13 @@ Analysis::Analysis(Runtime& rt) : rt_(rt), logical_(rt.forest(), rt.events()) {
 
 Analysis::~Analysis() = default;
 
+void Analysis::set_graph(GraphSink* g) {
+  graph_ = g;
+  // While a trace is recorded every in-trace dependence must be seen, finished or not.
+  logical_.set_prune_completed(g == nullptr);
+  if (local_uses_) local_uses_->set_prune_completed(g == nullptr);
+}
+
 void Analysis::submit(const OpRef& op) {
   switch (op->kind) {
     case OpKind::Task:
@@ -165,6 +172,7 @@ void Analysis::analyse_points(const OpRef& ref) {
   // the copies with a half here that it reads through (ensure_point_pre); with deferred
   // writes, its memories are chosen only when something here needs them (map_point).
   lazy_pre_ = local_uses_ && !graph_ && physical;
+  by_data_ = local_uses_ && physical;
   const bool deferrable = lazy_pre_ && may_defer(op);
   whole_ = deferrable && analysed_whole(op);
   defer_ = deferrable && !whole_;
@@ -413,9 +421,12 @@ void Analysis::launch_with_copies(const OpRef& ref, std::uint32_t p) {
   names_.clear();
   const std::size_t nreq = op.reqs.size();
   pre_ready_ = !lazy_pre_ || procs_[p].shard == rt_.shard();
+  // Control replication: a point of this shard waits for its shard's work and its data only
+  // (see copy_in), recorded or not.
+  const bool by_data = by_data_ && (lazy_pre_ || procs_[p].shard == rt_.shard());
   point_pre_.clear();
   for (Event e : pre_.of(p))
-    if (!lazy_pre_ || !rt_.events().remote(e)) point_pre_.push_back(e);
+    if (!by_data || !rt_.events().remote(e)) point_pre_.push_back(e);
   // Control replication, untraced: another shard's point is analysed here only where it
   // meets this shard's data (copies out of it, folds; see PhysicalState::read). A recording
   // takes every point whole: every shard's template facts must be the same (the memoizer
@@ -536,16 +547,14 @@ void Analysis::copy_in(Op& op, std::uint32_t p, const ReqInfo& q, Instance* dst,
     }
     ensure_point_pre(op, p);
     copy_pre_.clear();
-    const bool crosses = lazy_pre_ && rt_.instances().shard_of(src->memory()) !=
-                                          rt_.instances().shard_of(dst->memory());
     for (Event e : pre_.of(p))
-      // A half of a copy between shards touches only its own shard's instance: it waits for
-      // the point's waits of this shard alone (the data's writer, a fence, a replay's
+      // Control replication: a half of a copy touches only its own shard's instance, and waits
+      // for the point's waits of this shard alone (the data's writer, a fence, a replay's
       // summary; LocalUses adds the accesses to the instance). Another shard's point orders
       // nothing here that the data does not: the receive half waits for the data, which the
       // send half sent once that shard's waits held. (An ask and an answer saved per wait;
       // the send half no longer waits a round trip for the reader's shard.)
-      if (!crosses || !rt_.events().remote(e)) copy_pre_.push_back(e);
+      if (!by_data_ || !rt_.events().remote(e)) copy_pre_.push_back(e);
     copy_pre_.insert(copy_pre_.end(), src_ready_.begin(), src_ready_.end());
     OpRef c = make_copy(op, copies_made_++, false, p, next_name(src->memory()), q.tree, root_region,
                         fields, mask, first.rect, src, dst);

@@ -14,7 +14,7 @@ void LocalUses::conflicts(const Instance* inst, const Domain& rect, FieldMask ma
   if (it == uses_.end()) return;
   for (const Use& u : it->second.uses)
     if ((write || u.write) && (u.mask & mask) && u.rect.overlaps(rect) &&
-        !events_.has_triggered(u.done))
+        (!prune_completed_ || !events_.has_triggered(u.done)))
       out.push_back(u.done);
 }
 
@@ -41,7 +41,7 @@ void LocalUses::add(const Instance* inst, const Domain& rect, FieldMask mask, bo
     l.uses.erase(l.uses.begin() + std::ptrdiff_t(kept), l.uses.begin() + std::ptrdiff_t(n));
   }
   l.uses.push_back(Use{rect, mask, done, write});
-  if (l.uses.size() >= l.prune_at) {
+  if (prune_completed_ && l.uses.size() >= l.prune_at) {
     std::erase_if(l.uses, [&](const Use& u) { return events_.has_triggered(u.done); });
     l.prune_at = std::max<std::size_t>(32, l.uses.size() * 2);
   }

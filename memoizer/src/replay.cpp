@@ -264,7 +264,6 @@ const SimulatedReplayAsks& Memoizer::simulated_asks(TraceTemplate& t) {
   auto asks = std::make_unique<SimulatedReplayAsks>();
   const std::size_t n = t.instrs.size();
   const BatchEdges& succ = *t.successors;
-  const auto by_point = point_instructions(t);
   // A point of an op that completes locally is asked for by another shard when something
   // there waits for it: an in-trace successor, or an elision link of the next replay.
   std::vector<bool> asked(n);
@@ -280,19 +279,16 @@ const SimulatedReplayAsks& Memoizer::simulated_asks(TraceTemplate& t) {
       asked[i] = true;
       to.emplace_back(s, in.proc.shard);
     };
+    // Under mpirun only a fold waits for another shard's points (the reducers it folds):
+    // every other access waits for its own shard's work and its data (Analysis), and the
+    // elision links of a shard name its own instructions only (compute_elision_links).
+    const auto folds = [&](std::uint32_t j) {
+      return t.instrs[j].kind == Instruction::Kind::Copy && t.copies[t.instrs[j].op].copy->folds();
+    };
     for (std::size_t i = 0; i < n; ++i)
       for (std::uint32_t k = 0; k < succ.count[i] && !asked[i]; ++k)
-        if (on[succ.targets[succ.begin[i] + k]]) waited_for(i, asks->every);
-    for (std::size_t i = 0; i < n; ++i) {
-      if (!on[i]) continue;
-      const Instruction& in = t.instrs[i];
-      for (std::uint32_t k = 0; k < in.link_count; ++k) {
-        const Link& l = t.links[in.link_begin + k];
-        if (l.from_copy) continue;
-        if (auto it = by_point.find(point_key(l.op, l.point)); it != by_point.end())
-          waited_for(it->second, asks->linked);
-      }
-    }
+        if (const std::uint32_t j = succ.targets[succ.begin[i] + k]; on[j] && folds(j))
+          waited_for(i, asks->every);
   }
   t.simulated_asks = std::move(asks);
   return *t.simulated_asks;

@@ -3,7 +3,9 @@
 #include <fmt/core.h>
 
 #include <algorithm>
+#include <functional>
 #include <span>
+#include <tuple>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -209,11 +211,121 @@ std::vector<std::vector<std::uint32_t>> op_instructions(const TraceTemplate& t, 
 
 namespace {
 constexpr std::size_t kLinksAlways = 4096;
+
+// Control replication: links of the instructions that run here to the previous replay's
+// accesses to the same instances of this shard that they conflict with (the LocalUses of a
+// replay: Analysis orders every access to a shard's instance after the conflicting earlier
+// ones, so an access of the previous replay that a later write of the template covers is
+// implied by that write and left out).
+void add_instance_links(const TraceTemplate& t, const std::vector<OpRef>& recorded,
+                        const std::vector<bool>& here,
+                        const std::function<bool(const Instance*)>& local,
+                        std::vector<std::vector<Link>>& per_instr, std::size_t& total) {
+  struct Access {
+    const Instance* instance;
+    Domain rect;
+    FieldMask mask;
+    bool write;
+  };
+  std::vector<Access> accesses;
+  auto accesses_of = [&](const Instruction& in) {
+    accesses.clear();
+    const bool copy = in.kind == Instruction::Kind::Copy;
+    const Op& o = copy ? *t.copies[in.op].copy : *recorded[in.op];
+    const std::uint32_t p = copy ? 0 : in.point;
+    const std::size_t nreq = o.reqs.size();
+    if (o.point_instances.size() < (p + 1) * nreq) return;
+    for (std::size_t r = 0; r < nreq; ++r) {
+      const Instance* inst = o.point_instances[p * nreq + r];
+      if (!inst || !local(inst)) continue;
+      // (An explicit copy writes only the source's rectangle of its destination.)
+      const Domain& rect = o.kind == OpKind::Copy && r == 1 && !copy ? o.rect(p, 0) : o.rect(p, r);
+      if (rect.empty()) continue;
+      accesses.push_back(Access{inst, rect, o.reqs[r].mask,
+                                copy ? r == 1 : o.reqs[r].privilege != Privilege::ReadOnly});
+    }
+  };
+  struct Last {
+    RectIndex index;           // of `uses`, by rectangle
+    std::vector<Access> uses;  // the accesses a later write does not cover
+    std::vector<Link> link;    // to each use's instruction
+  };
+  std::unordered_map<const Instance*, Last> last;
+  for (std::uint32_t i = std::uint32_t(t.instrs.size()); i-- > 0;) {
+    const Instruction& in = t.instrs[i];
+    if (in.kind == Instruction::Kind::Merge || !here[i]) continue;
+    accesses_of(in);
+    const Link to =
+        in.kind == Instruction::Kind::Copy ? Link{in.op, 0, true} : Link{in.op, in.point, false};
+    for (const Access& a : accesses) {
+      Last& l = last[a.instance];
+      bool covered = false;
+      l.index.candidates(a.rect, [&](std::uint32_t u) {
+        const Access& later = l.uses[u];
+        covered = covered ||
+                  (later.write && later.rect.contains(a.rect) && (later.mask & a.mask) == a.mask);
+      });
+      if (covered) continue;
+      l.index.insert(a.rect, std::uint32_t(l.uses.size()));
+      l.uses.push_back(a);
+      l.link.push_back(to);
+    }
+  }
+  for (std::uint32_t i = 0; i < t.instrs.size(); ++i) {
+    const Instruction& in = t.instrs[i];
+    if (in.kind == Instruction::Kind::Merge || !here[i]) continue;
+    accesses_of(in);
+    for (const Access& a : accesses) {
+      auto it = last.find(a.instance);
+      if (it == last.end()) continue;
+      const Last& l = it->second;
+      l.index.candidates(a.rect, [&](std::uint32_t u) {
+        const Access& prev = l.uses[u];
+        if ((a.write || prev.write) && (a.mask & prev.mask) && a.rect.overlaps(prev.rect)) {
+          per_instr[i].push_back(l.link[u]);
+          ++total;
+        }
+      });
+    }
+  }
+}
+
+// Control replication: drops the links to instructions that do not run here (another
+// shard's points: their data reaches this shard by copies, which add_instance_links orders),
+// and the duplicates.
+void keep_links_here(const TraceTemplate& t, std::uint32_t n, const std::vector<bool>& here,
+                     std::vector<std::vector<Link>>& per_instr) {
+  const std::vector<std::vector<std::uint32_t>> of_op = op_instructions(t, n);
+  std::vector<std::uint32_t> of_copy(t.copies.size(), ~0u);
+  for (std::uint32_t i = 0; i < t.instrs.size(); ++i)
+    if (t.instrs[i].kind == Instruction::Kind::Copy) of_copy[t.instrs[i].op] = i;
+  auto runs_here = [&](const Link& l) {
+    std::uint32_t j = ~0u;
+    if (l.from_copy)
+      j = l.op < of_copy.size() ? of_copy[l.op] : ~0u;
+    else if (l.op < of_op.size() && l.point < of_op[l.op].size())
+      j = of_op[l.op][l.point];
+    return j != ~0u && here[j];
+  };
+  for (std::vector<Link>& links : per_instr) {
+    std::erase_if(links, [&](const Link& l) { return !runs_here(l); });
+    std::sort(links.begin(), links.end(), [](const Link& a, const Link& b) {
+      return std::tie(a.from_copy, a.op, a.point) < std::tie(b.from_copy, b.op, b.point);
+    });
+    links.erase(std::unique(links.begin(), links.end(),
+                            [](const Link& a, const Link& b) {
+                              return a.from_copy == b.from_copy && a.op == b.op &&
+                                     a.point == b.point;
+                            }),
+                links.end());
+  }
+}
 }  // namespace
 
 void compute_elision_links(TraceTemplate& t, const std::vector<OpRef>& recorded,
                            const RegionForest& forest, EventTable& events,
-                           const std::vector<bool>& here, std::size_t links_per_instruction) {
+                           const std::vector<bool>& here, std::size_t links_per_instruction,
+                           const std::function<bool(const Instance*)>& local) {
   const auto wanted = [&](std::uint32_t i) { return here.empty() || here[i]; };
   // Fake completion events name (op, point): id = op + 1 (+ offset for the second copy),
   // gen = point + 1. The analysis only compares them, it never waits on them.
@@ -429,6 +541,11 @@ void compute_elision_links(TraceTemplate& t, const std::vector<OpRef>& recorded,
         }
       if (total > most) return give_up();
     }
+  if (local && !here.empty()) {
+    add_instance_links(t, recorded, here, local, per_instr, total);
+    if (total > most) return give_up();
+    keep_links_here(t, n, here, per_instr);
+  }
   t.elide_fence = true;
   t.links.clear();
   for (std::uint32_t i = 0; i < t.instrs.size(); ++i) {

@@ -80,10 +80,10 @@ void Executor::wait_for(PointTask* t, std::span<const Event> pre) {
 
 void Executor::simulated_wait(SimulatedAsks& asks, const PointTask& t, Event e) {
   const Op& op = *t.op;
-  // Under mpirun, untraced, a point or a half of a copy waits for its own shard's work and
-  // its data only (Analysis leaves other shards' points out of its waits); a fold still
+  // Under mpirun a point or a half of a copy waits for its own shard's work and its data only
+  // (Analysis leaves other shards' points out of its waits, recording or not); a fold still
   // waits for the reducers it folds.
-  if (!op.in_trace && !op.folds()) return;
+  if (!op.folds()) return;
   if (op.kind == OpKind::Copy && op.generated()) {
     // Under mpirun both halves of a copy between shards wait for its preconditions.
     const auto [from, to] = rt_.instances().copy_shards(op);

@@ -24,10 +24,7 @@ class Analysis final : public OpSink {
   void idle() override;
 
   // Routes emission through g (the memoizer's recorder) until reset with nullptr.
-  void set_graph(GraphSink* g) {
-    graph_ = g;
-    logical_.set_prune_completed(g == nullptr);
-  }
+  void set_graph(GraphSink* g);
   const LogicalAnalysis& logical() const { return logical_; }
   const RegionForest& forest() const { return rt_.forest(); }
 
@@ -151,8 +148,9 @@ class Analysis final : public OpSink {
   PhysicalState physical_;
   std::unique_ptr<LocalUses> local_uses_;  // control replication only
   std::vector<Event> point_pre_, copy_pre_, src_ready_;
-  bool lazy_pre_ = false;                   // the op's other-shard points wait for ensure_point_pre
-  bool pre_ready_ = false;                  // the current point's logical preconditions are in pre_
+  bool by_data_ = false;    // control replication: this shard's accesses wait for its own work
+  bool lazy_pre_ = false;   // the op's other-shard points wait for ensure_point_pre
+  bool pre_ready_ = false;  // the current point's logical preconditions are in pre_
   std::vector<std::uint32_t> mine_points_;  // the points of the op that run on this shard
   bool defer_ = false;                      // may_defer(the op being analysed)
   bool whole_ = false;                      // ... but analysed whole here (analysed_whole)

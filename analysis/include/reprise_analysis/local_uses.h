@@ -31,6 +31,9 @@ class LocalUses {
   // The instances of tree are gone; a fence orders everything before it: forget all.
   void forget_tree(std::uint32_t tree);
   void clear() { uses_.clear(); }
+  // Off while a trace is recorded: an access that has finished still orders the later ones
+  // in the template (a replay runs them again).
+  void set_prune_completed(bool on) { prune_completed_ = on; }
 
  private:
   struct Use {
@@ -44,6 +47,7 @@ class LocalUses {
     std::size_t prune_at = 32;
   };
   EventTable& events_;
+  bool prune_completed_ = true;
   std::unordered_map<const Instance*, List> uses_;
   std::vector<Domain> parts_;
 };

@@ -4,6 +4,7 @@
 // physical conditions it relied on, and the links that replace the fence when the same
 // trace replays back to back (fence elision).
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <unordered_map>
@@ -214,10 +215,15 @@ void dissolve_merges(TraceTemplate& t);
 // which are those of its own instructions: the others' points are not analysed. A template
 // whose links would pass links_per_instruction per instruction (plus 4,096) keeps none, and
 // its replays wait for the entry fence.
+// With `local` (control replication: whether an instance is in this shard's memories), an
+// instruction links only to the previous replay's instructions that run here: the points its
+// logical analysis names there, and every earlier access to the same instances of this shard
+// that it conflicts with — another shard's point orders nothing here that its data does not.
 void compute_elision_links(TraceTemplate& t, const std::vector<OpRef>& recorded_ops,
                            const RegionForest& forest, class EventTable& events,
                            const std::vector<bool>& here = {},
-                           std::size_t links_per_instruction = 16);
+                           std::size_t links_per_instruction = 16,
+                           const std::function<bool(const Instance*)>& local = {});
 // The physical conditions (one system memory: which instance of each tree is read / written).
 void compute_conditions(TraceTemplate& t, const std::vector<OpRef>& recorded_ops);
 // The successor lists that let a replay count in-trace edges down instead of using events.
