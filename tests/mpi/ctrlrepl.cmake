@@ -107,6 +107,9 @@ shard_counts_within("${out}" neighbours heard_from 1 2 "its 1 or 2 neighbours")
 # would be 20 × 14 = 280.
 shard_counts_within("${out}" neighbours proxies 0 80
                     "at most 80 proxies of other shards' points (its neighbours')")
+# And no shard asks for another's completion at all: a point and a half of a copy wait for
+# their own shard's work and their data only (the halo data is every message).
+shard_counts_within("${out}" neighbours requests 0 0 "no completion asked (waits by data)")
 
 # Nor are a future map's values broadcast: a residual every iteration (a launch returning a
 # double per tile, reduced, and one point picked) folds in point order, bit-identical on any
@@ -149,6 +152,9 @@ foreach(l ${lines})
   endif()
 endforeach()
 message(STATUS "neighbours_traced, 8 ranks: ${lines}")
+# Replays too wait by data: no instruction of a shard waits for another shard's point, within a
+# replay or through the elision links of the next.
+shard_counts_within("${out}" neighbours_traced requests 0 0 "no completion asked (waits by data)")
 
 # A divergent program, a failing task, and a divergence no completion message shows (rank 1
 # issues two extra fences; its later ops pair up with same-shaped ops elsewhere, and the
