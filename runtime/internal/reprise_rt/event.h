@@ -81,7 +81,7 @@ class EventTable {
     std::uint32_t next_gen = 1;
     std::atomic<std::uint32_t> next_free{0};
     mutable SpinLock lock;
-    std::vector<Waiter> waiters;
+    std::vector<Waiter> waiters;  // (room for two from the start: EventTable::grow)
     // link_early's stand-in (under lock), valid while triggered_gen < early_for_gen.
     std::uint32_t early_for_gen = 0;
     std::uint32_t early_tag = 0;
