@@ -807,6 +807,9 @@ Instance* Analysis::reduce_deferred(void* self, const DeferredWrites::Taken& w) 
 }
 
 Event Analysis::make_proxy(void* self, Op& op, std::uint32_t p) {
+  // An access of this shard waits by data (launch_with_copies, copy_in): nothing would wait
+  // for the proxy, so none is made (nor its point mapped, nor an event taken).
+  if (static_cast<Analysis*>(self)->by_data_) return kNoEvent;
   if (!op.point_instances[std::size_t(p) * op.reqs.size()])
     static_cast<Analysis*>(self)->map_point(op, p);
   Runtime& rt = static_cast<Analysis*>(self)->rt_;
