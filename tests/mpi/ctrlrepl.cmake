@@ -100,15 +100,12 @@ endforeach()
 # still analyses every point on every shard.)
 run_mode_np(8 neighbours -ll:cpu 1 -lg:no_auto_tracing)
 shard_counts_within("${out}" neighbours heard_from 1 2 "its 1 or 2 neighbours")
-# Nor does every remote point cost a proxy: untraced, a shard makes an event for another
-# shard's point only when a dependence here names it — per launch, the two neighbouring
-# tiles its halos read (written by the launch before) and the two that read its tiles
-# (before it overwrites them): at most 4 per launch, 80 in 20 launches; one per remote point
-# would be 20 × 14 = 280.
-shard_counts_within("${out}" neighbours proxies 0 80
-                    "at most 80 proxies of other shards' points (its neighbours')")
-# And no shard asks for another's completion at all: a point and a half of a copy wait for
-# their own shard's work and their data only (the halo data is every message).
+# Nor does a remote point cost a proxy: untraced, a shard's points and copy halves wait for
+# its own work and their data only, so no event is made for another shard's point (one per
+# remote point would be 20 × 14 = 280; one per point a dependence names, as until
+# 2026-11-28, up to 80).
+shard_counts_within("${out}" neighbours proxies 0 0 "no proxy of another shard's point")
+# And no shard asks for another's completion at all (the halo data is every message).
 shard_counts_within("${out}" neighbours requests 0 0 "no completion asked (waits by data)")
 
 # Nor are a future map's values broadcast: a residual every iteration (a launch returning a
