@@ -422,11 +422,11 @@ void Analysis::launch_with_copies(const OpRef& ref, std::uint32_t p) {
   const std::size_t nreq = op.reqs.size();
   pre_ready_ = !lazy_pre_ || procs_[p].shard == rt_.shard();
   // Control replication: a point of this shard waits for its shard's work and its data only
-  // (see copy_in), recorded or not.
-  const bool by_data = by_data_ && (lazy_pre_ || procs_[p].shard == rt_.shard());
+  // (see copy_in), recorded or not; so do the folds here of another shard's point (they take
+  // its waits), while the waits of that point itself are its own shard's business.
   point_pre_.clear();
   for (Event e : pre_.of(p))
-    if (!by_data || !rt_.events().remote(e)) point_pre_.push_back(e);
+    if (!by_data_ || !rt_.events().remote(e)) point_pre_.push_back(e);
   // Control replication, untraced: another shard's point is analysed here only where it
   // meets this shard's data (copies out of it, folds; see PhysicalState::read). A recording
   // takes every point whole: every shard's template facts must be the same (the memoizer
@@ -504,7 +504,9 @@ void Analysis::launch_with_copies(const OpRef& ref, std::uint32_t p) {
   for (std::size_t r = 0; r < nreq; ++r)
     if (op.reqs[r].privilege == Privilege::Reduce) {
       const Instance* inst = op.point_instances[p * nreq + r];
-      if (done.exists())
+      // (Another shard's reducer, recorded: its folds here wait for the data its shard sends
+      // once the reducer is done there, as untraced, where it has no event here.)
+      if (done.exists() && !(by_data_ && rt_.events().remote(done)))
         reducer_done_[inst] = done;
       else
         reducer_done_.erase(inst);

@@ -261,34 +261,13 @@ const ShardPlan& Memoizer::shard_plan(TraceTemplate& t) {
 
 const SimulatedReplayAsks& Memoizer::simulated_asks(TraceTemplate& t) {
   if (t.simulated_asks) return *t.simulated_asks;
+  // Under mpirun no instruction of a shard waits for another shard's point (every access
+  // waits by data, and a shard's elision links name its own instructions): a replay asks
+  // nothing, and each shard's part of it is what its shard plan would initialise.
   auto asks = std::make_unique<SimulatedReplayAsks>();
-  const std::size_t n = t.instrs.size();
-  const BatchEdges& succ = *t.successors;
-  // A point of an op that completes locally is asked for by another shard when something
-  // there waits for it: an in-trace successor, or an elision link of the next replay.
-  std::vector<bool> asked(n);
   for (std::uint32_t s = 0; s < rt_.machine_shards(); ++s) {
     const std::vector<bool> on = runs_on(t, s);
     asks->instructions.push_back(std::uint32_t(std::count(on.begin(), on.end(), true)));
-    asked.assign(n, false);
-    auto waited_for = [&](std::size_t i, std::vector<std::pair<std::uint32_t, std::uint32_t>>& to) {
-      const Instruction& in = t.instrs[i];
-      if (asked[i] || in.kind != Instruction::Kind::Op || on[i] ||
-          !ShardExchange::completes_locally(*buffer_[in.op]))
-        return;
-      asked[i] = true;
-      to.emplace_back(s, in.proc.shard);
-    };
-    // Under mpirun only a fold waits for another shard's points (the reducers it folds):
-    // every other access waits for its own shard's work and its data (Analysis), and the
-    // elision links of a shard name its own instructions only (compute_elision_links).
-    const auto folds = [&](std::uint32_t j) {
-      return t.instrs[j].kind == Instruction::Kind::Copy && t.copies[t.instrs[j].op].copy->folds();
-    };
-    for (std::size_t i = 0; i < n; ++i)
-      for (std::uint32_t k = 0; k < succ.count[i] && !asked[i]; ++k)
-        if (const std::uint32_t j = succ.targets[succ.begin[i] + k]; on[j] && folds(j))
-          waited_for(i, asks->every);
   }
   t.simulated_asks = std::move(asks);
   return *t.simulated_asks;
@@ -313,11 +292,7 @@ void Memoizer::replay_batch(TraceTemplate& t, Event fence, bool elide, std::size
   };
   const ShardPlan* plan = sharded ? &shard_plan(t) : nullptr;
   if (SimulatedAsks* sim = rt_.simulated_asks()) [[unlikely]] {
-    const SimulatedReplayAsks& asks = simulated_asks(t);
-    sim->replayed(asks.every, asks.instructions);
-    // (Under mpirun the previous replay's linked points are asked for when this one waits
-    // on them: only after a replay of the same template.)
-    if (elide && prev_block_ && prev_block_->cross == t.cross) sim->replayed(asks.linked);
+    sim->replayed(simulated_asks(t).instructions);
   }
   const ElisionLinks* links = sharded ? nullptr : t.cross.get();
   // Fence elision after a batch of the same template: its points count down this batch's

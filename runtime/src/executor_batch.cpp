@@ -55,8 +55,6 @@ void Executor::wait_for(PointTask* t, std::span<const Event> pre) {
   const DeviceStream own = early_stream(*t);
   if (Profiler* prof = rt_.profiler(); prof && prof->deps()) [[unlikely]]
     for (Event e : pre) prof->waits(*t->op, t->point_index, e);
-  if (SimulatedAsks* asks = rt_.simulated_asks()) [[unlikely]]
-    for (Event e : pre) simulated_wait(*asks, *t, e);
   for (Event e : pre) {
     // Most preconditions of a replayed or well-pipelined point have triggered already: a
     // lock-free check skips the waiter list.
@@ -78,28 +76,10 @@ void Executor::wait_for(PointTask* t, std::span<const Event> pre) {
   }
 }
 
-void Executor::simulated_wait(SimulatedAsks& asks, const PointTask& t, Event e) {
-  const Op& op = *t.op;
-  // Under mpirun a point or a half of a copy waits for its own shard's work and its data only
-  // (Analysis leaves other shards' points out of its waits, recording or not); a fold still
-  // waits for the reducers it folds.
-  if (!op.folds()) return;
-  if (op.kind == OpKind::Copy && op.generated()) {
-    // Under mpirun both halves of a copy between shards wait for its preconditions.
-    const auto [from, to] = rt_.instances().copy_shards(op);
-    asks.waits(from, e);
-    if (to != from) asks.waits(to, e);
-    return;
-  }
-  asks.waits(t.proc.shard, e);
-}
-
 void Executor::count_down_when(Event e, PointTask* t) {
   if (Profiler* prof = rt_.profiler(); prof && prof->deps()) [[unlikely]]
     prof->waits(*t->op, t->point_index, e);
   if (ShardExchange* x = rt_.exchange(); x && e.exists()) x->need(e);
-  if (SimulatedAsks* asks = rt_.simulated_asks()) [[unlikely]]
-    simulated_wait(*asks, *t, e);
   if (!rt_.events().add_waiter(e, &Executor::precondition_done, t, 0)) release(t);
 }
 

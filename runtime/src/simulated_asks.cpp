@@ -31,11 +31,6 @@ void SimulatedAsks::ask(Owner& o, std::uint32_t waiter) {
   recorder_.ask(waiter, o.shard);
 }
 
-void SimulatedAsks::waits(std::uint32_t waiter, Event e) {
-  std::lock_guard<std::mutex> g(mutex_);
-  if (auto it = owners_.find(key(e)); it != owners_.end()) ask(it->second, waiter);
-}
-
 void SimulatedAsks::merged(std::span<const Event> events) {
   std::lock_guard<std::mutex> g(mutex_);
   for (Event e : events)
@@ -43,9 +38,7 @@ void SimulatedAsks::merged(std::span<const Event> events) {
       for (std::uint32_t s = 0; s < shards_; ++s) ask(it->second, s);
 }
 
-void SimulatedAsks::replayed(std::span<const std::pair<std::uint32_t, std::uint32_t>> asks,
-                             std::span<const std::uint32_t> instructions) {
-  for (const auto& [from, to] : asks) recorder_.ask(from, to);
+void SimulatedAsks::replayed(std::span<const std::uint32_t> instructions) {
   if (!instructions.empty()) recorder_.replay_shares(instructions);
 }
 

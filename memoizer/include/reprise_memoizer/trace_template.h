@@ -101,12 +101,9 @@ struct ShardPlan {
   std::shared_ptr<const BatchEdges> edges;
 };
 
-// -lg:simulate_shards: the completions each simulated shard would ask another for at a replay
-// (what its shard plan's proxies cost under mpirun), as (asker, owner) pairs: at every replay
-// (in-trace successors), and when the replay follows one of the same template and waits on
-// it through elision links.
+// -lg:simulate_shards: what each simulated shard does of a replay under mpirun (it asks no
+// other shard for a completion: every access waits by data).
 struct SimulatedReplayAsks {
-  std::vector<std::pair<std::uint32_t, std::uint32_t>> every, linked;
   // Per shard: the instructions its shard plan would initialise, link and release (a replay
   // here does every shard's; each shard's part of its time is its part of these).
   std::vector<std::uint32_t> instructions;

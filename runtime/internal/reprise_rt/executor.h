@@ -120,8 +120,6 @@ class Executor final : public GraphSink, public BatchSink {
   void fill_on_device(PointTask& t);
   void copy_on_device(PointTask& t);
   ReadyQueue& queue_of(const Processor& p);
-  // -lg:simulate_shards: the shard(s) that t stands for wait for e.
-  void simulated_wait(SimulatedAsks& asks, const PointTask& t, Event e);
 
   Runtime& rt_;
   std::vector<std::unique_ptr<ReadyQueue>> cpu_queues_;

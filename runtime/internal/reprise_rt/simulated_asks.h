@@ -1,10 +1,11 @@
 #pragma once
 // -lg:simulate_shards with -lg:evtrace: the completions a shard would ask of another under
 // mpirun. There a point of an op that completes locally (a void index task, a fill, a copy)
-// is announced only to the shards that ask for it: the first time something of shard S
-// waits for a point of shard T (a point or copy half of S, or a merge, which every shard
-// makes), S sends T a Request. One process playing every shard sees the same waits, and
-// counts each (asking shard, point) pair once, like the exchange's proxies.
+// is announced only to the shards that ask for it — since every access waits by data
+// (docs/ctrlrepl.md, "Waits by data") only a merge that every shard makes (a fence) may name
+// another shard's point: the first time one does, S sends T a Request. One process playing
+// every shard sees the same merges, and counts each (asking shard, point) pair once, like the
+// exchange's proxies.
 #include <cstdint>
 #include <mutex>
 #include <span>
@@ -25,14 +26,10 @@ class SimulatedAsks {
       : recorder_(recorder), events_(events), shards_(shards) {}
   // `done` stands for a point of shard `owner` that other shards would have to ask for.
   void produced(Event done, std::uint32_t owner);
-  // Shard `waiter` waits for e.
-  void waits(std::uint32_t waiter, Event e);
   // Every shard merges `events` (a fence, a replay's entry).
   void merged(std::span<const Event> events);
-  // A replay: each (asker, owner) pair is one completion asked for; `instructions` (per
-  // shard, or empty) are each shard's part of the replay.
-  void replayed(std::span<const std::pair<std::uint32_t, std::uint32_t>> asks,
-                std::span<const std::uint32_t> instructions = {});
+  // A replay: `instructions` (per shard) are each shard's part of it.
+  void replayed(std::span<const std::uint32_t> instructions);
 
  private:
   struct Owner {
