@@ -421,12 +421,9 @@ void Analysis::launch_with_copies(const OpRef& ref, std::uint32_t p) {
   names_.clear();
   const std::size_t nreq = op.reqs.size();
   pre_ready_ = !lazy_pre_ || procs_[p].shard == rt_.shard();
-  // Control replication: a point of this shard waits for its shard's work and its data only
-  // (see copy_in), recorded or not; so do the folds here of another shard's point (they take
-  // its waits), while the waits of that point itself are its own shard's business.
-  point_pre_.clear();
-  for (Event e : pre_.of(p))
-    if (!by_data_ || !rt_.events().remote(e)) point_pre_.push_back(e);
+  // (Another shard's point analysed here: its folds and copies here take its waits of this
+  // shard; the waits of the point itself are its own shard's business.)
+  own_waits(p, point_pre_);
   // Control replication, untraced: another shard's point is analysed here only where it
   // meets this shard's data (copies out of it, folds; see PhysicalState::read). A recording
   // takes every point whole: every shard's template facts must be the same (the memoizer
@@ -548,15 +545,7 @@ void Analysis::copy_in(Op& op, std::uint32_t p, const ReqInfo& q, Instance* dst,
       continue;
     }
     ensure_point_pre(op, p);
-    copy_pre_.clear();
-    for (Event e : pre_.of(p))
-      // Control replication: a half of a copy touches only its own shard's instance, and waits
-      // for the point's waits of this shard alone (the data's writer, a fence, a replay's
-      // summary; LocalUses adds the accesses to the instance). Another shard's point orders
-      // nothing here that the data does not: the receive half waits for the data, which the
-      // send half sent once that shard's waits held. (An ask and an answer saved per wait;
-      // the send half no longer waits a round trip for the reader's shard.)
-      if (!by_data_ || !rt_.events().remote(e)) copy_pre_.push_back(e);
+    own_waits(p, copy_pre_);
     copy_pre_.insert(copy_pre_.end(), src_ready_.begin(), src_ready_.end());
     OpRef c = make_copy(op, copies_made_++, false, p, next_name(src->memory()), q.tree, root_region,
                         fields, mask, first.rect, src, dst);
@@ -806,6 +795,18 @@ Instance* Analysis::reduce_deferred(void* self, const DeferredWrites::Taken& w) 
   a.eager_folds_.erase(inst);
   a.reducer_done_.erase(inst);
   return inst;
+}
+
+void Analysis::own_waits(std::uint32_t p, std::vector<Event>& out) {
+  out.clear();
+  // Control replication (untraced or recorded): a point, or a half of a copy, touches only its
+  // own shard's instances, and waits for the point's waits of this shard alone (the data's
+  // writer, a fence, a replay's summary; LocalUses adds the accesses to the instance).
+  // Another shard's point orders nothing here that the data does not: a receive half waits
+  // for the data, which the send half sent once its own shard's waits held. (An ask and an
+  // answer saved per wait, and a send half no longer waits a round trip for the reader's.)
+  for (Event e : pre_.of(p))
+    if (!by_data_ || !rt_.events().remote(e)) out.push_back(e);
 }
 
 Event Analysis::make_proxy(void* self, Op& op, std::uint32_t p) {

@@ -98,6 +98,8 @@ class Analysis final : public OpSink {
   // Control replication, untraced: computes the logical preconditions of another shard's
   // point p (into pre_ and point_pre_) the first time a copy with a half here needs them.
   void ensure_point_pre(const Op& op, std::uint32_t p);
+  // out := point p's preconditions that a point or copy half of this shard waits for.
+  void own_waits(std::uint32_t p, std::vector<Event>& out);
   // Control replication, untraced: whether op's other-shard points may be left unanalysed when
   // they meet none of this shard's data (see PhysicalState::defer_written), and whether point
   // p is such a point.
