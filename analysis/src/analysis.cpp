@@ -41,7 +41,6 @@ Analysis::Analysis(Runtime& rt) : rt_(rt), logical_(rt.forest(), rt.events()) {
     logical_.set_keep_summaries(true);
     const std::uint32_t per_shard = rt.instances().memories_per_shard();
     physical_.set_local_memories(rt.shard() * per_shard, per_shard);
-    logical_.set_proxy_maker(&Analysis::make_proxy, this);
     physical_.set_point_mapper(&Analysis::map_deferred, this);
     physical_.set_reduce_point(&Analysis::reduce_deferred, this);
   }
@@ -172,7 +171,6 @@ void Analysis::analyse_points(const OpRef& ref) {
   // the copies with a half here that it reads through (ensure_point_pre); with deferred
   // writes, its memories are chosen only when something here needs them (map_point).
   lazy_pre_ = local_uses_ && !graph_ && physical;
-  by_data_ = local_uses_ && physical;
   const bool deferrable = lazy_pre_ && may_defer(op);
   whole_ = deferrable && analysed_whole(op);
   defer_ = deferrable && !whole_;
@@ -491,9 +489,8 @@ void Analysis::launch_with_copies(const OpRef& ref, std::uint32_t p) {
     });
   Event done;
   if (elsewhere && op.local_completion && nreq > 0) {
-    // Its proxy is made when something here names it (make_proxy): most remote points are
-    // never named here. Done with here at once, like Executor::remote_point.
-    op.deferred_proxies = true;
+    // Nothing here waits for it (own_waits): it has no event here. Done with here at once,
+    // like Executor::remote_point.
     rt_.executor().count_off(op);
   } else {
     done = graph().op(op, p, procs_[p], point_pre_);
@@ -503,7 +500,7 @@ void Analysis::launch_with_copies(const OpRef& ref, std::uint32_t p) {
       const Instance* inst = op.point_instances[p * nreq + r];
       // (Another shard's reducer, recorded: its folds here wait for the data its shard sends
       // once the reducer is done there, as untraced, where it has no event here.)
-      if (done.exists() && !(by_data_ && rt_.events().remote(done)))
+      if (done.exists() && !(local_uses_ && rt_.events().remote(done)))
         reducer_done_[inst] = done;
       else
         reducer_done_.erase(inst);
@@ -727,7 +724,6 @@ void Analysis::defer_contribution(const OpRef& ref, std::uint32_t p, std::uint32
 
 void Analysis::close_deferred(Op& op) {
   if (deferred_count_ > 0) {
-    op.deferred_proxies = true;
     rt_.executor().count_off(op, std::uint32_t(deferred_count_));
     rt_.count_deferred(deferred_count_);
   }
@@ -806,20 +802,7 @@ void Analysis::own_waits(std::uint32_t p, std::vector<Event>& out) {
   // for the data, which the send half sent once its own shard's waits held. (An ask and an
   // answer saved per wait, and a send half no longer waits a round trip for the reader's.)
   for (Event e : pre_.of(p))
-    if (!by_data_ || !rt_.events().remote(e)) out.push_back(e);
-}
-
-Event Analysis::make_proxy(void* self, Op& op, std::uint32_t p) {
-  // An access of this shard waits by data (launch_with_copies, copy_in): nothing would wait
-  // for the proxy, so none is made (nor its point mapped, nor an event taken).
-  if (static_cast<Analysis*>(self)->by_data_) return kNoEvent;
-  if (!op.point_instances[std::size_t(p) * op.reqs.size()])
-    static_cast<Analysis*>(self)->map_point(op, p);
-  Runtime& rt = static_cast<Analysis*>(self)->rt_;
-  // (A point maps its requirements to its own shard's memories.)
-  const std::uint32_t owner =
-      rt.instances().shard_of(op.point_instances[std::size_t(p) * op.reqs.size()]->memory());
-  return rt.exchange()->remote(op, p, owner);
+    if (!local_uses_ || !rt_.events().remote(e)) out.push_back(e);
 }
 
 bool Analysis::between_other_shards(const Instance& src, const Instance& dst) {

@@ -193,11 +193,11 @@ void LogicalAnalysis::add_pair(const Op& op, std::uint32_t r, const LogicalUser&
     const bool same_domain = op.domain == prev.domain;
     subset.each(op.num_points(), [&](std::size_t p) {
       if (same_domain) {
-        pre.add(p, done_of(prev, p));
+        pre.add(p, prev.point_done[p]);
       } else {
         DomainPoint c = op.domain.delinearize(coord_t(p));
         if (prev.domain.contains(c))
-          pre.add(p, done_of(prev, std::size_t(prev.domain.linearize(c))));
+          pre.add(p, prev.point_done[std::size_t(prev.domain.linearize(c))]);
       }
     });
     return;
@@ -212,12 +212,12 @@ void LogicalAnalysis::add_pair(const Op& op, std::uint32_t r, const LogicalUser&
     const PairMeets& m = pair_meets(op, r, prev, u.req);
     subset.each(points, [&](std::size_t p) {
       for (std::uint32_t k = m.begin[p]; k < m.begin[p + 1]; ++k)
-        pre.add(p, done_of(prev, m.points[k]));
+        pre.add(p, prev.point_done[m.points[k]]);
     });
     return;
   }
   each_meeting(op, r, prev, u.req, subset,
-               [&](std::size_t p, std::uint32_t q) { pre.add(p, done_of(prev, q)); });
+               [&](std::size_t p, std::uint32_t q) { pre.add(p, prev.point_done[q]); });
 }
 
 std::shared_ptr<const PartitionPieces> LogicalAnalysis::partition_pieces(const Op& prev,

@@ -132,9 +132,6 @@ class Analysis final : public OpSink {
   bool contribution_meets_here(const Op& op, std::uint32_t p, std::uint32_t r) const;
   void defer_contribution(const OpRef& op, std::uint32_t p, std::uint32_t r);
   void close_deferred(Op& op);
-  // LogicalAnalysis::ProxyMaker: the proxy of another shard's point p of op, made when a
-  // dependence here first names it (Op::deferred_proxies).
-  static Event make_proxy(void* self, Op& op, std::uint32_t p);
   void note_copy(const Op& copy, FieldMask mask, Event done);
   void fence(const OpRef& op);
   void destroy_region(const OpRef& op);
@@ -150,9 +147,8 @@ class Analysis final : public OpSink {
   PhysicalState physical_;
   std::unique_ptr<LocalUses> local_uses_;  // control replication only
   std::vector<Event> point_pre_, copy_pre_, src_ready_;
-  bool by_data_ = false;    // control replication: this shard's accesses wait for its own work
-  bool lazy_pre_ = false;   // the op's other-shard points wait for ensure_point_pre
-  bool pre_ready_ = false;  // the current point's logical preconditions are in pre_
+  bool lazy_pre_ = false;                   // the op's other-shard points wait for ensure_point_pre
+  bool pre_ready_ = false;                  // the current point's logical preconditions are in pre_
   std::vector<std::uint32_t> mine_points_;  // the points of the op that run on this shard
   bool defer_ = false;                      // may_defer(the op being analysed)
   bool whole_ = false;                      // ... but analysed whole here (analysed_whole)

@@ -96,19 +96,6 @@ class LogicalAnalysis {
   // until it completes or a fence.
   void set_keep_summaries(bool on) { keep_summaries_ = on; }
   std::size_t user_count() const;
-  // Control replication: makes (and stores in op.point_done) the proxy event of another
-  // shard's point whose event was deferred (Op::deferred_proxies).
-  using ProxyMaker = Event (*)(void* ctx, Op& op, std::uint32_t point);
-  void set_proxy_maker(ProxyMaker fn, void* ctx) {
-    make_proxy_ = fn;
-    proxy_ctx_ = ctx;
-  }
-  // Point q's completion event (made now if it was deferred).
-  Event done_of(Op& op, std::size_t q) const {
-    const Event e = op.point_done[q];
-    if (e.exists() || !op.deferred_proxies || !make_proxy_) return e;
-    return make_proxy_(proxy_ctx_, op, std::uint32_t(q));
-  }
   // The pieces of the partition that requirement `req` of `prev` names over its whole color
   // space (point c used piece c), indexed once per partition (by uid: a partition never
   // changes, and its uid is never reused) so that a point finds the pieces its rectangle meets
@@ -161,8 +148,6 @@ class LogicalAnalysis {
   mutable std::unordered_map<std::uint64_t, PiecesOf> pieces_;  // by partition uid
   mutable std::unordered_map<PairKey, PairMeets, PairKeyHash> meets_;
   mutable std::vector<std::uint32_t> colors_;
-  ProxyMaker make_proxy_ = nullptr;
-  void* proxy_ctx_ = nullptr;
 };
 
 bool privileges_conflict(const ReqInfo& a, const ReqInfo& b);

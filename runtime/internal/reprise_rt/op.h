@@ -148,10 +148,6 @@ class Op {
   // everywhere: a void index task, a fill, a copy). Otherwise every point is announced to
   // every shard, with its value.
   bool local_completion = false;
-  // Control replication, untraced: some other shard's points of this (locally completing) op
-  // have no event yet (point_done: none); one is made when something here names it
-  // (LogicalAnalysis::done_of). A point of this shard always has one.
-  bool deferred_proxies = false;
 
   // The payload of the op's kind (the kind must have it).
   TaskPayload& task_payload() { return std::get<TaskPayload>(payload); }
