@@ -320,13 +320,11 @@ void Memoizer::record(TraceID id) {
   build_successors(*t, buffer_);
   compute_summary_ops(*t, buffer_);
   // (runs_here again: dissolving the merges renumbered the instructions.)
-  const InstanceManager& im = rt_.instances();
+  std::function<bool(const Instance*)> local;  // (control replication only)
+  if (rt_.num_shards() > 1)
+    local = [&im = rt_.instances()](const Instance* i) { return im.is_local(i->memory()); };
   compute_elision_links(*t, buffer_, analysis_->forest(), rt_.events(), runs_here(*t),
-                        std::size_t(rt_.config().trace_links),
-                        rt_.num_shards() > 1
-                            ? std::function<bool(const Instance*)>(
-                                  [&](const Instance* i) { return im.is_local(i->memory()); })
-                            : std::function<bool(const Instance*)>());
+                        std::size_t(rt_.config().trace_links), local);
   // (Replays under control replication link to the previous one through events: no reversed
   // links to build.)
   if (rt_.num_shards() == 1) build_cross_links(*t);

@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <functional>
 #include <span>
-#include <tuple>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -207,6 +206,22 @@ std::vector<std::vector<std::uint32_t>> op_instructions(const TraceTemplate& t, 
   }
   return of;
 }
+
+// The instruction each link of t names (a point of an op, or a copy), or ~0u.
+struct LinkTargets {
+  std::vector<std::vector<std::uint32_t>> of_op;  // op_instructions
+  std::vector<std::uint32_t> of_copy;             // by copy index
+  LinkTargets(const TraceTemplate& t, std::size_t ops)
+      : of_op(op_instructions(t, ops)), of_copy(t.copies.size(), ~0u) {
+    for (std::uint32_t i = 0; i < t.instrs.size(); ++i)
+      if (t.instrs[i].kind == Instruction::Kind::Copy) of_copy[t.instrs[i].op] = i;
+  }
+  std::uint32_t operator()(const Link& l) const {
+    if (l.from_copy) return l.op < of_copy.size() ? of_copy[l.op] : ~0u;
+    if (l.op >= of_op.size() || l.point >= of_op[l.op].size()) return ~0u;
+    return of_op[l.op][l.point];
+  }
+};
 }  // namespace
 
 namespace {
@@ -293,31 +308,15 @@ void add_instance_links(const TraceTemplate& t, const std::vector<OpRef>& record
 // Control replication: drops the links to instructions that do not run here (another
 // shard's points: their data reaches this shard by copies, which add_instance_links orders),
 // and the duplicates.
-void keep_links_here(const TraceTemplate& t, std::uint32_t n, const std::vector<bool>& here,
+void keep_links_here(const LinkTargets& target, const std::vector<bool>& here,
                      std::vector<std::vector<Link>>& per_instr) {
-  const std::vector<std::vector<std::uint32_t>> of_op = op_instructions(t, n);
-  std::vector<std::uint32_t> of_copy(t.copies.size(), ~0u);
-  for (std::uint32_t i = 0; i < t.instrs.size(); ++i)
-    if (t.instrs[i].kind == Instruction::Kind::Copy) of_copy[t.instrs[i].op] = i;
-  auto runs_here = [&](const Link& l) {
-    std::uint32_t j = ~0u;
-    if (l.from_copy)
-      j = l.op < of_copy.size() ? of_copy[l.op] : ~0u;
-    else if (l.op < of_op.size() && l.point < of_op[l.op].size())
-      j = of_op[l.op][l.point];
-    return j != ~0u && here[j];
-  };
   for (std::vector<Link>& links : per_instr) {
-    std::erase_if(links, [&](const Link& l) { return !runs_here(l); });
-    std::sort(links.begin(), links.end(), [](const Link& a, const Link& b) {
-      return std::tie(a.from_copy, a.op, a.point) < std::tie(b.from_copy, b.op, b.point);
+    std::erase_if(links, [&](const Link& l) {
+      const std::uint32_t j = target(l);
+      return j == ~0u || !here[j];
     });
-    links.erase(std::unique(links.begin(), links.end(),
-                            [](const Link& a, const Link& b) {
-                              return a.from_copy == b.from_copy && a.op == b.op &&
-                                     a.point == b.point;
-                            }),
-                links.end());
+    std::sort(links.begin(), links.end());
+    links.erase(std::unique(links.begin(), links.end()), links.end());
   }
 }
 }  // namespace
@@ -345,7 +344,8 @@ void compute_elision_links(TraceTemplate& t, const std::vector<OpRef>& recorded,
   LogicalAnalysis la(forest, events, /*prune_completed=*/false);
   for (std::uint32_t k = 0; k < n; ++k)
     if (recorded[k]->launches_points()) la.record(copy_of(k, 0));
-  std::vector<std::vector<std::uint32_t>> instr_of = op_instructions(t, n);
+  const LinkTargets target(t, n);
+  const std::vector<std::vector<std::uint32_t>>& instr_of = target.of_op;
   std::vector<std::vector<Link>> per_instr(t.instrs.size());
   // Under control replication, the points whose links a replay here reads: its own, and those
   // its copies serve (a copy takes its point's links). Every op is still recorded whole into
@@ -497,12 +497,10 @@ void compute_elision_links(TraceTemplate& t, const std::vector<OpRef>& recorded,
   }
   // A copy that another copy an access meets waits for directly is implied by that one too
   // (a chain of folds into one part links to its last fold only).
-  std::vector<std::uint32_t> copy_of_slot(t.num_slots, ~0u), instr_of_copy(t.copies.size(), ~0u);
-  for (std::uint32_t i = 0; i < t.instrs.size(); ++i)
-    if (t.instrs[i].kind == Instruction::Kind::Copy) {
-      copy_of_slot[t.instrs[i].out] = t.instrs[i].op;
-      instr_of_copy[t.instrs[i].op] = i;
-    }
+  std::vector<std::uint32_t> copy_of_slot(t.num_slots, ~0u);
+  const std::vector<std::uint32_t>& instr_of_copy = target.of_copy;
+  for (const Instruction& in : t.instrs)
+    if (in.kind == Instruction::Kind::Copy) copy_of_slot[in.out] = in.op;
   std::vector<std::uint32_t> met, met_mark(t.copies.size(), 0), implied_mark(t.copies.size(), 0);
   std::uint32_t stamp = 0;
   if (!t.copies.empty())
@@ -544,7 +542,7 @@ void compute_elision_links(TraceTemplate& t, const std::vector<OpRef>& recorded,
   if (local && !here.empty()) {
     add_instance_links(t, recorded, here, local, per_instr, total);
     if (total > most) return give_up();
-    keep_links_here(t, n, here, per_instr);
+    keep_links_here(target, here, per_instr);
   }
   t.elide_fence = true;
   t.links.clear();
@@ -667,15 +665,7 @@ void build_cross_links(TraceTemplate& t) {
   t.cross.reset();
   if (t.links.empty()) return;
   const std::uint32_t n = std::uint32_t(t.instrs.size());
-  const std::vector<std::vector<std::uint32_t>> of_op = op_instructions(t, t.ops.size());
-  std::vector<std::uint32_t> of_copy(t.copies.size(), ~0u);
-  for (std::uint32_t i = 0; i < n; ++i)
-    if (t.instrs[i].kind == Instruction::Kind::Copy) of_copy[t.instrs[i].op] = i;
-  auto source = [&](const Link& l) -> std::uint32_t {
-    if (l.from_copy) return l.op < of_copy.size() ? of_copy[l.op] : ~0u;
-    if (l.op >= of_op.size() || l.point >= of_op[l.op].size()) return ~0u;
-    return of_op[l.op][l.point];
-  };
+  const LinkTargets source(t, t.ops.size());
   auto c = std::make_shared<ElisionLinks>();
   c->count.assign(n, 0);
   for (const Link& l : t.links) {

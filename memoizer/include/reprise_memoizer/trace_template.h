@@ -3,6 +3,7 @@
 // over event slots (slot 0 is the trace's entry fence), each op's recorded mapping, the
 // physical conditions it relied on, and the links that replace the fence when the same
 // trace replays back to back (fence elision).
+#include <compare>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -54,6 +55,7 @@ struct Link {
   std::uint32_t op;
   std::uint32_t point;
   bool from_copy = false;
+  friend auto operator<=>(const Link&, const Link&) = default;
 };
 
 // A copy the analysis generated while the trace was recorded, and the point that needed it.
