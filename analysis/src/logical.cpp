@@ -4,7 +4,6 @@
 
 #include "reprise_analysis/physical.h"
 #include "reprise_rt/assert.h"
-#include "reprise_rt/hasher.h"
 
 namespace reprise::detail {
 
@@ -141,13 +140,21 @@ void LogicalAnalysis::each_meeting(const Op& op, std::uint32_t r, const Op& prev
 }
 
 std::size_t LogicalAnalysis::PairKeyHash::operator()(const PairKey& k) const {
-  Hasher h;
+  // Looked up for every pair of launches a shard analyses: a multiply-xor per word, not the
+  // Hasher's finaliser per word (~330 instructions a key). Projections enter by kind only —
+  // launches of one pair of partitions and domains seldom differ by their maps alone, and
+  // equality tells those apart.
+  std::uint64_t h = 0;
+  const auto mix = [&h](std::uint64_t w) {
+    h = (h ^ w) * 0x9e3779b97f4a7c15ull;
+    h ^= h >> 29;
+  };
   for (int i = 0; i < 2; ++i) {
-    h.mix(k.uid[i] << 1 | std::uint64_t(k.whole[i]));
-    h.mix(k.projection[i].hash());
-    h.mix(k.domain[i]);
+    mix(k.uid[i] << 3 | std::uint64_t(k.whole[i]) << 2 | std::uint64_t(k.projection[i].kind()));
+    const Domain& d = k.domain[i];
+    for (int j = 0; j < d.dim; ++j) mix(std::uint64_t(d.lo[j]) << 32 ^ std::uint64_t(d.hi[j]));
   }
-  return std::size_t(h.h);
+  return std::size_t(h);
 }
 
 const LogicalAnalysis::PairMeets& LogicalAnalysis::pair_meets(const Op& op, std::uint32_t r,

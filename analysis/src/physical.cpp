@@ -62,12 +62,14 @@ std::uint32_t PhysicalState::add(Pieces& f, const Piece& p) {
     f.slots[slot] = p;
   }
   f.index.insert(p.rect, slot);
+  ++shapes_;
   f.slots[slot].in_local = false;  // (p may be a copy of an indexed piece)
   sync_local(f, slot);
   return slot;
 }
 
 void PhysicalState::remove(Pieces& f, std::uint32_t slot) {
+  ++shapes_;
   f.index.erase(f.slots[slot].rect, slot);
   if (f.slots[slot].in_local) f.local.erase(f.slots[slot].rect, slot);
   f.slots[slot] = Piece{};  // an empty rect marks a free slot
@@ -75,6 +77,7 @@ void PhysicalState::remove(Pieces& f, std::uint32_t slot) {
 }
 
 void PhysicalState::reshape(Pieces& f, std::uint32_t slot, const Domain& rect) {
+  ++shapes_;
   f.index.erase(f.slots[slot].rect, slot);
   if (f.slots[slot].in_local) {
     f.local.erase(f.slots[slot].rect, slot);
@@ -410,7 +413,8 @@ void PhysicalState::note_tree_journaled(std::uint32_t tree) {
 
 void PhysicalState::forget_tree(std::uint32_t tree) {
   deferred_.forget_tree(tree);
-  if (settled_.tree == tree) settled_ = Settled{};
+  for (Settled& s : settled_)
+    if (s.tree == tree) s = Settled{};
   if (tree < trees_.size()) trees_[tree] = Tree{};
   if (tree < reduced_in_.size()) {
     for (const Instance* i : reduced_in_[tree]) reduced_at_.erase(i);
@@ -506,27 +510,40 @@ std::size_t PhysicalState::piece_count(std::uint32_t tree, int fi) {
   return f ? f->live() : 0;
 }
 
+bool PhysicalState::settled_before(std::uint32_t tree, int fi, const Domain& rect,
+                                   WriteOrder before) const {
+  for (const Settled& s : settled_)
+    if (s.tree == tree && s.fi == fi && s.generation == deferred_.generation() &&
+        before <= s.before && (rect.dim == 1 || s.shapes == shapes_) && s.rect.contains(rect))
+      return true;
+  return false;
+}
+
+void PhysicalState::note_settled(std::uint32_t tree, int fi, const Domain& rect,
+                                 WriteOrder before) {
+  settled_[settled_next_] = Settled{tree, fi, rect, before, deferred_.generation(), shapes_};
+  settled_next_ = (settled_next_ + 1) % std::uint32_t(settled_.size());
+}
+
 bool PhysicalState::settle_pieces(std::uint32_t tree, int fi, const Domain& rect,
                                   WriteOrder before) {
   if (const Pieces* f = find(tree, fi); !f && !deferred_.may_meet(tree, fi, rect, before))
     return false;
+  if (settled_before(tree, fi, rect, before))
+    return false;  // (the caller finds the pieces meeting rect, if it needs them)
   if (rect.dim == 1) {
     // On a line, operations on disjoint rectangles commute, cuts included (the pieces left
     // are those of the union of the cut points, in either order; a piece's holders are
     // intervals too, whose decomposition is unique): only the pending writes meeting rect
     // itself — not every pending write inside a wide piece it meets — come first. (Not so in
     // 2-d: docs/ctrlrepl.md, "Deferred writes".)
-    const Settled& s = settled_;
-    if (s.tree == tree && s.fi == fi && s.generation == deferred_.generation() &&
-        before <= s.before && s.rect.contains(rect))
-      return false;
     while (deferred_.may_meet(tree, fi, rect, before)) {
       auto w = deferred_.take_oldest(tree, fi, std::span<const Domain>(&rect, 1), before);
       if (!w) break;
       apply_deferred(*w);
     }
-    settled_ = Settled{tree, fi, rect, before, deferred_.generation()};
-    return false;  // (the caller finds the pieces meeting rect, if it needs them)
+    note_settled(tree, fi, rect, before);
+    return false;
   }
   // (Recursive through apply_deferred: the rectangles are this call's own.)
   InlineVector<Domain, 4> touched;
@@ -544,11 +561,16 @@ bool PhysicalState::settle_pieces(std::uint32_t tree, int fi, const Domain& rect
       touched.push_back(rect);  // (one piece, the root, once used)
       box = rect;
     }
-    // (When nothing is taken, hits_ holds the pieces meeting rect, for the caller.)
-    if (!deferred_.may_meet(tree, fi, box, before)) return f != nullptr;
-    auto w = deferred_.take_oldest(tree, fi,
-                                   std::span<const Domain>(touched.data(), touched.size()), before);
-    if (!w) return f != nullptr;
+    // (When nothing is taken, hits_ holds the pieces meeting rect, for the caller: no pending
+    // write before `before` meets them, until a piece is cut or more is deferred.)
+    std::optional<DeferredWrites::Taken> w;
+    if (deferred_.may_meet(tree, fi, box, before))
+      w = deferred_.take_oldest(tree, fi, std::span<const Domain>(touched.data(), touched.size()),
+                                before);
+    if (!w) {
+      if (f) note_settled(tree, fi, rect, before);
+      return f != nullptr;
+    }
     apply_deferred(*w);
   }
 }

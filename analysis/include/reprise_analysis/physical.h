@@ -10,6 +10,7 @@
 // While a trace is recorded the state keeps a journal: the facts about the state before the
 // trace that the recording relied on (its preconditions) and the changes it made (its
 // postconditions, applied again after each replay).
+#include <array>
 #include <cstdint>
 #include <span>
 #include <unordered_map>
@@ -354,17 +355,24 @@ class PhysicalState {
   ReducePoint reduce_point_ = nullptr;
   void* reduce_ctx_ = nullptr;
   WriteOrder horizon_{};  // what settle applies by default (see apply(e, horizon))
-  // The last 1-d settle that left nothing pending before `before` meeting rect (of field fi of
-  // tree), at the deferred writes' generation: a settle inside it, no later, has nothing to do
+  // The last settles that left nothing pending before `before` meeting rect (of field fi of
+  // tree), at the deferred writes' generation: a settle inside one, no later, has nothing to do
   // until something more is deferred (one point's requirements settle one rectangle several
-  // times: its fold, its reduction slot, its reduction).
+  // times: its read and its write, its fold, its reduction slot, its reduction). In 2-d the
+  // pieces meeting rect must also be those it found (no piece cut since: `shapes`).
   struct Settled {
     std::uint32_t tree = UINT32_MAX;
     int fi = -1;
     Domain rect;
     WriteOrder before;
     std::uint64_t generation = 0;
-  } settled_;
+    std::uint64_t shapes = 0;  // (shapes_ then; not compared on a line)
+  };
+  std::array<Settled, 4> settled_{};
+  std::uint32_t settled_next_ = 0;  // the entry replaced next
+  std::uint64_t shapes_ = 0;        // counts pieces added, removed and reshaped
+  bool settled_before(std::uint32_t tree, int fi, const Domain& rect, WriteOrder before) const;
+  void note_settled(std::uint32_t tree, int fi, const Domain& rect, WriteOrder before);
   std::uint32_t local_first_ = 0, local_count_ = 0;  // none: no Pieces::local
   mutable std::vector<std::uint32_t> hits_;
   std::vector<Domain> parts_, uncovered_, scratch_;

@@ -113,7 +113,7 @@ class RectIndex {
     if (size_ == 0 || !q.overlaps(hull_)) return;
     std::uint64_t near = 0;  // the bands with a rectangle that may meet q
     for (std::uint64_t u = used_; u; u &= u - 1)
-      if (q.overlaps(bands_[std::size_t(std::countr_zero(u))].hull)) near |= u & (~u + 1);
+      if (may_meet(bands_[std::size_t(std::countr_zero(u))], q)) near |= u & (~u + 1);
     if ((near & (near - 1)) == 0) {  // one band (or none): its walk is in order already
       if (near)
         walk(bands_[std::size_t(std::countr_zero(near))], q, [&](const Key& k) { fn(k.id); });
@@ -182,6 +182,14 @@ class RectIndex {
     coord_t widest = 0, tallest = 0;  // their largest (read by every query: rbegin walks)
     Domain hull;                      // holds its rectangles (and perhaps erased ones)
   };
+  // Whether a rectangle of b may meet q: its hull (which only shrinks when b empties), and
+  // the dimension-0 span its low bounds now reach (a band whose wide piece was cut keeps its
+  // old hull: under control replication, the field's first piece, before this shard's tiles
+  // were cut out of it, would send every query near them through two bands).
+  static bool may_meet(const Band& b, const Domain& q) {
+    return q.overlaps(b.hull) && b.by_lo.begin()->lo0 <= q.hi[0] &&
+           reach_below(q.lo[0], b.widest) <= b.by_lo.rbegin()->lo0;
+  }
   static int band_number(const Domain& r) {
     const coord_t w = r.hi[0] - r.lo[0];
     return w <= 0 ? 0 : int(std::bit_width(std::uint64_t(w)));
