@@ -40,7 +40,8 @@ Event Recorder::op(Op& op, std::uint32_t point, Processor proc, std::span<const 
   in.uses_fence = true;
   in.out = t_->num_slots++;
   t_->instrs.push_back(in);
-  slot_of_[key(out)] = in.out;
+  // (Control replication: another shard's point that nothing here waits for has no event.)
+  if (out.exists()) slot_of_[key(out)] = in.out;
   return out;
 }
 

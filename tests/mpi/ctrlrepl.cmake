@@ -152,6 +152,9 @@ message(STATUS "neighbours_traced, 8 ranks: ${lines}")
 # Replays too wait by data: no instruction of a shard waits for another shard's point, within a
 # replay or through the elision links of the next.
 shard_counts_within("${out}" neighbours_traced requests 0 0 "no completion asked (waits by data)")
+# Nor does a recording make a proxy for another shard's point (nothing waits for one; 56 per
+# shard until 2026-11-28).
+shard_counts_within("${out}" neighbours_traced proxies 0 0 "no proxy while recording")
 
 # A divergent program, a failing task, and a divergence no completion message shows (rank 1
 # issues two extra fences; its later ops pair up with same-shaped ops elsewhere, and the
