@@ -174,6 +174,7 @@ void Analysis::analyse_points(const OpRef& ref) {
   const bool deferrable = lazy_pre_ && may_defer(op);
   whole_ = deferrable && analysed_whole(op);
   defer_ = deferrable && !whole_;
+  record_far_ = graph_ && local_uses_ && physical && records_far_points(op);
   met_ = 0;
   // With deferred writes and a mapper that knows its shards' ranges, other shards' points
   // are asked for only if they meet this shard's data (processor_of).
@@ -257,7 +258,7 @@ void Analysis::analyse_points(const OpRef& ref) {
   }
 
   op.point_done.assign(points, kNoEvent);
-  if (defer_ || whole_) {
+  if (defer_ || whole_ || record_far_) {
     local_hulls_.clear();
     reading_.clear();
     for (std::uint32_t r = 0; r < nreq; ++r) {
@@ -315,6 +316,8 @@ void Analysis::analyse_point(const OpRef& ref, std::uint32_t p, bool physical) {
     // Another shard's point that meets nothing here: not analysed (close_deferred counts
     // it off; nothing here waits for it unless a dependence names it: its proxy, then).
     defer_points(ref, p, p + 1);
+  } else if (record_far_ && procs_[p].shard != rt_.shard() && meets_nothing_here(op, p)) {
+    record_far_point(ref, p);
   } else {
     if (procs_[p].shard == kUnmapped) procs_[p] = processor_of(op, p);
     // (A dense launch is analysed whole, and measured in passing: what deferral would do.)
@@ -607,6 +610,44 @@ bool Analysis::may_defer(const Op& op) const {
     }
   }
   return true;
+}
+
+bool Analysis::records_far_points(const Op& op) const {
+  const Config& c = rt_.config();
+  if (c.shard_recording == 0 || !rt_.network() ||
+      !Config::on_for_shards(c.shard_checks, rt_.num_shards(), Config::kShardChecksShards) ||
+      op.kind != OpKind::IndexTask || !op.local_completion || op.reqs.empty())
+    return false;
+  // (A contribution is analysed where it lands: its reduction instance and fold order. And a
+  // read over pending contributions folds them — freeing reduction instances that every
+  // shard must see freed alike, to choose the same ones later — so with any pending in the
+  // tree every point is recorded whole.)
+  for (const ReqInfo& q : op.reqs)
+    if (q.privilege == Privilege::Reduce || physical_.has_pending(q.tree)) return false;
+  return true;
+}
+
+void Analysis::record_far_point(const OpRef& ref, std::uint32_t p) {
+  // Another shard's point whose reads meet none of this shard's data (no piece written here,
+  // no pending reduction): its reads need copies between other shards only (a replay here
+  // skips those, and their facts are about other shards' memories, which their shards read
+  // and vote on). What every shard must still apply is its writes, in point order: the write
+  // layer is the same on every shard. Its instruction is recorded (it runs elsewhere: no event
+  // here, Executor::op counts it off), after this shard's waits of it, as launch_with_copies
+  // would have recorded it.
+  Op& op = *ref;
+  if (p == 0) copies_made_ = 0;
+  own_waits(p, point_pre_);
+  graph().op(op, p, procs_[p], point_pre_);
+  const std::size_t nreq = op.reqs.size();
+  for (std::size_t r = 0; r < nreq; ++r) {
+    const ReqInfo& q = op.reqs[r];
+    if (q.privilege == Privilege::ReadOnly) continue;
+    const Domain& root = rt_.forest().region(rt_.forest().tree(q.tree).root).bounds;
+    const std::uint32_t mem = op.point_instances[p * nreq + r]->memory();
+    for (int fi : q.field_indices) physical_.written(q.tree, root, fi, op.rect(p, r), mem);
+  }
+  rt_.count_far_recorded();
 }
 
 bool Analysis::analysed_whole(const Op& op) const {

@@ -188,6 +188,11 @@ const std::vector<FlagDef>& flag_table() {
         "its own memories, and the shards vote up and down a tree (0: every shard reads every "
         "condition; auto: from 4 shards on)",
         auto_i32(&Config::shard_checks, 0, 1, "-lg:shard_checks"));
+    add("-lg:shard_recording", "0|1|auto",
+        "control replication, with -lg:shard_checks: a recording takes another shard's point "
+        "whose reads meet none of this shard's data for its writes only, not analysed whole "
+        "(auto: wherever -lg:shard_checks is on)",
+        auto_i32(&Config::shard_recording, 0, 1, "-lg:shard_recording"));
     add("-lg:window", "N", "ops in flight before the application thread waits",
         i32(&Config::window, 2, 1 << 24, "-lg:window"));
     add("-lg:trace_links", "N",

@@ -875,7 +875,8 @@ Context::TraceStats Context::trace_stats() const {
                     s.templates_dropped,
                     s.value_rounds,
                     s.gpu_link_copies,
-                    s.condition_checks};
+                    s.condition_checks,
+                    s.points_recorded_far};
 }
 
 std::uint32_t Context::num_cpus() const {

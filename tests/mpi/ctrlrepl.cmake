@@ -155,6 +155,9 @@ shard_counts_within("${out}" neighbours_traced requests 0 0 "no completion asked
 # Nor does a recording make a proxy for another shard's point (nothing waits for one; 56 per
 # shard until 2026-11-28).
 shard_counts_within("${out}" neighbours_traced proxies 0 0 "no proxy while recording")
+# And a recording takes the other shards' points far from this shard's data for their writes
+# only (-lg:shard_recording, on with -lg:shard_checks from 4 shards): ~50 per shard here.
+shard_counts_within("${out}" neighbours_traced recorded_far 1 1000000 "far points recorded")
 
 # A divergent program, a failing task, and a divergence no completion message shows (rank 1
 # issues two extra fences; its later ops pair up with same-shaped ops elsewhere, and the

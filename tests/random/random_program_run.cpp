@@ -217,6 +217,7 @@ class RuntimeExec {
     out_.templates = st.templates_recorded;
     out_.replays = st.replays;
     out_.copies = st.copies;
+    out_.recorded_far = st.points_recorded_far;
     for (std::size_t i = 0; i < maps_.size(); ++i) {
       if (!maps_[i].valid()) continue;
       const Domain& d = p_.map_domains[i];

@@ -107,6 +107,12 @@ class Analysis final : public OpSink {
   // Whether launches that reduce may be deferred too (-lg:defer_reductions).
   bool defer_reductions() const;
   bool meets_nothing_here(const Op& op, std::uint32_t p) const;
+  // Control replication, a recording with -lg:shard_recording: whether op's other-shard
+  // points whose reads meet none of this shard's data are recorded with their writes only
+  // (record_far_point) — the shards vote on every check of the template, so each may record
+  // only the facts about its own data.
+  bool records_far_points(const Op& op) const;
+  void record_far_point(const OpRef& op, std::uint32_t p);
   // Deferral on auto: whether op's task is dense here — at its last launch most of the other
   // shards' points met this shard's data (a circuit whose wires reach any piece). Deferring
   // such a launch saves little and costs much (what is deferred is applied soon after, a
@@ -152,6 +158,7 @@ class Analysis final : public OpSink {
   std::vector<std::uint32_t> mine_points_;  // the points of the op that run on this shard
   bool defer_ = false;                      // may_defer(the op being analysed)
   bool whole_ = false;                      // ... but analysed whole here (analysed_whole)
+  bool record_far_ = false;                 // records_far_points(the op being analysed)
   std::size_t met_ = 0;  // ... then its other shards' points that meet this shard's data
   std::unordered_map<TaskID, bool> dense_tasks_;  // per task: analysed_whole
   // Per requirement of that op: its deferred launch (PhysicalState::open_deferred), once a

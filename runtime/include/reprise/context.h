@@ -189,6 +189,9 @@ class Context {
     // back to back with its template's previous replay or recording, of an idempotent
     // template, needs no check).
     std::uint64_t condition_checks = 0;
+    // Control replication, -lg:shard_recording: other shards' points that recordings took for
+    // their writes only (their reads met none of this shard's data).
+    std::uint64_t points_recorded_far = 0;
   };
   TraceStats trace_stats() const;
   // Ops issued so far (the next op's number), and with -lg:coverage_log the record of which

@@ -48,6 +48,11 @@ struct Config {
   // from kShardChecksShards shards on.
   int shard_checks = -1;
   static constexpr int kShardChecksShards = 4;
+  // -lg:shard_recording 0|1|auto: control replication, with -lg:shard_checks: while a trace is
+  // recorded, another shard's point of an index launch whose reads meet none of this shard's
+  // data is recorded with its writes only (docs/ctrlrepl.md). -1 (auto): wherever
+  // -lg:shard_checks is on.
+  int shard_recording = -1;
   // Whether a control-replication flag 0|1|auto (-1) is on for a run of `shards` shards
   // (auto: from `from` shards on; never in a single process).
   static bool on_for_shards(int flag, std::uint32_t shards, int from) {
