@@ -139,6 +139,13 @@ void LogicalAnalysis::each_meeting(const Op& op, std::uint32_t r, const Op& prev
   });
 }
 
+LogicalAnalysis::LogicalAnalysis(const RegionForest& forest, EventTable& events,
+                                 bool prune_completed, std::shared_ptr<Caches> caches)
+    : forest_(forest),
+      events_(events),
+      prune_completed_(prune_completed),
+      caches_(caches ? std::move(caches) : std::make_shared<Caches>()) {}
+
 std::size_t LogicalAnalysis::PairKeyHash::operator()(const PairKey& k) const {
   // Looked up for every pair of launches a shard analyses: a multiply-xor per word, not the
   // Hasher's finaliser per word (~330 instructions a key). Projections enter by kind only —
@@ -166,8 +173,9 @@ const LogicalAnalysis::PairMeets& LogicalAnalysis::pair_meets(const Op& op, std:
                     {a.projection, b.projection},
                     {op.domain, prev.domain},
                     {a.whole_partition, b.whole_partition}};
-  if (auto it = meets_.find(key); it != meets_.end()) return it->second;
-  if (meets_.size() >= kMaxPairs) meets_.clear();
+  auto& meets = caches_->meets;
+  if (auto it = meets.find(key); it != meets.end()) return it->second;
+  if (meets.size() >= kMaxPairs) meets.clear();
   PairMeets m;
   const std::size_t points = op.num_points();
   m.begin.assign(points + 1, 0);
@@ -176,12 +184,12 @@ const LogicalAnalysis::PairMeets& LogicalAnalysis::pair_meets(const Op& op, std:
     m.points.push_back(q);
   });
   for (std::size_t p = 0; p < points; ++p) m.begin[p + 1] += m.begin[p];
-  return meets_.emplace(key, std::move(m)).first->second;
+  return meets.emplace(key, std::move(m)).first->second;
 }
 
 void LogicalAnalysis::forget_partition(std::uint64_t uid) {
-  pieces_.erase(uid);
-  std::erase_if(meets_,
+  caches_->pieces.erase(uid);
+  std::erase_if(caches_->meets,
                 [&](const auto& kv) { return kv.first.uid[0] == uid || kv.first.uid[1] == uid; });
 }
 
@@ -230,7 +238,7 @@ void LogicalAnalysis::add_pair(const Op& op, std::uint32_t r, const LogicalUser&
 std::shared_ptr<const PartitionPieces> LogicalAnalysis::partition_pieces(const Op& prev,
                                                                          std::uint32_t req) const {
   const ReqInfo& b = prev.reqs[req];
-  auto [it, fresh] = pieces_.try_emplace(b.uid, PiecesOf{b.tree, nullptr});
+  auto [it, fresh] = caches_->pieces.try_emplace(b.uid, PiecesOf{b.tree, nullptr});
   if (fresh) {
     const std::size_t points = prev.num_points();
     std::vector<Domain> pieces(points);
@@ -307,7 +315,7 @@ void LogicalAnalysis::users_of(std::uint32_t tree, std::vector<Event>& out) cons
 
 void LogicalAnalysis::forget_tree(std::uint32_t tree) {
   if (tree < trees_.size()) trees_[tree].clear();
-  std::erase_if(pieces_, [&](const auto& entry) { return entry.second.tree == tree; });
+  std::erase_if(caches_->pieces, [&](const auto& entry) { return entry.second.tree == tree; });
 }
 
 void LogicalAnalysis::clear() {

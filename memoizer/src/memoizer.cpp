@@ -324,7 +324,8 @@ void Memoizer::record(TraceID id) {
   if (rt_.num_shards() > 1)
     local = [&im = rt_.instances()](const Instance* i) { return im.is_local(i->memory()); };
   compute_elision_links(*t, buffer_, analysis_->forest(), rt_.events(), runs_here(*t),
-                        std::size_t(rt_.config().trace_links), local);
+                        std::size_t(rt_.config().trace_links), local,
+                        analysis_->logical().caches());
   // (Replays under control replication link to the previous one through events: no reversed
   // links to build.)
   if (rt_.num_shards() == 1) build_cross_links(*t);

@@ -324,7 +324,8 @@ void keep_links_here(const LinkTargets& target, const std::vector<bool>& here,
 void compute_elision_links(TraceTemplate& t, const std::vector<OpRef>& recorded,
                            const RegionForest& forest, EventTable& events,
                            const std::vector<bool>& here, std::size_t links_per_instruction,
-                           const std::function<bool(const Instance*)>& local) {
+                           const std::function<bool(const Instance*)>& local,
+                           std::shared_ptr<LogicalAnalysis::Caches> caches) {
   const auto wanted = [&](std::uint32_t i) { return here.empty() || here[i]; };
   // Fake completion events name (op, point): id = op + 1 (+ offset for the second copy),
   // gen = point + 1. The analysis only compares them, it never waits on them.
@@ -341,7 +342,7 @@ void compute_elision_links(TraceTemplate& t, const std::vector<OpRef>& recorded,
       c->point_done[p] = Event{id_base + k + 1, p + 1};
     return c;
   };
-  LogicalAnalysis la(forest, events, /*prune_completed=*/false);
+  LogicalAnalysis la(forest, events, /*prune_completed=*/false, std::move(caches));
   for (std::uint32_t k = 0; k < n; ++k)
     if (recorded[k]->launches_points()) la.record(copy_of(k, 0));
   const LinkTargets target(t, n);

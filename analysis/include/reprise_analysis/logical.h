@@ -70,9 +70,15 @@ struct PointSubset {
 
 class LogicalAnalysis {
  public:
+  // What pair_meets and partition_pieces keep: facts about partitions alone, the same for
+  // every analysis of one runtime (a template's elision links analyse its ops again, and
+  // share the runtime analysis' instead of building every piece index and pair anew).
+  struct Caches;
   // prune_completed: drop users whose op has completed (off when the events are not real).
-  LogicalAnalysis(const RegionForest& forest, EventTable& events, bool prune_completed = true)
-      : forest_(forest), events_(events), prune_completed_(prune_completed) {}
+  // caches: shared with another analysis (null: its own).
+  LogicalAnalysis(const RegionForest& forest, EventTable& events, bool prune_completed = true,
+                  std::shared_ptr<Caches> caches = nullptr);
+  const std::shared_ptr<Caches>& caches() const { return caches_; }
   // Gives each point its rectangles (ReqInfo::pieces, else op.point_rects) and each
   // requirement its bbox.
   void compute_rects(Op& op) const;
@@ -145,9 +151,13 @@ class LogicalAnalysis {
     std::uint32_t tree;
     std::shared_ptr<const PartitionPieces> pieces;
   };
-  mutable std::unordered_map<std::uint64_t, PiecesOf> pieces_;  // by partition uid
-  mutable std::unordered_map<PairKey, PairMeets, PairKeyHash> meets_;
+  std::shared_ptr<Caches> caches_;
   mutable std::vector<std::uint32_t> colors_;
+};
+
+struct LogicalAnalysis::Caches {
+  std::unordered_map<std::uint64_t, PiecesOf> pieces;  // by partition uid
+  std::unordered_map<PairKey, PairMeets, PairKeyHash> meets;
 };
 
 bool privileges_conflict(const ReqInfo& a, const ReqInfo& b);

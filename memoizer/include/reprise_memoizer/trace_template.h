@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "reprise/types.h"
+#include "reprise_analysis/logical.h"
 #include "reprise_analysis/physical.h"
 #include "reprise_rt/forest.h"
 #include "reprise_rt/op.h"
@@ -218,11 +219,13 @@ void dissolve_merges(TraceTemplate& t);
 // instruction links only to the previous replay's instructions that run here: the points its
 // logical analysis names there, and every earlier access to the same instances of this shard
 // that it conflicts with — another shard's point orders nothing here that its data does not.
+// `caches`: the runtime analysis' partition caches, shared (null: built anew).
 void compute_elision_links(TraceTemplate& t, const std::vector<OpRef>& recorded_ops,
                            const RegionForest& forest, class EventTable& events,
                            const std::vector<bool>& here = {},
                            std::size_t links_per_instruction = 16,
-                           const std::function<bool(const Instance*)>& local = {});
+                           const std::function<bool(const Instance*)>& local = {},
+                           std::shared_ptr<LogicalAnalysis::Caches> caches = nullptr);
 // The physical conditions (one system memory: which instance of each tree is read / written).
 void compute_conditions(TraceTemplate& t, const std::vector<OpRef>& recorded_ops);
 // The successor lists that let a replay count in-trace edges down instead of using events.
