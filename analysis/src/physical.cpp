@@ -616,8 +616,13 @@ void PhysicalState::fold_older(std::uint32_t tree, const Domain& root, const Fie
   }
 }
 
-void PhysicalState::apply_deferred(const DeferredWrites::Taken& w) {
+void PhysicalState::apply_deferred(const DeferredWrites::Taken& w, bool oldest) {
   REPRISE_ASSERT(!journaling_, "no write is deferred while a trace is recorded");
+  if (oldest && !w.op) {
+    // (The oldest pending write of its tree: nothing older is left to apply first.)
+    for (int fi : w.fields) write(w.tree, trees_[w.tree].root, fi, w.rect, w.mem);
+    return;
+  }
   if (w.op) {  // (a contribution)
     // (Settles inside — the instance's choice looks at every field — stop at w's place.)
     const WriteOrder horizon = horizon_;
@@ -635,11 +640,11 @@ void PhysicalState::apply_deferred(const DeferredWrites::Taken& w) {
 }
 
 void PhysicalState::settle_tree(std::uint32_t tree) {
-  while (auto w = deferred_.take_oldest(tree)) apply_deferred(*w);
+  while (auto w = deferred_.take_oldest(tree)) apply_deferred(*w, true);
 }
 
 void PhysicalState::settle_all() {
-  while (auto w = deferred_.take_oldest()) apply_deferred(*w);
+  while (auto w = deferred_.take_oldest()) apply_deferred(*w, true);
 }
 
 std::uint64_t PhysicalState::open_deferred(const OpRef& op, std::uint32_t req, const Domain& root,

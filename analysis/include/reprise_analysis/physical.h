@@ -295,8 +295,9 @@ class PhysicalState {
   // Applies every deferred write (of tree).
   void settle_all();
   void settle_tree(std::uint32_t tree);
-  // Applies a deferred write, after the older ones meeting the pieces it writes.
-  void apply_deferred(const DeferredWrites::Taken& w);
+  // Applies a deferred write, after the older ones meeting the pieces it writes (oldest: w is
+  // its tree's oldest pending write, taken in order — none is left to apply first).
+  void apply_deferred(const DeferredWrites::Taken& w, bool oldest = false);
   // written() without settling first.
   void write(std::uint32_t tree, const Domain& root, int fi, const Domain& rect, std::uint32_t mem);
   const Pieces* find(std::uint32_t tree, int fi) const;

@@ -17,7 +17,6 @@
 #include <cstdint>
 #include <iterator>
 #include <limits>
-#include <map>
 #include <set>
 #include <utility>
 #include <vector>
@@ -61,8 +60,8 @@ class RectIndex {
     b.hull = bounding_union(b.by_lo.empty() ? Domain() : b.hull, r);
     b.by_lo.insert(Key{r.lo[0], lo1(r), lo2(r), id});
     const coord_t w = r.hi[0] - r.lo[0], h = hi1(r) - lo1(r);
-    ++b.widths[w];
-    ++b.heights[h];
+    b.widths.add(w);
+    b.heights.add(h);
     b.widest = b.by_lo.size() == 1 ? w : std::max(b.widest, w);
     b.tallest = b.by_lo.size() == 1 ? h : std::max(b.tallest, h);
     ++size_;
@@ -72,13 +71,13 @@ class RectIndex {
     const int n = band_number(r);
     Band& b = bands_[std::size_t(n)];
     b.by_lo.erase(Key{r.lo[0], lo1(r), lo2(r), id});  // (the hulls only shrink when empty)
-    forget(b.widths, r.hi[0] - r.lo[0]);
-    forget(b.heights, hi1(r) - lo1(r));
+    b.widths.remove(r.hi[0] - r.lo[0]);
+    b.heights.remove(hi1(r) - lo1(r));
     if (b.by_lo.empty()) {
       used_ &= ~(std::uint64_t(1) << n);
     } else {
-      b.widest = b.widths.rbegin()->first;
-      b.tallest = b.heights.rbegin()->first;
+      b.widest = b.widths.largest();
+      b.tallest = b.heights.largest();
     }
     --size_;
   }
@@ -163,13 +162,35 @@ class RectIndex {
                             : id < o.id;
     }
   };
-  // Extents counted by value: tiles repeat a few extents, so counting allocates only for a
-  // new one (a multiset allocated a node per rectangle).
-  using Extents = std::map<coord_t, std::uint32_t>;
-  static void forget(Extents& e, coord_t extent) {
-    auto it = e.find(extent);
-    if (--it->second == 0) e.erase(it);
-  }
+  // Extents counted by value, in ascending order: tiles repeat a few extents, so a short
+  // sorted list (a map allocated a node per extent and cost ~100 instructions a lookup).
+  struct Extents {
+    struct Count {
+      coord_t extent;
+      std::uint32_t n;
+    };
+    InlineVector<Count, 4> counts;
+    void add(coord_t extent) {
+      Count* it = std::lower_bound(counts.begin(), counts.end(), extent,
+                                   [](const Count& c, coord_t x) { return c.extent < x; });
+      if (it != counts.end() && it->extent == extent) {
+        ++it->n;
+        return;
+      }
+      const std::size_t at = std::size_t(it - counts.begin());
+      counts.push_back(Count{extent, 1});
+      for (std::size_t k = counts.size() - 1; k > at; --k) counts[k] = counts[k - 1];
+      counts[at] = Count{extent, 1};
+    }
+    void remove(coord_t extent) {
+      std::size_t at = 0;
+      while (counts[at].extent != extent) ++at;
+      if (--counts[at].n > 0) return;
+      for (std::size_t k = at; k + 1 < counts.size(); ++k) counts[k] = counts[k + 1];
+      counts.pop_back();
+    }
+    coord_t largest() const { return counts[counts.size() - 1].extent; }
+  };
   // Rectangles banded by their dimension-0 extent (powers of two): a query walks each band
   // from as far below as that band's widest reaches. With one band for all, a single wide
   // rectangle — under control replication, the part of a field where other shards' writes
