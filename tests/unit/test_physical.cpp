@@ -334,6 +334,28 @@ TEST(Physical, RectIndexQueriesStayLocalBesideAWidePiece) {
   for (std::size_t k = 1; k + 1 < visited.size(); ++k) EXPECT_EQ(visited[k], k - 1);
 }
 
+// A band's hull only shrinks when the band empties: once a field's first piece is cut into
+// this shard's tiles and a wide remainder (in the same band as the whole was), queries skip
+// the remainder's band by where its pieces start (RectIndex::may_meet) — but not where the
+// remainder does reach the query.
+TEST(Physical, RectIndexSkipsABandItsPiecesNoLongerReach) {
+  detail::RectIndex index;
+  const Domain whole(Rect<2>({0, 0}, {1023, 127}));
+  index.insert(whole, 0);
+  index.erase(whole, 0);
+  index.insert(Domain(Rect<2>({192, 0}, {1023, 127})), 1);  // the remainder: whole's band
+  std::uint32_t id = 2;
+  for (coord_t x = 0; x < 192; x += 64) index.insert(Domain(Rect<2>({x, 0}, {x + 63, 127})), id++);
+  std::vector<std::uint32_t> visited;
+  index.candidates(Domain(Rect<2>({0, 0}, {63, 127})),
+                   [&](std::uint32_t i) { visited.push_back(i); });
+  EXPECT_EQ(visited, (std::vector<std::uint32_t>{2}));
+  visited.clear();
+  index.candidates(Domain(Rect<2>({150, 0}, {200, 127})),
+                   [&](std::uint32_t i) { visited.push_back(i); });
+  EXPECT_EQ(visited, (std::vector<std::uint32_t>{4, 1})) << "both bands, in low-corner order";
+}
+
 TEST(Physical, StateAgreesWithACellModel) {
   constexpr coord_t kSize = 12;
   constexpr std::uint32_t kMems = 3;
