@@ -453,6 +453,11 @@ ParsedArgs parse_args(const std::vector<std::string>& args_in, bool use_env) {
   }
   out.app_args.insert(out.app_args.end(), env_app_args.begin(), env_app_args.end());
   if (out.config.ncpu > 0) out.config.cpus = out.config.ncpu * out.config.numa;
+  // (Shards record different facts only where they vote on every decision taken from them.)
+  if (out.config.shard_recording > 0 && out.config.shard_checks == 0)
+    throw Error(
+        "flag -lg:shard_recording 1 needs -lg:shard_checks 1 or auto (the shards vote "
+        "on every check of a template recorded per shard)");
   return out;
 }
 

@@ -43,6 +43,10 @@ TEST(Flags, BadValuesAreErrors) {
   EXPECT_EQ(parse_args({"-ll:numa", "4"}, false).config.numa, 4);
   EXPECT_THROW(parse_args({"-ll:nccl", "2"}, false), Error);
   EXPECT_THROW(parse_args({"-ll:nccl", "yes"}, false), Error);
+  // Per-shard recordings are safe only where the shards vote on every check.
+  EXPECT_THROW(parse_args({"-lg:shard_recording", "1", "-lg:shard_checks", "0"}, false), Error);
+  EXPECT_NO_THROW(parse_args({"-lg:shard_recording", "1", "-lg:shard_checks", "1"}, false));
+  EXPECT_NO_THROW(parse_args({"-lg:shard_recording", "0", "-lg:shard_checks", "0"}, false));
   EXPECT_EQ(parse_args({}, false).config.nccl, 0);  // off unless asked for
   EXPECT_EQ(parse_args({"-ll:nccl", "auto"}, false).config.nccl, -1);
   EXPECT_EQ(parse_args({"-ll:nccl", "1"}, false).config.nccl, 1);
