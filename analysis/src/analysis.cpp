@@ -278,6 +278,7 @@ void Analysis::analyse_points(const OpRef& ref) {
       reading_.push_back(Reading{r, box, written_over});
     }
   }
+  copies_made_ = 0;  // copies are numbered per op (profiles and templates)
   if (ranged && near_points(op, own_first, own_last)) {
     // Only this shard's points and the other shards' points that may meet its data are
     // looked at; the points between them are deferred a range at a time, in point order
@@ -418,7 +419,6 @@ OpRef make_copy(Op& for_op, std::uint32_t index, bool fold, std::uint32_t point,
 
 void Analysis::launch_with_copies(const OpRef& ref, std::uint32_t p) {
   Op& op = *ref;
-  if (p == 0) copies_made_ = 0;  // copies are numbered per op (profiles and templates)
   names_.clear();
   const std::size_t nreq = op.reqs.size();
   pre_ready_ = !lazy_pre_ || procs_[p].shard == rt_.shard();
@@ -474,30 +474,20 @@ void Analysis::launch_with_copies(const OpRef& ref, std::uint32_t p) {
     const Domain& root = rt_.forest().region(rt_.forest().tree(q.tree).root).bounds;
     for (int fi : q.field_indices) physical_.reduced(q.tree, root, fi, rect, inst);
   }
-  auto access_rect = [&](std::size_t r) -> const Domain& {
-    // An explicit copy writes only the source's rectangle of its destination.
-    return op.kind == OpKind::Copy && r == 1 ? op.rect(p, 0) : op.rect(p, r);
-  };
   // Control replication: a point that runs here waits for the earlier accesses to its
   // instances that ran here, and is one of them for later accesses.
   const bool local = local_uses_ && procs_[p].shard == rt_.shard();
   auto each_access = [&](auto&& fn) {
     for (std::size_t r = 0; r < nreq; ++r)
-      fn(op.point_instances[p * nreq + r], access_rect(r), op.reqs[r].mask,
+      fn(op.point_instances[p * nreq + r], access_rect(op, p, r), op.reqs[r].mask,
          op.reqs[r].privilege != Privilege::ReadOnly);
   };
   if (local)
     each_access([&](const Instance* inst, const Domain& rect, FieldMask mask, bool writes) {
       local_uses_->conflicts(inst, rect, mask, writes, point_pre_);
     });
-  Event done;
-  if (elsewhere && op.local_completion && nreq > 0) {
-    // Nothing here waits for it (own_waits): it has no event here. Done with here at once,
-    // like Executor::remote_point.
-    rt_.executor().count_off(op);
-  } else {
-    done = graph().op(op, p, procs_[p], point_pre_);
-  }
+  // (Another shard's point of an op that completes locally gets no event: Executor::op.)
+  const Event done = graph().op(op, p, procs_[p], point_pre_);
   for (std::size_t r = 0; r < nreq; ++r)
     if (op.reqs[r].privilege == Privilege::Reduce) {
       const Instance* inst = op.point_instances[p * nreq + r];
@@ -512,13 +502,22 @@ void Analysis::launch_with_copies(const OpRef& ref, std::uint32_t p) {
     each_access([&](const Instance* inst, const Domain& rect, FieldMask mask, bool writes) {
       local_uses_->add(inst, rect, mask, writes, done);
     });
+  apply_writes(op, p);
+}
+
+const Domain& Analysis::access_rect(const Op& op, std::uint32_t p, std::size_t r) {
+  // An explicit copy writes only the source's rectangle of its destination.
+  return op.kind == OpKind::Copy && r == 1 ? op.rect(p, 0) : op.rect(p, r);
+}
+
+void Analysis::apply_writes(const Op& op, std::uint32_t p) {
+  const std::size_t nreq = op.reqs.size();
   for (std::size_t r = 0; r < nreq; ++r) {
     const ReqInfo& q = op.reqs[r];
     if (q.privilege == Privilege::ReadOnly || q.privilege == Privilege::Reduce) continue;
-    const Domain& rect = access_rect(r);
     const Domain& root = rt_.forest().region(rt_.forest().tree(q.tree).root).bounds;
     const std::uint32_t mem = op.point_instances[p * nreq + r]->memory();
-    for (int fi : q.field_indices) physical_.written(q.tree, root, fi, rect, mem);
+    for (int fi : q.field_indices) physical_.written(q.tree, root, fi, access_rect(op, p, r), mem);
   }
 }
 
@@ -636,17 +635,9 @@ void Analysis::record_far_point(const OpRef& ref, std::uint32_t p) {
   // here, Executor::op counts it off), after this shard's waits of it, as launch_with_copies
   // would have recorded it.
   Op& op = *ref;
-  if (p == 0) copies_made_ = 0;
   own_waits(p, point_pre_);
   graph().op(op, p, procs_[p], point_pre_);
-  const std::size_t nreq = op.reqs.size();
-  for (std::size_t r = 0; r < nreq; ++r) {
-    const ReqInfo& q = op.reqs[r];
-    if (q.privilege == Privilege::ReadOnly) continue;
-    const Domain& root = rt_.forest().region(rt_.forest().tree(q.tree).root).bounds;
-    const std::uint32_t mem = op.point_instances[p * nreq + r]->memory();
-    for (int fi : q.field_indices) physical_.written(q.tree, root, fi, op.rect(p, r), mem);
-  }
+  apply_writes(op, p);
   rt_.count_far_recorded();
 }
 

@@ -618,11 +618,6 @@ void PhysicalState::fold_older(std::uint32_t tree, const Domain& root, const Fie
 
 void PhysicalState::apply_deferred(const DeferredWrites::Taken& w, bool oldest) {
   REPRISE_ASSERT(!journaling_, "no write is deferred while a trace is recorded");
-  if (oldest && !w.op) {
-    // (The oldest pending write of its tree: nothing older is left to apply first.)
-    for (int fi : w.fields) write(w.tree, trees_[w.tree].root, fi, w.rect, w.mem);
-    return;
-  }
   if (w.op) {  // (a contribution)
     // (Settles inside — the instance's choice looks at every field — stop at w's place.)
     const WriteOrder horizon = horizon_;
@@ -634,7 +629,8 @@ void PhysicalState::apply_deferred(const DeferredWrites::Taken& w, bool oldest) 
     return;
   }
   for (int fi : w.fields) {
-    settle(w.tree, fi, w.rect, w.order);
+    // (The oldest pending write of its tree has nothing older left to apply first.)
+    if (!oldest) settle(w.tree, fi, w.rect, w.order);
     write(w.tree, trees_[w.tree].root, fi, w.rect, w.mem);
   }
 }

@@ -182,8 +182,8 @@ Event Executor::op(Op& op, std::uint32_t point, Processor proc, std::span<const 
   // (Another shard's point needs no task here: checked before one is allocated.)
   if (rt_.exchange() && proc.shard != rt_.shard()) {
     // A point that touches data, of an op that completes locally: nothing here waits for it
-    // (every access waits by data, Analysis::own_waits), so it gets no proxy. Untraced the
-    // analysis counts it off itself; this is a recording's (its instruction is recorded).
+    // (every access waits by data, Analysis::own_waits), so it gets no proxy — done with here
+    // at once, untraced or recorded.
     if (op.local_completion && !op.reqs.empty()) {
       count_off(op);
       return kNoEvent;

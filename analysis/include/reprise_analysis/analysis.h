@@ -113,6 +113,10 @@ class Analysis final : public OpSink {
   // only the facts about its own data.
   bool records_far_points(const Op& op) const;
   void record_far_point(const OpRef& op, std::uint32_t p);
+  // The rectangle point p of op accesses through requirement r.
+  static const Domain& access_rect(const Op& op, std::uint32_t p, std::size_t r);
+  // Point p's writes (not its reductions) to the physical state, requirement by requirement.
+  void apply_writes(const Op& op, std::uint32_t p);
   // Deferral on auto: whether op's task is dense here — at its last launch most of the other
   // shards' points met this shard's data (a circuit whose wires reach any piece). Deferring
   // such a launch saves little and costs much (what is deferred is applied soon after, a
