@@ -170,11 +170,14 @@ void Analysis::analyse_points(const OpRef& ref) {
   // (its own waits are its shard's business), so its preconditions are computed only for
   // the copies with a half here that it reads through (ensure_point_pre); with deferred
   // writes, its memories are chosen only when something here needs them (map_point).
-  lazy_pre_ = local_uses_ && !graph_ && physical;
-  const bool deferrable = lazy_pre_ && may_defer(op);
+  // Recorded with far points (records_far_points), likewise: nothing here waits for another
+  // shard's point (it has no event while recording), so its own waits matter only for its
+  // copies and folds with a half here.
+  record_far_ = graph_ && local_uses_ && physical && records_far_points(op);
+  lazy_pre_ = local_uses_ && physical && (!graph_ || record_far_);
+  const bool deferrable = lazy_pre_ && !graph_ && may_defer(op);
   whole_ = deferrable && analysed_whole(op);
   defer_ = deferrable && !whole_;
-  record_far_ = graph_ && local_uses_ && physical && records_far_points(op);
   met_ = 0;
   // With deferred writes and a mapper that knows its shards' ranges, other shards' points
   // are asked for only if they meet this shard's data (processor_of).
