@@ -174,6 +174,8 @@ void Analysis::analyse_points(const OpRef& ref) {
   // shard's point (it has no event while recording), so its own waits matter only for its
   // copies and folds with a half here.
   record_far_ = graph_ && local_uses_ && physical && records_far_points(op);
+  record_defer_ = record_far_ && may_defer(op);
+  far_run_ = {0, 0};
   lazy_pre_ = local_uses_ && physical && (!graph_ || record_far_);
   const bool deferrable = lazy_pre_ && !graph_ && may_defer(op);
   whole_ = deferrable && analysed_whole(op);
@@ -305,7 +307,8 @@ void Analysis::analyse_points(const OpRef& ref) {
     note_density(op, others,
                  defer_ ? others - std::min<std::size_t>(others, deferred_count_) : met_);
   }
-  if (defer_) close_deferred(op);
+  if (record_defer_) flush_recorded_deferrals(ref);
+  if (defer_ || record_defer_) close_deferred(op);
   if (op.local_completion) rt_.exchange()->launched(ref);
   rt_.count_points(points);
   if (rt_.config().coverage_log && op.counted) rt_.note_points(op.seq, points, false);
@@ -326,6 +329,7 @@ void Analysis::analyse_point(const OpRef& ref, std::uint32_t p, bool physical) {
     if (procs_[p].shard == kUnmapped) procs_[p] = processor_of(op, p);
     // (A dense launch is analysed whole, and measured in passing: what deferral would do.)
     if (whole_ && procs_[p].shard != rt_.shard()) met_ += !meets_nothing_here(op, p);
+    if (record_defer_) flush_recorded_deferrals(ref);
     launch_with_copies(ref, p);
   }
 }
@@ -640,8 +644,48 @@ void Analysis::record_far_point(const OpRef& ref, std::uint32_t p) {
   Op& op = *ref;
   own_waits(p, point_pre_);
   graph().op(op, p, procs_[p], point_pre_);
-  apply_writes(op, p);
-  rt_.count_far_recorded();
+  if (record_defer_)
+    defer_recorded_writes(ref, p);
+  else
+    apply_writes(op, p);
+  rt_.count_far_recorded(record_defer_);
+}
+
+void Analysis::flush_recorded_deferrals(const OpRef& ref) {
+  if (far_run_[0] >= far_run_[1]) return;
+  open_deferred_launch(ref);
+  for (std::uint32_t r = 0; r < deferred_launch_.size(); ++r)
+    if (deferred_launch_[r] != kNoLaunch)
+      physical_.defer_written(ref->reqs[r].tree, deferred_launch_[r], r, far_run_[0], far_run_[1]);
+  far_run_ = {0, 0};
+}
+
+bool Analysis::defers_while_recording() const {
+  const Config& c = rt_.config();
+  return c.shard_recording != 0 && rt_.network() && local_uses_ &&
+         Config::on_for_shards(c.shard_checks, rt_.num_shards(), Config::kShardChecksShards) &&
+         Config::on_for_shards(c.defer_writes, rt_.num_shards(), Config::kDeferWritesShards);
+}
+
+void Analysis::defer_recorded_writes(const OpRef& ref, std::uint32_t p) {
+  // (As untraced: the write is applied where this shard's analysis meets it, or at the next
+  // settle of everything. The trace's effects hold it now, in point order, as apply_writes
+  // would have journaled it: replays apply or defer it from there.)
+  const Op& op = *ref;
+  const std::size_t nreq = op.reqs.size();
+  for (std::size_t r = 0; r < nreq; ++r) {
+    const ReqInfo& q = op.reqs[r];
+    if (q.privilege == Privilege::ReadOnly || q.privilege == Privilege::Reduce) continue;
+    const Domain& root = rt_.forest().region(rt_.forest().tree(q.tree).root).bounds;
+    const std::uint32_t mem = op.point_instances[p * nreq + r]->memory();
+    for (int fi : q.field_indices)
+      physical_.journal_written(q.tree, root, fi, access_rect(op, p, r), mem);
+  }
+  // (Consecutive far points are deferred as one range: flush_recorded_deferrals, before the
+  // next point analysed whole, which may meet them, and at the launch's end.)
+  if (far_run_[1] != p) flush_recorded_deferrals(ref);
+  if (far_run_[0] >= far_run_[1]) far_run_[0] = p;
+  far_run_[1] = p + 1;
 }
 
 bool Analysis::analysed_whole(const Op& op) const {

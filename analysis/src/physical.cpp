@@ -240,8 +240,8 @@ void PhysicalState::written(std::uint32_t tree, const Domain& root, int fi, cons
 }
 
 void PhysicalState::write(std::uint32_t tree, const Domain& root, int fi, const Domain& rect,
-                          std::uint32_t mem) {
-  if (journaling_)
+                          std::uint32_t mem, bool journal) {
+  if (journaling_ && journal)
     effects_.push_back(
         PhysicalEffect{tree, fi, root, rect, mem, PhysicalEffect::Kind::Written, kNoEvent});
   Pieces& f = pieces(tree, root, fi);
@@ -405,6 +405,9 @@ void PhysicalState::note_tree_journaled(std::uint32_t tree) {
   if (noted_.size() <= tree) noted_.resize(tree + 1, 0);
   if (noted_[tree] == epoch_) return;
   noted_[tree] = epoch_;
+  // (Contributions deferred before the trace are pending too: the signature needs them
+  // applied. The trace has deferred nothing on tree yet: this is its first look at it.)
+  if (has_pending(tree) && deferred_.any(tree)) settle_tree(tree);
   PhysicalFact f{tree, 0, Domain(), 0, true};
   f.kind = PhysicalFact::Kind::Pending;
   f.pending = pending_signature(tree);
@@ -423,8 +426,8 @@ void PhysicalState::forget_tree(std::uint32_t tree) {
   if (tree < pending_trees_.size()) pending_trees_[tree] = false;
 }
 
-void PhysicalState::drop_copies() {
-  settle_all();
+void PhysicalState::drop_copies(bool keep_deferred) {
+  if (!keep_deferred) settle_all();
   for (Tree& t : trees_)
     for (Pieces& f : t.fields)
       for (Piece& p : f.slots)
@@ -486,9 +489,11 @@ void PhysicalState::apply(const PhysicalEffect& e) {
   }
 }
 
-void PhysicalState::start_journal() {
-  // (What a recording relies on and changes is the state with every write applied.)
-  settle_all();
+void PhysicalState::start_journal(bool keep_deferred) {
+  // (What a recording relies on and changes is the state with every write applied: applied
+  // first, or, keep_deferred, where the recording meets it.)
+  if (!keep_deferred) settle_all();
+  journal_from_ = deferred_.next_launch();
   journaling_ = true;
   ++epoch_;
   facts_.clear();
@@ -617,7 +622,22 @@ void PhysicalState::fold_older(std::uint32_t tree, const Domain& root, const Fie
 }
 
 void PhysicalState::apply_deferred(const DeferredWrites::Taken& w, bool oldest) {
-  REPRISE_ASSERT(!journaling_, "no write is deferred while a trace is recorded");
+  if (journaling_ && w.order.launch < journal_from_) {
+    // Deferred before the trace (start_journal(true)): part of the state the trace starts
+    // from, as if applied before it — no effect, no stamp (what the trace reads of it is a
+    // fact). Everything it settles first is older still.
+    struct Resume {
+      bool& journaling;
+      ~Resume() { journaling = true; }
+    } resume{journaling_};
+    journaling_ = false;
+    apply_deferred(w, oldest);
+    return;
+  }
+  // (Else, while journaling: the trace's own deferred write, journaled when it was deferred,
+  // applied now as the trace's doing: decided, not journaled again. A recording defers no
+  // contribution.)
+  REPRISE_ASSERT(!journaling_ || !w.op, "a recording defers no contribution");
   if (w.op) {  // (a contribution)
     // (Settles inside — the instance's choice looks at every field — stop at w's place.)
     const WriteOrder horizon = horizon_;
@@ -631,7 +651,7 @@ void PhysicalState::apply_deferred(const DeferredWrites::Taken& w, bool oldest) 
   for (int fi : w.fields) {
     // (The oldest pending write of its tree has nothing older left to apply first.)
     if (!oldest) settle(w.tree, fi, w.rect, w.order);
-    write(w.tree, trees_[w.tree].root, fi, w.rect, w.mem);
+    write(w.tree, trees_[w.tree].root, fi, w.rect, w.mem, /*journal=*/false);
   }
 }
 

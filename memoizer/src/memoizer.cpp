@@ -164,7 +164,7 @@ void Memoizer::forward_buffer() {
 void Memoizer::drop_copies_once() {
   if (rt_.num_shards() == 1 || copies_dropped_) return;
   apply_physical();
-  analysis_->physical().drop_copies();
+  analysis_->physical().drop_copies(analysis_->defers_while_recording());
   copies_dropped_ = true;
 }
 
@@ -268,7 +268,7 @@ void Memoizer::record(TraceID id) {
   t->id = id;
   recorder_.start(t.get());
   analysis_->set_graph(&recorder_);
-  analysis_->physical().start_journal();
+  analysis_->physical().start_journal(analysis_->defers_while_recording());
   std::vector<std::string> names;
   try {
     for (std::uint32_t k = 0; k < buffer_.size(); ++k) {

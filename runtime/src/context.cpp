@@ -876,7 +876,8 @@ Context::TraceStats Context::trace_stats() const {
                     s.value_rounds,
                     s.gpu_link_copies,
                     s.condition_checks,
-                    s.points_recorded_far};
+                    s.points_recorded_far,
+                    s.points_recorded_deferred};
 }
 
 std::uint32_t Context::num_cpus() const {

@@ -192,6 +192,7 @@ RuntimeStats Runtime::stats() const {
   s.points_replayed = points_replayed_.load(std::memory_order_relaxed);
   s.points_deferred = points_deferred_.load(std::memory_order_relaxed);
   s.points_recorded_far = points_recorded_far_.load(std::memory_order_relaxed);
+  s.points_recorded_deferred = points_recorded_deferred_.load(std::memory_order_relaxed);
   s.templates_recorded = templates_recorded_.load(std::memory_order_relaxed);
   s.templates_dropped = templates_dropped_.load(std::memory_order_relaxed);
   s.value_rounds = value_rounds_.load(std::memory_order_relaxed);

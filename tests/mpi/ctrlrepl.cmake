@@ -158,6 +158,10 @@ shard_counts_within("${out}" neighbours_traced proxies 0 0 "no proxy while recor
 # And a recording takes the other shards' points far from this shard's data for their writes
 # only (-lg:shard_recording, on with -lg:shard_checks from 4 shards): ~50 per shard here.
 shard_counts_within("${out}" neighbours_traced recorded_far 1 1000000 "far points recorded")
+# Their writes deferred, as untraced (the halo launches write whole disjoint partitions): the
+# recording applies only those its shard meets.
+shard_counts_within("${out}" neighbours_traced recorded_deferred 1 1000000
+                    "far points' writes deferred while recording")
 
 # A divergent program, a failing task, and a divergence no completion message shows (rank 1
 # issues two extra fences; its later ops pair up with same-shaped ops elsewhere, and the

@@ -154,7 +154,8 @@ struct Outcome {
   std::vector<std::vector<std::uint64_t>> observed;  // per op and launch point: what it read
   // How the runtime ran it (not compared): traces recorded and replayed, copies generated.
   std::uint64_t templates = 0, replays = 0, copies = 0;
-  std::uint64_t recorded_far = 0;  // other shards' points recorded for their writes only
+  std::uint64_t recorded_far = 0;       // other shards' points recorded for their writes only
+  std::uint64_t recorded_deferred = 0;  // ... whose writes the recording deferred
 };
 
 // Registers the tasks the programs use (idempotent; run_runtime calls it).

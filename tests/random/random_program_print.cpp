@@ -27,7 +27,6 @@ const char* priv_name(Privilege p) {
   return "?";
 }
 
-
 std::string ref_str(const Program& p, const RegionRef& r) {
   if (r.part < 0) return "r" + std::to_string(r.tree);
   return "p" + std::to_string(r.part) + "[" + r.color.str() + "] " + bounds_of(p, r).str();

@@ -218,6 +218,7 @@ class RuntimeExec {
     out_.replays = st.replays;
     out_.copies = st.copies;
     out_.recorded_far = st.points_recorded_far;
+    out_.recorded_deferred = st.points_recorded_deferred;
     for (std::size_t i = 0; i < maps_.size(); ++i) {
       if (!maps_[i].valid()) continue;
       const Domain& d = p_.map_domains[i];

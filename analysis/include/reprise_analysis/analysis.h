@@ -39,6 +39,10 @@ class Analysis final : public OpSink {
   Instance* instance_for(std::uint32_t tree, std::uint32_t mem);
   // the physical state (valid instances), which replays check and update.
   PhysicalState& physical() { return physical_; }
+  // Control replication, -lg:shard_recording with deferred writes: a recording defers other
+  // shards' writes (as untraced), so the writes deferred before it stay so
+  // (PhysicalState::start_journal(true), drop_copies(true)).
+  bool defers_while_recording() const;
 
  private:
   void analyse_points(const OpRef& op);
@@ -113,6 +117,11 @@ class Analysis final : public OpSink {
   // only the facts about its own data.
   bool records_far_points(const Op& op) const;
   void record_far_point(const OpRef& op, std::uint32_t p);
+  // Point p's writes journaled as the trace's effects and deferred (a far point recorded,
+  // where the launch may defer: record_defer_), applied when something here meets them.
+  void defer_recorded_writes(const OpRef& op, std::uint32_t p);
+  // Defers the run of far points defer_recorded_writes has gathered (far_run_), if any.
+  void flush_recorded_deferrals(const OpRef& op);
   // The rectangle point p of op accesses through requirement r.
   static const Domain& access_rect(const Op& op, std::uint32_t p, std::size_t r);
   // Point p's writes (not its reductions) to the physical state, requirement by requirement.
@@ -163,6 +172,8 @@ class Analysis final : public OpSink {
   bool defer_ = false;                      // may_defer(the op being analysed)
   bool whole_ = false;                      // ... but analysed whole here (analysed_whole)
   bool record_far_ = false;                 // records_far_points(the op being analysed)
+  bool record_defer_ = false;               // ... and its far points' writes are deferred
+  std::array<std::uint32_t, 2> far_run_{};  // ... those not yet deferred: points [first, last)
   std::size_t met_ = 0;  // ... then its other shards' points that meet this shard's data
   std::unordered_map<TaskID, bool> dense_tasks_;  // per task: analysed_whole
   // Per requirement of that op: its deferred launch (PhysicalState::open_deferred), once a

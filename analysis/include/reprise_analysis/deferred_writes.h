@@ -109,6 +109,9 @@ class DeferredWrites {
   }
 
   bool any(std::uint32_t tree) const { return tree < trees_.size() && !trees_[tree].empty(); }
+  // The place (WriteOrder::launch) the next launch deferred will take: launches from there on
+  // come after everything pending now.
+  std::uint64_t next_launch() const { return next_launch_; }
   bool any() const { return records_ != 0; }
   // Changes whenever writes become pending (never when they are taken): what was found not
   // to meet anything pending stays so until it changes.

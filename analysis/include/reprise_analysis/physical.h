@@ -204,8 +204,10 @@ class PhysicalState {
   // wrote (the next reads copy again; always safe). What remains is the write layer, which
   // every shard keeps alike, while a shard knows only some of the copies between two other
   // shards (see read): the memoizer calls this before it checks or records a template, so
-  // that every shard takes the same decision from the same state.
-  void drop_copies();
+  // that every shard takes the same decision from the same state. keep_deferred: the writes
+  // still deferred stay so (applied later, each makes its piece its writer's alone, as if it
+  // had been applied before: dropping copies does not cut pieces, so the two commute).
+  void drop_copies(bool keep_deferred = false);
   void apply(const PhysicalEffect& e);
   // apply, as if only the deferred writes before `horizon` had been made (a replay applies its
   // own effects around the list of other shards' writes it defers: defer_list).
@@ -221,7 +223,19 @@ class PhysicalState {
   // those effects settled where they looked, as older writes.
   std::uint64_t defer_list(std::shared_ptr<const WriteList> list);
 
-  void start_journal();
+  // keep_deferred (-lg:shard_recording, control replication): the writes deferred so far are
+  // not applied first; the recording applies those it meets as part of the state it starts
+  // from (apply_deferred), and may defer writes of its own (journal_written).
+  void start_journal(bool keep_deferred = false);
+  // While journaling: a write that the recording defers (another shard's point that meets
+  // nothing here), journaled now, in its place among the trace's effects; once applied it is
+  // the trace's doing, not journaled again (apply_deferred).
+  void journal_written(std::uint32_t tree, const Domain& root, int fi, const Domain& rect,
+                       std::uint32_t mem) {
+    if (journaling_)
+      effects_.push_back(
+          PhysicalEffect{tree, fi, root, rect, mem, PhysicalEffect::Kind::Written, kNoEvent});
+  }
   bool journaling() const { return journaling_; }
   // Effects journaled so far (while journaling).
   std::size_t journaled_effects() const { return effects_.size(); }
@@ -298,8 +312,10 @@ class PhysicalState {
   // Applies a deferred write, after the older ones meeting the pieces it writes (oldest: w is
   // its tree's oldest pending write, taken in order — none is left to apply first).
   void apply_deferred(const DeferredWrites::Taken& w, bool oldest = false);
-  // written() without settling first.
-  void write(std::uint32_t tree, const Domain& root, int fi, const Domain& rect, std::uint32_t mem);
+  // written() without settling first. journal: journaling, the write is an effect of the
+  // trace (not one it journaled when it deferred it).
+  void write(std::uint32_t tree, const Domain& root, int fi, const Domain& rect, std::uint32_t mem,
+             bool journal = true);
   const Pieces* find(std::uint32_t tree, int fi) const;
   // Fills hits_ with the slots of the pieces of f that meet rect, in index order (of
   // f.local's pieces only: `local`).
@@ -378,6 +394,9 @@ class PhysicalState {
   mutable std::vector<std::uint32_t> hits_;
   std::vector<Domain> parts_, uncovered_, scratch_;
   bool journaling_ = false;
+  // While journaling: deferred launches from this place on are the recording's own (its
+  // effects, journaled when deferred); those before it come from before the trace.
+  std::uint64_t journal_from_ = 0;
   std::uint32_t epoch_ = 0;
   std::vector<PhysicalFact> facts_;
   std::vector<PhysicalEffect> effects_;

@@ -192,6 +192,9 @@ class Context {
     // Control replication, -lg:shard_recording: other shards' points that recordings took for
     // their writes only (their reads met none of this shard's data).
     std::uint64_t points_recorded_far = 0;
+    // ... of which the recording deferred the writes (as untraced: applied where this shard
+    // meets them; where the launch may defer, -lg:defer_writes).
+    std::uint64_t points_recorded_deferred = 0;
   };
   TraceStats trace_stats() const;
   // Ops issued so far (the next op's number), and with -lg:coverage_log the record of which

@@ -73,6 +73,7 @@ struct RuntimeStats {
   std::uint64_t points_launched = 0;
   std::uint64_t points_deferred = 0;
   std::uint64_t points_recorded_far = 0;
+  std::uint64_t points_recorded_deferred = 0;
   std::uint64_t points_replayed = 0;
   std::uint64_t templates_recorded = 0;
   std::uint64_t templates_dropped = 0;
@@ -182,7 +183,10 @@ class Runtime {
   RuntimeStats stats() const;
   void count_points(std::uint64_t n) { points_launched_.fetch_add(n, std::memory_order_relaxed); }
   void count_deferred(std::uint64_t n) { points_deferred_.fetch_add(n, std::memory_order_relaxed); }
-  void count_far_recorded() { points_recorded_far_.fetch_add(1, std::memory_order_relaxed); }
+  void count_far_recorded(bool deferred) {
+    points_recorded_far_.fetch_add(1, std::memory_order_relaxed);
+    if (deferred) points_recorded_deferred_.fetch_add(1, std::memory_order_relaxed);
+  }
   void count_replay(std::uint64_t points) {
     points_replayed_.fetch_add(points, std::memory_order_relaxed);
     replays_.fetch_add(1, std::memory_order_relaxed);
@@ -307,6 +311,7 @@ class Runtime {
   std::atomic<std::uint64_t> points_launched_{0};
   std::atomic<std::uint64_t> points_deferred_{0};
   std::atomic<std::uint64_t> points_recorded_far_{0};
+  std::atomic<std::uint64_t> points_recorded_deferred_{0};
   std::atomic<std::uint64_t> points_replayed_{0};
   std::atomic<std::uint64_t> templates_recorded_{0};
   std::atomic<std::uint64_t> condition_checks_{0};
