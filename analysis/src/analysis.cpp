@@ -638,12 +638,12 @@ void Analysis::record_far_point(const OpRef& ref, std::uint32_t p) {
   // no pending reduction): its reads need copies between other shards only (a replay here
   // skips those, and their facts are about other shards' memories, which their shards read
   // and vote on). What every shard must still apply is its writes, in point order: the write
-  // layer is the same on every shard. Its instruction is recorded (it runs elsewhere: no event
-  // here, Executor::op counts it off), after this shard's waits of it, as launch_with_copies
-  // would have recorded it.
+  // layer is the same on every shard. It gets no instruction in the template: it runs
+  // elsewhere, and nothing here waits for it (an op that completes locally: every access
+  // waits by data, Analysis::own_waits); it is done with here at once, now and at each replay
+  // (ShardPlan::count_offs counts an op's points without an instruction).
   Op& op = *ref;
-  own_waits(p, point_pre_);
-  graph().op(op, p, procs_[p], point_pre_);
+  rt_.executor().count_off(op, 1);
   if (record_defer_)
     defer_recorded_writes(ref, p);
   else

@@ -222,7 +222,17 @@ const ShardPlan& Memoizer::shard_plan(TraceTemplate& t) {
       if (!here[i] && in.kind == Instruction::Kind::Op && linked.count(point_key(in.op, in.point)))
         needed[i] = true;
     }
+  // Points without an instruction (other shards' points recorded for their writes only,
+  // Analysis::record_far_point) are done with here at once too.
   std::vector<std::uint32_t> skipped_points(t.ops.size(), 0);
+  {
+    std::vector<std::uint32_t> recorded(t.ops.size(), 0);
+    for (const Instruction& in : t.instrs)
+      if (in.kind == Instruction::Kind::Op) ++recorded[in.op];
+    for (std::uint32_t op = 0; op < t.ops.size(); ++op)
+      if (const Op& o = *buffer_[op]; o.launches_points() && o.num_points() > recorded[op])
+        skipped_points[op] = std::uint32_t(o.num_points()) - recorded[op];
+  }
   for (std::uint32_t i = 0; i < n; ++i) {
     const Instruction& in = t.instrs[i];
     // Values of value-returning ops go to every shard: their proxies receive them.
@@ -275,8 +285,15 @@ const SimulatedReplayAsks& Memoizer::simulated_asks(TraceTemplate& t) {
 
 void Memoizer::replay_batch(TraceTemplate& t, Event fence, bool elide, std::size_t prefix) {
   const std::size_t n = t.instrs.size();
-  if (n == 0) return;
   BatchSink& exec = rt_.batches();
+  if (n == 0) {
+    // (Under control replication a shard's template may hold no instruction: every point
+    // another shard's, recorded for its writes only. They are done with here at once.)
+    if (rt_.num_shards() > 1)
+      for (const auto& [op, points] : shard_plan(t).count_offs)
+        exec.count_off(*buffer_[op], points);
+    return;
+  }
   // Control replication: every point has a completion event (other shards' points are
   // proxies), and back-to-back replays link through events, not reversed links. Only what
   // the shard's plan names is initialised.

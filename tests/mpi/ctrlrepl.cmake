@@ -129,23 +129,29 @@ shard_counts_within("${out}" singles sum 820 820 "820, the sum of the 40 tasks' 
 shard_counts_within("${out}" singles messages 0 120
                     "at most 3 per single task (completions broadcast?)")
 
-# Replays are per shard: with the same loop under a manual trace, each shard's replays set up
-# only its own instructions and its neighbours' points it waits for (a third of the
-# template on 8 ranks; all of it if replays walked other shards' work).
+# Replays and templates are per shard: with the same loop under a manual trace, each shard's
+# replays set up only its own instructions and halves of copies (under half of the trace's
+# points on 8 ranks; all of them if replays walked other shards' work), and its template
+# holds no instruction for another shard's point far from its data (recorded for its writes
+# only: fewer instructions than the trace has points; more if it held every shard's).
 run_np(8 out rc ${PROGRAM} neighbours_traced -ll:cpu 1)
-string(REGEX MATCHALL "replays=[0-9]+ replay_instructions=[0-9]+ here=[0-9]+" lines "${out}")
+string(REGEX MATCHALL "replays=[0-9]+ replay_instructions=[0-9]+ here=[0-9]+ points_replayed=[0-9]+"
+       lines "${out}")
 list(LENGTH lines n)
 if(NOT rc EQUAL 0 OR NOT n EQUAL 8)
   message(FATAL_ERROR "neighbours_traced on 8 ranks failed (exit ${rc}):\n${out}")
 endif()
 foreach(l ${lines})
-  string(REGEX MATCH "replays=([0-9]+) replay_instructions=([0-9]+) here=([0-9]+)" _ "${l}")
+  string(REGEX MATCH
+         "replays=([0-9]+) replay_instructions=([0-9]+) here=([0-9]+) points_replayed=([0-9]+)" _
+         "${l}")
   set(replays ${CMAKE_MATCH_1})
   set(all ${CMAKE_MATCH_2})
   set(here ${CMAKE_MATCH_3})
+  set(points ${CMAKE_MATCH_4})
   math(EXPR here_x2 "${here} * 2")
-  if(replays LESS 5 OR here EQUAL 0 OR NOT here_x2 LESS all)
-    message(FATAL_ERROR "neighbours_traced on 8 ranks: ${l} (a shard's replays should set up under half of the instructions):\n${out}")
+  if(replays LESS 5 OR here EQUAL 0 OR NOT here_x2 LESS points OR NOT all LESS points)
+    message(FATAL_ERROR "neighbours_traced on 8 ranks: ${l} (a shard's replays should set up under half of the trace's points, from a template of fewer instructions than the trace has points):\n${out}")
   endif()
 endforeach()
 message(STATUS "neighbours_traced, 8 ranks: ${lines}")

@@ -180,13 +180,13 @@ int main(int argc, char** argv) {
       const Context::TraceStats st = ctx.trace_stats();
       std::printf(
           "shard %u heard_from=%u requests=%llu proxies=%llu replays=%llu "
-          "replay_instructions=%llu here=%llu value_rounds=%llu recorded_far=%llu "
-          "recorded_deferred=%llu\n",
+          "replay_instructions=%llu here=%llu points_replayed=%llu value_rounds=%llu "
+          "recorded_far=%llu recorded_deferred=%llu\n",
           ctx.shard(), st.peers_heard, (unsigned long long)st.requests_sent,
           (unsigned long long)st.remote_proxies, (unsigned long long)st.replays,
           (unsigned long long)st.replay_instructions,
-          (unsigned long long)st.replay_instructions_here, (unsigned long long)st.value_rounds,
-          (unsigned long long)st.points_recorded_far,
+          (unsigned long long)st.replay_instructions_here, (unsigned long long)st.points_replayed,
+          (unsigned long long)st.value_rounds, (unsigned long long)st.points_recorded_far,
           (unsigned long long)st.points_recorded_deferred);
       return;  // (the checksum below is a single task whose value every shard hears of)
     }
