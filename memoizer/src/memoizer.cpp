@@ -329,7 +329,8 @@ void Memoizer::record(TraceID id) {
   // (Replays under control replication link to the previous one through events: no reversed
   // links to build.)
   if (rt_.num_shards() == 1) build_cross_links(*t);
-  compute_conditions(*t, buffer_);
+  // (-lg:shard_checks: the conditions about this shard's instances, the ones it reads.)
+  compute_conditions(*t, buffer_, vote_ ? local : nullptr);
   if (vote_) t->own_conditions = own_conditions(*t);
   // Idempotent only if the state the trace leaves behind is the one it started from (under
   // control replication: once the copies are dropped, as they were before it was recorded).

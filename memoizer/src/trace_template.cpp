@@ -554,7 +554,8 @@ void compute_elision_links(TraceTemplate& t, const std::vector<OpRef>& recorded,
   }
 }
 
-void compute_conditions(TraceTemplate& t, const std::vector<OpRef>& recorded) {
+void compute_conditions(TraceTemplate& t, const std::vector<OpRef>& recorded,
+                        const std::function<bool(const Instance*)>& read_here) {
   // Conditions are found by (tree, instance) through hash maps: a template with many instances
   // (reduction instances per point, several memories) costs O(accesses), not O(accesses ×
   // instances).
@@ -586,6 +587,10 @@ void compute_conditions(TraceTemplate& t, const std::vector<OpRef>& recorded) {
   std::vector<Condition> written;
   Index pre_at, post_at, written_at;
   std::unordered_set<const Instance*> reductions;
+  // The trees the trace touches (beyond reductions), in the order of their first access: the
+  // same whichever conditions are kept.
+  std::vector<std::pair<std::uint32_t, FieldMask>> plain;
+  std::unordered_map<std::uint32_t, std::size_t> plain_at;
   for (const OpRef& op : recorded) {
     const std::size_t nreq = op->reqs.size();
     for (std::size_t r = 0; r < nreq; ++r) {
@@ -593,6 +598,17 @@ void compute_conditions(TraceTemplate& t, const std::vector<OpRef>& recorded) {
       for (std::size_t p = 0; p < op->num_points(); ++p) {
         Instance* inst = op->point_instances.empty() ? nullptr : op->point_instances[p * nreq + r];
         if (!inst) continue;
+        if (!inst->is_reduction()) {
+          auto [at, fresh] = plain_at.try_emplace(q.tree, plain.size());
+          if (fresh)
+            plain.emplace_back(q.tree, q.mask);
+          else
+            plain[at->second].second |= q.mask;
+          // (-lg:shard_checks: a shard reads only the conditions about its own instances, and
+          // a condition and its postcondition are about one instance: each shard's verdict on
+          // idempotence covers its own, and the shards vote.)
+          if (read_here && !read_here(inst)) continue;
+        }
         if (inst->is_reduction()) {
           // Which slot a reducer uses follows from the pending reductions (a fact); the
           // instance itself must still exist.
@@ -619,7 +635,7 @@ void compute_conditions(TraceTemplate& t, const std::vector<OpRef>& recorded) {
         return post != post_at.end() &&
                (t.postconditions[post->second].fields & pc.fields) == pc.fields;
       });
-  for (const auto& c : t.postconditions) touch(c.tree, c.fields);
+  for (const auto& [tree, mask] : plain) touch(tree, mask);
 }
 
 void build_successors(TraceTemplate& t, const std::vector<OpRef>& recorded) {

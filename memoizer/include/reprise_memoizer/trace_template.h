@@ -227,7 +227,10 @@ void compute_elision_links(TraceTemplate& t, const std::vector<OpRef>& recorded_
                            const std::function<bool(const Instance*)>& local = {},
                            std::shared_ptr<LogicalAnalysis::Caches> caches = nullptr);
 // The physical conditions (one system memory: which instance of each tree is read / written).
-void compute_conditions(TraceTemplate& t, const std::vector<OpRef>& recorded_ops);
+// read_here (control replication with -lg:shard_checks): only the conditions about the
+// instances it accepts are kept (each shard reads and votes on those about its own).
+void compute_conditions(TraceTemplate& t, const std::vector<OpRef>& recorded_ops,
+                        const std::function<bool(const Instance*)>& read_here = nullptr);
 // The successor lists that let a replay count in-trace edges down instead of using events.
 void build_successors(TraceTemplate& t, const std::vector<OpRef>& recorded_ops);
 // TraceTemplate::summary_ops, from the successor lists.
