@@ -434,8 +434,9 @@ void Analysis::launch_with_copies(const OpRef& ref, std::uint32_t p) {
   own_waits(p, point_pre_);
   // Control replication, untraced: another shard's point is analysed here only where it
   // meets this shard's data (copies out of it, folds; see PhysicalState::read). A recording
-  // takes every point whole: every shard's template facts must be the same (the memoizer
-  // checks them after PhysicalState::drop_copies, from the state every shard keeps alike).
+  // takes the points it analyses whole (the others, with -lg:shard_recording, for their
+  // writes only: record_far_point): its facts are read after PhysicalState::drop_copies, from
+  // the state every shard keeps alike.
   const bool elsewhere = local_uses_ && !graph_ && procs_[p].shard != rt_.shard();
   if (elsewhere && defer_) map_point(op, p);  // (its memories were left unchosen)
   const Processor copy_proc = rt_.config().utils > 1 || procs_[p].kind != ProcessorKind::CPU
