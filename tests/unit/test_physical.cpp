@@ -4,6 +4,7 @@
 
 #include <random>
 #include <set>
+#include <tuple>
 
 #include "reprise_analysis/physical.h"
 #include "reprise_analysis/rect_index.h"
@@ -150,6 +151,71 @@ TEST(Physical, JournalRecordsFactsBeforeTheTraceAndEffects) {
   std::vector<CopyNeed> after;
   s.read(0, root, 0, r1(0, 9), 1, waits, after, folds);
   ASSERT_EQ(after.size(), 1u);  // the last effect was a write of [0,9] in memory 0
+}
+
+// -lg:shard_recording: a recording that keeps deferred writes pending (start_journal(true))
+// journals what one that applied them first would: a write deferred before the trace is part
+// of the state the trace starts from (facts, no effect), one the trace defers is journaled once,
+// when deferred, and is the trace's doing once applied (no fact about it).
+TEST(Physical, JournalOverDeferredWritesMatchesOneOverAppliedWrites) {
+  const Domain root = r1(0, 19);
+  const auto one_write = [&](const Domain& rect, std::uint32_t mem) {
+    auto list = std::make_shared<detail::WriteList>();
+    list->tree = 0;
+    list->root = root;
+    list->index.insert(rect, 0);
+    list->hull = rect;
+    list->entries.push_back(detail::WriteList::Entry{0, rect, mem});
+    list->mask = 1;
+    return list;
+  };
+  struct Journal {
+    std::vector<PhysicalFact> facts;
+    std::vector<PhysicalEffect> effects;
+    std::vector<CopyNeed> needs;
+  };
+  const auto run = [&](bool deferred) {
+    PhysicalState s;
+    Journal j;
+    s.written(0, root, 0, root, 0);
+    if (deferred) {  // [10,14] written by memory 2 before the trace, still pending
+      s.close_deferred(0, s.defer_list(one_write(r1(10, 14), 2)), 0);
+      s.start_journal(true);
+      s.journal_written(0, root, 0, r1(3, 5), 3);  // the trace's own, deferred
+      s.close_deferred(0, s.defer_list(one_write(r1(3, 5), 3)), 0);
+    } else {
+      s.written(0, root, 0, r1(10, 14), 2);
+      s.start_journal();
+      s.written(0, root, 0, r1(3, 5), 3);
+    }
+    std::vector<Event> waits;
+    std::vector<FoldNeed> folds;
+    s.read(0, root, 0, r1(0, 12), 1, waits, j.needs, folds);
+    s.stop_journal(j.facts, j.effects);
+    return j;
+  };
+  const Journal eager = run(false), kept = run(true);
+  ASSERT_EQ(eager.effects.size(), 1u);  // the trace's write of [3,5], once
+  ASSERT_EQ(kept.effects.size(), 1u);
+  EXPECT_EQ(kept.effects[0].kind, PhysicalEffect::Kind::Written);
+  EXPECT_EQ(kept.effects[0].rect, r1(3, 5));
+  EXPECT_EQ(kept.effects[0].mem, 3u);
+  const auto key = [](const PhysicalFact& f) {
+    return std::tuple(f.rect.lo[0], f.rect.hi[0], f.mem, f.valid);
+  };
+  std::set<std::tuple<coord_t, coord_t, std::uint32_t, bool>> a, b;
+  for (const auto& f : eager.facts) a.insert(key(f));
+  for (const auto& f : kept.facts) b.insert(key(f));
+  EXPECT_EQ(a, b);
+  // (Among them: [10,12] valid in memory 2, from the write before the trace; nothing about
+  // [3,5], the trace's own.)
+  EXPECT_TRUE(b.count(std::tuple(coord_t(10), coord_t(12), 2u, true)));
+  for (const auto& f : kept.facts) EXPECT_FALSE(f.rect.overlaps(r1(3, 5))) << f.rect.str();
+  ASSERT_EQ(eager.needs.size(), kept.needs.size());
+  for (std::size_t i = 0; i < eager.needs.size(); ++i) {
+    EXPECT_EQ(eager.needs[i].rect, kept.needs[i].rect);
+    EXPECT_EQ(eager.needs[i].src_mem, kept.needs[i].src_mem);
+  }
 }
 
 // The rectangle index finds every rectangle meeting a query (and the physical state built on
