@@ -518,15 +518,22 @@ const Domain& Analysis::access_rect(const Op& op, std::uint32_t p, std::size_t r
   return op.kind == OpKind::Copy && r == 1 ? op.rect(p, 0) : op.rect(p, r);
 }
 
-void Analysis::apply_writes(const Op& op, std::uint32_t p) {
+template <class Fn>
+void Analysis::each_write(const Op& op, std::uint32_t p, Fn&& fn) const {
   const std::size_t nreq = op.reqs.size();
   for (std::size_t r = 0; r < nreq; ++r) {
     const ReqInfo& q = op.reqs[r];
     if (q.privilege == Privilege::ReadOnly || q.privilege == Privilege::Reduce) continue;
     const Domain& root = rt_.forest().region(rt_.forest().tree(q.tree).root).bounds;
     const std::uint32_t mem = op.point_instances[p * nreq + r]->memory();
-    for (int fi : q.field_indices) physical_.written(q.tree, root, fi, access_rect(op, p, r), mem);
+    for (int fi : q.field_indices) fn(q.tree, root, fi, access_rect(op, p, r), mem);
   }
+}
+
+void Analysis::apply_writes(const Op& op, std::uint32_t p) {
+  each_write(op, p,
+             [&](std::uint32_t tree, const Domain& root, int fi, const Domain& rect,
+                 std::uint32_t mem) { physical_.written(tree, root, fi, rect, mem); });
 }
 
 void Analysis::copy_in(Op& op, std::uint32_t p, const ReqInfo& q, Instance* dst,
@@ -619,11 +626,15 @@ bool Analysis::may_defer(const Op& op) const {
   return true;
 }
 
-bool Analysis::records_far_points(const Op& op) const {
+bool Analysis::records_per_shard() const {
   const Config& c = rt_.config();
-  if (c.shard_recording == 0 || !rt_.network() ||
-      !Config::on_for_shards(c.shard_checks, rt_.num_shards(), Config::kShardChecksShards) ||
-      op.kind != OpKind::IndexTask || !op.local_completion || op.reqs.empty())
+  return c.shard_recording != 0 && rt_.network() && local_uses_ &&
+         Config::on_for_shards(c.shard_checks, rt_.num_shards(), Config::kShardChecksShards);
+}
+
+bool Analysis::records_far_points(const Op& op) const {
+  if (!records_per_shard() || op.kind != OpKind::IndexTask || !op.local_completion ||
+      op.reqs.empty())
     return false;
   // (A contribution is analysed where it lands: its reduction instance and fold order. And a
   // read over pending contributions folds them — freeing reduction instances that every
@@ -662,26 +673,17 @@ void Analysis::flush_recorded_deferrals(const OpRef& ref) {
 }
 
 bool Analysis::defers_while_recording() const {
-  const Config& c = rt_.config();
-  return c.shard_recording != 0 && rt_.network() && local_uses_ &&
-         Config::on_for_shards(c.shard_checks, rt_.num_shards(), Config::kShardChecksShards) &&
-         Config::on_for_shards(c.defer_writes, rt_.num_shards(), Config::kDeferWritesShards);
+  return records_per_shard() && Config::on_for_shards(rt_.config().defer_writes, rt_.num_shards(),
+                                                      Config::kDeferWritesShards);
 }
 
 void Analysis::defer_recorded_writes(const OpRef& ref, std::uint32_t p) {
   // (As untraced: the write is applied where this shard's analysis meets it, or at the next
   // settle of everything. The trace's effects hold it now, in point order, as apply_writes
   // would have journaled it: replays apply or defer it from there.)
-  const Op& op = *ref;
-  const std::size_t nreq = op.reqs.size();
-  for (std::size_t r = 0; r < nreq; ++r) {
-    const ReqInfo& q = op.reqs[r];
-    if (q.privilege == Privilege::ReadOnly || q.privilege == Privilege::Reduce) continue;
-    const Domain& root = rt_.forest().region(rt_.forest().tree(q.tree).root).bounds;
-    const std::uint32_t mem = op.point_instances[p * nreq + r]->memory();
-    for (int fi : q.field_indices)
-      physical_.journal_written(q.tree, root, fi, access_rect(op, p, r), mem);
-  }
+  each_write(*ref, p,
+             [&](std::uint32_t tree, const Domain& root, int fi, const Domain& rect,
+                 std::uint32_t mem) { physical_.journal_written(tree, root, fi, rect, mem); });
   // (Consecutive far points are deferred as one range: flush_recorded_deferrals, before the
   // next point analysed whole, which may meet them, and at the launch's end.)
   if (far_run_[1] != p) flush_recorded_deferrals(ref);

@@ -598,17 +598,6 @@ void compute_conditions(TraceTemplate& t, const std::vector<OpRef>& recorded,
       for (std::size_t p = 0; p < op->num_points(); ++p) {
         Instance* inst = op->point_instances.empty() ? nullptr : op->point_instances[p * nreq + r];
         if (!inst) continue;
-        if (!inst->is_reduction()) {
-          auto [at, fresh] = plain_at.try_emplace(q.tree, plain.size());
-          if (fresh)
-            plain.emplace_back(q.tree, q.mask);
-          else
-            plain[at->second].second |= q.mask;
-          // (-lg:shard_checks: a shard reads only the conditions about its own instances, and
-          // a condition and its postcondition are about one instance: each shard's verdict on
-          // idempotence covers its own, and the shards vote.)
-          if (read_here && !read_here(inst)) continue;
-        }
         if (inst->is_reduction()) {
           // Which slot a reducer uses follows from the pending reductions (a fact); the
           // instance itself must still exist.
@@ -620,6 +609,15 @@ void compute_conditions(TraceTemplate& t, const std::vector<OpRef>& recorded,
           }
           continue;
         }
+        auto [at, fresh] = plain_at.try_emplace(q.tree, plain.size());
+        if (fresh)
+          plain.emplace_back(q.tree, q.mask);
+        else
+          plain[at->second].second |= q.mask;
+        // (-lg:shard_checks: a shard reads only the conditions about its own instances, and a
+        // condition and its postcondition are about one instance: each shard's verdict on
+        // idempotence covers its own, and the shards vote.)
+        if (read_here && !read_here(inst)) continue;
         auto w = written_at.find(Key{q.tree, inst});
         const FieldMask before = w == written_at.end() ? 0 : written[w->second].fields;
         if (q.privilege != Privilege::WriteDiscard && (q.mask & ~before))

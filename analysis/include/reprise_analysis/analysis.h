@@ -116,6 +116,8 @@ class Analysis final : public OpSink {
   // (record_far_point) — the shards vote on every check of the template, so each may record
   // only the facts about its own data.
   bool records_far_points(const Op& op) const;
+  // -lg:shard_recording is on for this run (with the checks voted: -lg:shard_checks).
+  bool records_per_shard() const;
   void record_far_point(const OpRef& op, std::uint32_t p);
   // Point p's writes journaled as the trace's effects and deferred (a far point recorded,
   // where the launch may defer: record_defer_), applied when something here meets them.
@@ -124,7 +126,11 @@ class Analysis final : public OpSink {
   void flush_recorded_deferrals(const OpRef& op);
   // The rectangle point p of op accesses through requirement r.
   static const Domain& access_rect(const Op& op, std::uint32_t p, std::size_t r);
-  // Point p's writes (not its reductions) to the physical state, requirement by requirement.
+  // fn(tree, root, field index, rectangle, memory) for each field point p writes (not its
+  // reductions), requirement by requirement.
+  template <class Fn>
+  void each_write(const Op& op, std::uint32_t p, Fn&& fn) const;
+  // Point p's writes to the physical state (each_write).
   void apply_writes(const Op& op, std::uint32_t p);
   // Deferral on auto: whether op's task is dense here — at its last launch most of the other
   // shards' points met this shard's data (a circuit whose wires reach any piece). Deferring
