@@ -89,18 +89,19 @@ void Analysis::drop_triggered(std::vector<Event>& events) const {
   std::erase_if(events, [&](Event e) { return rt_.events().has_triggered(e); });
 }
 
-void Analysis::idle() {
+void Analysis::drop_completed() {
   drop_triggered(since_fence_);
   drop_triggered(since_full_fence_);
+  compact_at_ = std::max<std::size_t>(64, since_fence_.size() * 2);
 }
 
+// (Compacted when the lists have doubled since the last look, not whenever the utility thread
+// goes idle: a look is O(ops in flight), and the utility thread goes idle after every op when
+// the application issues slower than it analyses.)
 void Analysis::remember_done(Event e) {
   since_fence_.push_back(e);
   since_full_fence_.push_back(e);
-  if (since_fence_.size() >= compact_at_) {
-    idle();
-    compact_at_ = std::max<std::size_t>(64, since_fence_.size() * 2);
-  }
+  if (since_fence_.size() >= compact_at_) drop_completed();
 }
 
 Instance* Analysis::instance_for(std::uint32_t tree, std::uint32_t mem) {
@@ -1106,7 +1107,7 @@ void when_triggered(Runtime& rt, Event e, WaiterFn fn, PendingCompletion* pc) {
 }  // namespace
 
 void Analysis::fence(const OpRef& op) {
-  idle();
+  drop_completed();
   if (fence_event_.exists()) since_fence_.push_back(fence_event_);
   Event all = graph().fence(since_fence_);
   since_fence_.clear();

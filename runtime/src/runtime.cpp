@@ -755,7 +755,6 @@ void Runtime::utility_loop() {
   const SpinPolicy spin = spin_policy();
   bool released = false;
   auto idle = [&] {
-    pipeline_->idle();
     // After a failure (possibly on another shard) nothing may stay held back by automatic
     // tracing, or the application would wait for it forever: release it once.
     if (failed() && !released) {

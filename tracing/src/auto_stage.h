@@ -22,7 +22,6 @@ class AutoTraceStage final : public OpSink, private tracing::AutoTraceSink {
                  const std::string& log_path);
   ~AutoTraceStage() override;
   void submit(const OpRef& op) override;
-  void idle() override { next_->idle(); }
   // Background analyses spawned from this thread finish on it (where TBB has no worker thread,
   // nobody else would run them).
   void finish() override {

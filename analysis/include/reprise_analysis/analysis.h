@@ -21,7 +21,6 @@ class Analysis final : public OpSink {
   explicit Analysis(Runtime& rt);
   ~Analysis() override;
   void submit(const OpRef& op) override;
-  void idle() override;
 
   // Routes emission through g (the memoizer's recorder) until reset with nullptr.
   void set_graph(GraphSink* g);
@@ -91,6 +90,8 @@ class Analysis final : public OpSink {
   void fold_earlier(Op& op, std::uint32_t p, std::size_t r, Processor copy_proc, bool elsewhere);
   void reduce_futures(const OpRef& op);
   void drop_triggered(std::vector<Event>& events) const;
+  // Drops the completed events of since_fence_ and since_full_fence_.
+  void drop_completed();
   // Control replication, untraced: a copy between two other shards' memories is not made at
   // all (nothing here would run or wait for it).
   bool between_other_shards(const Instance& src, const Instance& dst);

@@ -24,7 +24,6 @@ class Memoizer final : public OpSink {
   Memoizer(const Memoizer&) = delete;
   Memoizer& operator=(const Memoizer&) = delete;
   void submit(const OpRef& op) override;
-  void idle() override { analysis_->idle(); }
 
   // For tests and tools.
   const std::list<std::unique_ptr<TraceTemplate>>* templates(TraceID id) const;

@@ -35,8 +35,6 @@ class OpSink {
  public:
   virtual ~OpSink() = default;
   virtual void submit(const OpRef& op) = 0;
-  // Called when the op queue has drained, before the utility thread sleeps.
-  virtual void idle() {}
   // Called on the utility thread after the last op, before it exits.
   virtual void finish() {}
 };
