@@ -164,8 +164,7 @@ bool Instance::begin_reduction(int fi, ScalarType type, ReductionOp op) {
 
 RawAccess Instance::access(int fi) const {
   RawAccess a;
-  a.base = fields_[fi].base;
-  a.strides = fields_[fi].strides;
+  view(fi, a);
   return a;
 }
 

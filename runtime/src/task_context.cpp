@@ -17,13 +17,26 @@ namespace reprise {
 using detail::ReqInfo;
 
 namespace {
+// A point's accessor error: "op #N (...), point P: what". Out of line and cold, so that the
+// checks on the way to every accessor stay a compare and a branch each.
+template <typename... Args>
+[[noreturn, gnu::cold, gnu::noinline]] void fail(const detail::PointTask& t,
+                                                 fmt::format_string<Args...> what, Args&&... args) {
+  throw Error(fmt::format("{}, point {}: {}", t.op->describe(), t.point.str(),
+                          fmt::format(what, std::forward<Args>(args)...)));
+}
+
 // The op requirements of the program's requirement `req` (several for a sparse region).
-std::pair<std::size_t, std::size_t> op_reqs(const detail::PointTask& t, int req) {
-  const std::size_t n = t.op->num_program_reqs();
-  if (req < 0 || std::size_t(req) >= n)
-    throw Error(fmt::format("{}, point {}: requirement {} does not exist (the task has {})",
-                            t.op->describe(), t.point.str(), req, n));
-  return t.op->op_reqs_of(std::size_t(req));
+inline std::pair<std::size_t, std::size_t> op_reqs(const detail::PointTask& t, int req) {
+  const detail::Op& op = *t.op;
+  const auto* task = std::get_if<detail::TaskPayload>(&op.payload);
+  const std::size_t i = std::size_t(req);
+  if (!task || task->req_begin.empty()) {
+    if (req >= 0 && i < op.reqs.size()) return {i, i + 1};
+  } else if (req >= 0 && i + 1 < task->req_begin.size()) {
+    return {task->req_begin[i], task->req_begin[i + 1]};
+  }
+  fail(t, "requirement {} does not exist (the task has {})", req, op.num_program_reqs());
 }
 
 // The first of them: privilege, fields and instance are the same for all.
@@ -33,46 +46,42 @@ const ReqInfo& requirement(const detail::PointTask& t, int req) {
 
 // The bounds of op requirements [first, last) for this point: for a sparse region, the
 // bounding box of its rectangles.
-Domain bounds_of(const detail::PointTask& t, std::pair<std::size_t, std::size_t> range) {
+inline void bounds_of(const detail::PointTask& t, std::pair<std::size_t, std::size_t> range,
+                      Domain& box) {
   const auto [first, last] = range;
-  Domain box = t.op->rect(t.point_index, first);
+  box = t.op->rect(t.point_index, first);
   for (std::size_t r = first + 1; r < last; ++r) detail::grow(box, t.op->rect(t.point_index, r));
-  return box;
 }
 Domain bounds_of(const detail::PointTask& t, int req) {
-  return bounds_of(t, op_reqs(t, req));
+  Domain box;
+  bounds_of(t, op_reqs(t, req), box);
+  return box;
 }
 
-int field_position(const detail::PointTask& t, const ReqInfo& r, int req, FieldID fid) {
+inline int field_position(const detail::PointTask& t, const ReqInfo& r, int req, FieldID fid) {
   for (std::size_t i = 0; i < r.fields.size(); ++i)
     if (r.fields[i] == fid) return r.field_indices[i];
-  throw Error(fmt::format("{}, point {}: requirement {} does not name field {}", t.op->describe(),
-                          t.point.str(), req, fid));
+  fail(t, "requirement {} does not name field {}", req, fid);
 }
-}  // namespace
 
-namespace {
-// The checked view of field `fi` of requirement `req` for this point; `what` names the
-// accessor kind in messages.
-// (`range`: the op requirements of `req`, op_reqs: the caller has them already.)
-detail::RawAccess field_view(const detail::PointTask& t, int req,
-                             std::pair<std::size_t, std::size_t> range, int fi, FieldID fid,
-                             std::size_t elem_size, int dim, const char* what) {
-  const detail::Instance* inst =
-      t.op->point_instances[t.point_index * t.op->reqs.size() + range.first];
+// Fills `a` with the checked view of field `fi` of requirement `req` for this point; `what`
+// names the accessor kind in messages. (`range`: the op requirements of `req`, which the
+// caller has already. In place: every task makes its accessors through here.)
+inline void field_view(detail::RawAccess& a, const detail::PointTask& t, int req,
+                       std::pair<std::size_t, std::size_t> range, int fi, FieldID fid,
+                       std::size_t elem_size, int dim, const char* what) {
+  const detail::Op& op = *t.op;
+  const detail::Instance* inst = op.point_instances[t.point_index * op.reqs.size() + range.first];
   if (inst->field_size(fi) != elem_size)
-    throw Error(fmt::format("{}, point {}: field {} has {} bytes, the {}'s type has {}",
-                            t.op->describe(), t.point.str(), fid, inst->field_size(fi), what,
-                            elem_size));
-  detail::RawAccess a = inst->access(fi);
-  a.bounds = bounds_of(t, range);
+    fail(t, "field {} has {} bytes, the {}'s type has {}", fid, inst->field_size(fi), what,
+         elem_size);
+  inst->view(fi, a);
+  bounds_of(t, range, a.bounds);
   if (a.bounds.dim != dim)
-    throw Error(fmt::format("{}, point {}: requirement {} is {}-d, the {} is {}-d",
-                            t.op->describe(), t.point.str(), req, a.bounds.dim, what, dim));
+    fail(t, "requirement {} is {}-d, the {} is {}-d", req, a.bounds.dim, what, dim);
   const detail::Runtime* rt = detail::Runtime::current();
   a.check = rt && rt->config().bounds_checks;
   a.site = detail::AccessSite{&t, req, fid};
-  return a;
 }
 }  // namespace
 
@@ -80,16 +89,14 @@ detail::RawAccess TaskContext::raw(int req, FieldID fid, std::size_t elem_size, 
                                    int dim) const {
   const auto range = op_reqs(t_, req);
   const ReqInfo& r = t_.op->reqs[range.first];
-  int fi = field_position(t_, r, req, fid);
+  const int fi = field_position(t_, r, req, fid);
   if (!read_only && r.privilege == Privilege::ReadOnly)
-    throw Error(
-        fmt::format("{}, point {}: requirement {} is READ_ONLY; ask for a read accessor "
-                    "(accessor<const T, N>)",
-                    t_.op->describe(), t_.point.str(), req));
+    fail(t_, "requirement {} is READ_ONLY; ask for a read accessor (accessor<const T, N>)", req);
   if (r.privilege == Privilege::Reduce)
-    throw Error(fmt::format("{}, point {}: requirement {} is REDUCE; use reducer<T, N>",
-                            t_.op->describe(), t_.point.str(), req));
-  return field_view(t_, req, range, fi, fid, elem_size, dim, "accessor");
+    fail(t_, "requirement {} is REDUCE; use reducer<T, N>", req);
+  detail::RawAccess a;
+  field_view(a, t_, req, range, fi, fid, elem_size, dim, "accessor");
+  return a;
 }
 
 detail::RawAccess TaskContext::raw_inline(FieldID fid, std::size_t& elem_size) const {
@@ -131,7 +138,8 @@ detail::RawAccess TaskContext::raw_reduce(int req, FieldID fid, std::size_t elem
                     "types: reprise/reduction.h)",
                     t_.op->describe(), t_.point.str(), req, to_string(r.redop)));
   }
-  detail::RawAccess a = field_view(t_, req, range, fi, fid, elem_size, dim, "reducer");
+  detail::RawAccess a;
+  field_view(a, t_, req, range, fi, fid, elem_size, dim, "reducer");
   // Each reduction instance starts at the operator's identity; the runtime folds it into the
   // region afterwards.
   auto begin = [&](std::size_t op_req) -> detail::Instance& {

@@ -96,6 +96,11 @@ class Instance {
   std::size_t bytes() const { return bytes_; }
   // Untyped access to field index fi (the field's position in its field space).
   RawAccess access(int fi) const;
+  // Sets a's base and strides to field fi's (access() without a copy of the whole view).
+  void view(int fi, RawAccess& a) const {
+    a.base = fields_[std::size_t(fi)].base;
+    a.strides = fields_[std::size_t(fi)].strides;
+  }
   std::byte* field_data(int fi) const { return fields_[std::size_t(fi)].at; }
   // Attached host memory (Context::attach): field fi's elements live in the program's array
   // `array` (dense, row-major over the bounds) instead of the instance's own storage, which is
