@@ -329,35 +329,44 @@ void top_level(Context& ctx, const Options& o) {
   // Manual traces hold a block of timesteps: a whole number of the graphs' cycles of launch
   // shapes (parity, dependence sets), at least -trace_block timesteps, so that a replay's
   // fixed cost is shared by many launches. Blocks whose launches look alike share a trace;
-  // the ids are found before the timed window.
+  // a block that looks like no other (the first, with timestep 0's launch) is not traced: its
+  // recording would never replay. The ids are found before the timed window (0: untraced).
   long block = 2;
   for (const Graph& g : o.graphs) block = std::lcm(block, 2 * g.dependence_sets());
   block *= std::max(1L, (o.trace_block + block - 1) / block);
   std::vector<TraceID> block_trace;
   if (manual) {
-    std::map<std::vector<long>, TraceID> trace_of;
+    std::vector<std::vector<long>> keys;
+    std::map<std::vector<long>, long> blocks_of;
     for (long t = 0; t < steps; t += block) {
-      std::vector<long> key;
+      std::vector<long>& key = keys.emplace_back();
       for (long u = t; u < std::min(steps, t + block); ++u)
         for (std::size_t i = 0; i < states.size(); ++i)
           if (u < o.graphs[i].steps) {
             const auto s = states[i].shape(u);
             key.insert(key.end(), s.begin(), s.end());
           }
-      block_trace.push_back(
-          trace_of.emplace(std::move(key), TraceID(trace_of.size() + 1)).first->second);
+      ++blocks_of[key];
     }
+    std::map<std::vector<long>, TraceID> trace_of;
+    for (const auto& key : keys)
+      block_trace.push_back(
+          blocks_of[key] < 2 ? TraceID(0)
+                             : trace_of.emplace(key, TraceID(trace_of.size() + 1)).first->second);
   }
   TraceID open = 0;
   const apps::TimedWindow w = apps::timed(ctx, [&] {
     for (long t = 0; t < steps; ++t) {
       if (manual && t % block == 0) {
         open = block_trace[std::size_t(t / block)];
-        ctx.begin_trace(open);
+        if (open) ctx.begin_trace(open);
       }
       for (std::size_t i = 0; i < states.size(); ++i)
         if (t < o.graphs[i].steps) states[i].launch(t);
-      if (manual && (t % block == block - 1 || t == steps - 1)) ctx.end_trace(open);
+      if (open && (t % block == block - 1 || t == steps - 1)) {
+        ctx.end_trace(open);
+        open = 0;
+      }
     }
   });
   if (ctx.shard() != 0) return;
