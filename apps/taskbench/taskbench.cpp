@@ -336,23 +336,24 @@ void top_level(Context& ctx, const Options& o) {
   block *= std::max(1L, (o.trace_block + block - 1) / block);
   std::vector<TraceID> block_trace;
   if (manual) {
-    std::vector<std::vector<long>> keys;
-    std::map<std::vector<long>, long> blocks_of;
+    std::map<std::vector<long>, TraceID> trace_of;
+    std::vector<long> blocks_of(1);  // per trace id
     for (long t = 0; t < steps; t += block) {
-      std::vector<long>& key = keys.emplace_back();
+      std::vector<long> key;
       for (long u = t; u < std::min(steps, t + block); ++u)
         for (std::size_t i = 0; i < states.size(); ++i)
           if (u < o.graphs[i].steps) {
             const auto s = states[i].shape(u);
             key.insert(key.end(), s.begin(), s.end());
           }
-      ++blocks_of[key];
+      const TraceID id =
+          trace_of.emplace(std::move(key), TraceID(trace_of.size() + 1)).first->second;
+      if (id >= blocks_of.size()) blocks_of.push_back(0);
+      ++blocks_of[id];
+      block_trace.push_back(id);
     }
-    std::map<std::vector<long>, TraceID> trace_of;
-    for (const auto& key : keys)
-      block_trace.push_back(
-          blocks_of[key] < 2 ? TraceID(0)
-                             : trace_of.emplace(key, TraceID(trace_of.size() + 1)).first->second);
+    for (TraceID& id : block_trace)
+      if (blocks_of[id] < 2) id = 0;
   }
   TraceID open = 0;
   const apps::TimedWindow w = apps::timed(ctx, [&] {
