@@ -261,6 +261,9 @@ class Runtime {
   static void exit_while_running();
   // The top-level task failed with e: every shard stops with it.
   void top_level_failed(std::exception_ptr e);
+  // Touches a window's worth of the application thread's per-op memory before the program
+  // runs (see run()).
+  void warm_pools();
   // Hands op to the utility thread.
   void push(OpRef op);
   // Control replication: every shard must have issued the same ops; throws on every shard
