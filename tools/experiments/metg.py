@@ -11,7 +11,7 @@ interpolated (in log granularity) towards the next smaller size.
 
   tools/experiments/metg.py --bin build/bin/reprise-taskbench --cores 2 --type stencil_1d \\
       [--mpi PATH/task-bench/mpi/nonblock] [--modes none,manual,auto] [--radix 3] \\
-      [--reps 3] [--plot docs/figures/metg.png] [--csv out.csv]
+      [--reps 3] [--bind] [--plot docs/figures/metg.png] [--csv out.csv]
 
 Prints one line per system: `METG system=... type=... cores=... metg_us=...`. The plot
 (efficiency vs granularity) needs matplotlib: run with /usr/bin/python3 on Debian.
@@ -46,9 +46,13 @@ def graph_flags(a, iters, steps):
 
 def command(system, a, iters, steps):
     flags = graph_flags(a, iters, steps)
+    # --bind: every system's threads on cores 0..C-1 only (Reprise's application and utility
+    # threads included), so that "C cores" means the same for both.
+    bind = ["taskset", "-c", f"0-{a.cores - 1}"] if a.bind else []
     if system == "mpi":
-        return ["mpirun", "-np", str(a.cores), "--oversubscribe", a.mpi] + flags
-    return [a.bin] + flags + ["--trace", system, "-ll:cpu", str(a.cores)] + a.runtime_flags
+        return bind + ["mpirun", "-np", str(a.cores), "--oversubscribe", a.mpi] + flags
+    return bind + [a.bin] + flags + ["--trace", system, "-ll:cpu", str(a.cores)] + \
+        a.runtime_flags
 
 
 def run(system, a, iters, steps):
@@ -92,6 +96,9 @@ def main():
     p.add_argument("--max-log2", type=int, default=16, help="largest iterations, as a power of 2")
     p.add_argument("--min-log2", type=int, default=2)
     p.add_argument("--runtime-flags", default="", help="extra flags for reprise-taskbench")
+    p.add_argument("--bind", action="store_true",
+                   help="run every system under taskset on cores 0..C-1 (without it Reprise's "
+                        "application and utility threads may use the machine's other cores)")
     p.add_argument("--plot")
     p.add_argument("--csv")
     a = p.parse_args()
