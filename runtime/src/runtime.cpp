@@ -756,7 +756,8 @@ void Runtime::warm_pools() {
   // requirements) from fresh pages: a page fault every few launches, several microseconds each
   // on a virtual machine — about 0.6 ms of the first thousand timesteps of a small program.
   // Made and dropped here, on the thread that launches, their memory stays in its caches.
-  std::vector<OpRef> ops(std::size_t(config_.window) + 64);
+  // (At most 4,096: a larger -lg:window is not worth that much memory touched up front.)
+  std::vector<OpRef> ops(std::min<std::size_t>(std::size_t(config_.window) + 64, 4096));
   for (OpRef& op : ops) {
     op = make_op();
     op->reqs.reserve(2);
