@@ -231,7 +231,10 @@ class Op {
   }
   std::string describe() const;  // "op #12 (index task 'stencil')"
 
-  Op() = default;
+  // (User-provided, not defaulted: make_pooled<Op>() value-initialises, which would zero all
+  // ~1 KB first — inline tables included — before the members' own initialisers run; every
+  // member has one.)
+  Op() {}  // NOLINT(modernize-use-equals-default)
   Op(const Op&) = delete;
   Op& operator=(const Op&) = delete;
   ~Op() {

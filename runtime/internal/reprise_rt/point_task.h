@@ -19,6 +19,9 @@ class Executor;
 struct ReplayBatch;
 
 struct PointTask {
+  // (User-provided: make_pooled<PointTask>() would otherwise zero the whole point before the
+  // members' own initialisers run; every member has one.)
+  PointTask() {}  // NOLINT(modernize-use-equals-default)
   Executor* exec = nullptr;
   OpRef op;
   std::uint32_t point_index = 0;
