@@ -59,14 +59,15 @@ bool privileges_conflict(const ReqInfo& a, const ReqInfo& b) {
 void LogicalAnalysis::compute_rects(Op& op) const {
   const std::size_t points = op.num_points(), nreq = op.reqs.size();
   // A partition named whole gives its points its own list of pieces: nothing per point.
+  // (Written only where they differ: a list shared with the launcher stays shared.)
   bool listed = false;
-  for (ReqInfo& q : op.reqs) {
-    if (q.whole_partition) {
-      const PartitionNode& part = forest_.partition(q.partition);
-      q.pieces = part.pieces;
-      q.bbox = part.hull;
+  for (std::size_t r = 0; r < nreq; ++r) {
+    if (op.reqs[r].whole_partition) {
+      const PartitionNode& part = forest_.partition(op.reqs[r].partition);
+      op.reqs.set_pieces(r, part.pieces);
+      op.reqs.set_bbox(r, part.hull);
     } else {
-      q.pieces = nullptr;
+      op.reqs.set_pieces(r, nullptr);
       listed = true;
     }
   }
@@ -76,7 +77,7 @@ void LogicalAnalysis::compute_rects(Op& op) const {
   }
   op.point_rects.resize(points * nreq);
   for (std::size_t r = 0; r < nreq; ++r) {
-    ReqInfo& q = op.reqs[r];
+    const ReqInfo& q = op.reqs[r];
     if (q.pieces) continue;
     Domain bbox;
     if (q.partition == kInvalidId) {
@@ -95,7 +96,7 @@ void LogicalAnalysis::compute_rects(Op& op) const {
         grow(bbox, rect);
       }
     }
-    q.bbox = bbox;
+    op.reqs.set_bbox(r, bbox);  // (q is not used after: this may copy the list)
   }
 }
 

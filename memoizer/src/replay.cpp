@@ -71,7 +71,7 @@ void Memoizer::replay(TraceTemplate& t, bool elide, std::size_t prefix) {
     }
     if (const TemplateOp& top = t.ops[k]; !top.pieces.empty()) {
       // (The same partitions as recorded, the token says: their pieces have not changed.)
-      for (std::size_t r = 0; r < o.reqs.size(); ++r) o.reqs[r].pieces = top.pieces[r];
+      for (std::size_t r = 0; r < o.reqs.size(); ++r) o.reqs.set_pieces(r, top.pieces[r]);
       o.point_rects.clear();
     } else {
       o.point_rects.assign(top.rects.begin(), top.rects.end());

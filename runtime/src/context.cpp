@@ -150,7 +150,7 @@ bool conflicting(const ReqInfo& a, const ReqInfo& b) {
 
 // Two requirements of one launch that touch the same data with a write would race.
 void check_interference(const detail::RegionForest& forest, const OpLabel& op, const Domain& launch,
-                        const detail::PoolVector<ReqInfo>& reqs) {
+                        const detail::ReqList& reqs) {
   coord_t points = launch.volume();
   for (std::size_t a = 0; a < reqs.size(); ++a)
     for (std::size_t b = a + 1; b < reqs.size(); ++b) {
@@ -168,7 +168,7 @@ void check_interference(const detail::RegionForest& forest, const OpLabel& op, c
 
 // check_interference, once per launch shape in a run (see LaunchShapes).
 void check_interference_once(Runtime& rt, const OpLabel& op, const Domain& launch,
-                             const detail::PoolVector<ReqInfo>& reqs) {
+                             const detail::ReqList& reqs) {
   detail::LaunchShapes& passed = rt.interference_free_shapes();
   if (passed.contains(launch, reqs)) return;
   check_interference(rt.forest(), op, launch, reqs);  // throws if the requirements interfere
@@ -188,6 +188,7 @@ void resolve_region_req(const detail::RegionForest& forest, const OpLabel& op, i
   q.tree = r.region.tree();
   q.region = r.region.node();
   q.uid = r.region.uid();
+  q.bbox = forest.region(q.region).bounds;  // (as for pieces below: what the analysis sets)
   q.privilege = r.privilege;
   q.redop = r.redop;
   resolve_fields(forest, op, index, r.fields, q);
@@ -213,6 +214,12 @@ void resolve_partition_req(detail::RegionForest& forest, const OpLabel& op, int 
   q.region = part.parent_region;
   q.projection = r.projection;
   q.whole_partition = r.projection.kind() == Projection::Kind::Identity && launch == part.colors;
+  if (q.whole_partition) {
+    // What the analysis sets for it (LogicalAnalysis::compute_rects), set here already: a
+    // kept resolution carries it, and the ops that share it then stay sharing.
+    q.pieces = part.pieces;
+    q.bbox = part.hull;
+  }
   q.privilege = r.privilege;
   q.redop = r.redop;
   resolve_fields(forest, op, index, r.fields, q);
@@ -347,7 +354,7 @@ bool copy_into_sparse(detail::RegionForest& forest, const OpLabel& op, const Cop
   return true;
 }
 
-bool needs_interference_check(const detail::PoolVector<ReqInfo>& reqs) {
+bool needs_interference_check(const detail::ReqList& reqs) {
   for (std::size_t a = 0; a < reqs.size(); ++a)
     for (std::size_t b = a + 1; b < reqs.size(); ++b)
       if (conflicting(reqs[a], reqs[b])) return true;

@@ -152,6 +152,51 @@ TEST(PointInstances, ShareLargeTablesCopySmallOnesAndWriteToTheirOwn) {
   EXPECT_EQ(b[5], nullptr);
 }
 
+TEST(ReqList, CopiesShareUntilOneChanges) {
+  using reprise::detail::ReqInfo;
+  using reprise::detail::ReqList;
+  ReqList a;
+  a.emplace_back().uid = 1;
+  a.emplace_back().uid = 2;
+  EXPECT_FALSE(a.shared());
+  ReqList b = a;  // a reference, not a copy
+  EXPECT_TRUE(a.shared());
+  EXPECT_EQ(&a[0], &b[0]);
+  b.edit(1).uid = 7;  // b copies first: a keeps what it had
+  EXPECT_FALSE(a.shared());
+  EXPECT_FALSE(b.shared());
+  EXPECT_NE(&a[0], &b[0]);
+  EXPECT_EQ(a[1].uid, 2u);
+  EXPECT_EQ(b[1].uid, 7u);
+  EXPECT_EQ(b[0].uid, 1u);
+  // Setting what a requirement has already changes nothing: the lists stay shared.
+  ReqList c = a;
+  auto pieces = std::make_shared<const std::vector<Domain>>(1, Domain(Rect<1>({0}, {3})));
+  c.set_pieces(0, nullptr);
+  c.set_bbox(0, a[0].bbox);
+  EXPECT_TRUE(c.shared());
+  c.set_pieces(0, pieces);
+  EXPECT_FALSE(c.shared());
+  EXPECT_EQ(c[0].pieces, pieces);
+  EXPECT_EQ(a[0].pieces, nullptr);
+  // Growing past the first block, removing, clearing.
+  for (std::uint64_t i = 3; i <= 20; ++i) c.push_back(ReqInfo{.uid = i});
+  ASSERT_EQ(c.size(), 20u);
+  for (std::size_t i = 0; i < c.size(); ++i) EXPECT_EQ(c[i].uid, i + 1);
+  EXPECT_EQ(c[0].pieces, pieces);
+  c.pop_back();
+  EXPECT_EQ(c.back().uid, 19u);
+  std::uint64_t sum = 0;
+  for (const ReqInfo& q : c) sum += q.uid;
+  EXPECT_EQ(sum, 19u * 20u / 2u);
+  ReqList d = std::move(c);
+  EXPECT_TRUE(c.empty());  // NOLINT(bugprone-use-after-move): a moved-from list is empty
+  EXPECT_EQ(d.size(), 19u);
+  d.clear();
+  EXPECT_TRUE(d.empty());
+  EXPECT_EQ(a.size(), 2u);
+}
+
 TEST(SpinPolicy, YieldsOnlyWhenThreadsOutnumberCores) {
   using reprise::detail::oversubscribed;
   EXPECT_FALSE(oversubscribed(4, 1, 4));
@@ -364,21 +409,21 @@ TEST(LaunchPath, OpTokensTellApartWhatTheAnalysisSees) {
       [](Op& o) {
         o.domain = Domain(Rect<2>({0, 0}, {3, 0}));
       },
-      [](Op& o) { o.reqs[0].uid = 12; },
-      [](Op& o) { o.reqs[0].privilege = Privilege::ReadOnly; },
+      [](Op& o) { o.reqs.edit(0).uid = 12; },
+      [](Op& o) { o.reqs.edit(0).privilege = Privilege::ReadOnly; },
       [](Op& o) {
-        o.reqs[0].privilege = Privilege::Reduce;
-        o.reqs[0].redop = ReductionOp::Sum;
+        o.reqs.edit(0).privilege = Privilege::Reduce;
+        o.reqs.edit(0).redop = ReductionOp::Sum;
       },
-      [](Op& o) { o.reqs[0].projection = Projection::translate(Point<1>{1}); },
+      [](Op& o) { o.reqs.edit(0).projection = Projection::translate(Point<1>{1}); },
       [](Op& o) {
-        o.reqs[0].fields = {1, 3, 2};
+        o.reqs.edit(0).fields = {1, 3, 2};
       },  // accessor positions differ
       [](Op& o) {
-        o.reqs[0].fields = {1, 2};
+        o.reqs.edit(0).fields = {1, 2};
       },
       [](Op& o) {
-        o.reqs[0].fields = {1, 2, 3, 0};
+        o.reqs.edit(0).fields = {1, 2, 3, 0};
       },
       [](Op& o) { o.reqs.push_back(o.reqs[0]); },
       [](Op& o) { o.task_payload().futures.resize(1); },

@@ -20,10 +20,10 @@ namespace reprise::detail {
 
 class LaunchShapes {
  public:
-  bool contains(const Domain& domain, const PoolVector<ReqInfo>& reqs) const {
+  bool contains(const Domain& domain, const ReqList& reqs) const {
     return shapes_.find(Probe{domain, reqs}) != shapes_.end();
   }
-  void add(const Domain& domain, const PoolVector<ReqInfo>& reqs) {
+  void add(const Domain& domain, const ReqList& reqs) {
     // A program that launches ever new shapes (a domain that grows each iteration) does not
     // grow the set without bound: it starts over.
     if (shapes_.size() >= kMaxShapes) shapes_.clear();
@@ -51,7 +51,7 @@ class LaunchShapes {
   // A launch looked up without copying it.
   struct Probe {
     const Domain& domain;
-    const PoolVector<ReqInfo>& reqs;
+    const ReqList& reqs;
   };
   template <typename R>
   static bool same_req(const R& a, const Req& b) {

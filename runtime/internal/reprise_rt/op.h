@@ -21,6 +21,7 @@
 #include "reprise_rt/inline_vector.h"
 #include "reprise_rt/point_instances.h"
 #include "reprise_rt/pool.h"
+#include "reprise_rt/req_list.h"
 
 namespace reprise::detail {
 
@@ -41,34 +42,6 @@ enum class OpKind : std::uint8_t {
   Summary,  // made by the memoizer: a replayed trace's accesses, for the logical analysis
 };
 const char* to_string(OpKind k);
-
-// A requirement's fields: by id (as the launcher named them) and by position in the field space.
-using FieldIdList = InlineVector<FieldID, 4>;
-using FieldIndexList = InlineVector<int, 4>;
-
-struct ReqInfo {
-  std::uint32_t tree = kInvalidId;
-  std::uint32_t region = kInvalidId;     // region node (the partition's parent for partitions)
-  std::uint32_t partition = kInvalidId;  // partition node, or kInvalidId
-  // The uid of the node named (the partition, else the region): slots are reused after
-  // destruction, uids never (tokens, caches and comparisons of requirements use it).
-  std::uint64_t uid = 0;
-  // A partition named by identity over its whole color space: point c uses piece c.
-  bool whole_partition = false;
-  Projection projection = Projection::identity();
-  Privilege privilege = Privilege::ReadOnly;
-  ReductionOp redop = ReductionOp::None;
-  FieldMask mask = 0;
-  FieldIdList fields;            // as named by the launcher (accessor lookups)
-  FieldIndexList field_indices;  // positions in the field space
-  Domain bbox;                   // bounding box of every point's rect
-  // whole_partition, once analysed: point c's rectangle is piece c (the partition's own list;
-  // Op::point_rects holds nothing for this requirement). Null otherwise.
-  std::shared_ptr<const std::vector<Domain>> pieces;
-  bool writes() const {
-    return privilege == Privilege::ReadWrite || privilege == Privilege::WriteDiscard;
-  }
-};
 
 // What only some kinds of op carry, kept inside the op (no allocation of its own).
 struct TaskPayload {  // Task, IndexTask
@@ -136,7 +109,7 @@ class Op {
   TaskID task = 0;        // tasks (0 for other kinds)
   const TaskInfo* task_info = nullptr;
   Domain domain;  // launch domain; a one-point domain for everything but index tasks
-  PoolVector<ReqInfo> reqs;
+  ReqList reqs;   // shared with the launcher's kept resolution until changed
   OpPayload payload;
   std::uint64_t token = 0;  // op_token(*this) once computed (token_of), else 0
   // Set by the memoizer for the ops of a trace it records or replays (for the profiler).

@@ -20,7 +20,7 @@ struct ResolvedLaunch {
   std::uint64_t forest = 0;       // RegionForest::serial
   std::uint64_t retirements = 0;  // RegionForest::retirements then
   Domain domain;
-  PoolVector<ReqInfo> reqs;
+  ReqList reqs;
   InlineVector<std::uint16_t, 8> req_begin;  // TaskPayload::req_begin
   // The launch's op_token, for a launch with as many futures and the same pinned memory.
   std::uint64_t token = 0;
