@@ -577,10 +577,12 @@ void Runtime::issue(OpRef op) {
     // application thread from waking per op).
     // (Automatic tracing never holds more than a quarter of the window: no flush needed.)
     std::int64_t low = config_.window / 2;
+    const std::uint64_t t0 = profiler_ ? Profiler::stamp() : 0;  // (a wait on the profile too)
     app_waiting_.store(true, std::memory_order_seq_cst);
     for (std::int64_t n; (n = outstanding_.load(std::memory_order_seq_cst)) > low;)
       outstanding_.wait(n, std::memory_order_seq_cst);
     app_waiting_.store(false, std::memory_order_relaxed);
+    if (profiler_) profiler_->record_wait(t0, Profiler::stamp());
   }
   if (config_.inorder && !trace_open_) {
     // Inside a trace the memoizer holds ops until end_trace: the trace is waited for as a
