@@ -368,14 +368,13 @@ std::uint64_t fingerprint(const Domain& d) {
   return h.h | 1;  // (0 is "none")
 }
 
-// Fills a task launch's requirements: a copy of what one of the launcher's recent launches over
-// the same domain made of them while that still holds (ResolvedLaunch), else by `resolve`,
-// whose result the launcher keeps. The op's token (trace matching's key, otherwise computed on
-// the utility thread) comes with them: it depends only on them, the domain, the task, the
-// number of futures and the pinned memory.
-// (A resolution is kept for a domain one of the last two launches without a kept one had too:
-// a launcher launched once, or over ever new domains, keeps nothing; one that alternates
-// between two domains keeps both.)
+// Fills a task launch's requirements: what one of the launcher's recent launches over the same
+// domain made of them while that still holds (ResolvedLaunch; shared copy-on-write), else by
+// `resolve`, whose result the launcher keeps. The op's token (trace matching's key, otherwise
+// computed on the utility thread) comes with them: it depends only on them, the domain, the task,
+// the number of futures and the pinned memory. (A resolution is kept for a domain one of the last
+// two launches without a kept one had too: a launcher launched once, or over ever new domains,
+// keeps nothing; one that alternates between two domains keeps both.)
 template <class Resolve>
 void resolve_requirements(Runtime& rt, detail::KeptLaunches& kept, detail::Op& op,
                           Resolve&& resolve) {

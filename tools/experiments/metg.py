@@ -11,7 +11,11 @@ interpolated (in log granularity) towards the next smaller size.
 
   tools/experiments/metg.py --bin build/bin/reprise-taskbench --cores 2 --type stencil_1d \\
       [--mpi PATH/task-bench/mpi/nonblock] [--modes none,manual,auto] [--radix 3] \\
-      [--reps 3] [--bind] [--plot docs/figures/metg.png] [--csv out.csv]
+      [--reps 3] [--bind] [--compare OTHER/reprise-taskbench] [--plot docs/figures/metg.png] \
+      [--csv out.csv]
+
+--compare runs every mode with a second build too (systems `MODE@compare`), in the same sweep:
+a before/after figure that one noisy spell of the machine cannot bias.
 
 Prints one line per system: `METG system=... type=... cores=... metg_us=...`. The plot
 (efficiency vs granularity) needs matplotlib: run with /usr/bin/python3 on Debian.
@@ -51,7 +55,9 @@ def command(system, a, iters, steps):
     bind = ["taskset", "-c", f"0-{a.cores - 1}"] if a.bind else []
     if system == "mpi":
         return bind + ["mpirun", "-np", str(a.cores), "--oversubscribe", a.mpi] + flags
-    return bind + [a.bin] + flags + ["--trace", system, "-ll:cpu", str(a.cores)] + \
+    mode, _, other = system.partition("@")
+    binary = a.compare if other else a.bin
+    return bind + [binary] + flags + ["--trace", mode, "-ll:cpu", str(a.cores)] + \
         a.runtime_flags
 
 
@@ -99,21 +105,28 @@ def main():
     p.add_argument("--bind", action="store_true",
                    help="run every system under taskset on cores 0..C-1 (without it Reprise's "
                         "application and utility threads may use the machine's other cores)")
+    p.add_argument("--compare", help="another reprise-taskbench: every mode runs with it too")
     p.add_argument("--plot")
     p.add_argument("--csv")
     a = p.parse_args()
     a.runtime_flags = a.runtime_flags.split()
-    systems = [m for m in a.modes.split(",") if m] + (["mpi"] if a.mpi else [])
+    modes = [m for m in a.modes.split(",") if m]
+    systems = modes + ([f"{m}@compare" for m in modes] if a.compare else []) + \
+        (["mpi"] if a.mpi else [])
     results = {s: [] for s in systems}  # system -> [(iters, granularity_us, flops)]
     for k in range(a.max_log2, a.min_log2 - 1, -1):
         iters = 1 << k
         # About 2^20 iterations of kernel per task-column: short runs at large sizes.
         steps = max(50, min(1000, (1 << 22) // iters))
-        for s in systems:
-            runs = []
-            for _ in range(a.reps):
+        # Repetitions go round the systems (not one system's in a row): a slow spell of a
+        # shared machine then falls on every system alike.
+        by_system = {s: [] for s in systems}
+        for _ in range(a.reps):
+            for s in systems:
                 elapsed, flops, tasks = run(s, a, iters, steps)
-                runs.append((elapsed * a.cores / tasks * 1e6, flops))
+                by_system[s].append((elapsed * a.cores / tasks * 1e6, flops))
+        for s in systems:
+            runs = by_system[s]
             g = statistics.median(r[0] for r in runs)
             f = statistics.median(r[1] for r in runs)
             results[s].append((iters, g, f))
