@@ -149,8 +149,13 @@ def main():
         import matplotlib.pyplot as plt
         fig, ax = plt.subplots(figsize=(6, 4))
         for s in systems:
+            mode, _, other = s.partition("@")
+            label = "mpi" if s == "mpi" else f"reprise {mode}"
+            if other:
+                label += " (compared build)"
             ax.plot([g for _, g, _ in results[s]], [f / peak for _, _, f in results[s]],
-                    marker="o", label=s if s == "mpi" else f"reprise {s}")
+                    marker="." if other else "o", linestyle="--" if other else "-",
+                    alpha=0.5 if other else 1.0, label=label)
         ax.axhline(0.5, color="grey", linestyle=":")
         ax.set_xscale("log")
         ax.set_xlabel("task granularity (µs)")
