@@ -148,14 +148,16 @@ def main():
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
         fig, ax = plt.subplots(figsize=(6, 4))
+        colors = {}  # a mode and its compared build in one colour
         for s in systems:
             mode, _, other = s.partition("@")
+            colors.setdefault(mode, f"C{len(colors)}")
             label = "mpi" if s == "mpi" else f"reprise {mode}"
             if other:
                 label += " (compared build)"
             ax.plot([g for _, g, _ in results[s]], [f / peak for _, _, f in results[s]],
                     marker="." if other else "o", linestyle="--" if other else "-",
-                    alpha=0.5 if other else 1.0, label=label)
+                    alpha=0.5 if other else 1.0, color=colors[mode], label=label)
         ax.axhline(0.5, color="grey", linestyle=":")
         ax.set_xscale("log")
         ax.set_xlabel("task granularity (µs)")
