@@ -159,6 +159,10 @@ const std::vector<FlagDef>& flag_table() {
         sw(&Config::bounds_checks));
     add("-lg:inorder", nullptr, "run each op to completion before the next is issued",
         sw(&Config::inorder));
+    add("-lg:inline_analysis", nullptr,
+        "the application thread analyses each op as it issues it, with no utility thread (one "
+        "thread fewer where threads outnumber cores; a single process only)",
+        sw(&Config::inline_analysis));
     add("-lg:gpu_graphs", "0|1|2",
         "launch the GPU points of a replayed trace as one captured graph per GPU processor "
         "(0: kernel by kernel; 1: in a single process; 2: under control replication too)",

@@ -226,6 +226,10 @@ RuntimeStats Runtime::stats() const {
 
 void Runtime::run(const std::function<void(Context&)>& top_level) {
   if (!pipeline_) throw Error("Runtime::run: no pipeline installed");
+  if (config_.inline_analysis && network_)
+    throw Error(
+        "-lg:inline_analysis: a single process only (under mpirun the utility thread must "
+        "answer the other shards while the application waits)");
   Runtime* expected = nullptr;
   if (!g_current.compare_exchange_strong(expected, this))
     throw Error("reprise::start: a runtime is already running in this process");
@@ -251,7 +255,7 @@ void Runtime::run(const std::function<void(Context&)>& top_level) {
       links_error = as_error(std::current_exception());
     }
   }
-  utility_ = std::thread(&Runtime::utility_loop, this);
+  if (!config_.inline_analysis) utility_ = std::thread(&Runtime::utility_loop, this);
   app_thread_ = std::this_thread::get_id();
   warm_pools();
   static std::once_flag exit_hook;
@@ -289,11 +293,13 @@ void Runtime::run(const std::function<void(Context&)>& top_level) {
   // Drain: every issued op completes, even after an error (failed ops skip their bodies).
   flush_pipeline(kNoEvent);
   app_waiting_.store(true, std::memory_order_seq_cst);
-  for (std::int64_t n; (n = outstanding_.load(std::memory_order_seq_cst)) > 0;)
-    outstanding_.wait(n, std::memory_order_seq_cst);
+  wait_outstanding(0);
   app_waiting_.store(false);
   queue_.stop();
-  utility_.join();
+  if (config_.inline_analysis)
+    pipeline_->finish();
+  else
+    utility_.join();
   if (network_) {
     // Every shard comes here, whatever happened: agree on the profiles' time origin (every
     // shard takes part, profiling or not), compare the programs, then stop talking.
@@ -579,8 +585,7 @@ void Runtime::issue(OpRef op) {
     std::int64_t low = config_.window / 2;
     const std::uint64_t t0 = profiler_ ? Profiler::stamp() : 0;  // (a wait on the profile too)
     app_waiting_.store(true, std::memory_order_seq_cst);
-    for (std::int64_t n; (n = outstanding_.load(std::memory_order_seq_cst)) > low;)
-      outstanding_.wait(n, std::memory_order_seq_cst);
+    wait_outstanding(low);
     app_waiting_.store(false, std::memory_order_relaxed);
     if (profiler_) profiler_->record_wait(t0, Profiler::stamp());
   }
@@ -590,11 +595,10 @@ void Runtime::issue(OpRef op) {
     const bool drain = ends_trace;
     Event done = op->done;
     push(std::move(op));
-    events_.wait(done);
+    wait_event(done);
     if (drain) {
       app_waiting_.store(true, std::memory_order_seq_cst);
-      for (std::int64_t n; (n = outstanding_.load(std::memory_order_seq_cst)) > 0;)
-        outstanding_.wait(n, std::memory_order_seq_cst);
+      wait_outstanding(0);
       app_waiting_.store(false, std::memory_order_relaxed);
     }
     rethrow_if_failed();
@@ -607,6 +611,7 @@ void Runtime::push(OpRef op) {
   // Between a BeginTrace and its EndTrace the pipeline holds the trace's ops back.
   if (op->kind == OpKind::BeginTrace) trace_held_ = true;
   if (op->kind == OpKind::EndTrace) trace_held_ = false;
+  if (config_.inline_analysis) return analyse(std::move(op));
   queue_.push(std::move(op));
 }
 
@@ -681,7 +686,7 @@ void Runtime::wait_issued_before_trace(Event e) {
   if (events_.has_triggered(e)) return;
   if (std::this_thread::get_id() == app_thread_) flush_pipeline(e);
   const std::uint64_t t0 = profiler_ ? Profiler::stamp() : 0;
-  events_.wait(e);
+  wait_event(e);
   if (evtrace_ && std::this_thread::get_id() == app_thread_) [[unlikely]]
     evtrace_->program_resumes(own_cpu_ns());
   if (profiler_) profiler_->record_wait(t0, Profiler::stamp());
@@ -700,6 +705,7 @@ OpRef make_flush(Event awaited) {
 
 void Runtime::flush_pipeline(Event awaited) {
   // Automatic tracing may hold ops back; the application is about to wait for one.
+  if (config_.inline_analysis) return analyse(make_flush(awaited));
   queue_.push(make_flush(awaited));
 }
 
@@ -769,41 +775,69 @@ void Runtime::warm_pools() {
 void Runtime::utility_loop() {
   set_log_thread_name("util");
   const SpinPolicy spin = spin_policy();
-  bool released = false;
   auto idle = [&] {
-    // After a failure (possibly on another shard) nothing may stay held back by automatic
-    // tracing, or the application would wait for it forever: release it once.
-    if (failed() && !released) {
-      released = true;
-      try {
-        pipeline_->submit(make_flush(kNoEvent));
-      } catch (...) {  // the program has failed already: its first error is the one reported
-      }
-    }
+    release_after_failure();
     if (links_) flush_links();
   };
-  while (OpRef op = queue_.pop(spin, idle)) {
-    if (failed()) {
-      op_completed(*op);  // the program has failed: complete the op without running it
+  while (OpRef op = queue_.pop(spin, idle)) analyse(std::move(op));
+  pipeline_->finish();
+}
+
+void Runtime::wait_event(Event e) {
+  // With -lg:inline_analysis no utility thread releases what tracing holds once a point
+  // fails meanwhile: the waiting application thread does (its idle duty).
+  if (config_.inline_analysis && on_app_thread())
+    events_.wait(e, [this] { release_after_failure(); });
+  else
+    events_.wait(e);
+}
+
+void Runtime::wait_outstanding(std::int64_t at_most) {
+  for (std::int64_t n; (n = outstanding_.load(std::memory_order_seq_cst)) > at_most;) {
+    if (config_.inline_analysis) {  // (as in wait_event; rare: the window or the final drain)
+      release_after_failure();
+      std::this_thread::sleep_for(std::chrono::microseconds(50));
       continue;
     }
-    const std::uint64_t t0 = now_ns(), s0 = profiler_ ? Profiler::stamp() : 0;
-    const std::uint64_t c0 = evtrace_ ? Profiler::thread_cpu_now() : 0;
-    if (evtrace_ && op->counted) [[unlikely]]
-      evtrace_->analysing(op->seq);
-    try {
-      pipeline_->submit(op);
-    } catch (...) {
-      record_error(std::current_exception());
-      op_completed(*op);
-    }
-    if (links_) flush_links();
-    if (profiler_)
-      profiler_->record_analysis(*op, s0, Profiler::stamp(),
-                                 evtrace_ ? Profiler::thread_cpu_now() - c0 : 0);
-    analysis_busy_ns_.fetch_add(now_ns() - t0, std::memory_order_relaxed);
+    outstanding_.wait(n, std::memory_order_seq_cst);
   }
-  pipeline_->finish();
+}
+
+void Runtime::release_after_failure() {
+  // After a failure (possibly on another shard) nothing may stay held back by tracing, or the
+  // application would wait for it forever: release it, once.
+  if (!failed() || released_after_failure_) return;
+  released_after_failure_ = true;
+  try {
+    pipeline_->submit(make_flush(kNoEvent));
+  } catch (...) {  // the program has failed already: its first error is the one reported
+  }
+}
+
+void Runtime::analyse(OpRef op) {
+  // (One thread at a time: the utility thread, or with -lg:inline_analysis the application's.)
+  REPRISE_ASSERT(!config_.inline_analysis || on_app_thread(),
+                 "with -lg:inline_analysis only the application thread issues ops");
+  if (failed()) {
+    release_after_failure();
+    op_completed(*op);  // the program has failed: complete the op without running it
+    return;
+  }
+  const std::uint64_t t0 = now_ns(), s0 = profiler_ ? Profiler::stamp() : 0;
+  const std::uint64_t c0 = evtrace_ ? Profiler::thread_cpu_now() : 0;
+  if (evtrace_ && op->counted) [[unlikely]]
+    evtrace_->analysing(op->seq);
+  try {
+    pipeline_->submit(op);
+  } catch (...) {
+    record_error(std::current_exception());
+    op_completed(*op);
+  }
+  if (links_) flush_links();
+  if (profiler_)
+    profiler_->record_analysis(*op, s0, Profiler::stamp(),
+                               evtrace_ ? Profiler::thread_cpu_now() - c0 : 0);
+  analysis_busy_ns_.fetch_add(now_ns() - t0, std::memory_order_relaxed);
 }
 
 }  // namespace reprise::detail

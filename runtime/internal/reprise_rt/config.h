@@ -65,7 +65,10 @@ struct Config {
   int spin_yield = -1;            // -ll:spin_yield 0|1 (-1: auto, when oversubscribed)
   bool bounds_checks = false;     // -lg:bounds_checks
   bool inorder = false;           // -lg:inorder
-  int window = 1024;              // -lg:window
+  // -lg:inline_analysis: the application thread runs the analysis pipeline as it issues (no
+  // utility thread; a single process only).
+  bool inline_analysis = false;
+  int window = 1024;  // -lg:window
   // Elision links a template may carry per instruction (beyond 4,096) before its replays
   // wait for the entry fence instead (-lg:trace_links).
   int trace_links = 16;

@@ -255,6 +255,14 @@ class Runtime {
 
  private:
   void utility_loop();
+  // Hands one op to the pipeline (on the utility thread; with -lg:inline_analysis on the
+  // application thread, as it is issued).
+  void analyse(OpRef op);
+  // Once the program has failed: one flush through the pipeline, so that nothing stays held.
+  void release_after_failure();
+  // The application thread's waits: for an event; until at most `at_most` ops are in flight.
+  void wait_event(Event e);
+  void wait_outstanding(std::int64_t at_most);
   // The device links' halves registered while an op was handled go into their queue.
   void flush_links();
   // std::exit while run() is in progress (registered with atexit).
@@ -330,9 +338,10 @@ class Runtime {
   std::atomic<std::uint64_t> shard_bytes_{0};
   mutable std::mutex coverage_mutex_;
   std::vector<CoverageSample> coverage_;
-  bool trace_open_ = false;         // application thread
-  std::uint64_t traces_begun_ = 0;  // application thread: begin_trace calls so far
-  bool trace_held_ = false;         // a BeginTrace went in and its EndTrace not yet
+  bool trace_open_ = false;              // application thread
+  std::uint64_t traces_begun_ = 0;       // application thread: begin_trace calls so far
+  bool released_after_failure_ = false;  // (by the thread that analyses)
+  bool trace_held_ = false;              // a BeginTrace went in and its EndTrace not yet
   TraceID open_trace_ = 0;
   std::thread::id app_thread_;
   std::vector<std::shared_ptr<Attached>> attachments_;
