@@ -292,9 +292,7 @@ void Runtime::run(const std::function<void(Context&)>& top_level) {
   if (stream_check_ && !app_error && !failed()) stream_check_->finished();
   // Drain: every issued op completes, even after an error (failed ops skip their bodies).
   flush_pipeline(kNoEvent);
-  app_waiting_.store(true, std::memory_order_seq_cst);
   wait_outstanding(0);
-  app_waiting_.store(false);
   queue_.stop();
   if (config_.inline_analysis)
     pipeline_->finish();
@@ -584,9 +582,7 @@ void Runtime::issue(OpRef op) {
     // (Automatic tracing never holds more than a quarter of the window: no flush needed.)
     std::int64_t low = config_.window / 2;
     const std::uint64_t t0 = profiler_ ? Profiler::stamp() : 0;  // (a wait on the profile too)
-    app_waiting_.store(true, std::memory_order_seq_cst);
     wait_outstanding(low);
-    app_waiting_.store(false, std::memory_order_relaxed);
     if (profiler_) profiler_->record_wait(t0, Profiler::stamp());
   }
   if (config_.inorder && !trace_open_) {
@@ -596,11 +592,7 @@ void Runtime::issue(OpRef op) {
     Event done = op->done;
     push(std::move(op));
     wait_event(done);
-    if (drain) {
-      app_waiting_.store(true, std::memory_order_seq_cst);
-      wait_outstanding(0);
-      app_waiting_.store(false, std::memory_order_relaxed);
-    }
+    if (drain) wait_outstanding(0);
     rethrow_if_failed();
     return;
   }
@@ -793,6 +785,7 @@ void Runtime::wait_event(Event e) {
 }
 
 void Runtime::wait_outstanding(std::int64_t at_most) {
+  app_waiting_.store(true, std::memory_order_seq_cst);  // (op_completed wakes it only then)
   for (std::int64_t n; (n = outstanding_.load(std::memory_order_seq_cst)) > at_most;) {
     if (config_.inline_analysis) {  // (as in wait_event; rare: the window or the final drain)
       release_after_failure();
@@ -801,6 +794,7 @@ void Runtime::wait_outstanding(std::int64_t at_most) {
     }
     outstanding_.wait(n, std::memory_order_seq_cst);
   }
+  app_waiting_.store(false, std::memory_order_relaxed);
 }
 
 void Runtime::release_after_failure() {

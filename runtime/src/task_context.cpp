@@ -29,14 +29,9 @@ template <typename... Args>
 // The op requirements of the program's requirement `req` (several for a sparse region).
 inline std::pair<std::size_t, std::size_t> op_reqs(const detail::PointTask& t, int req) {
   const detail::Op& op = *t.op;
-  const auto* task = std::get_if<detail::TaskPayload>(&op.payload);
-  const std::size_t i = std::size_t(req);
-  if (!task || task->req_begin.empty()) {
-    if (req >= 0 && i < op.reqs.size()) return {i, i + 1};
-  } else if (req >= 0 && i + 1 < task->req_begin.size()) {
-    return {task->req_begin[i], task->req_begin[i + 1]};
-  }
-  fail(t, "requirement {} does not exist (the task has {})", req, op.num_program_reqs());
+  if (req < 0 || std::size_t(req) >= op.num_program_reqs())
+    fail(t, "requirement {} does not exist (the task has {})", req, op.num_program_reqs());
+  return op.op_reqs_of(std::size_t(req));
 }
 
 // The first of them: privilege, fields and instance are the same for all.
@@ -122,21 +117,19 @@ detail::RawAccess TaskContext::raw_reduce(int req, FieldID fid, std::size_t elem
   const auto range = op_reqs(t_, req);
   const ReqInfo& r = t_.op->reqs[range.first];
   if (r.privilege != Privilege::Reduce)
-    throw Error(fmt::format("{}, point {}: requirement {} is {}, not REDUCE", t_.op->describe(),
-                            t_.point.str(), req, to_string(r.privilege)));
+    fail(t_, "requirement {} is {}, not REDUCE", req, to_string(r.privilege));
   const int fi = field_position(t_, r, req, fid);
   if (const detail::CustomReduction* custom = detail::custom_reduction(r.redop)) {
     if (custom->size != elem_size)
-      throw Error(fmt::format(
-          "{}, point {}: requirement {}: reduction operator '{}' folds values "
-          "of {} bytes; reducer<T> asked for a type of {}",
-          t_.op->describe(), t_.point.str(), req, custom->name, custom->size, elem_size));
+      fail(t_,
+           "requirement {}: reduction operator '{}' folds values of {} bytes; reducer<T> asked "
+           "for a type of {}",
+           req, custom->name, custom->size, elem_size);
   } else if (type == detail::ScalarType::None) {
-    throw Error(
-        fmt::format("{}, point {}: requirement {}: the built-in operator {} folds integers "
-                    "and floating-point values only (register an operator for other "
-                    "types: reprise/reduction.h)",
-                    t_.op->describe(), t_.point.str(), req, to_string(r.redop)));
+    fail(t_,
+         "requirement {}: the built-in operator {} folds integers and floating-point values "
+         "only (register an operator for other types: reprise/reduction.h)",
+         req, to_string(r.redop));
   }
   detail::RawAccess a;
   field_view(a, t_, req, range, fi, fid, elem_size, dim, "reducer");
@@ -148,10 +141,8 @@ detail::RawAccess TaskContext::raw_reduce(int req, FieldID fid, std::size_t elem
       throw Error(fmt::format("internal: {}, point {}: requirement {} has no reduction instance",
                               t_.op->describe(), t_.point.str(), req));
     if (!inst->begin_reduction(fi, type, r.redop))
-      throw Error(
-          fmt::format("{}, point {}: field {} of requirement {} was asked for with another "
-                      "element type before",
-                      t_.op->describe(), t_.point.str(), fid, req));
+      fail(t_, "field {} of requirement {} was asked for with another element type before", fid,
+           req);
     return *inst;
   };
   const auto [first, last] = range;
