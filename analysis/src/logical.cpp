@@ -15,23 +15,6 @@ void PointPreconditions::reset(std::size_t points) {
   points_ = points;
 }
 
-PointPreconditions::List& PointPreconditions::list(std::size_t point) {
-  List& l = lists_[point];
-  if (l.generation != generation_) {
-    l.events.clear();
-    l.generation = generation_;
-    l.sealed = false;
-  }
-  return l;
-}
-
-void PointPreconditions::add(std::size_t point, Event e) {
-  auto& events = list(point).events;
-  for (Event x : events)
-    if (x == e) return;
-  events.push_back(e);
-}
-
 void PointPreconditions::add_all(Event e) {
   REPRISE_ASSERT(!read_, "add_all's events are appended to a list when it is first read");
   for (Event x : common_)

@@ -22,10 +22,6 @@ void EventTable::grow() {
   std::uint32_t chunk = std::uint32_t(owned_.size());
   if (chunk >= kMaxChunks) throw std::bad_alloc();
   owned_.push_back(std::make_unique<Slot[]>(kChunk));
-  // Most events have one or two waiters: room for them now, once per slot, instead of a
-  // vector grown from nothing in each slot on its first use (under control replication, where
-  // an analysis makes many more events, ~5% of a shard's utility instructions).
-  for (std::uint32_t i = 0; i < kChunk; ++i) owned_.back()[i].waiters.reserve(2);
   chunks_[chunk].store(owned_.back().get(), std::memory_order_release);
   allocated_.fetch_add(kChunk, std::memory_order_relaxed);
   // Slot 0 of chunk 0 is the "no event" id and never handed out.
@@ -61,11 +57,6 @@ Event EventTable::create() {
   std::uint32_t id = pop_free();
   Slot& s = slot(id);
   return Event{id, s.next_gen};
-}
-
-bool EventTable::has_triggered(Event e) const {
-  if (e.id == 0) return true;
-  return slot(e.id).triggered_gen.load(std::memory_order_acquire) >= e.gen;
 }
 
 void EventTable::trigger(Event e) {

@@ -10,6 +10,7 @@
 #include "reprise_rt/exception_text.h"
 #include "reprise_rt/future_state.h"
 #include "reprise_rt/log.h"
+#include "reprise_rt/recycler.h"
 #include "reprise_rt/runtime.h"
 #include "reprise_rt/shard_exchange.h"
 #include "reprise_rt/topology.h"
@@ -198,7 +199,7 @@ Event Executor::copy(const OpRef& copy, Processor proc, std::span<const Event> p
 }
 
 Event Executor::launch(Op& op, std::uint32_t point, Processor proc, std::span<const Event> pre) {
-  PoolPtr<PointTask> task = make_pooled<PointTask>();
+  RecycledPtr<PointTask> task(Recycler<PointTask>::make());
   const Event done = init_sharded_point(*task, op, point, proc, 0, nullptr);
   if (task->elsewhere) return done;
   if (const DeviceStream s = early_stream(*task); s.valid()) {
@@ -344,7 +345,7 @@ void Executor::finish_point(PointTask* t, std::exception_ptr point_error) {
   OpRef keep = std::move(t->op);
   ReplayBatch* batch = t->batch;
   const std::uint32_t batch_index = t->batch_index;
-  if (!batch) PoolDelete<PointTask>{}(t);  // a batch's points go with their batch
+  if (!batch) Recycler<PointTask>::destroy(t);  // a batch's points go with their batch
   if (done.exists()) rt_.events().trigger(done);
   if (mark) release_mark(mark);  // (after the trigger: no waiter takes it any more)
   if (batch) finish_in_batch(batch, batch_index);

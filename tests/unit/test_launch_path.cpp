@@ -5,9 +5,11 @@
 #include <reprise/reprise.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "error_text.h"
@@ -15,6 +17,7 @@
 #include "reprise_rt/op.h"
 #include "reprise_rt/op_token.h"
 #include "reprise_rt/point_instances.h"
+#include "reprise_rt/recycler.h"
 #include "reprise_rt/spin_policy.h"
 
 using namespace reprise;
@@ -195,6 +198,57 @@ TEST(ReqList, CopiesShareUntilOneChanges) {
   d.clear();
   EXPECT_TRUE(d.empty());
   EXPECT_EQ(a.size(), 2u);
+}
+
+namespace {
+struct Recycled {
+  explicit Recycled(std::int64_t v) : value(v) { ++alive; }
+  ~Recycled() { --alive; }
+  std::int64_t value;
+  std::int64_t pad[7] = {};
+  static inline std::atomic<int> alive{0};
+};
+}  // namespace
+
+TEST(Recycler, ObjectsDestroyedElsewhereAreMadeAgainHere) {
+  using reprise::detail::Recycler;
+  // Made here, destroyed on two other threads at once, made again here: every object is
+  // constructed and destroyed exactly once, and none shares memory with a live one.
+  for (int round = 0; round < 3; ++round) {
+    std::vector<Recycled*> made;
+    for (int i = 0; i < 1000; ++i) made.push_back(Recycler<Recycled>::make(i));
+    EXPECT_EQ(Recycled::alive.load(), 1000);
+    std::thread a([&] {
+      for (std::size_t i = 0; i < made.size(); i += 2) Recycler<Recycled>::destroy(made[i]);
+    });
+    std::thread b([&] {
+      for (std::size_t i = 1; i < made.size(); i += 2) Recycler<Recycled>::destroy(made[i]);
+    });
+    a.join();
+    b.join();
+    EXPECT_EQ(Recycled::alive.load(), 0);
+    std::vector<Recycled*> again;
+    for (int i = 0; i < 1500; ++i) again.push_back(Recycler<Recycled>::make(-i));
+    std::vector<Recycled*> sorted = again;
+    std::sort(sorted.begin(), sorted.end());
+    EXPECT_EQ(std::adjacent_find(sorted.begin(), sorted.end()), sorted.end());
+    for (int i = 0; i < 1500; ++i) EXPECT_EQ(again[std::size_t(i)]->value, -i);
+    for (Recycled* r : again) Recycler<Recycled>::destroy(r);
+    EXPECT_EQ(Recycled::alive.load(), 0);
+  }
+}
+
+TEST(LaunchDomain, KeepsItsNumberOfPointsWhenAssigned) {
+  reprise::detail::LaunchDomain d;
+  EXPECT_EQ(d.points(), 0u);
+  d = Domain(Rect<2>({0, 0}, {3, 4}));
+  EXPECT_EQ(d.points(), 20u);
+  EXPECT_EQ(d, Domain(Rect<2>({0, 0}, {3, 4})));
+  reprise::detail::LaunchDomain e = d;
+  EXPECT_EQ(e.points(), 20u);
+  e = Domain(Rect<1>({5}, {4}));  // empty
+  EXPECT_EQ(e.points(), 0u);
+  EXPECT_EQ(d.points(), 20u);
 }
 
 TEST(SpinPolicy, YieldsOnlyWhenThreadsOutnumberCores) {

@@ -31,7 +31,13 @@ struct LogicalUser {
 class PointPreconditions {
  public:
   void reset(std::size_t points);
-  void add(std::size_t point, Event e);
+  // (Inline: a stencil's point gets a handful of these per launch, mostly duplicates.)
+  void add(std::size_t point, Event e) {
+    auto& events = list(point).events;
+    for (Event x : events)
+      if (x == e) return;
+    events.push_back(e);
+  }
   // e joins every point's list (after its own events). Before any list is read.
   void add_all(Event e);
   std::span<const Event> of(std::size_t point);
@@ -43,7 +49,16 @@ class PointPreconditions {
     std::uint64_t generation = 0;  // of the reset it was cleared after
     bool sealed = false;           // add_all's events were appended
   };
-  List& list(std::size_t point);  // point's list, cleared if last used before the reset
+  // point's list, cleared if last used before the reset
+  List& list(std::size_t point) {
+    List& l = lists_[point];
+    if (l.generation != generation_) {
+      l.events.clear();
+      l.generation = generation_;
+      l.sealed = false;
+    }
+    return l;
+  }
   std::vector<List> lists_;
   std::vector<Event> common_;  // add_all's, this generation
   std::uint64_t generation_ = 0;

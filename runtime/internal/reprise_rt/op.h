@@ -98,6 +98,23 @@ struct GeneratedCopy {
 using OpPayload = std::variant<std::monostate, TaskPayload, FillPayload, FutureReducePayload,
                                DestroyPayload, TracePayload, FlushPayload, GeneratedCopy>;
 
+// An op's launch domain with its volume kept: the analysis asks an op for its number of points
+// a dozen times (each a loop over the dimensions). Set only by assigning a whole Domain.
+class LaunchDomain : public Domain {
+ public:
+  LaunchDomain() = default;
+  LaunchDomain(const Domain& d) : Domain(d), points_(std::size_t(d.volume())) {}  // NOLINT
+  LaunchDomain& operator=(const Domain& d) {
+    Domain::operator=(d);
+    points_ = std::size_t(d.volume());
+    return *this;
+  }
+  std::size_t points() const { return points_; }
+
+ private:
+  std::size_t points_ = 0;
+};
+
 // An op: what every kind has (kind, number, launch domain, requirements, completion), one
 // payload for what only its kind has, and what the analysis and the executor attach to it.
 // Program ops and the pipeline's own messages (BeginTrace, EndTrace, Flush, Summary) travel
@@ -108,8 +125,8 @@ class Op {
   std::uint64_t seq = 0;  // position in the program's op stream
   TaskID task = 0;        // tasks (0 for other kinds)
   const TaskInfo* task_info = nullptr;
-  Domain domain;  // launch domain; a one-point domain for everything but index tasks
-  ReqList reqs;   // shared with the launcher's kept resolution until changed
+  LaunchDomain domain;  // launch domain; a one-point domain for everything but index tasks
+  ReqList reqs;         // shared with the launcher's kept resolution until changed
   OpPayload payload;
   std::uint64_t token = 0;  // op_token(*this) once computed (token_of), else 0
   // Set by the memoizer for the ops of a trace it records or replays (for the profiler).
@@ -171,7 +188,7 @@ class Op {
   std::atomic<bool> error_set{false};
   std::atomic<std::int64_t> remaining{0};  // points not yet complete
 
-  std::size_t num_points() const { return std::size_t(domain.volume()); }
+  std::size_t num_points() const { return domain.points(); }
   // The program's requirements (they differ from reqs only for tasks whose requirements on
   // sparse regions expanded, TaskPayload::req_begin): how many, the op requirements
   // [first, last) of program requirement i, and the program requirement of op requirement r.

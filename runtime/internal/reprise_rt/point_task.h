@@ -19,7 +19,7 @@ class Executor;
 struct ReplayBatch;
 
 struct PointTask {
-  // (User-provided: make_pooled<PointTask>() would otherwise zero the whole point before the
+  // (User-provided: value-initialising a PointTask would otherwise zero the whole point before the
   // members' own initialisers run; every member has one.)
   PointTask() {}  // NOLINT(modernize-use-equals-default)
   Executor* exec = nullptr;
