@@ -630,8 +630,12 @@ void Runtime::op_completed(Op& op) {
   events_.trigger(op.done);
   std::int64_t left = outstanding_.fetch_sub(1, std::memory_order_seq_cst) - 1;
   REPRISE_ASSERT(left >= 0, "every issued op completes exactly once");
-  if (app_waiting_.load(std::memory_order_seq_cst) && left <= config_.window / 2)
-    outstanding_.notify_all();
+  if (app_waiting_.load(std::memory_order_seq_cst) && left <= config_.window / 2) wake_app();
+}
+
+void Runtime::wake_app() {
+  app_wakes_.fetch_add(1, std::memory_order_seq_cst);
+  app_wakes_.notify_all();
 }
 
 void Runtime::record_error(std::exception_ptr e) {
@@ -646,6 +650,7 @@ void Runtime::record_error(std::exception_ptr e) {
     exchange_->abandon();
   }
   queue_.wake();  // the utility thread releases what the pipeline holds back
+  if (config_.inline_analysis) wake_app();  // (or, without one, the application thread)
 }
 
 std::exception_ptr Runtime::first_error() const {
@@ -786,13 +791,12 @@ void Runtime::wait_event(Event e) {
 
 void Runtime::wait_outstanding(std::int64_t at_most) {
   app_waiting_.store(true, std::memory_order_seq_cst);  // (op_completed wakes it only then)
-  for (std::int64_t n; (n = outstanding_.load(std::memory_order_seq_cst)) > at_most;) {
-    if (config_.inline_analysis) {  // (as in wait_event; rare: the window or the final drain)
-      release_after_failure();
-      std::this_thread::sleep_for(std::chrono::microseconds(50));
-      continue;
-    }
-    outstanding_.wait(n, std::memory_order_seq_cst);
+  for (;;) {
+    // (Read before the checks: a wake-up after them changes it, and the wait returns at once.)
+    const std::uint32_t wakes = app_wakes_.load(std::memory_order_seq_cst);
+    if (config_.inline_analysis) release_after_failure();  // (as in wait_event)
+    if (outstanding_.load(std::memory_order_seq_cst) <= at_most) break;
+    app_wakes_.wait(wakes, std::memory_order_seq_cst);
   }
   app_waiting_.store(false, std::memory_order_relaxed);
 }

@@ -263,6 +263,7 @@ class Runtime {
   // The application thread's waits: for an event; until at most `at_most` ops are in flight.
   void wait_event(Event e);
   void wait_outstanding(std::int64_t at_most);
+  void wake_app();  // (wakes wait_outstanding to look again)
   // The device links' halves registered while an op was handled go into their queue.
   void flush_links();
   // std::exit while run() is in progress (registered with atexit).
@@ -319,6 +320,9 @@ class Runtime {
   std::uint64_t next_seq_ = 0;  // application thread
   std::atomic<std::int64_t> outstanding_{0};
   std::atomic<bool> app_waiting_{false};
+  // Bumped to wake the application thread in wait_outstanding: the window has drained to
+  // half, or (with -lg:inline_analysis, where it has the utility thread's duties) a point failed.
+  std::atomic<std::uint32_t> app_wakes_{0};
   std::atomic<std::uint64_t> points_launched_{0};
   std::atomic<std::uint64_t> points_deferred_{0};
   std::atomic<std::uint64_t> points_recorded_far_{0};
