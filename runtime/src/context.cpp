@@ -639,7 +639,7 @@ Future Context::execute_task(const TaskLauncher& l, std::uint32_t pinned_memory)
     if (needs_interference_check(op->reqs))
       check_interference_once(rtm, name, op->domain, op->reqs);
   });
-  op->future = std::make_shared<detail::FutureState>();
+  op->future = detail::make_future_state();
   const TaskVariant* v = t.variant(ProcessorKind::CPU);
   op->future->kind = v ? v->result_kind : t.variants.front().result_kind;
   Future f(op->future);
@@ -670,9 +670,9 @@ FutureMap Context::execute(const IndexLauncher& l) {
       add_requirement(rtm.forest(), name, int(i), l.requirements()[i], dom, *op);
     if (needs_interference_check(op->reqs)) check_interference_once(rtm, name, dom, op->reqs);
   });
-  // (Pooled: the map dies on whichever thread drops it last, often a worker.)
-  op->future_map =
-      std::allocate_shared<detail::FutureMapState>(detail::PoolAllocator<detail::FutureMapState>());
+  // (Recycled: the map dies on whichever thread drops it last, often a worker.)
+  op->future_map = std::allocate_shared<detail::FutureMapState>(
+      detail::RecyclingAllocator<detail::FutureMapState>());
   op->future_map->domain = dom;
   const TaskVariant* v = t.variant(ProcessorKind::CPU);
   op->future_map->kind = v ? v->result_kind : t.variants.front().result_kind;
@@ -780,7 +780,7 @@ Future Context::reduce(const FutureMap& fm, ReductionOp redop) {
   op->kind = OpKind::FutureReduce;
   op->domain = Domain(Rect<1>({0}, {0}));
   op->payload = detail::FutureReducePayload{fm, redop};
-  op->future = std::make_shared<detail::FutureState>();
+  op->future = detail::make_future_state();
   op->future->kind = k;
   Future f(op->future);
   rt("reduce").issue(std::move(op));
@@ -793,7 +793,7 @@ Future Context::fence() {
   OpRef op = detail::make_op();
   op->kind = OpKind::Fence;
   op->domain = Domain(Rect<1>({0}, {0}));
-  op->future = std::make_shared<detail::FutureState>();
+  op->future = detail::make_future_state();
   Future f(op->future);
   rtm.issue(std::move(op));
   return f;

@@ -139,7 +139,7 @@ Future FutureMap::get(const DomainPoint& p) const {
     op->kind = detail::OpKind::FutureReduce;
     op->domain = Domain(Rect<1>({0}, {0}));
     op->payload = detail::FutureReducePayload{*this, ReductionOp::None, true};
-    op->future = std::make_shared<detail::FutureState>();
+    op->future = detail::make_future_state();
     state_->gathered = op->future;
     rt->issue(std::move(op));
   }

@@ -9,6 +9,7 @@
 #include "reprise/registry.h"
 #include "reprise_rt/event.h"
 #include "reprise_rt/pool.h"
+#include "reprise_rt/recycler.h"
 
 namespace reprise::detail {
 
@@ -51,6 +52,12 @@ struct FutureMapState {
   // gets wait for it and read `values` here. (Set and read on the application thread.)
   std::shared_ptr<FutureState> gathered;
 };
+
+// A launch's future: made on the application thread, most often dropped by a worker with its
+// op, so its block is recycled (reprise_rt/recycler.h).
+inline std::shared_ptr<FutureState> make_future_state() {
+  return std::allocate_shared<FutureState>(RecyclingAllocator<FutureState>());
+}
 
 // The event a task given future f must wait for, or kNoEvent if f is ready.
 inline Event pending_event(const Future& f) {

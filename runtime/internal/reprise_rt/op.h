@@ -21,6 +21,7 @@
 #include "reprise_rt/inline_vector.h"
 #include "reprise_rt/point_instances.h"
 #include "reprise_rt/pool.h"
+#include "reprise_rt/recycler.h"
 #include "reprise_rt/req_list.h"
 
 namespace reprise::detail {
@@ -221,7 +222,7 @@ class Op {
   }
   std::string describe() const;  // "op #12 (index task 'stencil')"
 
-  // (User-provided, not defaulted: make_pooled<Op>() value-initialises, which would zero all
+  // (User-provided, not defaulted: value-initialising an Op would zero all
   // ~1 KB first — inline tables included — before the members' own initialisers run; every
   // member has one.)
   Op() {}  // NOLINT(modernize-use-equals-default)
@@ -240,7 +241,7 @@ class Op {
 
   void add_ref() { refs_.fetch_add(1, std::memory_order_relaxed); }
   void release() {
-    if (refs_.fetch_sub(1, std::memory_order_acq_rel) == 1) PoolDelete<Op>{}(this);
+    if (refs_.fetch_sub(1, std::memory_order_acq_rel) == 1) Recycler<Op>::destroy(this);
   }
   // Whether the caller's reference is the only one (nobody else can reach the op any more).
   bool only_reference() const { return refs_.load(std::memory_order_acquire) == 1; }
@@ -281,7 +282,8 @@ class OpRef {
 };
 
 inline OpRef make_op() {
-  return OpRef(make_pooled<Op>().release());
+  // (Made on the application thread, most often destroyed on a worker: recycled.)
+  return OpRef(Recycler<Op>::make());
 }
 
 }  // namespace reprise::detail

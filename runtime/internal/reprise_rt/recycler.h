@@ -39,6 +39,9 @@ class Recycler {
     p->~T();
     give_back(p);
   }
+  // Raw blocks of sizeof(T), for RecyclingAllocator.
+  static void* allocate() { return take(); }
+  static void deallocate(void* p) noexcept { give_back(p); }
 
  private:
 #if defined(REPRISE_PLAIN_MALLOC)
@@ -82,6 +85,32 @@ class Recycler {
   // What other threads gave back since the making thread last looked (stays reachable at exit).
   static inline std::atomic<Block*> returned_{nullptr};
 #endif
+};
+
+// For std::allocate_shared: the object and its count in one recycled block (a launch's future
+// or future map, made on the application thread and dropped by a worker with its op).
+template <typename T>
+struct RecyclingAllocator {
+  using value_type = T;
+  RecyclingAllocator() = default;
+  template <typename U>
+  RecyclingAllocator(const RecyclingAllocator<U>&) noexcept {}  // NOLINT: rebinding
+  T* allocate(std::size_t n) {
+    if (n == 1) return static_cast<T*>(Recycler<T>::allocate());
+    void* mem = pool_malloc(n * sizeof(T));
+    if (!mem) throw std::bad_alloc();
+    return static_cast<T*>(mem);
+  }
+  void deallocate(T* p, std::size_t n) noexcept {
+    if (n == 1)
+      Recycler<T>::deallocate(p);
+    else
+      pool_free(p);
+  }
+  template <typename U>
+  bool operator==(const RecyclingAllocator<U>&) const noexcept {
+    return true;
+  }
 };
 
 template <typename T>
