@@ -202,7 +202,7 @@ Event Executor::launch(Op& op, std::uint32_t point, Processor proc, std::span<co
   RecycledPtr<PointTask> task(Recycler<PointTask>::make());
   const Event done = init_sharded_point(*task, op, point, proc, 0, nullptr);
   if (task->elsewhere) return done;
-  if (const DeviceStream s = early_stream(*task); s.valid()) {
+  if (const DeviceStream s = rt_.device() ? early_stream(*task) : DeviceStream{}; s.valid()) {
     task->issued = rt_.events().create();
     PoolPtr<StreamMark> mark = make_pooled<StreamMark>();
     mark->stream = s.handle;

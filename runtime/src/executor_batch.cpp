@@ -52,7 +52,7 @@ void Executor::wait_for(PointTask* t, std::span<const Event> pre) {
   // A device point whose host code only enqueues work (early_stream) waits for device work of
   // its device only until that work is enqueued: its own stream runs it first, another stream
   // waits for its mark (reprise_rt/stream_mark.h).
-  const DeviceStream own = early_stream(*t);
+  const DeviceStream own = rt_.device() ? early_stream(*t) : DeviceStream{};  // (no call without)
   if (Profiler* prof = rt_.profiler(); prof && prof->deps()) [[unlikely]]
     for (Event e : pre) prof->waits(*t->op, t->point_index, e);
   for (Event e : pre) {
