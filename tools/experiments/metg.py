@@ -11,7 +11,7 @@ interpolated (in log granularity) towards the next smaller size.
 
   tools/experiments/metg.py --bin build/bin/reprise-taskbench --cores 2 --type stencil_1d \\
       [--mpi PATH/task-bench/mpi/nonblock] [--modes none,manual,auto] [--radix 3] \\
-      [--reps 3] [--bind] [--compare OTHER/reprise-taskbench] [--plot docs/figures/metg.png] \
+      [--reps 3] [--bind] [--compare OTHER/reprise-taskbench] [--plot docs/figures/metg.png] \\
       [--csv out.csv]
 
 --compare runs every mode with a second build too (systems `MODE@compare`), in the same sweep:
