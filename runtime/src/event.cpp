@@ -1,6 +1,5 @@
 #include "reprise_rt/event.h"
 
-#include <chrono>
 #include <semaphore>
 
 #include "reprise_rt/assert.h"
@@ -120,15 +119,14 @@ bool EventTable::add_waiter(Event e, WaiterFn fn, void* ctx, std::uint64_t arg) 
   return true;
 }
 
-void EventTable::wait(Event e, const std::function<void()>& every_ms) {
+void EventTable::wait(Event e) {
   if (has_triggered(e)) return;
   std::binary_semaphore done(0);
   if (!add_waiter(
           e, [](void* ctx, std::uint64_t) { static_cast<std::binary_semaphore*>(ctx)->release(); },
           &done, 0))
     return;
-  if (!every_ms) return done.acquire();
-  while (!done.try_acquire_for(std::chrono::milliseconds(1))) every_ms();
+  done.acquire();
 }
 
 namespace {

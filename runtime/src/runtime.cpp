@@ -781,24 +781,30 @@ void Runtime::utility_loop() {
 }
 
 void Runtime::wait_event(Event e) {
-  // With -lg:inline_analysis no utility thread releases what tracing holds once a point
-  // fails meanwhile: the waiting application thread does (its idle duty).
-  if (config_.inline_analysis && on_app_thread())
-    events_.wait(e, [this] { release_after_failure(); });
-  else
-    events_.wait(e);
+  if (!config_.inline_analysis || !on_app_thread()) return events_.wait(e);
+  // With -lg:inline_analysis no utility thread releases what tracing holds once a point fails
+  // meanwhile: the waiting application thread does (its idle duty), woken like its other waits.
+  if (events_.has_triggered(e)) return;
+  events_.add_waiter(
+      e, [](void* rt, std::uint64_t) { static_cast<Runtime*>(rt)->wake_app(); }, this, 0);
+  sleep_until([&] { return events_.has_triggered(e); });
 }
 
 void Runtime::wait_outstanding(std::int64_t at_most) {
   app_waiting_.store(true, std::memory_order_seq_cst);  // (op_completed wakes it only then)
+  sleep_until([&] { return outstanding_.load(std::memory_order_seq_cst) <= at_most; });
+  app_waiting_.store(false, std::memory_order_relaxed);
+}
+
+template <class Done>
+void Runtime::sleep_until(Done&& done) {
   for (;;) {
     // (Read before the checks: a wake-up after them changes it, and the wait returns at once.)
     const std::uint32_t wakes = app_wakes_.load(std::memory_order_seq_cst);
-    if (config_.inline_analysis) release_after_failure();  // (as in wait_event)
-    if (outstanding_.load(std::memory_order_seq_cst) <= at_most) break;
+    if (config_.inline_analysis) release_after_failure();
+    if (done()) return;
     app_wakes_.wait(wakes, std::memory_order_seq_cst);
   }
-  app_waiting_.store(false, std::memory_order_relaxed);
 }
 
 void Runtime::release_after_failure() {

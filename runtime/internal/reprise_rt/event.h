@@ -4,7 +4,6 @@
 // triggered generation reads as triggered, so recycling never confuses old handles.
 #include <atomic>
 #include <cstdint>
-#include <functional>
 #include <memory>
 #include <mutex>
 #include <span>
@@ -65,9 +64,8 @@ class EventTable {
   // e's stand-in for a waiter with this tag (nonzero), or e itself. With a stand-in, *mark is
   // its mark with a reference taken for the caller (else null).
   Event early_stand_in(Event e, std::uint32_t tag, StreamMark** mark) const;
-  // Blocks the calling thread until e triggers; with `every_ms`, calls it each millisecond
-  // of the wait (for a thread that has duties while it waits).
-  void wait(Event e, const std::function<void()>& every_ms = nullptr);
+  // Blocks the calling thread until e triggers.
+  void wait(Event e);
   // An event that triggers when all of events have (kNoEvent if they all have already).
   Event merge(std::span<const Event> events);
 

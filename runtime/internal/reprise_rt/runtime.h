@@ -263,7 +263,11 @@ class Runtime {
   // The application thread's waits: for an event; until at most `at_most` ops are in flight.
   void wait_event(Event e);
   void wait_outstanding(std::int64_t at_most);
-  void wake_app();  // (wakes wait_outstanding to look again)
+  void wake_app();  // (wakes the application thread's waits to look again)
+  // Sleeps on app_wakes_ until done(); with -lg:inline_analysis it releases what tracing holds
+  // once a point has failed (the utility thread's idle duty).
+  template <class Done>
+  void sleep_until(Done&& done);
   // The device links' halves registered while an op was handled go into their queue.
   void flush_links();
   // std::exit while run() is in progress (registered with atexit).
@@ -320,8 +324,9 @@ class Runtime {
   std::uint64_t next_seq_ = 0;  // application thread
   std::atomic<std::int64_t> outstanding_{0};
   std::atomic<bool> app_waiting_{false};
-  // Bumped to wake the application thread in wait_outstanding: the window has drained to
-  // half, or (with -lg:inline_analysis, where it has the utility thread's duties) a point failed.
+  // Bumped to wake the application thread's waits (sleep_until): the window has drained to
+  // half; with -lg:inline_analysis (where it has the utility thread's duties) also when a point
+  // failed or the event it waits for triggered.
   std::atomic<std::uint32_t> app_wakes_{0};
   std::atomic<std::uint64_t> points_launched_{0};
   std::atomic<std::uint64_t> points_deferred_{0};
