@@ -15,54 +15,57 @@ std::uint64_t now_ns() {
 }
 
 void ReadyQueue::push(PointTask* t) {
-  t->next = nullptr;
-  bool wake;
-  {
-    std::lock_guard<std::mutex> g(mutex_);
-    if (tail_)
-      tail_->next = t;
-    else
-      head_ = t;
-    tail_ = t;
-    nonempty_.store(true, std::memory_order_release);
-    wake = sleeping_;
-    sleeping_ = false;
-  }
-  if (wake) cv_.notify_one();
+  PointTask* old = head_.load(std::memory_order_relaxed);
+  do {
+    t->next = old;
+  } while (
+      !head_.compare_exchange_weak(old, t, std::memory_order_seq_cst, std::memory_order_relaxed));
+  // (seq_cst with the consumer's sleeping_ store and head_ load: either it sees this push
+  // before it sleeps, or this sees it sleeping.)
+  if (sleeping_.load(std::memory_order_seq_cst) && sleeping_.exchange(0) == 1)
+    sleeping_.notify_one();
 }
 
 PointTask* ReadyQueue::pop_all(const SpinPolicy& spin) {
   std::uint64_t start = 0;
   for (;;) {
-    if (nonempty_.load(std::memory_order_acquire)) {
-      std::lock_guard<std::mutex> g(mutex_);
-      PointTask* list = head_;
-      head_ = tail_ = nullptr;
-      nonempty_.store(false, std::memory_order_relaxed);
-      if (list) return list;
+    if (head_.load(std::memory_order_relaxed)) {
+      // Newest first: reversed into push order (usually one or two points).
+      PointTask* list = head_.exchange(nullptr, std::memory_order_acquire);
+      PointTask* ordered = nullptr;
+      while (list) {
+        PointTask* next = list->next;
+        list->next = ordered;
+        ordered = list;
+        list = next;
+      }
+      return ordered;
     }
+    if (stopping_.load(std::memory_order_acquire)) return nullptr;
     const std::uint64_t now = now_ns();
     if (start == 0) start = now;
     if (now - start < spin.spin_ns) {
       spin.pause(now - start);
       continue;
     }
-    std::unique_lock<std::mutex> g(mutex_);
-    if (head_) continue;
-    if (stopping_) return nullptr;
-    sleeping_ = true;
-    cv_.wait(g, [&] { return head_ != nullptr || stopping_; });
-    sleeping_ = false;
+    sleep();
     start = 0;
   }
 }
 
-void ReadyQueue::stop() {
-  {
-    std::lock_guard<std::mutex> g(mutex_);
-    stopping_ = true;
+void ReadyQueue::sleep() {
+  sleeping_.store(1, std::memory_order_seq_cst);
+  if (head_.load(std::memory_order_seq_cst) || stopping_.load(std::memory_order_seq_cst)) {
+    sleeping_.store(0, std::memory_order_relaxed);
+    return;
   }
-  cv_.notify_all();
+  sleeping_.wait(1, std::memory_order_acquire);
+}
+
+void ReadyQueue::stop() {
+  stopping_.store(true, std::memory_order_seq_cst);
+  sleeping_.store(0, std::memory_order_seq_cst);
+  sleeping_.notify_all();
 }
 
 OpQueue::OpQueue(std::size_t capacity) {

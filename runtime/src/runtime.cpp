@@ -149,16 +149,23 @@ Runtime* Runtime::current() {
 void Runtime::snapshot_registry() {
   std::lock_guard<std::mutex> g(registry_mutex());
   tasks_ = registry_table();
+  last_task_ = nullptr;
 }
 
 const TaskInfo* Runtime::find_task(TaskID id) {
+  if (last_task_ && last_task_id_ == id) return last_task_;
   auto it = tasks_.find(id);
-  if (it != tasks_.end()) return &it->second;
-  // Registered after start: take it into the snapshot (only the application thread reads it).
-  std::lock_guard<std::mutex> g(registry_mutex());
-  auto jt = registry_table().find(id);
-  if (jt == registry_table().end()) return nullptr;
-  return &tasks_.emplace(id, jt->second).first->second;
+  if (it == tasks_.end()) {
+    // Registered after start: take it into the snapshot (only the application thread reads
+    // it).
+    std::lock_guard<std::mutex> g(registry_mutex());
+    auto jt = registry_table().find(id);
+    if (jt == registry_table().end()) return nullptr;
+    it = tasks_.emplace(id, jt->second).first;
+  }
+  last_task_id_ = id;
+  last_task_ = &it->second;
+  return last_task_;
 }
 
 void Runtime::set_pipeline(std::unique_ptr<OpSink> first_stage, GraphSink* graph) {

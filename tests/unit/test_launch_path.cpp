@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -17,6 +18,7 @@
 #include "reprise_rt/op.h"
 #include "reprise_rt/op_token.h"
 #include "reprise_rt/point_instances.h"
+#include "reprise_rt/ready_queue.h"
 #include "reprise_rt/recycler.h"
 #include "reprise_rt/spin_policy.h"
 
@@ -496,4 +498,55 @@ TEST(LaunchPath, OpTokensTellApartWhatTheAnalysisSees) {
   args->task_payload().args.assign(reinterpret_cast<const std::byte*>(&value),
                                    reinterpret_cast<const std::byte*>(&value) + sizeof value);
   EXPECT_EQ(op_token(*args), base);
+}
+
+// A worker's ready queue: pushes racing from several threads, a consumer that spins and then
+// sleeps, each point taken exactly once and in the order its producer pushed it, and stop()
+// waking a consumer that sleeps on an empty queue.
+TEST(ReadyQueue, EveryPushIsTakenOnceInItsProducersOrderAndWakesASleepingConsumer) {
+  using reprise::detail::PointTask;
+  using reprise::detail::ReadyQueue;
+  using reprise::detail::SpinPolicy;
+  constexpr int kProducers = 3, kEach = 20000;
+  std::vector<std::vector<PointTask>> points(kProducers);
+  for (int p = 0; p < kProducers; ++p) {
+    points[std::size_t(p)] = std::vector<PointTask>(kEach);
+    for (int i = 0; i < kEach; ++i)
+      points[std::size_t(p)][std::size_t(i)].point_index = std::uint32_t(i);
+  }
+  ReadyQueue q;
+  SpinPolicy spin;
+  spin.spin_ns = 0;  // sleeps at once when empty: every push may have to wake it
+  std::vector<int> next(kProducers, 0);
+  std::atomic<int> taken{0};
+  bool in_order = true;
+  std::thread consumer([&] {
+    while (PointTask* list = q.pop_all(spin)) {
+      for (; list; list = list->next) {
+        const auto p = std::size_t(
+            std::find_if(points.begin(), points.end(),
+                         [&](auto& v) { return list >= v.data() && list < v.data() + kEach; }) -
+            points.begin());
+        in_order = in_order && int(list->point_index) == next[p];
+        ++next[p];
+        taken.fetch_add(1);
+      }
+    }
+  });
+  std::vector<std::thread> producers;
+  for (int p = 0; p < kProducers; ++p)
+    producers.emplace_back([&, p] {
+      for (int i = 0; i < kEach; ++i) {
+        q.push(&points[std::size_t(p)][std::size_t(i)]);
+        if (i % 1000 == 0) std::this_thread::sleep_for(std::chrono::microseconds(200));
+      }
+    });
+  for (auto& t : producers) t.join();
+  while (taken.load() < kProducers * kEach) std::this_thread::yield();
+  // The consumer sleeps now (nothing queued, no spinning): stop() must wake it.
+  std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  q.stop();
+  consumer.join();
+  EXPECT_TRUE(in_order);
+  for (int p = 0; p < kProducers; ++p) EXPECT_EQ(next[std::size_t(p)], kEach);
 }

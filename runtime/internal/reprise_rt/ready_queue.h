@@ -1,9 +1,14 @@
 #pragma once
 // The queue of ready task points of one processor: many producers (whoever triggers the last
 // precondition), one consumer (the processor's thread), which spins briefly and then sleeps.
+//
+// Lock-free: a producer pushes with one CAS, the consumer takes the whole list with one
+// exchange. (With a mutex, the consumer polling the queue saw a push between the producer's
+// store and its unlock often enough to matter: its lock attempt then slept in the kernel and
+// the producer's unlock paid a wake-up system call, on the critical path of every hand-off
+// between two workers.) No ABA: the consumer never takes single nodes, only the whole list.
 #include <atomic>
-#include <condition_variable>
-#include <mutex>
+#include <cstdint>
 
 #include "reprise_rt/point_task.h"
 #include "reprise_rt/spin_policy.h"
@@ -19,13 +24,13 @@ class ReadyQueue {
   void stop();
 
  private:
-  std::mutex mutex_;
-  std::condition_variable cv_;
-  PointTask* head_ = nullptr;
-  PointTask* tail_ = nullptr;
-  std::atomic<bool> nonempty_{false};
-  bool sleeping_ = false;
-  bool stopping_ = false;
+  // Sleeps until a push or stop() (or spuriously).
+  void sleep();
+
+  std::atomic<PointTask*> head_{nullptr};  // newest first
+  // 1 while the consumer sleeps or is about to: a producer that sees it wakes the consumer.
+  std::atomic<std::uint32_t> sleeping_{0};
+  std::atomic<bool> stopping_{false};
 };
 
 }  // namespace reprise::detail

@@ -316,6 +316,10 @@ class Runtime {
   InstanceManager instances_;
   Executor executor_;
   std::unordered_map<TaskID, TaskInfo> tasks_;
+  // The last task found (a program launches the same task over and over; the map's nodes
+  // stay where they are).
+  TaskID last_task_id_ = 0;
+  const TaskInfo* last_task_ = nullptr;
   std::unique_ptr<OpSink> pipeline_;
   GraphSink* graph_ = &executor_;
   OpQueue queue_;
