@@ -455,7 +455,12 @@ void Memoizer::replay_batch(TraceTemplate& t, Event fence, bool elide, std::size
       }
     rt_.count_replay_instructions(n, active);
   }
-  block->unfinished.store(here + 1, std::memory_order_relaxed);
+  // A whole template's batch whose every point runs here (no shard plan, prefix or graph
+  // groups) counts its sinks only (ReplayBatch::sinks_only).
+  block->sinks_only = !plan && !prefix && !gpu && edge_lists == t.successors &&
+                      here == std::int32_t(n) && edge_lists->sinks > 0;
+  block->unfinished.store((block->sinks_only ? std::int32_t(edge_lists->sinks) : here) + 1,
+                          std::memory_order_relaxed);
   if (plan) {
     const BatchEdges& succ = *t.successors;
     for (std::uint32_t i : plan->proxied) {

@@ -659,6 +659,7 @@ void build_successors(TraceTemplate& t, const std::vector<OpRef>& recorded) {
     for (std::uint32_t k = 0; k < in.pre_count; ++k)
       s->targets[fill[t.pre_slots[in.pre_begin + k] - 1]++] = i;
   }
+  s->sinks = std::uint32_t(std::count(s->count.begin(), s->count.end(), 0u));
   t.successors = std::move(s);
 }
 

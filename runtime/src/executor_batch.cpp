@@ -39,9 +39,14 @@ void Executor::init_point(PointTask& t, Op& op, std::uint32_t point, Processor p
 
 void Executor::finish_in_batch(ReplayBatch* batch, std::uint32_t index) {
   const BatchEdges& s = *batch->successors;
-  const std::uint32_t* next = s.targets.data() + s.begin[index];
-  for (std::uint32_t i = 0; i < s.count[index]; ++i) release(&batch->tasks[next[i]]);
+  // (The elision links first: once its last successor is released, a point that is not a
+  // sink must not read the batch again — it may be retired and replayed anew by then.)
   if (batch->cross) cross_done(*batch, index);
+  const std::uint32_t successors = s.count[index];
+  const bool counted = !batch->sinks_only || successors == 0;
+  const std::uint32_t* next = s.targets.data() + s.begin[index];
+  for (std::uint32_t i = 0; i < successors; ++i) release(&batch->tasks[next[i]]);
+  if (!counted) return;
   const std::int32_t unfinished = batch->unfinished.fetch_sub(1, std::memory_order_acq_rel);
   REPRISE_ASSERT(unfinished > 0, "a batch finishes each of its points once");
   if (unfinished == 1) retire_batch(batch);

@@ -28,6 +28,9 @@ struct GpuGroups;
 // of a batch counts down the points targets[begin[i] .. begin[i] + count[i]) of its batch.
 struct BatchEdges {
   std::vector<std::uint32_t> begin, count, targets;
+  // Points with no successor in the batch (count 0): a batch whose points all run here counts
+  // these only (ReplayBatch::sinks_only). 0 where the lists are not a whole template's.
+  std::uint32_t sinks = 0;
   // Finished batches of this template, kept so that later replays reuse their storage instead
   // of allocating and constructing every point again. Replays run ahead of their points by up
   // to the window, so as many batches as that are in flight; they come back here (pushed by
@@ -55,7 +58,13 @@ struct BatchEdges {
 // itself done, the launcher publishes `next`, and the one that sees the other's mark claims j.
 struct ReplayBatch {
   static constexpr std::uint8_t kDone = 1, kClaimed = 2;
+  // The points still to finish (and the launcher's hold). With sinks_only, only the points
+  // without successors in the batch count: every other point has released a successor that
+  // cannot finish before it, and reads nothing of the batch after that release — so the
+  // batch's last sink is its last point, and most points finish without touching this line,
+  // which both workers of a replay would otherwise pass back and forth at every point.
   std::atomic<std::int32_t> unfinished{0};
+  bool sinks_only = false;
   std::unique_ptr<PointTask[]> tasks;  // the batch's points, by instruction
   std::shared_ptr<const BatchEdges> successors;
   // Fence elision without events (null when the template has no links).
