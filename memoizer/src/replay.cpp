@@ -391,6 +391,28 @@ void Memoizer::replay_batch(TraceTemplate& t, Event fence, bool elide, std::size
   std::uint32_t futures_op = ~0u;
   bool futures_pending = false;
   Profiler* const deps_prof = rt_.profiler() && rt_.profiler()->deps() ? rt_.profiler() : nullptr;
+  // A single-process replay of every instruction, as plain as the batch's last one: its task
+  // points are re-initialised, not made afresh (ReplayBatch::plain_points).
+  const bool plain =
+      !plan && !prefix && !gpu && !rt_.simulated() && !deps_prof && edge_lists == t.successors;
+  const bool reuse_points = plain && !fresh && block->plain_points;
+  // Waits on events (the entry fence, links to a replay that was not a batch, futures). The
+  // point's hold keeps it from running before it is released below.
+  const auto wait_external = [&](const Instruction& in, PointTask& task, bool copy) {
+    if (!copy && in.op != futures_op) {
+      futures_op = in.op;
+      futures_pending = waits_on_futures(in.op);
+    }
+    if ((in.uses_fence && fence_pending) || (elide && !cross && in.link_count > 0) ||
+        (!copy && futures_pending)) {
+      scratch_.clear();
+      gather_external(t, in, fence, elide && !cross);
+      exec.wait_for(&task, scratch_);
+    } else if (deps_prof && in.uses_fence && fence.exists()) {
+      // Long past, yet what the fence stands for came first: the profile keeps the edge.
+      deps_prof->waits(*task.op, task.point_index, fence);
+    }
+  };
   const auto init = [&](std::size_t i) {
     const Instruction& in = t.instrs[i];
     const bool copy = in.kind == Instruction::Kind::Copy;
@@ -425,27 +447,29 @@ void Memoizer::replay_batch(TraceTemplate& t, Event fence, bool elide, std::size
     if (copy) copy_done_[in.op] = done;
     if (task.elsewhere) return;
     ++here;
-    // Waits on events (the entry fence, links to a replay that was not a batch, futures). The
-    // point's hold keeps it from running before it is released below.
-    if (!copy && in.op != futures_op) {
-      futures_op = in.op;
-      futures_pending = waits_on_futures(in.op);
-    }
-    if ((in.uses_fence && fence_pending) || (elide && !cross && in.link_count > 0) ||
-        (!copy && futures_pending)) {
-      scratch_.clear();
-      gather_external(t, in, fence, elide && !cross);
-      exec.wait_for(&task, scratch_);
-    } else if (deps_prof && in.uses_fence && fence.exists()) {
-      // Long past, yet what the fence stands for came first: the profile keeps the edge.
-      deps_prof->waits(*task.op, task.point_index, fence);
-    }
+    wait_external(in, task, copy);
   };
   if (plan) {
     for (std::uint32_t i : plan->active) init(i);
     // Other shards' points nothing here waits for: done with here at once.
     for (const auto& [op, points] : plan->count_offs) exec.count_off(*buffer_[op], points);
     rt_.count_replay_instructions(n, plan->active.size());
+  } else if (reuse_points) {
+    // The same points of the same instructions as in the batch's last replay: only what
+    // changes from one replay to the next (copies are made afresh).
+    for (std::size_t i = 0; i < n; ++i) {
+      const Instruction& in = t.instrs[i];
+      if (in.kind == Instruction::Kind::Copy) {
+        init(i);
+        continue;
+      }
+      PointTask& task = block->tasks[i];
+      exec.reinit_point(task, *buffer_[in.op], in.point,
+                        std::int32_t(in.pre_count + (cross ? in.link_count : 0)), links == nullptr);
+      ++here;
+      wait_external(in, task, false);
+    }
+    rt_.count_replay_instructions(n, n);
   } else {
     std::size_t active = 0;
     for (std::size_t i = 0; i < n; ++i)
@@ -455,6 +479,7 @@ void Memoizer::replay_batch(TraceTemplate& t, Event fence, bool elide, std::size
       }
     rt_.count_replay_instructions(n, active);
   }
+  block->plain_points = plain;
   // A whole template's batch whose every point runs here (no shard plan, prefix or graph
   // groups) counts its sinks only (ReplayBatch::sinks_only).
   block->sinks_only = !plan && !prefix && !gpu && edge_lists == t.successors &&

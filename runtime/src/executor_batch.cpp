@@ -37,6 +37,22 @@ void Executor::init_point(PointTask& t, Op& op, std::uint32_t point, Processor p
   t.pending.store(1 + in_edges, std::memory_order_relaxed);
 }
 
+void Executor::reinit_point(PointTask& t, Op& op, std::uint32_t point, std::int32_t in_edges,
+                            bool completion_event) {
+  REPRISE_ASSERT(!t.op && t.exec == this && t.point_index == point && !t.elsewhere &&
+                     t.send_to < 0 && !t.receive,
+                 "a point is re-initialised only where init_point made the same point before, "
+                 "and after it ran");
+  t.op = OpRef(&op);
+  op.add_ref();
+  t.done = completion_event ? rt_.events().create() : kNoEvent;
+  t.issued = kNoEvent;
+  t.mark = nullptr;
+  t.stream_wait_count = 0;
+  op.point_done[point] = t.done;
+  t.pending.store(1 + in_edges, std::memory_order_relaxed);
+}
+
 void Executor::finish_in_batch(ReplayBatch* batch, std::uint32_t index) {
   const BatchEdges& s = *batch->successors;
   // (The elision links first: once its last successor is released, a point that is not a

@@ -25,6 +25,12 @@ class BatchSink {
   virtual void init_point(PointTask& t, Op& op, std::uint32_t point, Processor proc,
                           std::int32_t in_edges, const DomainPoint* coords,
                           bool completion_event) = 0;
+  // t, which init_point made point `point` of an earlier replay of this same template in a
+  // single process, becomes that point of op (this replay's op for the same instruction):
+  // only what changes from one replay to the next is written (its op, completion event and
+  // count); its processor, coordinates, variant and flags stay as init_point left them.
+  virtual void reinit_point(PointTask& t, Op& op, std::uint32_t point, std::int32_t in_edges,
+                            bool completion_event) = 0;
   // init_point for a launch that may span shards (control replication). A point or copy that
   // runs on another shard leaves t `elsewhere` (never launched); a copy between shards
   // becomes its send or receive half. Returns the event that stands for its completion on

@@ -42,6 +42,8 @@ class Executor final : public GraphSink, public BatchSink {
   // BatchSink: replays launch their points as batches (reprise_rt/batch_sink.h).
   void init_point(PointTask& t, Op& op, std::uint32_t point, Processor proc, std::int32_t in_edges,
                   const DomainPoint* coords, bool completion_event) override;
+  void reinit_point(PointTask& t, Op& op, std::uint32_t point, std::int32_t in_edges,
+                    bool completion_event) override;
   Event init_sharded_point(PointTask& t, Op& op, std::uint32_t point, Processor proc,
                            std::int32_t in_edges, const DomainPoint* coords) override;
   void leave_elsewhere(PointTask& t) override;

@@ -65,6 +65,10 @@ struct ReplayBatch {
   // which both workers of a replay would otherwise pass back and forth at every point.
   std::atomic<std::int32_t> unfinished{0};
   bool sinks_only = false;
+  // Its points were last set up whole by a single-process replay of every instruction (no
+  // shard plan, prefix, graph groups or profiled edges): a later such replay of the template
+  // re-initialises its task points only (BatchSink::reinit_point).
+  bool plain_points = false;
   std::unique_ptr<PointTask[]> tasks;  // the batch's points, by instruction
   std::shared_ptr<const BatchEdges> successors;
   // Fence elision without events (null when the template has no links).
