@@ -391,11 +391,18 @@ void Memoizer::replay_batch(TraceTemplate& t, Event fence, bool elide, std::size
   std::uint32_t futures_op = ~0u;
   bool futures_pending = false;
   Profiler* const deps_prof = rt_.profiler() && rt_.profiler()->deps() ? rt_.profiler() : nullptr;
-  // A single-process replay of every instruction, as plain as the batch's last one: its task
-  // points are re-initialised, not made afresh (ReplayBatch::plain_points).
-  const bool plain =
-      !plan && !prefix && !gpu && !rt_.simulated() && !deps_prof && edge_lists == t.successors;
+  // A single-process replay of every instruction of the template, on its own edge lists (no
+  // shard plan, prefix or graph groups): its batch counts its sinks only (below), and, without
+  // -lg:simulate_shards or profiled edges, after a replay as plain its task points are
+  // re-initialised, not made afresh (ReplayBatch::sinks_only, ::plain_points).
+  const bool whole = !plan && !prefix && !gpu && edge_lists == t.successors;
+  const bool plain = whole && !rt_.simulated() && !deps_prof;
   const bool reuse_points = plain && !fresh && block->plain_points;
+  // An instruction's in-batch edges and, back to back, its elision links (init subtracts
+  // those another shard's or a graph group's points count down).
+  const auto edges_of = [&](const Instruction& in) {
+    return std::int32_t(in.pre_count + (cross ? in.link_count : 0));
+  };
   // Waits on events (the entry fence, links to a replay that was not a batch, futures). The
   // point's hold keeps it from running before it is released below.
   const auto wait_external = [&](const Instruction& in, PointTask& task, bool copy) {
@@ -416,8 +423,7 @@ void Memoizer::replay_batch(TraceTemplate& t, Event fence, bool elide, std::size
   const auto init = [&](std::size_t i) {
     const Instruction& in = t.instrs[i];
     const bool copy = in.kind == Instruction::Kind::Copy;
-    const std::int32_t edges = std::int32_t(in.pre_count + (cross ? in.link_count : 0)) -
-                               (plan ? plan->unseen_preds[i] : 0) -
+    const std::int32_t edges = edges_of(in) - (plan ? plan->unseen_preds[i] : 0) -
                                (gpu ? std::int32_t(gpu->removed_in[i]) : 0);
     // A replayed task point needs no completion event when every later wait on it is a
     // counter: in-trace edges and (with reversed links) the next replay's elision links.
@@ -464,8 +470,7 @@ void Memoizer::replay_batch(TraceTemplate& t, Event fence, bool elide, std::size
         continue;
       }
       PointTask& task = block->tasks[i];
-      exec.reinit_point(task, *buffer_[in.op], in.point,
-                        std::int32_t(in.pre_count + (cross ? in.link_count : 0)), links == nullptr);
+      exec.reinit_point(task, *buffer_[in.op], in.point, edges_of(in), links == nullptr);
       ++here;
       wait_external(in, task, false);
     }
@@ -480,10 +485,8 @@ void Memoizer::replay_batch(TraceTemplate& t, Event fence, bool elide, std::size
     rt_.count_replay_instructions(n, active);
   }
   block->plain_points = plain;
-  // A whole template's batch whose every point runs here (no shard plan, prefix or graph
-  // groups) counts its sinks only (ReplayBatch::sinks_only).
-  block->sinks_only = !plan && !prefix && !gpu && edge_lists == t.successors &&
-                      here == std::int32_t(n) && edge_lists->sinks > 0;
+  // (Only while every point runs here: `here` counts those that do.)
+  block->sinks_only = whole && here == std::int32_t(n) && edge_lists->sinks > 0;
   block->unfinished.store((block->sinks_only ? std::int32_t(edge_lists->sinks) : here) + 1,
                           std::memory_order_relaxed);
   if (plan) {

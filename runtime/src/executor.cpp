@@ -143,7 +143,8 @@ DeviceStream Executor::early_stream(const PointTask& t) const {
   // task that reads futures (a future is ready only when its producer has finished) or folds
   // on the host; not under control replication (a remote shard's event has no stand-in) nor
   // -lg:simulate_shards.
-  if (!rt_.device() || !rt_.config().gpu_early) return DeviceStream{};
+  REPRISE_ASSERT(rt_.device(), "early_stream is asked only with a device");
+  if (!rt_.config().gpu_early) return DeviceStream{};
   if (rt_.exchange() || rt_.simulated()) return DeviceStream{};
   const Op& op = *t.op;
   if (op.kind == OpKind::Task || op.kind == OpKind::IndexTask) {

@@ -9,11 +9,22 @@
 
 namespace reprise::detail {
 
+// (Inline: on every replayed point's way, in both callers.)
+inline void Executor::renew_point(PointTask& t, Op& op, std::uint32_t point, std::int32_t in_edges,
+                                  bool completion_event) {
+  t.op = OpRef(&op);
+  op.add_ref();
+  t.done = completion_event ? rt_.events().create() : kNoEvent;
+  t.issued = kNoEvent;
+  t.mark = nullptr;
+  t.stream_wait_count = 0;
+  op.point_done[point] = t.done;
+  t.pending.store(1 + in_edges, std::memory_order_relaxed);
+}
+
 void Executor::init_point(PointTask& t, Op& op, std::uint32_t point, Processor proc,
                           std::int32_t in_edges, const DomainPoint* coords, bool completion_event) {
   t.exec = this;
-  t.op = OpRef(&op);
-  op.add_ref();
   t.point_index = point;
   t.point = coords ? *coords : op.domain.delinearize(coord_t(point));
   t.proc = proc;
@@ -25,16 +36,11 @@ void Executor::init_point(PointTask& t, Op& op, std::uint32_t point, Processor p
     t.variant = op.task_info->variant(proc.kind);
     if (!t.variant) t.variant = op.task_info->variant(ProcessorKind::CPU);
   }
-  t.done = completion_event ? rt_.events().create() : kNoEvent;
-  t.issued = kNoEvent;
-  t.mark = nullptr;
-  t.stream_wait_count = 0;
-  op.point_done[point] = t.done;
+  renew_point(t, op, point, in_edges, completion_event);
   if (Profiler* prof = rt_.profiler(); prof && prof->deps()) [[unlikely]] {
     prof->produced(t.done, op, point);
     if (!op.generated()) prof->part_of_op(op, point);
   }
-  t.pending.store(1 + in_edges, std::memory_order_relaxed);
 }
 
 void Executor::reinit_point(PointTask& t, Op& op, std::uint32_t point, std::int32_t in_edges,
@@ -43,14 +49,7 @@ void Executor::reinit_point(PointTask& t, Op& op, std::uint32_t point, std::int3
                      t.send_to < 0 && !t.receive,
                  "a point is re-initialised only where init_point made the same point before, "
                  "and after it ran");
-  t.op = OpRef(&op);
-  op.add_ref();
-  t.done = completion_event ? rt_.events().create() : kNoEvent;
-  t.issued = kNoEvent;
-  t.mark = nullptr;
-  t.stream_wait_count = 0;
-  op.point_done[point] = t.done;
-  t.pending.store(1 + in_edges, std::memory_order_relaxed);
+  renew_point(t, op, point, in_edges, completion_event);
 }
 
 void Executor::finish_in_batch(ReplayBatch* batch, std::uint32_t index) {
@@ -73,7 +72,7 @@ void Executor::wait_for(PointTask* t, std::span<const Event> pre) {
   // A device point whose host code only enqueues work (early_stream) waits for device work of
   // its device only until that work is enqueued: its own stream runs it first, another stream
   // waits for its mark (reprise_rt/stream_mark.h).
-  const DeviceStream own = rt_.device() ? early_stream(*t) : DeviceStream{};  // (no call without)
+  const DeviceStream own = rt_.device() ? early_stream(*t) : DeviceStream{};
   if (Profiler* prof = rt_.profiler(); prof && prof->deps()) [[unlikely]]
     for (Event e : pre) prof->waits(*t->op, t->point_index, e);
   for (Event e : pre) {

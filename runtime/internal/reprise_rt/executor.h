@@ -75,7 +75,8 @@ class Executor final : public GraphSink, public BatchSink {
   // The device stream a point's work goes to (invalid: none, its work runs on a CPU thread).
   DeviceStream work_stream(const PointTask& t) const;
   // A point's work stream when it may start once device work it waits for is enqueued rather
-  // than finished (reprise_rt/stream_mark.h); invalid otherwise.
+  // than finished (reprise_rt/stream_mark.h); invalid otherwise. Only with a device (its
+  // callers check rt_.device() first: a point without one needs no call on its launch path).
   DeviceStream early_stream(const PointTask& t) const;
   // The event table's tag for early starts: the points of one device share it.
   static std::uint32_t device_tag(DeviceStream s) { return std::uint32_t(s.device) + 1; }
@@ -84,6 +85,10 @@ class Executor final : public GraphSink, public BatchSink {
   // reference.
   bool take_stream_wait(PointTask& t, DeviceStream own, StreamMark* mark);
   void release_mark(StreamMark* mark);
+  // What every replay changes in a batch's point t: its op, completion event and count
+  // (init_point and reinit_point).
+  void renew_point(PointTask& t, Op& op, std::uint32_t point, std::int32_t in_edges,
+                   bool completion_event);
   // Control replication: point `point` of op runs on shard `owner` (its proxy here, if any).
   Event remote_point(Op& op, std::uint32_t point, std::uint32_t owner);
   // A single point or copy: a task of its own, released once its preconditions hold.

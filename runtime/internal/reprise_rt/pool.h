@@ -33,6 +33,13 @@ template <typename T>
 using PoolAllocator = tbb::scalable_allocator<T>;
 #endif
 
+// pool_malloc that throws std::bad_alloc instead of returning null.
+inline void* pool_allocate(std::size_t n) {
+  void* mem = pool_malloc(n);
+  if (!mem) throw std::bad_alloc();
+  return mem;
+}
+
 template <typename T>
 struct PoolDelete {
   void operator()(T* p) const noexcept {
@@ -46,9 +53,7 @@ using PoolPtr = std::unique_ptr<T, PoolDelete<T>>;
 
 template <typename T, typename... Args>
 PoolPtr<T> make_pooled(Args&&... args) {
-  void* mem = pool_malloc(sizeof(T));
-  if (!mem) throw std::bad_alloc();
-  return PoolPtr<T>(::new (mem) T(std::forward<Args>(args)...));
+  return PoolPtr<T>(::new (pool_allocate(sizeof(T))) T(std::forward<Args>(args)...));
 }
 
 // Vectors inside per-op objects: allocated on one thread, freed on another, many per op.

@@ -47,9 +47,7 @@ class Recycler {
  private:
 #if defined(__SANITIZE_ADDRESS__)
   static void* take() {
-    void* mem = pool_malloc(sizeof(T));
-    if (!mem) throw std::bad_alloc();
-    return mem;
+    return pool_allocate(sizeof(T));
   }
   static void give_back(void* mem) noexcept {
     pool_free(mem);
@@ -72,9 +70,7 @@ class Recycler {
       local.head = b->next;
       return b;
     }
-    void* mem = pool_malloc(sizeof(T));
-    if (!mem) throw std::bad_alloc();
-    return mem;
+    return pool_allocate(sizeof(T));
   }
   static void give_back(void* mem) noexcept {
     // (Only ever pushed one at a time and taken all at once: no ABA.)
@@ -97,10 +93,7 @@ struct RecyclingAllocator {
   template <typename U>
   RecyclingAllocator(const RecyclingAllocator<U>&) noexcept {}  // NOLINT: rebinding
   T* allocate(std::size_t n) {
-    if (n == 1) return static_cast<T*>(Recycler<T>::allocate());
-    void* mem = pool_malloc(n * sizeof(T));
-    if (!mem) throw std::bad_alloc();
-    return static_cast<T*>(mem);
+    return static_cast<T*>(n == 1 ? Recycler<T>::allocate() : pool_allocate(n * sizeof(T)));
   }
   void deallocate(T* p, std::size_t n) noexcept {
     if (n == 1)
