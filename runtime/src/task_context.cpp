@@ -39,17 +39,12 @@ const ReqInfo& requirement(const detail::PointTask& t, int req) {
   return t.op->reqs[op_reqs(t, req).first];
 }
 
-// The bounds of op requirements [first, last) for this point: for a sparse region, the
-// bounding box of its rectangles.
-inline void bounds_of(const detail::PointTask& t, std::pair<std::size_t, std::size_t> range,
-                      Domain& box) {
-  const auto [first, last] = range;
-  box = t.op->rect(t.point_index, first);
-  for (std::size_t r = first + 1; r < last; ++r) detail::grow(box, t.op->rect(t.point_index, r));
-}
+// The bounds of requirement `req` for this point: for a sparse region, the bounding box of its
+// rectangles (one op requirement each).
 Domain bounds_of(const detail::PointTask& t, int req) {
-  Domain box;
-  bounds_of(t, op_reqs(t, req), box);
+  const auto [first, last] = op_reqs(t, req);
+  Domain box = t.op->rect(t.point_index, first);
+  for (std::size_t r = first + 1; r < last; ++r) detail::grow(box, t.op->rect(t.point_index, r));
   return box;
 }
 
@@ -59,24 +54,26 @@ inline int field_position(const detail::PointTask& t, const ReqInfo& r, int req,
   fail(t, "requirement {} does not name field {}", req, fid);
 }
 
-// Fills `a` with the checked view of field `fi` of requirement `req` for this point; `what`
-// names the accessor kind in messages. (`range`: the op requirements of `req`, which the
-// caller has already. In place: every task makes its accessors through here.)
-inline void field_view(detail::RawAccess& a, const detail::PointTask& t, int req,
-                       std::pair<std::size_t, std::size_t> range, int fi, FieldID fid,
-                       std::size_t elem_size, int dim, const char* what) {
+// The checked view of field `fi` of requirement `req` for this point; `what` names the accessor
+// kind in messages. (`range`: the op requirements of `req`, which the caller has already. In
+// place, and built whole: every task makes its accessors through here.)
+inline detail::RawAccess field_view(const detail::PointTask& t, int req,
+                                    std::pair<std::size_t, std::size_t> range, int fi, FieldID fid,
+                                    std::size_t elem_size, int dim, const char* what) {
   const detail::Op& op = *t.op;
   const detail::Instance* inst = op.point_instances[t.point_index * op.reqs.size() + range.first];
   if (inst->field_size(fi) != elem_size)
     fail(t, "field {} has {} bytes, the {}'s type has {}", fid, inst->field_size(fi), what,
          elem_size);
-  inst->view(fi, a);
-  bounds_of(t, range, a.bounds);
+  const detail::Runtime* rt = detail::Runtime::current();
+  detail::RawAccess a =
+      inst->view(fi, op.rect(t.point_index, range.first), rt && rt->config().bounds_checks,
+                 detail::AccessSite{&t, req, fid});
+  for (std::size_t r = range.first + 1; r < range.second; ++r)
+    detail::grow(a.bounds, op.rect(t.point_index, r));
   if (a.bounds.dim != dim)
     fail(t, "requirement {} is {}-d, the {} is {}-d", req, a.bounds.dim, what, dim);
-  const detail::Runtime* rt = detail::Runtime::current();
-  a.check = rt && rt->config().bounds_checks;
-  a.site = detail::AccessSite{&t, req, fid};
+  return a;
 }
 }  // namespace
 
@@ -89,9 +86,7 @@ detail::RawAccess TaskContext::raw(int req, FieldID fid, std::size_t elem_size, 
     fail(t_, "requirement {} is READ_ONLY; ask for a read accessor (accessor<const T, N>)", req);
   if (r.privilege == Privilege::Reduce)
     fail(t_, "requirement {} is REDUCE; use reducer<T, N>", req);
-  detail::RawAccess a;
-  field_view(a, t_, req, range, fi, fid, elem_size, dim, "accessor");
-  return a;
+  return field_view(t_, req, range, fi, fid, elem_size, dim, "accessor");
 }
 
 detail::RawAccess TaskContext::raw_inline(FieldID fid, std::size_t& elem_size) const {
@@ -131,8 +126,7 @@ detail::RawAccess TaskContext::raw_reduce(int req, FieldID fid, std::size_t elem
          "only (register an operator for other types: reprise/reduction.h)",
          req, to_string(r.redop));
   }
-  detail::RawAccess a;
-  field_view(a, t_, req, range, fi, fid, elem_size, dim, "reducer");
+  detail::RawAccess a = field_view(t_, req, range, fi, fid, elem_size, dim, "reducer");
   // Each reduction instance starts at the operator's identity; the runtime folds it into the
   // region afterwards.
   auto begin = [&](std::size_t op_req) -> detail::Instance& {

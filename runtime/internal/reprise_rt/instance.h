@@ -101,6 +101,12 @@ class Instance {
     a.base = fields_[std::size_t(fi)].base;
     a.strides = fields_[std::size_t(fi)].strides;
   }
+  // Field fi's view with these bounds, built whole (every accessor a task makes comes from
+  // here: one initialisation of each member, not a zero-filled view written over).
+  RawAccess view(int fi, const Domain& bounds, bool check, const AccessSite& site) const {
+    const FieldStorage& f = fields_[std::size_t(fi)];
+    return RawAccess{f.base, f.strides, bounds, check, site};
+  }
   std::byte* field_data(int fi) const { return fields_[std::size_t(fi)].at; }
   // Attached host memory (Context::attach): field fi's elements live in the program's array
   // `array` (dense, row-major over the bounds) instead of the instance's own storage, which is
