@@ -171,6 +171,50 @@ const LogicalAnalysis::PairMeets& LogicalAnalysis::pair_meets(const Op& op, std:
   return meets.emplace(key, std::move(m)).first->second;
 }
 
+namespace {
+// The same rectangle, written the same way (an empty one written otherwise is another key: a
+// miss, not a wrong answer).
+inline bool same_key(const Domain& a, const Domain& b) {
+  if (a.dim != b.dim) return false;
+  for (int i = 0; i < a.dim; ++i)
+    if (a.lo[i] != b.lo[i] || a.hi[i] != b.hi[i]) return false;
+  return true;
+}
+}  // namespace
+
+const LogicalAnalysis::PairMeets& LogicalAnalysis::small_pair_meets(const Op& op, std::uint32_t r,
+                                                                    const Op& prev,
+                                                                    std::uint32_t req) const {
+  constexpr std::size_t kSlots = 64;
+  const std::uint64_t uid0 = op.reqs[r].uid, uid1 = prev.reqs[req].uid;
+  // (The slot from the uids and where each launch starts: cheap, and launches of one pair of
+  // partitions seldom differ in their domains otherwise.)
+  std::uint64_t h = (uid0 << 32 ^ uid1) ^ std::uint64_t(op.domain.lo[0]) * 0x9e3779b97f4a7c15ull ^
+                    std::uint64_t(prev.domain.lo[0]);
+  h = (h ^ (h >> 29)) * 0xbf58476d1ce4e5b9ull;
+  if (small_pairs_.empty()) small_pairs_.resize(kSlots);
+  SmallPair& slot = small_pairs_[(h >> 58) % kSlots];
+  if (slot.uid[0] == uid0 && slot.uid[1] == uid1 && same_key(slot.domain[0], op.domain) &&
+      same_key(slot.domain[1], prev.domain))
+    return slot.meets;
+  // (A partition's uid is never reused and its pieces never change: a slot stays right for
+  // its key until another pair takes it.)
+  slot.uid[0] = uid0;
+  slot.uid[1] = uid1;
+  slot.domain[0] = op.domain;
+  slot.domain[1] = prev.domain;
+  PairMeets& m = slot.meets;
+  const std::size_t points = op.num_points();
+  m.begin.assign(points + 1, 0);
+  m.points.clear();
+  each_meeting(op, r, prev, req, PointSubset{}, [&](std::size_t p, std::uint32_t q) {
+    ++m.begin[p + 1];
+    m.points.push_back(q);
+  });
+  for (std::size_t p = 0; p < points; ++p) m.begin[p + 1] += m.begin[p];
+  return m;
+}
+
 void LogicalAnalysis::forget_partition(std::uint64_t uid) {
   caches_->pieces.erase(uid);
   std::erase_if(caches_->meets,
@@ -207,8 +251,12 @@ void LogicalAnalysis::add_pair(const Op& op, std::uint32_t r, const LogicalUser&
   // the subset's points only, where a scan would test each of them against every point of
   // the earlier op.
   if (a.partition != kInvalidId && b.partition != kInvalidId &&
-      points * prev.num_points() >= kLookUpPairs) {
-    const PairMeets& m = pair_meets(op, r, prev, u.req);
+      (points * prev.num_points() >= kLookUpPairs ||
+       (a.projection.kind() == Projection::Kind::Identity &&
+        b.projection.kind() == Projection::Kind::Identity))) {
+    const PairMeets& m = points * prev.num_points() >= kLookUpPairs
+                             ? pair_meets(op, r, prev, u.req)
+                             : small_pair_meets(op, r, prev, u.req);
     subset.each(points, [&](std::size_t p) {
       for (std::uint32_t k = m.begin[p]; k < m.begin[p + 1]; ++k)
         pre.add(p, prev.point_done[m.points[k]]);

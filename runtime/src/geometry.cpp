@@ -55,6 +55,8 @@ coord_t Domain::linearize(const DomainPoint& p) const {
 }
 
 DomainPoint Domain::delinearize(coord_t idx) const {
+  // (1-d, in range: no division — the analysis asks this for every point it launches.)
+  if (dim == 1 && idx >= 0 && idx <= hi[0] - lo[0]) return DomainPoint(lo[0] + idx);
   DomainPoint p;
   p.dim = dim;
   for (int i = dim - 1; i >= 0; --i) {

@@ -43,6 +43,14 @@ TEST(Geometry, DomainLinearizeRoundTrips) {
   for (coord_t i = 0; i < d.volume(); ++i) EXPECT_EQ(d.linearize(d.delinearize(i)), i);
   EXPECT_EQ(d.linearize(d.lo_point()), 0);
   EXPECT_EQ(d.linearize(d.hi_point()), d.volume() - 1);
+  // 1-d (a path of its own): every index of the domain, and one past either end as before.
+  const Domain e = Rect<1>({-3}, {5});
+  for (coord_t i = 0; i < e.volume(); ++i) {
+    EXPECT_EQ(e.delinearize(i), DomainPoint(-3 + i));
+    EXPECT_EQ(e.linearize(e.delinearize(i)), i);
+  }
+  EXPECT_EQ(e.delinearize(e.volume()), DomainPoint(-3));  // (wraps, as the n-d formula does)
+  EXPECT_EQ(e.delinearize(-1), DomainPoint(-3 + (-1 % 9)));
 }
 
 TEST(Geometry, CheckedConversionsNameTheDimensions) {

@@ -154,6 +154,18 @@ class LogicalAnalysis {
   };
   const PairMeets& pair_meets(const Op& op, std::uint32_t r, const Op& prev,
                               std::uint32_t req) const;
+  // The same answer for a small pair (fewer than kLookUpPairs pairs of points) of partitions
+  // both named by identity, kept in a small direct-mapped table of this analysis: a stencil's
+  // every timestep asks it, and both a scan (~400 instructions a pair of requirements at two
+  // points each) and pair_meets' key (projections and all) cost more than this look-up.
+  const PairMeets& small_pair_meets(const Op& op, std::uint32_t r, const Op& prev,
+                                    std::uint32_t req) const;
+  struct SmallPair {
+    std::uint64_t uid[2] = {0, 0};  // (0: an empty slot; partition uids start at 1)
+    Domain domain[2];
+    PairMeets meets;
+  };
+  mutable std::vector<SmallPair> small_pairs_;  // sized on first use
   bool covers(const Op& op, std::uint32_t r, const LogicalUser& u) const;
   void drop_completed(std::vector<LogicalUser>& users) const;
 
