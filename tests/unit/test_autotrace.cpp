@@ -380,3 +380,27 @@ TEST(AutoTrace, ALoopReplayingBackToBackIsNotMinedAgainUntilItsRunBreaks) {
   EXPECT_GE(log.replayed_fraction(3300, 6000), 0.95);
   EXPECT_GT(stats.analyses, 10u);  // the second phase was mined
 }
+
+TEST(AutoTrace, ALoopsLongRunFollowsOnlyTheMatchThatContinuesIt) {
+  // Once a loop's traces have run back to back for four maximal trace lengths, a match is
+  // started only where the run goes on (one per trace, not one per op); a new phase breaks
+  // the run and is found and traced as before.
+  Log log;
+  AutoTraceStats stats;
+  {
+    AutoTracer t(sync_options(), log);
+    std::vector<std::uint64_t> s(3000, 1);
+    run(t, log, s);
+    stats = t.stats();
+    const std::uint64_t settled_at = 4 * sync_options().max_trace_length + 200;
+    EXPECT_LT(stats.pointers_started, settled_at + 3000 / sync_options().min_trace_length);
+    s.clear();
+    for (int i = 0; i < 1000; ++i)
+      for (std::uint64_t op : {5, 6, 7}) s.push_back(op);
+    run(t, log, s);
+    t.flush();
+  }
+  ASSERT_EQ(log.state.size(), 6000u);
+  EXPECT_GE(log.replayed_fraction(100, 3000), 0.98);
+  EXPECT_GE(log.replayed_fraction(3300, 6000), 0.95);
+}

@@ -205,6 +205,7 @@ void AutoTracer::barrier() {
 
 void AutoTracer::flush() {
   saturated_ = false;
+  settled_ = false;
   replay_held();
   forward_until(next_op_);
   pointers_.clear();
@@ -254,6 +255,10 @@ void AutoTracer::maybe_analyse() {
   }
   const auto from = history_.end() - std::ptrdiff_t(len);
   launch(std::vector<std::uint64_t>(from, from + std::ptrdiff_t(m)));
+}
+
+bool AutoTracer::long_loop_run(std::uint64_t end) const {
+  return loop_run_from_ != kNoRun && end - loop_run_from_ >= 4 * opt_.max_trace_length;
 }
 
 std::size_t AutoTracer::mined_length(std::size_t len) const {
@@ -550,10 +555,11 @@ void AutoTracer::advance(std::uint64_t token, std::uint64_t op) {
       p = Pointer{next, pointers_[i].start};
     } else {
       // Saturated, only the pointer that can continue the run of traces is worth starting.
-      if (saturated_ && op != pending_from_) break;
+      if ((saturated_ || settled_) && op != pending_from_) break;
       std::uint32_t root = trie_[0].child(token);
       if (root == Node::kNone) break;
       p = Pointer{root, op};
+      ++stats_.pointers_started;
     }
     if (live < old) {
       pointers_[live] = p;
@@ -586,6 +592,7 @@ void AutoTracer::complete(const Pointer& p, std::uint64_t op) {
 void AutoTracer::forward_until(std::uint64_t op) {
   if (pending_from_ < op) {  // the run of traces is broken
     saturated_ = false;
+    settled_ = false;
     loop_run_from_ = kNoRun;
   }
   // (Advance first: if the analysis of an op throws, that op is not forwarded again.)
@@ -718,6 +725,10 @@ void AutoTracer::issue_ready() {
     // A maximal trace repeating back to back is a steady state nothing can improve on: stop
     // mining and watching for other candidates until the run breaks (an op goes untraced).
     saturated_ = back_to_back && len >= opt_.max_trace_length;
+    // A loop's trace that has run back to back for four maximal lengths is one too, as far as
+    // watching goes: nothing overtook it meanwhile, and nothing in its run can (the slices
+    // mined are decided as before: mined_length skips those inside the run).
+    settled_ = back_to_back && long_loop_run(m.end);
     // Pointers that started inside the issued trace stay: they can no longer produce a trace,
     // but their sightings still count, so a longer candidate can overtake the one in use.
   }

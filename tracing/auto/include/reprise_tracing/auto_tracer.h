@@ -82,6 +82,9 @@ struct AutoTraceStats {
   // mining could only find that loop again (AutoTracer::mined_length; a slice reaching back
   // before the run is mined up to where the run starts).
   std::uint64_t analyses_skipped = 0;
+  // Matches followed from their first op (pointers into the candidates' trie): one per op
+  // while anything may start there, one per trace once a loop's run has settled.
+  std::uint64_t pointers_started = 0;
 };
 
 // Of a run's ops in order, which ran in replayed traces: the fraction replayed, the first
@@ -242,10 +245,16 @@ class AutoTracer {
   std::vector<Match> ready_;
   std::uint32_t last_issued_ = ~0u;  // candidate of the last trace issued
   bool saturated_ = false;           // maximal traces replaying back to back
+  // A loop's trace replaying back to back for long (long_loop_run): only the pointer that can
+  // continue the run is started (saturated_ also stops mining).
+  bool settled_ = false;
   // First op of the unbroken run of back-to-back issues of one loop's trace (last_issued_)
   // that goes on to pending_from_; kNoRun when the last issue did not continue such a run.
   static constexpr std::uint64_t kNoRun = ~std::uint64_t(0);
   std::uint64_t loop_run_from_ = kNoRun;
+  // Whether the loop whose trace was last issued has run back to back from loop_run_from_ to
+  // op `end` for four maximal trace lengths.
+  bool long_loop_run(std::uint64_t end) const;
   // How many of the last `len` history tokens, from the first, are worth mining: those before
   // that run (none of a slice inside it), if the run and the held ops after it go on with the
   // loop's body; else all.
