@@ -232,17 +232,7 @@ void LogicalAnalysis::add_pair(const Op& op, std::uint32_t r, const LogicalUser&
       forest_.partition(a.partition).disjoint &&
       a.projection.kind() == Projection::Kind::Identity &&
       b.projection.kind() == Projection::Kind::Identity) {
-    // Same disjoint partition, both by identity: point c only meets point c.
-    const bool same_domain = op.domain == prev.domain;
-    subset.each(op.num_points(), [&](std::size_t p) {
-      if (same_domain) {
-        pre.add(p, prev.point_done[p]);
-      } else {
-        DomainPoint c = op.domain.delinearize(coord_t(p));
-        if (prev.domain.contains(c))
-          pre.add(p, prev.point_done[std::size_t(prev.domain.linearize(c))]);
-      }
-    });
+    add_point_by_point(op, prev, pre, subset);
     return;
   }
   const std::size_t points = op.num_points();
@@ -251,12 +241,8 @@ void LogicalAnalysis::add_pair(const Op& op, std::uint32_t r, const LogicalUser&
   // the subset's points only, where a scan would test each of them against every point of
   // the earlier op.
   if (a.partition != kInvalidId && b.partition != kInvalidId &&
-      (points * prev.num_points() >= kLookUpPairs ||
-       (a.projection.kind() == Projection::Kind::Identity &&
-        b.projection.kind() == Projection::Kind::Identity))) {
-    const PairMeets& m = points * prev.num_points() >= kLookUpPairs
-                             ? pair_meets(op, r, prev, u.req)
-                             : small_pair_meets(op, r, prev, u.req);
+      points * prev.num_points() >= kLookUpPairs) {
+    const PairMeets& m = pair_meets(op, r, prev, u.req);
     subset.each(points, [&](std::size_t p) {
       for (std::uint32_t k = m.begin[p]; k < m.begin[p + 1]; ++k)
         pre.add(p, prev.point_done[m.points[k]]);
@@ -265,6 +251,39 @@ void LogicalAnalysis::add_pair(const Op& op, std::uint32_t r, const LogicalUser&
   }
   each_meeting(op, r, prev, u.req, subset,
                [&](std::size_t p, std::uint32_t q) { pre.add(p, prev.point_done[q]); });
+}
+
+void LogicalAnalysis::add_point_by_point(const Op& op, const Op& prev, PointPreconditions& pre,
+                                         const PointSubset& subset) {
+  const bool same_domain = op.domain == prev.domain;
+  subset.each(op.num_points(), [&](std::size_t p) {
+    if (same_domain) {
+      pre.add(p, prev.point_done[p]);
+    } else {
+      DomainPoint c = op.domain.delinearize(coord_t(p));
+      if (prev.domain.contains(c))
+        pre.add(p, prev.point_done[std::size_t(prev.domain.linearize(c))]);
+    }
+  });
+}
+
+bool LogicalAnalysis::small_pair(const Op& op, const ReqInfo& a, const Op& prev,
+                                 const ReqInfo& b) const {
+  return a.partition != kInvalidId && b.partition != kInvalidId && a.uid != b.uid &&
+         a.projection.kind() == Projection::Kind::Identity &&
+         b.projection.kind() == Projection::Kind::Identity &&
+         op.num_points() * prev.num_points() < kLookUpPairs;
+}
+
+void LogicalAnalysis::add_small_pairs(const Op& op, std::uint32_t r, const LogicalUser& u,
+                                      PointPreconditions& pre, const PointSubset& subset) const {
+  const Op& prev = *u.op;
+  const std::size_t points = op.num_points();
+  const PairMeets& m = small_pair_meets(op, r, prev, u.req);
+  subset.each(points, [&](std::size_t p) {
+    for (std::uint32_t k = m.begin[p]; k < m.begin[p + 1]; ++k)
+      pre.add(p, prev.point_done[m.points[k]]);
+  });
 }
 
 std::shared_ptr<const PartitionPieces> LogicalAnalysis::partition_pieces(const Op& prev,
@@ -295,7 +314,10 @@ void LogicalAnalysis::dependences(const Op& op, PointPreconditions& pre, PointSu
       if (!(u.mask & a.mask)) continue;
       const ReqInfo& b = u.op->reqs[u.req];
       if (!privileges_conflict(a, b) || !a.bbox.overlaps(b.bbox)) continue;
-      add_pair(op, r, u, pre, points);
+      if (small_pair(op, a, *u.op, b))
+        add_small_pairs(op, r, u, pre, points);
+      else
+        add_pair(op, r, u, pre, points);
     }
   }
 }

@@ -130,6 +130,18 @@ class LogicalAnalysis {
  private:
   void add_pair(const Op& op, std::uint32_t r, const LogicalUser& u, PointPreconditions& pre,
                 const PointSubset& points) const;
+  // add_pair for one disjoint partition named by identity by both: point c meets point c.
+  // (A function of its own, small: the hot loop of a launch after a launch of the same pieces
+  // keeps its calls inlined, whatever add_pair's other paths weigh.)
+  static void add_point_by_point(const Op& op, const Op& prev, PointPreconditions& pre,
+                                 const PointSubset& subset);
+  // Whether a and b (requirements of op and prev) are a small pair of partitions named by
+  // identity that small_pair_meets answers (not one partition, which add_pair answers point
+  // by point, nor a large pair, which pair_meets keeps).
+  bool small_pair(const Op& op, const ReqInfo& a, const Op& prev, const ReqInfo& b) const;
+  // add_pair for such a pair (apart from add_pair: its own paths' code stays as it was).
+  void add_small_pairs(const Op& op, std::uint32_t r, const LogicalUser& u, PointPreconditions& pre,
+                       const PointSubset& subset) const;
   // Calls fn(p, q) for each point p of op in `points` and each point q of prev whose
   // rectangles of requirements r and req overlap, q ascending for each p.
   template <class Fn>
