@@ -46,6 +46,8 @@ class AutoTraceStage final : public OpSink, private tracing::AutoTraceSink {
   tracing::AutoTracer tracer_;
   std::size_t max_held_;  // most ops held at once (a quarter of the window)
   std::deque<OpRef> held_;
+  // The last begin and end marks (marker): reused while nothing else holds them.
+  OpRef begin_mark_, end_mark_;
   std::uint64_t held_base_ = 0;  // tracer index of held_.front()
   std::FILE* log_ = nullptr;
   std::uint32_t current_trace_ = 0;
