@@ -7,7 +7,8 @@ busy the application and utility threads were meanwhile (from a -lg:prof timelin
 
 A timestep ends when the last of its points ends. With -lg:window 16777216 the application
 issues every launch at once, so the chunks after its burst show the workers' lock-step alone.
-(The profile's own cost is included: compare chunks of one run, not runs with and without it.)
+(The profile's own cost is included: compare chunks of one run, not runs with and without it;
+the first chunk also holds the profiler's start-up, milliseconds that an unprofiled run has not.)
 """
 import argparse
 import json
