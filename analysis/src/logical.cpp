@@ -242,11 +242,7 @@ void LogicalAnalysis::add_pair(const Op& op, std::uint32_t r, const LogicalUser&
   // the earlier op.
   if (a.partition != kInvalidId && b.partition != kInvalidId &&
       points * prev.num_points() >= kLookUpPairs) {
-    const PairMeets& m = pair_meets(op, r, prev, u.req);
-    subset.each(points, [&](std::size_t p) {
-      for (std::uint32_t k = m.begin[p]; k < m.begin[p + 1]; ++k)
-        pre.add(p, prev.point_done[m.points[k]]);
-    });
+    add_meets(pair_meets(op, r, prev, u.req), prev, pre, subset, points);
     return;
   }
   each_meeting(op, r, prev, u.req, subset,
@@ -277,9 +273,11 @@ bool LogicalAnalysis::small_pair(const Op& op, const ReqInfo& a, const Op& prev,
 
 void LogicalAnalysis::add_small_pairs(const Op& op, std::uint32_t r, const LogicalUser& u,
                                       PointPreconditions& pre, const PointSubset& subset) const {
-  const Op& prev = *u.op;
-  const std::size_t points = op.num_points();
-  const PairMeets& m = small_pair_meets(op, r, prev, u.req);
+  add_meets(small_pair_meets(op, r, *u.op, u.req), *u.op, pre, subset, op.num_points());
+}
+
+void LogicalAnalysis::add_meets(const PairMeets& m, const Op& prev, PointPreconditions& pre,
+                                const PointSubset& subset, std::size_t points) {
   subset.each(points, [&](std::size_t p) {
     for (std::uint32_t k = m.begin[p]; k < m.begin[p + 1]; ++k)
       pre.add(p, prev.point_done[m.points[k]]);

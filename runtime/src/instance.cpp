@@ -162,12 +162,6 @@ bool Instance::begin_reduction(int fi, ScalarType type, ReductionOp op) {
   return true;
 }
 
-RawAccess Instance::access(int fi) const {
-  RawAccess a;
-  view(fi, a);
-  return a;
-}
-
 std::size_t Instance::offset_of(const DomainPoint& p, std::size_t size) const {
   return std::size_t(bounds_.linearize(p)) * size;
 }

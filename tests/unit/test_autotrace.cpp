@@ -22,6 +22,34 @@ std::size_t first_replay(const Log& log) {
   return log.state.size();
 }
 
+// A chain of 1-op steps (3,000 ops: Task Bench's stencil at width 1), then a new phase, a
+// 3-op loop (1,000 iterations). The tracer's stats after the first phase and after both
+// (flushed); log holds the 6,000 ops.
+struct TwoPhases {
+  AutoTraceStats after_chain, after_all;
+};
+TwoPhases chain_then_new_phase(Log& log) {
+  TwoPhases stats;
+  AutoTracer t(sync_options(), log);
+  std::vector<std::uint64_t> s(3000, 1);
+  run(t, log, s);
+  stats.after_chain = t.stats();
+  s.clear();
+  for (int i = 0; i < 1000; ++i)
+    for (std::uint64_t op : {5, 6, 7}) s.push_back(op);
+  run(t, log, s);
+  t.flush();
+  stats.after_all = t.stats();
+  return stats;
+}
+
+// Both phases were found and replayed.
+void expect_both_phases_replayed(const Log& log) {
+  ASSERT_EQ(log.state.size(), 6000u);
+  EXPECT_GE(log.replayed_fraction(100, 3000), 0.98);
+  EXPECT_GE(log.replayed_fraction(3300, 6000), 0.95);
+}
+
 }  // namespace
 
 TEST(AutoTrace, PlainLoopReachesFullCoverage) {
@@ -353,54 +381,28 @@ TEST(AutoTrace, RepeatsJustOverTheMaximumLengthAreTracedWhole) {
 }
 
 TEST(AutoTrace, ALoopReplayingBackToBackIsNotMinedAgainUntilItsRunBreaks) {
-  // A chain of 1-op steps (Task Bench's stencil at width 1): once its loop replays back to
-  // back, mining slices of nothing but that loop could only find it again — they are skipped
-  // (they cost two thirds of the utility thread). A new phase after it breaks the run, and
-  // the slices reaching back across the break are mined: the new loop is found and replays.
+  // Once the chain's loop replays back to back, mining slices of nothing but that loop could
+  // only find it again — they are skipped (they cost two thirds of the utility thread). The
+  // new phase breaks the run, and the slices reaching back across the break are mined: the
+  // new loop is found and replays.
   Log log;
-  AutoTraceStats stats;
-  {
-    AutoTracer t(sync_options(), log);
-    std::vector<std::uint64_t> s(3000, 1);
-    run(t, log, s);
-    stats = t.stats();
-    // (Every 50 ops a slice is due: 60 in all; those reaching back before the run are mined up
-    // to where it began.)
-    EXPECT_GE(stats.analyses_skipped, 50u);
-    EXPECT_LE(stats.analyses, 10u);
-    s.clear();
-    for (int i = 0; i < 1000; ++i)
-      for (std::uint64_t op : {5, 6, 7}) s.push_back(op);
-    run(t, log, s);
-    t.flush();
-    stats = t.stats();
-  }
-  ASSERT_EQ(log.state.size(), 6000u);
-  EXPECT_GE(log.replayed_fraction(100, 3000), 0.98);
-  EXPECT_GE(log.replayed_fraction(3300, 6000), 0.95);
-  EXPECT_GT(stats.analyses, 10u);  // the second phase was mined
+  const TwoPhases stats = chain_then_new_phase(log);
+  // (Every 50 ops a slice is due: 60 in all; those reaching back before the run are mined up
+  // to where it began.)
+  EXPECT_GE(stats.after_chain.analyses_skipped, 50u);
+  EXPECT_LE(stats.after_chain.analyses, 10u);
+  expect_both_phases_replayed(log);
+  EXPECT_GT(stats.after_all.analyses, 10u);  // the second phase was mined
 }
 
 TEST(AutoTrace, ALoopsLongRunFollowsOnlyTheMatchThatContinuesIt) {
-  // Once a loop's traces have run back to back for four maximal trace lengths, a match is
-  // started only where the run goes on (one per trace, not one per op); a new phase breaks
+  // Once the chain's traces have run back to back for four maximal trace lengths, a match is
+  // started only where the run goes on (one per trace, not one per op); the new phase breaks
   // the run and is found and traced as before.
   Log log;
-  AutoTraceStats stats;
-  {
-    AutoTracer t(sync_options(), log);
-    std::vector<std::uint64_t> s(3000, 1);
-    run(t, log, s);
-    stats = t.stats();
-    const std::uint64_t settled_at = 4 * sync_options().max_trace_length + 200;
-    EXPECT_LT(stats.pointers_started, settled_at + 3000 / sync_options().min_trace_length);
-    s.clear();
-    for (int i = 0; i < 1000; ++i)
-      for (std::uint64_t op : {5, 6, 7}) s.push_back(op);
-    run(t, log, s);
-    t.flush();
-  }
-  ASSERT_EQ(log.state.size(), 6000u);
-  EXPECT_GE(log.replayed_fraction(100, 3000), 0.98);
-  EXPECT_GE(log.replayed_fraction(3300, 6000), 0.95);
+  const TwoPhases stats = chain_then_new_phase(log);
+  const std::uint64_t settled_at = 4 * sync_options().max_trace_length + 200;
+  EXPECT_LT(stats.after_chain.pointers_started,
+            settled_at + 3000 / sync_options().min_trace_length);
+  expect_both_phases_replayed(log);
 }

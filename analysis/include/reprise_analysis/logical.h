@@ -172,6 +172,9 @@ class LogicalAnalysis {
   // points each) and pair_meets' key (projections and all) cost more than this look-up.
   const PairMeets& small_pair_meets(const Op& op, std::uint32_t r, const Op& prev,
                                     std::uint32_t req) const;
+  // Adds to each point p of op in `subset` (of its `points`) prev's points that m says p meets.
+  static void add_meets(const PairMeets& m, const Op& prev, PointPreconditions& pre,
+                        const PointSubset& subset, std::size_t points);
   struct SmallPair {
     std::uint64_t uid[2] = {0, 0};  // (0: an empty slot; partition uids start at 1)
     Domain domain[2];

@@ -94,19 +94,15 @@ class Instance {
   std::uint32_t memory() const { return memory_; }
   const Domain& bounds() const { return bounds_; }
   std::size_t bytes() const { return bytes_; }
-  // Untyped access to field index fi (the field's position in its field space).
-  RawAccess access(int fi) const;
-  // Sets a's base and strides to field fi's (access() without a copy of the whole view).
-  void view(int fi, RawAccess& a) const {
-    a.base = fields_[std::size_t(fi)].base;
-    a.strides = fields_[std::size_t(fi)].strides;
-  }
   // Field fi's view with these bounds, built whole (every accessor a task makes comes from
   // here: one initialisation of each member, not a zero-filled view written over).
   RawAccess view(int fi, const Domain& bounds, bool check, const AccessSite& site) const {
     const FieldStorage& f = fields_[std::size_t(fi)];
     return RawAccess{f.base, f.strides, bounds, check, site};
   }
+  // Untyped access to field index fi (the field's position in its field space): its base and
+  // strides, the caller sets the rest.
+  RawAccess access(int fi) const { return view(fi, Domain(), false, AccessSite()); }
   std::byte* field_data(int fi) const { return fields_[std::size_t(fi)].at; }
   // Attached host memory (Context::attach): field fi's elements live in the program's array
   // `array` (dense, row-major over the bounds) instead of the instance's own storage, which is
