@@ -36,6 +36,7 @@ MapperTaskInfo launch_info(const Op& op) {
 }  // namespace
 
 Analysis::Analysis(Runtime& rt) : rt_(rt), logical_(rt.forest(), rt.events()) {
+  logical_.set_order_through_readers(rt.num_shards() == 1);
   if (rt.num_shards() > 1) {
     local_uses_ = std::make_unique<LocalUses>(rt.events());
     logical_.set_keep_summaries(true);

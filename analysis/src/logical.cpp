@@ -308,8 +308,10 @@ void LogicalAnalysis::dependences(const Op& op, PointPreconditions& pre, PointSu
   for (std::uint32_t r = 0; r < op.reqs.size(); ++r) {
     const ReqInfo& a = op.reqs[r];
     if (a.tree >= trees_.size()) continue;
+    // (A ReadOnly requirement does not conflict with the reader that read a user over.)
+    const FieldMask through = a.privilege == Privilege::ReadOnly ? 0 : ~FieldMask(0);
     for (const LogicalUser& u : trees_[a.tree]) {
-      if (!(u.mask & a.mask)) continue;
+      if (!(u.mask & a.mask & ~(u.read_over & through))) continue;
       const ReqInfo& b = u.op->reqs[u.req];
       if (!privileges_conflict(a, b) || !a.bbox.overlaps(b.bbox)) continue;
       if (small_pair(op, a, *u.op, b))
@@ -353,6 +355,12 @@ void LogicalAnalysis::record(const OpRef& op) {
             !(keep_summaries_ && u.op->kind == OpKind::Summary) && covers(*op, r, u))
           u.mask &= ~a.mask;
       std::erase_if(users, [](const LogicalUser& u) { return u.mask == 0; });
+    } else if (order_through_readers_ && a.privilege == Privilege::ReadOnly &&
+               op->kind != OpKind::Summary) {
+      // (A summary's reads are a replay's, not points that each waited for what they read.)
+      for (auto& u : users)
+        if ((u.mask & a.mask) && privileges_conflict(a, u.op->reqs[u.req]) && covers(*op, r, u))
+          u.read_over |= u.mask & a.mask;
     }
     users.push_back(LogicalUser{op, r, a.mask});
     // Long runs of readers: completed users impose nothing any more.

@@ -112,7 +112,9 @@ TEST(Tracing, RecordsTheSC18Example) {
     ASSERT_EQ(i3.pre_count, 1u);
     EXPECT_EQ(t.pre_slots[i3.pre_begin], i2.out);
     EXPECT_FALSE(i3.uses_fence);
-    EXPECT_EQ(t.edges_recorded, 3u);
+    // (T3's write of R after T1's is ordered through T2, which read all of R after T1: the
+    // logical analysis records no edge of its own for it, so nothing is left to reduce.)
+    EXPECT_EQ(t.edges_recorded, 2u);
     EXPECT_EQ(t.edges_after_reduction, 2u);
     // Pre: R valid. Post: R and S valid. Idempotent.
     ASSERT_EQ(t.preconditions.size(), 1u);

@@ -22,6 +22,9 @@ struct LogicalUser {
   OpRef op;
   std::uint32_t req = 0;
   FieldMask mask = 0;
+  // Fields a later reader read all of after this user (see set_order_through_readers): a later
+  // op that conflicts with that reader waits for it, and so, through it, for this user.
+  FieldMask read_over = 0;
 };
 
 // The events each point of a launch waits for. Only the points looked at cost anything: a
@@ -116,6 +119,14 @@ class LogicalAnalysis {
   // shard holds, and a write on another shard that covers it orders nothing here: it stays
   // until it completes or a fence.
   void set_keep_summaries(bool on) { keep_summaries_ = on; }
+  // A reader that read all of an earlier conflicting user's footprint waited for it point by
+  // point (each of the user's pieces is read by some point of the reader, which waited for
+  // it), and any later op that conflicts with the reader waits for the reader's points that
+  // read what it touches: on those fields the later op needs no edge of its own to the user
+  // (a stencil's write of its rows at timestep t waits for t-1's readers, not also for t-2's
+  // writer). Only where every point's own preconditions are real events: not under control
+  // replication, where another shard's reader may stand for nothing here.
+  void set_order_through_readers(bool on) { order_through_readers_ = on; }
   std::size_t user_count() const;
   // The pieces of the partition that requirement `req` of `prev` names over its whole color
   // space (point c used piece c), indexed once per partition (by uid: a partition never
@@ -188,6 +199,7 @@ class LogicalAnalysis {
   EventTable& events_;
   bool prune_completed_;
   bool keep_summaries_ = false;
+  bool order_through_readers_ = false;
   std::vector<std::vector<LogicalUser>> trees_;
   struct PiecesOf {
     std::uint32_t tree;
