@@ -326,16 +326,14 @@ bool LogicalAnalysis::covers(const Op& op, std::uint32_t r, const LogicalUser& u
   const ReqInfo& a = op.reqs[r];
   const Op& prev = *u.op;
   const ReqInfo& b = prev.reqs[u.req];
-  if (a.partition == kInvalidId) return a.bbox.contains(b.bbox);
-  const PartitionNode& part = forest_.partition(a.partition);
-  if (a.projection.kind() != Projection::Kind::Identity) return false;
-  if (b.partition != kInvalidId && b.uid == a.uid &&
-      b.projection.kind() == Projection::Kind::Identity && op.domain.contains(prev.domain))
-    return true;
-  // The launch writes every piece of a complete partition: the whole parent.
-  if (part.complete && op.domain == part.colors)
-    return forest_.region(part.parent_region).bounds.contains(b.bbox);
-  return false;
+  // A region's footprint is its bbox; so is every piece of a complete partition's (pieces are
+  // clipped to the parent: their hull, the bbox, is the parent, and they leave none of it).
+  if (a.partition == kInvalidId || (a.whole_partition && forest_.partition(a.partition).complete))
+    return a.bbox.contains(b.bbox);
+  // Otherwise only the same pieces, each written again.
+  return a.projection.kind() == Projection::Kind::Identity && b.partition != kInvalidId &&
+         b.uid == a.uid && b.projection.kind() == Projection::Kind::Identity &&
+         op.domain.contains(prev.domain);
 }
 
 void LogicalAnalysis::drop_completed(std::vector<LogicalUser>& users) const {

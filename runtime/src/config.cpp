@@ -151,6 +151,10 @@ const std::vector<FlagDef>& flag_table() {
     add("-ll:net_spin", "us",
         "how long the MPI progress thread polls after its last message before it sleeps",
         i32(&Config::net_spin_us, 0, 1000000, "-ll:net_spin"));
+    add("-ll:steal_ns", "ns",
+        "a spinning CPU worker runs points queued for another CPU of its NUMA domain once they "
+        "have waited this long untaken (0: never; the mapper may forbid it)",
+        i32(&Config::steal_ns, 0, 100000000, "-ll:steal_ns"));
     add("-ll:spin_yield", "auto|0|1",
         "whether a spinning idle thread yields its core at every round (auto: when the "
         "runtime's busy threads outnumber the cores)",

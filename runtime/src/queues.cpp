@@ -26,24 +26,42 @@ void ReadyQueue::push(PointTask* t) {
     sleeping_.notify_one();
 }
 
-PointTask* ReadyQueue::pop_all(const SpinPolicy& spin) {
+PointTask* ReadyQueue::take() {
+  if (!head_.load(std::memory_order_relaxed)) return nullptr;
+  // Newest first: reversed into push order (usually one or two points).
+  PointTask* list = head_.exchange(nullptr, std::memory_order_acquire);
+  PointTask* ordered = nullptr;
+  while (list) {
+    PointTask* next = list->next;
+    list->next = ordered;
+    ordered = list;
+    list = next;
+  }
+  return ordered;
+}
+
+PointTask* ReadyQueue::pop_all(const SpinPolicy& spin, std::span<ReadyQueue* const> others) {
   std::uint64_t start = 0;
+  // Per watched queue: the head last seen, and since when. (A head seen again after its
+  // worker took it and the same task was queued anew only makes a steal come early.)
+  PointTask* seen[kWatched] = {};
+  std::uint64_t seen_at[kWatched] = {};
+  const std::size_t watched = spin.steal_after_ns ? std::min(others.size(), kWatched) : 0;
   for (;;) {
-    if (head_.load(std::memory_order_relaxed)) {
-      // Newest first: reversed into push order (usually one or two points).
-      PointTask* list = head_.exchange(nullptr, std::memory_order_acquire);
-      PointTask* ordered = nullptr;
-      while (list) {
-        PointTask* next = list->next;
-        list->next = ordered;
-        ordered = list;
-        list = next;
-      }
-      return ordered;
-    }
+    if (head_.load(std::memory_order_relaxed))
+      if (PointTask* list = take()) return list;
     if (stopping_.load(std::memory_order_acquire)) return nullptr;
     const std::uint64_t now = now_ns();
     if (start == 0) start = now;
+    for (std::size_t i = 0; i < watched; ++i) {
+      PointTask* h = others[i]->head_.load(std::memory_order_relaxed);
+      if (h != seen[i]) {
+        seen[i] = h;
+        seen_at[i] = now;
+      } else if (h && now - seen_at[i] >= spin.steal_after_ns) {
+        if (PointTask* list = others[i]->take()) return list;
+      }
+    }
     if (now - start < spin.spin_ns) {
       spin.pause(now - start);
       continue;

@@ -80,6 +80,15 @@ class Mapper {
   // it and returns true; a shard then asks select_processor only for its own points and for
   // the other shards' points that meet its data. Must agree with select_processor. Default:
   // unknown (every point is asked). `task` is the launch: its point fields are unset.
+  // Whether a CPU that has nothing to do may run points this mapper placed on another CPU of
+  // the same shard and NUMA domain (the same closest memory, so their instances stay near)
+  // once they have waited -ll:steal_ns untaken: their CPU is busy with a longer task, or its
+  // thread lost the core. Asked once, when the workers start. Default: yes; a mapper whose
+  // placement must hold to the core says no.
+  virtual bool permit_stealing(const MachineInfo& machine) {
+    (void)machine;
+    return true;
+  }
   virtual bool shard_points(const MapperTaskInfo& task, const MachineInfo& machine,
                             std::uint32_t shard, std::uint64_t& first, std::uint64_t& last) {
     (void)task;

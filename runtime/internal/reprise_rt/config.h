@@ -63,6 +63,7 @@ struct Config {
   int spin_us = 50;               // -ll:spin
   int net_spin_us = 1000;         // -ll:net_spin (the MPI progress thread's: mpi_network.cpp)
   int spin_yield = -1;            // -ll:spin_yield 0|1 (-1: auto, when oversubscribed)
+  int steal_ns = 500;             // -ll:steal_ns (0: CPU workers never take each other's points)
   bool bounds_checks = false;     // -lg:bounds_checks
   bool inorder = false;           // -lg:inorder
   // -lg:inline_analysis: the application thread runs the analysis pipeline as it issues (no

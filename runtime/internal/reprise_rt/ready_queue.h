@@ -1,14 +1,16 @@
 #pragma once
 // The queue of ready task points of one processor: many producers (whoever triggers the last
-// precondition), one consumer (the processor's thread), which spins briefly and then sleeps.
+// precondition), one consumer (the processor's thread), which spins briefly and then sleeps —
+// and, while they spin, other CPU workers that take what it has left untaken too long.
 //
-// Lock-free: a producer pushes with one CAS, the consumer takes the whole list with one
+// Lock-free: a producer pushes with one CAS, a consumer takes the whole list with one
 // exchange. (With a mutex, a consumer polling the queue could see a push before the
 // producer's unlock, and its lock attempt then sleep in the kernel, on the critical path of a
-// hand-off between two workers; the exchange costs fewer instructions too.) No ABA: the
-// consumer never takes single nodes, only the whole list.
+// hand-off between two workers; the exchange costs fewer instructions too.) No ABA: no
+// consumer takes single nodes, only the whole list.
 #include <atomic>
 #include <cstdint>
+#include <span>
 
 #include "reprise_rt/point_task.h"
 #include "reprise_rt/spin_policy.h"
@@ -20,12 +22,19 @@ class ReadyQueue {
   void push(PointTask* t);
   // Takes every queued task (a list linked by `next`, in push order). Sleeps while empty;
   // returns nullptr once stop() was called and the queue is empty.
-  PointTask* pop_all(const SpinPolicy& spin);
+  // While it spins it also watches `others` (at most kWatched), and takes the list of one
+  // whose head has not changed for spin.steal_after_ns: that queue's worker runs a longer
+  // task, or its thread lost its core — on a small machine, to the application or utility
+  // thread, while the points it holds are on a dependence chain's critical path.
+  PointTask* pop_all(const SpinPolicy& spin, std::span<ReadyQueue* const> others = {});
+  static constexpr std::size_t kWatched = 8;
   void stop();
 
  private:
   // Sleeps until a push or stop() (or spuriously).
   void sleep();
+  // Takes every queued task (nullptr if none), in push order.
+  PointTask* take();
 
   std::atomic<PointTask*> head_{nullptr};  // newest first
   // 1 while the consumer sleeps or is about to: a producer that sees it wakes the consumer.

@@ -25,6 +25,9 @@ struct SpinPolicy {
   // spinning worker look every 0.4-1.4 us, and a chain of tasks on two workers waited that long
   // at every step: empty tasks of width 2 1.66 -> 1.52 us per timestep with 4.)
   int relax_rounds = 4;
+  // A spinning CPU worker takes another CPU worker's queued points once that queue's head has
+  // not changed for this long (0: never).
+  std::uint64_t steal_after_ns = 0;
 
   // elapsed_ns: how long this wait has spun so far.
   void pause(std::uint64_t elapsed_ns) const {

@@ -1,0 +1,116 @@
+// A spinning CPU worker runs points queued for another CPU of its NUMA domain that have waited
+// there untaken (-ll:steal_ns): here a long task runs while a short one waits behind it in the
+// same CPU's queue, and the other CPU, spinning, runs the short one — unless the mapper or the
+// flag says no, when it waits for the long one. (Which CPU runs the long task is not fixed:
+// the other may take it too, if its own was slow to look.)
+#include <gtest/gtest.h>
+#include <pthread.h>
+#include <reprise/reprise.h>
+
+#include <atomic>
+#include <chrono>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+using namespace reprise;
+
+namespace {
+enum : TaskID { T_LONG = 9400, T_SHORT, T_WARM };
+
+std::atomic<bool> long_started{false}, short_ran{false};
+
+struct ThreadName {
+  char text[16];
+};
+ThreadName own_name() {
+  ThreadName n{};
+  pthread_getname_np(pthread_self(), n.text, sizeof n.text);
+  return n;
+}
+ThreadName long_ran_on;
+
+// Runs until the short task has run, or 300 ms; says which.
+bool long_task(TaskContext&) {
+  long_ran_on = own_name();
+  long_started = true;
+  const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(300);
+  while (!short_ran && std::chrono::steady_clock::now() < until) std::this_thread::yield();
+  return short_ran;
+}
+ThreadName short_task(TaskContext&) {
+  short_ran = true;
+  return own_name();
+}
+// Runs on CPU 1 (or CPU 0, if CPU 1 runs the long task) just before the short task is issued:
+// the CPU not running the long task is then spinning, not asleep.
+ThreadName warm_task(TaskContext&) {
+  return own_name();
+}
+
+void register_all() {
+  TaskRegistry::add(T_LONG, "long", {cpu(long_task)});
+  TaskRegistry::add(T_SHORT, "short", {cpu(short_task)});
+  TaskRegistry::add(T_WARM, "warm", {cpu(warm_task)});
+}
+
+// Every task on CPU 0 but the warm-up, on CPU 1.
+class CpuZeroMapper : public Mapper {
+ public:
+  explicit CpuZeroMapper(bool permit) : permit_(permit) {}
+  Processor select_processor(const MapperTaskInfo& t, const MachineInfo&) override {
+    return Processor{ProcessorKind::CPU, t.task == T_WARM ? 1u : 0u};
+  }
+  bool permit_stealing(const MachineInfo&) override { return permit_; }
+
+ private:
+  bool permit_;
+};
+
+struct Outcome {
+  std::string long_ran_on, short_ran_on;
+  bool long_saw_short = false;
+};
+
+Outcome run_behind_a_long_task(const std::vector<std::string>& flags, bool permit) {
+  register_all();
+  long_started = false;
+  short_ran = false;
+  Outcome out;
+  std::vector<std::string> all = {"-ll:cpu", "2", "-ll:spin", "100000", "-lg:no_auto_tracing"};
+  all.insert(all.end(), flags.begin(), flags.end());
+  reprise::run(
+      all,
+      [&](Context& ctx) {
+        Future long_done = ctx.execute(TaskLauncher(T_LONG));
+        while (!long_started) std::this_thread::yield();
+        ctx.execute(TaskLauncher(T_WARM)).wait();
+        out.short_ran_on = ctx.execute(TaskLauncher(T_SHORT)).get<ThreadName>().text;
+        out.long_saw_short = long_done.get<bool>();
+        out.long_ran_on = long_ran_on.text;
+      },
+      std::make_unique<CpuZeroMapper>(permit));
+  return out;
+}
+}  // namespace
+
+TEST(PointStealing, AnIdleCpuRunsAPointQueuedBehindALongTask) {
+  const Outcome o = run_behind_a_long_task({}, true);
+  EXPECT_NE(o.short_ran_on, o.long_ran_on);
+  EXPECT_TRUE(o.long_saw_short);
+}
+
+TEST(PointStealing, AMapperThatForbidsItKeepsItsPlacement) {
+  const Outcome o = run_behind_a_long_task({}, false);
+  EXPECT_EQ(o.long_ran_on, "rp-cpu0");
+  EXPECT_EQ(o.short_ran_on, "rp-cpu0");
+  EXPECT_FALSE(o.long_saw_short);
+}
+
+TEST(PointStealing, OffWithAZeroWait) {
+  const Outcome o = run_behind_a_long_task({"-ll:steal_ns", "0"}, true);
+  EXPECT_EQ(o.long_ran_on, "rp-cpu0");
+  EXPECT_EQ(o.short_ran_on, "rp-cpu0");
+  EXPECT_FALSE(o.long_saw_short);
+}
