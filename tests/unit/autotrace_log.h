@@ -19,6 +19,7 @@ struct Log final : AutoTraceSink {
   std::vector<int> state;                  // per op: 0 untraced, 1 recorded trace, 2 replayed trace
   std::vector<std::uint64_t> reported_at;  // ops pushed when the op was reported
   std::map<std::uint32_t, int> issues;
+  std::vector<std::size_t> lengths;  // per trace issued, its ops
   std::uint64_t pushed = 0;
   int current = 0;
   void report(std::uint64_t op, int s) {
@@ -27,8 +28,9 @@ struct Log final : AutoTraceSink {
     reported_at.push_back(pushed);
   }
   void forward_untraced(std::uint64_t op) override { report(op, 0); }
-  void begin_trace(std::uint32_t id, std::uint64_t, std::size_t) override {
+  void begin_trace(std::uint32_t id, std::uint64_t, std::size_t ops) override {
     current = issues[id]++ ? 2 : 1;
+    lengths.push_back(ops);
   }
   void forward_traced(std::uint64_t op) override { report(op, current); }
   void end_trace(std::uint32_t) override {}

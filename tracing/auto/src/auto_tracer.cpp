@@ -206,7 +206,8 @@ void AutoTracer::barrier() {
 void AutoTracer::flush() {
   saturated_ = false;
   settled_ = false;
-  replay_held();
+  held_back_ = false;
+  replay_held(next_op_, true);
   forward_until(next_op_);
   pointers_.clear();
   ready_.clear();
@@ -216,6 +217,9 @@ void AutoTracer::maybe_analyse() {
   const std::size_t n = history_.size();
   if (saturated_) {
     // Replaying maximal traces back to back: mining could not find anything longer.
+    if (n >= opt_.batchsize ||
+        (opt_.algorithm == IdentifierAlgorithm::MultiScale && n % opt_.multi_scale_factor == 0))
+      ++stats_.analyses_skipped;
     if (n >= opt_.batchsize) history_.clear();
     return;
   }
@@ -464,6 +468,7 @@ void AutoTracer::demote_inner_loops(const std::vector<std::uint64_t>& found,
 }
 
 void AutoTracer::demote(std::uint32_t ci) {
+  ++trie_changes_;
   candidates_[ci].demoted = true;
   std::uint32_t node = 0;
   for (std::uint64_t t : candidates_[ci].tokens) {
@@ -479,6 +484,7 @@ bool AutoTracer::add_candidate(std::vector<std::uint64_t> piece, std::size_t per
   if (piece.size() < opt_.min_trace_length) return false;
   std::string key = key_of(piece);
   if (known_.count(key)) return false;
+  ++trie_changes_;
   std::uint32_t node = 0;
   for (std::uint64_t t : piece) {
     std::uint32_t next = trie_[node].child(t);
@@ -512,6 +518,7 @@ bool AutoTracer::add_candidate(std::vector<std::uint64_t> piece, std::size_t per
 }
 
 void AutoTracer::mark_eligible(std::uint32_t ci) {
+  ++trie_changes_;
   // Pointers along its path now hold their ops back.
   std::uint32_t node = 0;
   for (std::uint64_t t : candidates_[ci].tokens) {
@@ -520,10 +527,19 @@ void AutoTracer::mark_eligible(std::uint32_t ci) {
   }
 }
 
+namespace {
+// A sighting's weight after `since` trace lengths: 0.99^since (as exp: a pow cost ~120
+// instructions, asked at every op while a longer match holds a shorter one back).
+double decay(double since) {
+  static const double kLogDecay = std::log(0.99);
+  return std::exp(since * kLogDecay);
+}
+}  // namespace
+
 double AutoTracer::score(const Candidate& c, std::uint64_t now) const {
   const double len = double(c.tokens.size());
   const double since = double(now - std::min(now, c.last_visit_end)) / len;
-  const double visits = c.visits * std::pow(0.99, since);
+  const double visits = c.visits * decay(since);
   // "Slightly" more for a trace already replayed (paper §4.3): enough to break near-ties,
   // small enough that a clearly longer candidate still takes over.
   const double bonus = c.replays > 0 || c.replayed_loop ? 1.25 : 1.0;
@@ -551,7 +567,10 @@ void AutoTracer::advance(std::uint64_t token, std::uint64_t op) {
     Pointer p;
     if (i < old) {
       std::uint32_t next = trie_[pointers_[i].node].child(token);
-      if (next == Node::kNone) continue;
+      if (next == Node::kNone) {
+        pointers_changed_ = true;
+        continue;
+      }
       p = Pointer{next, pointers_[i].start};
     } else {
       // Saturated, only the pointer that can continue the run of traces is worth starting.
@@ -560,6 +579,7 @@ void AutoTracer::advance(std::uint64_t token, std::uint64_t op) {
       if (root == Node::kNone) break;
       p = Pointer{root, op};
       ++stats_.pointers_started;
+      pointers_changed_ = true;
     }
     if (live < old) {
       pointers_[live] = p;
@@ -567,7 +587,10 @@ void AutoTracer::advance(std::uint64_t token, std::uint64_t op) {
       pointers_.push_back(p);
     }
     ++live;
-    if (trie_[p.node].candidate >= 0) complete(p, op);
+    if (trie_[p.node].candidate >= 0) {
+      complete(p, op);
+      pointers_changed_ = true;
+    }
   }
   pointers_.resize(live);
 }
@@ -580,7 +603,7 @@ void AutoTracer::complete(const Pointer& p, std::uint64_t op) {
     // A sighting: decay the old count by the trace lengths since the last one.
     const double since =
         double(p.start - std::min(p.start, c.last_visit_end)) / double(c.tokens.size());
-    c.visits = c.visits * std::pow(0.99, since) + 1.0;
+    c.visits = c.visits * decay(since) + 1.0;
     c.last_visit_end = end;
     if (++c.sightings == opt_.visit_threshold) mark_eligible(ci);
   }
@@ -623,6 +646,20 @@ void AutoTracer::issue(std::uint32_t ci, std::uint64_t start, std::uint64_t end)
   hand_on(c.trace_id, start, end, false);
 }
 
+void AutoTracer::lengthen(std::uint32_t ci) {
+  Candidate& c = candidates_[ci];
+  const std::size_t p = c.period;
+  if (c.lengthened || p == 0 || c.tokens.size() + p > opt_.max_trace_length) return;
+  c.lengthened = true;
+  std::vector<std::uint64_t> tokens;
+  tokens.reserve(opt_.max_trace_length);
+  for (std::size_t k = 0; k < opt_.max_trace_length / p; ++k)
+    tokens.insert(tokens.end(), c.tokens.begin(), c.tokens.begin() + std::ptrdiff_t(p));
+  ++stats_.loops_lengthened;
+  const std::string key = c.cycle;  // (add_loop may move candidates_)
+  add_loop(key, std::move(tokens), p, ci);
+}
+
 void AutoTracer::hand_on(std::uint32_t trace_id, std::uint64_t start, std::uint64_t end,
                          bool prefix) {
   // The trace's ops leave the pending window before they are handed on (if their analysis
@@ -642,7 +679,7 @@ void AutoTracer::hand_on(std::uint32_t trace_id, std::uint64_t start, std::uint6
   sink_.end_trace(trace_id);
 }
 
-void AutoTracer::replay_held() {
+void AutoTracer::replay_held(std::uint64_t until, bool prefixes) {
   // Only candidates already replaying: a recording here could not be replayed before the
   // barrier, and might never be.
   const auto replayed = [&](std::int32_t ci) {
@@ -650,11 +687,11 @@ void AutoTracer::replay_held() {
            !candidates_[std::size_t(ci)].demoted &&
            candidates_[std::size_t(ci)].sightings >= opt_.visit_threshold;
   };
-  for (std::uint64_t at = pending_from_; at < next_op_;) {
+  for (std::uint64_t at = pending_from_; at < until;) {
     std::uint64_t best_end = at, prefix_end = at;
     std::uint32_t best = 0, prefix_of = 0;
     std::uint32_t node = 0;
-    for (std::uint64_t i = at; i < next_op_; ++i) {
+    for (std::uint64_t i = at; i < until; ++i) {
       node = trie_[node].child(pending_tokens_[std::size_t(i - pending_from_)]);
       if (node == Node::kNone) break;
       if (const std::int32_t ci = trie_[node].candidate; replayed(ci)) {
@@ -674,7 +711,7 @@ void AutoTracer::replay_held() {
       issue(best, at, best_end);
       ++stats_.held_replays;
       at = best_end;
-    } else if (prefix_end - at >= kMinPrefix) {
+    } else if (prefixes && prefix_end - at >= kMinPrefix) {
       // (A tail: the rest of a loop's last iteration before the barrier or the end.)
       forward_until(at);
       hand_on(candidates_[prefix_of].trace_id, at, prefix_end, true);
@@ -698,6 +735,9 @@ void AutoTracer::issue_ready() {
       if (!trie_[it->node].eligible.empty()) return it->start;
     return next_op_;
   };
+  if (held_back_ && !pointers_changed_ && held_back_at_ == trie_changes_) return;
+  held_back_ = pointers_changed_ = false;
+  const bool following = saturated_ || settled_;
   while (!ready_.empty()) {
     std::erase_if(ready_, [&](const Match& m) { return m.start < pending_from_; });
     if (ready_.empty()) break;
@@ -719,7 +759,11 @@ void AutoTracer::issue_ready() {
           break;
         }
     }
-    if (blocked) break;
+    if (blocked) {
+      held_back_ = true;
+      held_back_at_ = trie_changes_;
+      break;
+    }
     const bool back_to_back = m.start == pending_from_ && m.candidate == last_issued_;
     issue(m.candidate, m.start, m.end);
     // A maximal trace repeating back to back is a steady state nothing can improve on: stop
@@ -729,12 +773,14 @@ void AutoTracer::issue_ready() {
     // watching goes: nothing overtook it meanwhile, and nothing in its run can (the slices
     // mined are decided as before: mined_length skips those inside the run).
     settled_ = back_to_back && long_loop_run(m.end);
+    if (settled_) lengthen(m.candidate);
     // Pointers that started inside the issued trace stay: they can no longer produce a trace,
     // but their sightings still count, so a longer candidate can overtake the one in use.
   }
   // Ops no held pointer or ready match can still claim go on untraced.
   std::uint64_t keep = earliest_live();
   for (const Match& m : ready_) keep = std::min(keep, m.start);
+  if (following && keep > pending_from_) replay_held(keep, false);
   forward_until(keep);
 }
 

@@ -85,6 +85,8 @@ struct AutoTraceStats {
   // Matches followed from their first op (pointers into the candidates' trie): one per op
   // while anything may start there, one per trace once a loop's run has settled.
   std::uint64_t pointers_started = 0;
+  // Settled loops whose maximal version was added (AutoTracer::lengthen).
+  std::uint64_t loops_lengthened = 0;
 };
 
 // Of a run's ops in order, which ran in replayed traces: the fraction replayed, the first
@@ -146,7 +148,8 @@ class AutoTracer {
     // A loop whose shorter candidate of the same loop has replayed: it scores as replayed
     // (the same loop; it should win over the shorter one as soon as it can be traced).
     bool replayed_loop = false;
-    bool demoted = false;  // taken out of the trie (never matched or issued again)
+    bool demoted = false;     // taken out of the trie (never matched or issued again)
+    bool lengthened = false;  // a settled loop's: its maximal version was added (lengthen)
   };
   struct Node {
     // Most nodes have one child: kept inline, so stepping a pointer is one comparison.
@@ -210,8 +213,15 @@ class AutoTracer {
   // run that a candidate already replaying matches (longest first), instead of leaving it
   // untraced.
   // (Where no candidate matches a run whole, the longest prefix of one that has replayed.)
-  void replay_held();
+  // Also when a settled run breaks: the ops held for a longer match that did not complete
+  // (before `until`, with no prefixes) go in the shorter traces that match them, not
+  // untraced (only one match was followed in the run: nothing else claimed them).
+  void replay_held(std::uint64_t until, bool prefixes);
   void issue(std::uint32_t candidate, std::uint64_t start, std::uint64_t end);
+  // A loop's candidate that has settled (long_loop_run) but holds fewer periods than fit in
+  // a maximal trace: that version of the loop is added, and takes over once sighted (every
+  // replay has a fixed cost, and the loop's runs are long). Once per candidate.
+  void lengthen(std::uint32_t candidate);
   // Hands ops start .. end-1 on as (a prefix of) trace trace_id.
   void hand_on(std::uint32_t trace_id, std::uint64_t start, std::uint64_t end, bool prefix);
   // A shorter run of held ops is left untraced (a prefix replay waits for everything before
@@ -243,6 +253,14 @@ class AutoTracer {
   std::vector<std::uint32_t> loops_;                       // loop candidates still in the trie
   std::vector<Pointer> pointers_;
   std::vector<Match> ready_;
+  // issue_ready's last pass stopped at a match that a longer one in progress held back. It is
+  // looked at again only once something changed: a pointer stopped, started or completed, or
+  // the trie did (trie_changes_; a held-back match waits its longer rival out, the scores'
+  // decay meanwhile aside — in a settled loop's run the same verdict every op, ~100
+  // instructions each).
+  bool held_back_ = false;
+  bool pointers_changed_ = true;
+  std::uint64_t trie_changes_ = 0, held_back_at_ = 0;
   std::uint32_t last_issued_ = ~0u;  // candidate of the last trace issued
   bool saturated_ = false;           // maximal traces replaying back to back
   // A loop's trace replaying back to back for long (long_loop_run): only the pointer that can
