@@ -5,7 +5,7 @@ busy the application and utility threads were meanwhile (from a -lg:prof timelin
     reprise-taskbench ... -lg:prof run.json
     tools/experiments/step_phases.py run.json [--chunk 500]
 
-A timestep ends when the last of its points ends. With -lg:window 16777216 the application
+A timestep (one launch) ends when the last of its points ends. With -lg:window 16777216 the application
 issues every launch at once, so the chunks after its burst show the workers' lock-step alone.
 (The profile's own cost is included: compare chunks of one run, not runs with and without it;
 the first chunk also holds the profiler's start-up, milliseconds that an unprofiled run has not.)
@@ -26,16 +26,17 @@ def main():
     names = {e["tid"]: e["args"]["name"] for e in events
              if e.get("ph") == "M" and e.get("name") == "thread_name"}
     spans = [e for e in events if e.get("ph") == "X"]
-    points = {}
+    # Per launch (one per timestep), when its last point ended. (By launch, not by thread: an
+    # idle worker may run another's points, -ll:steal_ns.)
+    launch_end = {}
     for e in spans:
         if e["name"].startswith("task_bench_point"):
-            points.setdefault(e["tid"], []).append(e["ts"] + e["dur"])
-    if not points:
+            op = e["args"]["op"]
+            launch_end[op] = max(launch_end.get(op, 0), e["ts"] + e["dur"])
+    if not launch_end:
         sys.exit("no task_bench_point spans in this profile")
-    for ends in points.values():
-        ends.sort()
-    steps = min(len(v) for v in points.values())
-    step_end = [max(v[i] for v in points.values()) for i in range(steps)]
+    step_end = [launch_end[op] for op in sorted(launch_end)]
+    steps = len(step_end)
     # The control threads' own work (their waits are not work).
     control = [e for e in spans if names.get(e["tid"]) in ("app", "util")
                and not e["name"].startswith(("wait", "window"))]
