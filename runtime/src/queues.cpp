@@ -48,8 +48,7 @@ PointTask* ReadyQueue::pop_all(const SpinPolicy& spin, std::span<ReadyQueue* con
   std::uint64_t seen_at[kWatched] = {};
   const std::size_t watched = spin.steal_after_ns ? std::min(others.size(), kWatched) : 0;
   for (;;) {
-    if (head_.load(std::memory_order_relaxed))
-      if (PointTask* list = take()) return list;
+    if (PointTask* list = take()) return list;
     if (stopping_.load(std::memory_order_acquire)) return nullptr;
     const std::uint64_t now = now_ns();
     if (start == 0) start = now;

@@ -43,6 +43,16 @@ TwoPhases chain_then_new_phase(Log& log) {
   return stats;
 }
 
+// Runs `tokens` through a tracer with the synchronous options, then flushes it; gives its
+// stats from before the flush.
+AutoTraceStats run_then_flush(Log& log, const std::vector<std::uint64_t>& tokens) {
+  AutoTracer t(sync_options(), log);
+  run(t, log, tokens);
+  const AutoTraceStats stats = t.stats();
+  t.flush();
+  return stats;
+}
+
 // Both phases were found and replayed.
 void expect_both_phases_replayed(const Log& log) {
   ASSERT_EQ(log.state.size(), 6000u);
@@ -76,15 +86,9 @@ TEST(AutoTrace, ASettledLoopTakesMaximalTraces) {
   // lengths, the loop's maximal version (64 ops) is added, recorded once, and replayed from
   // then on — a replay's fixed cost shared by ten times the ops.
   Log log;
-  AutoTraceStats stats;
-  {
-    AutoTracer t(sync_options(), log);
-    std::vector<std::uint64_t> s;
-    for (int i = 0; i < 3000; ++i) s.push_back(1 + i % 2);
-    run(t, log, s);
-    stats = t.stats();
-    t.flush();
-  }
+  std::vector<std::uint64_t> s;
+  for (int i = 0; i < 3000; ++i) s.push_back(1 + i % 2);
+  const AutoTraceStats stats = run_then_flush(log, s);
   EXPECT_EQ(stats.loops_lengthened, 1u);
   ASSERT_GT(log.lengths.size(), 20u);
   EXPECT_EQ(log.lengths.front(), 6u);
@@ -102,18 +106,12 @@ TEST(AutoTrace, ALoopWhoseRunsNeverSettleKeepsItsTrace) {
   // Runs of 150 ops, each ended by an op seen nowhere else (it goes untraced), never run back
   // to back for four maximal lengths: the loop keeps its short trace, which fits every run.
   Log log;
-  AutoTraceStats stats;
-  {
-    AutoTracer t(sync_options(), log);
-    std::vector<std::uint64_t> s;
-    for (int run_of = 0; run_of < 20; ++run_of) {
-      for (int i = 0; i < 150; ++i) s.push_back(1 + i % 2);
-      s.push_back(1000 + std::uint64_t(run_of));
-    }
-    run(t, log, s);
-    stats = t.stats();
-    t.flush();
+  std::vector<std::uint64_t> s;
+  for (int run_of = 0; run_of < 20; ++run_of) {
+    for (int i = 0; i < 150; ++i) s.push_back(1 + i % 2);
+    s.push_back(1000 + std::uint64_t(run_of));
   }
+  const AutoTraceStats stats = run_then_flush(log, s);
   EXPECT_EQ(stats.loops_lengthened, 0u);
   EXPECT_GE(log.replayed_fraction(1510, 3020), 0.9);
 }

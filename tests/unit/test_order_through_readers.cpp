@@ -34,23 +34,27 @@ Stencil write_read_then(Fixture& f, const Partition& halves, const Partition& re
   return s;
 }
 
+// write_read_then over the halves and a complete aliased partition that reads all of them
+// ([0, 60], [40, 99]), with the analysis ordering through readers or not.
+Stencil through_ghosts(bool order_through_readers, detail::FieldMask read_mask,
+                       detail::FieldMask write_mask, bool write = true) {
+  Fixture f;
+  f.logical.set_order_through_readers(order_through_readers);
+  const Partition halves = f.partition({r1(0, 49), r1(50, 99)});
+  const Partition ghosts = f.partition({r1(0, 60), r1(40, 99)});
+  return write_read_then(f, halves, ghosts, read_mask, write_mask, write);
+}
+
 }  // namespace
 
 TEST(OrderThroughReaders, AWriteAfterACoveringReaderWaitsForTheReaderOnly) {
-  Fixture f;
-  f.logical.set_order_through_readers(true);
-  const Partition halves = f.partition({r1(0, 49), r1(50, 99)});
-  const Partition ghosts = f.partition({r1(0, 60), r1(40, 99)});  // (complete, aliased)
-  const Stencil s = write_read_then(f, halves, ghosts, 1, 1);
+  const Stencil s = through_ghosts(true, 1, 1);
   EXPECT_EQ(s.last[0], sorted({s.r[0], s.r[1]}));
   EXPECT_EQ(s.last[1], sorted({s.r[0], s.r[1]}));
 }
 
 TEST(OrderThroughReaders, OffTheWriteWaitsForTheEarlierWriterToo) {
-  Fixture f;
-  const Partition halves = f.partition({r1(0, 49), r1(50, 99)});
-  const Partition ghosts = f.partition({r1(0, 60), r1(40, 99)});
-  const Stencil s = write_read_then(f, halves, ghosts, 1, 1);
+  const Stencil s = through_ghosts(false, 1, 1);
   EXPECT_EQ(s.last[0], sorted({s.w[0], s.r[0], s.r[1]}));
   EXPECT_EQ(s.last[1], sorted({s.w[1], s.r[0], s.r[1]}));
 }
@@ -67,23 +71,15 @@ TEST(OrderThroughReaders, AReaderOfLessThanTheFootprintOrdersNothing) {
 }
 
 TEST(OrderThroughReaders, OnlyTheFieldsReadAreOrderedThroughTheReader) {
-  Fixture f;
-  f.logical.set_order_through_readers(true);
-  const Partition halves = f.partition({r1(0, 49), r1(50, 99)});
-  const Partition ghosts = f.partition({r1(0, 60), r1(40, 99)});
   // The reader read field 1; the rewrite writes field 2: only the first write ordered it.
-  const Stencil s = write_read_then(f, halves, ghosts, 1, 2);
+  const Stencil s = through_ghosts(true, 1, 2);
   EXPECT_EQ(s.last[0], std::vector<Event>{s.w[0]});
   EXPECT_EQ(s.last[1], std::vector<Event>{s.w[1]});
 }
 
 TEST(OrderThroughReaders, ALaterReaderStillWaitsForTheWriter) {
-  Fixture f;
-  f.logical.set_order_through_readers(true);
-  const Partition halves = f.partition({r1(0, 49), r1(50, 99)});
-  const Partition ghosts = f.partition({r1(0, 60), r1(40, 99)});
   // Readers do not wait for each other: the writer is this reader's only order.
-  const Stencil s = write_read_then(f, halves, ghosts, 1, 1, /*write=*/false);
+  const Stencil s = through_ghosts(true, 1, 1, /*write=*/false);
   EXPECT_EQ(s.last[0], std::vector<Event>{s.w[0]});
   EXPECT_EQ(s.last[1], std::vector<Event>{s.w[1]});
 }

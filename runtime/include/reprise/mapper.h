@@ -75,11 +75,6 @@ class Mapper {
     (void)req;
     return machine.closest_memory(proc);
   }
-  // Control replication (optional, a sharding functor): when the points of the launch that
-  // select_processor places on `shard` are one range of point indices, sets [first, last) to
-  // it and returns true; a shard then asks select_processor only for its own points and for
-  // the other shards' points that meet its data. Must agree with select_processor. Default:
-  // unknown (every point is asked). `task` is the launch: its point fields are unset.
   // Whether a CPU that has nothing to do may run points this mapper placed on another CPU of
   // the same shard and NUMA domain (the same closest memory, so their instances stay near)
   // once they have waited -ll:steal_ns untaken: their CPU is busy with a longer task, or its
@@ -89,6 +84,11 @@ class Mapper {
     (void)machine;
     return true;
   }
+  // Control replication (optional, a sharding functor): when the points of the launch that
+  // select_processor places on `shard` are one range of point indices, sets [first, last) to
+  // it and returns true; a shard then asks select_processor only for its own points and for
+  // the other shards' points that meet its data. Must agree with select_processor. Default:
+  // unknown (every point is asked). `task` is the launch: its point fields are unset.
   virtual bool shard_points(const MapperTaskInfo& task, const MachineInfo& machine,
                             std::uint32_t shard, std::uint64_t& first, std::uint64_t& last) {
     (void)task;
