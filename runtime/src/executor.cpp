@@ -70,32 +70,37 @@ void Executor::start() {
   bool pin = rt_.config().pin && int(cpu_queues_.size()) <= cores && rt_.num_shards() == 1;
   // Which CPUs' queues each CPU may take points from: those of its NUMA domain. (Not with
   // fork-join helpers: a point's helper pool is its mapped CPU's.)
-  steal_from_.assign(cpu_queues_.size(), {});
+  const std::size_t cpus = cpu_queues_.size();
+  steal_from_.assign(cpus, {});
+  sleeping_cpus_ = std::make_unique<std::atomic<std::uint32_t>[]>(cpus);
   const MachineInfo machine = rt_.machine();
   if (rt_.spin_policy().steal_after_ns > 0 && steal_pools_.empty() &&
       rt_.mapper().permit_stealing(machine))
-    for (std::uint32_t i = 0; i < cpu_queues_.size(); ++i)
-      for (std::uint32_t j = 0; j < cpu_queues_.size(); ++j) {
+    for (std::uint32_t i = 0; i < cpus; ++i) {
+      std::size_t group = i;  // the first CPU of its NUMA domain counts its sleepers
+      for (std::uint32_t j = 0; j < cpus; ++j) {
         const Processor a{ProcessorKind::CPU, i, rt_.shard()},
             b{ProcessorKind::CPU, j, rt_.shard()};
-        if (i != j && machine.closest_memory(a) == machine.closest_memory(b))
-          steal_from_[i].push_back(cpu_queues_[j].get());
+        if (i == j || machine.closest_memory(a) != machine.closest_memory(b)) continue;
+        steal_from_[i].push_back(cpu_queues_[j].get());
+        group = std::min<std::size_t>(group, j);
       }
-  for (std::size_t i = 0; i < cpu_queues_.size(); ++i)
+      cpu_queues_[i]->set_siblings(steal_from_[i], &sleeping_cpus_[group]);
+    }
+  for (std::size_t i = 0; i < cpus; ++i)
     threads_.emplace_back(&Executor::worker_loop, this, std::ref(*cpu_queues_[i]),
-                          std::span<ReadyQueue* const>(steal_from_[i]), pin ? int(i) : -1,
-                          fmt::format("cpu{}", i));
+                          pin ? int(i) : -1, fmt::format("cpu{}", i));
   for (std::size_t i = 0; i < dma_queues_.size(); ++i)
-    threads_.emplace_back(&Executor::worker_loop, this, std::ref(*dma_queues_[i]),
-                          std::span<ReadyQueue* const>(), -1, fmt::format("util{}", i + 1));
+    threads_.emplace_back(&Executor::worker_loop, this, std::ref(*dma_queues_[i]), -1,
+                          fmt::format("util{}", i + 1));
   // A GPU processor: a host thread that runs its variants' host code, and a stream on its
   // device (virtual GPUs share the physical ones round-robin).
   if (Device* device = rt_.device()) {
     for (int d = 0; d < device->devices(); ++d) copy_streams_.push_back(device->create_stream(d));
     for (std::size_t i = 0; i < gpu_queues_.size(); ++i) {
       gpu_streams_.push_back(device->create_stream(int(i) % device->devices()));
-      threads_.emplace_back(&Executor::worker_loop, this, std::ref(*gpu_queues_[i]),
-                            std::span<ReadyQueue* const>(), -1, fmt::format("gpu{}", i));
+      threads_.emplace_back(&Executor::worker_loop, this, std::ref(*gpu_queues_[i]), -1,
+                            fmt::format("gpu{}", i));
     }
   }
 }
@@ -275,15 +280,14 @@ void Executor::enqueue(PointTask* t) {
   q.push(t);
 }
 
-void Executor::worker_loop(ReadyQueue& q, std::span<ReadyQueue* const> steal_from, int pin_core,
-                           std::string name) {
+void Executor::worker_loop(ReadyQueue& q, int pin_core, std::string name) {
   set_log_thread_name(std::move(name));
   if (pin_core >= 0 && !pin_current_thread(pin_core))
     REPRISE_LOG_DEBUG(LogCategory::Runtime, "could not pin a worker to core {}", pin_core);
   const SpinPolicy spin = rt_.spin_policy();
   LocalReady local{&q};
   tl_local_ready = &local;
-  while (PointTask* list = q.pop_all(spin, steal_from)) {
+  while (PointTask* list = q.pop_all(spin)) {
     while (list) {
       PointTask* next = list->next;
       run_point(list);

@@ -14,6 +14,12 @@ std::uint64_t now_ns() {
                            .count());
 }
 
+void ReadyQueue::set_siblings(std::span<ReadyQueue* const> siblings,
+                              std::atomic<std::uint32_t>* sleepers) {
+  siblings_ = siblings;
+  sleepers_ = siblings.empty() ? nullptr : sleepers;
+}
+
 void ReadyQueue::push(PointTask* t) {
   PointTask* old = head_.load(std::memory_order_relaxed);
   do {
@@ -22,14 +28,28 @@ void ReadyQueue::push(PointTask* t) {
       !head_.compare_exchange_weak(old, t, std::memory_order_seq_cst, std::memory_order_relaxed));
   // (seq_cst with the consumer's sleeping_ store and head_ load: either it sees this push
   // before it sleeps, or this sees it sleeping.)
-  if (sleeping_.load(std::memory_order_seq_cst) && sleeping_.exchange(0) == 1)
-    sleeping_.notify_one();
+  if (sleeping_.load(std::memory_order_seq_cst)) {
+    if (sleeping_.exchange(0) == 1) sleeping_.notify_one();
+  } else if (sleepers_ && running_.load(std::memory_order_relaxed) &&
+             sleepers_->load(std::memory_order_seq_cst)) {
+    wake_a_sleeping_sibling();
+  }
+}
+
+void ReadyQueue::wake_a_sleeping_sibling() {
+  // (seq_cst with a sibling's sleeping_ store and its load of this head in sleep(): either
+  // it sees this push and stays awake, or this sees it sleeping.)
+  for (ReadyQueue* s : siblings_)
+    if (s->sleeping_.load(std::memory_order_seq_cst) && s->sleeping_.exchange(0) == 1) {
+      s->sleeping_.notify_one();
+      return;
+    }
 }
 
 PointTask* ReadyQueue::take() {
   if (!head_.load(std::memory_order_relaxed)) return nullptr;
   // Newest first: reversed into push order (usually one or two points).
-  PointTask* list = head_.exchange(nullptr, std::memory_order_acquire);
+  PointTask* list = head_.exchange(nullptr, std::memory_order_acq_rel);
   PointTask* ordered = nullptr;
   while (list) {
     PointTask* next = list->next;
@@ -40,43 +60,55 @@ PointTask* ReadyQueue::take() {
   return ordered;
 }
 
-PointTask* ReadyQueue::pop_all(const SpinPolicy& spin, std::span<ReadyQueue* const> others) {
+PointTask* ReadyQueue::pop_all(const SpinPolicy& spin) {
+  running_.store(false, std::memory_order_relaxed);
   std::uint64_t start = 0;
   // Per watched queue: the head last seen, and since when. (A head seen again after its
   // worker took it and the same task was queued anew only makes a steal come early.)
   PointTask* seen[kWatched] = {};
   std::uint64_t seen_at[kWatched] = {};
-  const std::size_t watched = spin.steal_after_ns ? std::min(others.size(), kWatched) : 0;
+  const std::size_t watched = spin.steal_after_ns ? std::min(siblings_.size(), kWatched) : 0;
   for (;;) {
-    if (PointTask* list = take()) return list;
+    if (head_.load(std::memory_order_relaxed)) {
+      // Running before the exchange: a producer whose CAS follows it sees the flag.
+      running_.store(true, std::memory_order_relaxed);
+      if (PointTask* list = take()) return list;
+      running_.store(false, std::memory_order_relaxed);
+    }
     if (stopping_.load(std::memory_order_acquire)) return nullptr;
     const std::uint64_t now = now_ns();
     if (start == 0) start = now;
     for (std::size_t i = 0; i < watched; ++i) {
-      PointTask* h = others[i]->head_.load(std::memory_order_relaxed);
+      PointTask* h = siblings_[i]->head_.load(std::memory_order_relaxed);
       if (h != seen[i]) {
         seen[i] = h;
         seen_at[i] = now;
       } else if (h && now - seen_at[i] >= spin.steal_after_ns) {
-        if (PointTask* list = others[i]->take()) return list;
+        running_.store(true, std::memory_order_relaxed);
+        if (PointTask* list = siblings_[i]->take()) return list;
+        running_.store(false, std::memory_order_relaxed);
       }
     }
     if (now - start < spin.spin_ns) {
       spin.pause(now - start);
       continue;
     }
-    sleep();
+    sleep(watched);
     start = 0;
   }
 }
 
-void ReadyQueue::sleep() {
+void ReadyQueue::sleep(std::size_t watched) {
+  if (sleepers_) sleepers_->fetch_add(1, std::memory_order_seq_cst);
   sleeping_.store(1, std::memory_order_seq_cst);
-  if (head_.load(std::memory_order_seq_cst) || stopping_.load(std::memory_order_seq_cst)) {
+  bool work = head_.load(std::memory_order_seq_cst) || stopping_.load(std::memory_order_seq_cst);
+  for (std::size_t i = 0; i < watched && !work; ++i)
+    work = siblings_[i]->head_.load(std::memory_order_seq_cst) != nullptr;
+  if (work)
     sleeping_.store(0, std::memory_order_relaxed);
-    return;
-  }
-  sleeping_.wait(1, std::memory_order_acquire);
+  else
+    sleeping_.wait(1, std::memory_order_acquire);
+  if (sleepers_) sleepers_->fetch_sub(1, std::memory_order_relaxed);
 }
 
 void ReadyQueue::stop() {

@@ -1,8 +1,9 @@
 // A spinning CPU worker runs points queued for another CPU of its NUMA domain that have waited
 // there untaken (-ll:steal_ns): here a long task runs while a short one waits behind it in the
 // same CPU's queue, and the other CPU, spinning, runs the short one — unless the mapper or the
-// flag says no, when it waits for the long one. (Which CPU runs the long task is not fixed:
-// the other may take it too, if its own was slow to look.)
+// flag says no, when it waits for the long one; if the other CPU sleeps, the push wakes it.
+// (Which CPU runs the long task is not fixed: the other may take it too, if its own was slow
+// to look.)
 #include <gtest/gtest.h>
 #include <pthread.h>
 #include <reprise/reprise.h>
@@ -73,7 +74,9 @@ struct Outcome {
   bool long_saw_short = false;
 };
 
-Outcome run_behind_a_long_task(const std::vector<std::string>& flags, bool permit) {
+// warm: run the warm-up task first (else the other CPU may sleep when the short task comes).
+Outcome run_behind_a_long_task(const std::vector<std::string>& flags, bool permit,
+                               bool warm = true) {
   register_all();
   long_started = false;
   short_ran = false;
@@ -85,7 +88,7 @@ Outcome run_behind_a_long_task(const std::vector<std::string>& flags, bool permi
       [&](Context& ctx) {
         Future long_done = ctx.execute(TaskLauncher(T_LONG));
         while (!long_started) std::this_thread::yield();
-        ctx.execute(TaskLauncher(T_WARM)).wait();
+        if (warm) ctx.execute(TaskLauncher(T_WARM)).wait();
         out.short_ran_on = ctx.execute(TaskLauncher(T_SHORT)).get<ThreadName>().text;
         out.long_saw_short = long_done.get<bool>();
         out.long_ran_on = long_ran_on.text;
@@ -97,6 +100,14 @@ Outcome run_behind_a_long_task(const std::vector<std::string>& flags, bool permi
 
 TEST(PointStealing, AnIdleCpuRunsAPointQueuedBehindALongTask) {
   const Outcome o = run_behind_a_long_task({}, true);
+  EXPECT_NE(o.short_ran_on, o.long_ran_on);
+  EXPECT_TRUE(o.long_saw_short);
+}
+
+// With no spinning the other CPU sleeps when the short task is queued behind the long one:
+// that push wakes it to take the short task.
+TEST(PointStealing, ASleepingCpuIsWokenForAPointQueuedBehindALongTask) {
+  const Outcome o = run_behind_a_long_task({"-ll:spin", "0"}, true, false);
   EXPECT_NE(o.short_ran_on, o.long_ran_on);
   EXPECT_TRUE(o.long_saw_short);
 }

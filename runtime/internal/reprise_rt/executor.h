@@ -94,9 +94,7 @@ class Executor final : public GraphSink, public BatchSink {
   // A single point or copy: a task of its own, released once its preconditions hold.
   Event launch(Op& op, std::uint32_t point, Processor proc, std::span<const Event> pre);
   void enqueue(PointTask* t);
-  // steal_from: the other queues this worker may take points from (ReadyQueue::pop_all).
-  void worker_loop(ReadyQueue& q, std::span<ReadyQueue* const> steal_from, int pin_core,
-                   std::string name);
+  void worker_loop(ReadyQueue& q, int pin_core, std::string name);
   void run_point(PointTask* t);
   // With a device: a GPU processor's variant enqueues kernels on the processor's stream, and a
   // copy or fill of framebuffer data enqueues on a copy stream; such a point completes when
@@ -132,7 +130,10 @@ class Executor final : public GraphSink, public BatchSink {
 
   Runtime& rt_;
   std::vector<std::unique_ptr<ReadyQueue>> cpu_queues_;
-  std::vector<std::vector<ReadyQueue*>> steal_from_;     // per CPU (start)
+  // Per CPU (start): the other CPUs' queues it may take points from (ReadyQueue siblings).
+  std::vector<std::vector<ReadyQueue*>> steal_from_;
+  // Per NUMA domain's first CPU: how many of the domain's CPU workers sleep.
+  std::unique_ptr<std::atomic<std::uint32_t>[]> sleeping_cpus_;
   std::vector<std::unique_ptr<ReadyQueue>> dma_queues_;  // utility threads after the first
   std::vector<std::unique_ptr<ReadyQueue>> gpu_queues_;  // one per GPU processor (-ll:gpu)
   std::vector<DeviceStream> gpu_streams_;
