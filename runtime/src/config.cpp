@@ -155,6 +155,11 @@ const std::vector<FlagDef>& flag_table() {
         "a spinning CPU worker runs points queued for another CPU of its NUMA domain once they "
         "have waited this long untaken (0: never; the mapper may forbid it)",
         i32(&Config::steal_ns, 0, 100000000, "-ll:steal_ns"));
+    add("-ll:keep_ns", "ns",
+        "a CPU worker runs the points it makes ready for another CPU of its NUMA domain itself "
+        "while its recent points took less than this on average: a hand-off between cores "
+        "costs more (0: never; only where stealing is on)",
+        i32(&Config::keep_ns, 0, 100000000, "-ll:keep_ns"));
     add("-ll:spin_yield", "auto|0|1",
         "whether a spinning idle thread yields its core at every round (auto: when the "
         "runtime's busy threads outnumber the cores)",

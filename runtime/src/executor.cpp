@@ -7,6 +7,7 @@
 
 #include "reprise/task_context.h"
 #include "reprise_rt/assert.h"
+#include "reprise_rt/cycle_clock.h"
 #include "reprise_rt/exception_text.h"
 #include "reprise_rt/future_state.h"
 #include "reprise_rt/log.h"
@@ -21,10 +22,70 @@ namespace {
 // The points a worker made ready for its own queue while it ran a point: it runs them next,
 // without the queue's lock and wake-up (a dependence chain on one processor stays on its
 // thread, hot in its cache). Set only on worker threads.
+// A CPU worker may also run points it makes ready for its siblings (the CPUs of its NUMA
+// domain it may steal from; -ll:keep_ns): all of them while its recent points are short (a
+// hand-off to another core costs more than such a point), and otherwise one, if that point
+// made nothing else ready for it and it has nothing else to run (the point could start no
+// sooner on the other core: a chain stays on one core) — unless its points are long, when the
+// mapper's placement keeps their data in its core's caches.
 struct LocalReady {
   const ReadyQueue* own = nullptr;
   PointTask* head = nullptr;
   PointTask* tail = nullptr;
+  std::span<ReadyQueue* const> siblings;
+  std::int64_t keep_below = 0;  // cycle_count() ticks; 0: off
+  std::int64_t recent = 0;      // a running average of its points' run times (ticks)
+  bool keeping = false;         // all: from the start, until its points are seen long
+  bool more = false;            // it has more points to run (the rest of a taken list)
+  PointTask* spare = nullptr;   // the one it runs if nothing else comes (null: none yet)
+  ReadyQueue* spare_queue = nullptr;
+
+  void append(PointTask* t) {
+    t->next = nullptr;
+    if (tail)
+      tail->next = t;
+    else
+      head = t;
+    tail = t;
+  }
+  bool sibling(const ReadyQueue& q) const {
+    for (const ReadyQueue* s : siblings)
+      if (s == &q) return true;
+    return false;
+  }
+  // Whether t, made ready for q, runs here (else q gets it).
+  bool take(PointTask* t, ReadyQueue& q) {
+    if (&q == own) {
+      if (spare) {  // something to run here after all: the spare goes to its own CPU
+        spare_queue->push(spare);
+        spare = nullptr;
+      }
+      append(t);
+      return true;
+    }
+    if (keep_below == 0 || !sibling(q)) return false;
+    if (keeping) {
+      append(t);
+      return true;
+    }
+    if (spare || head || more || recent >= kSpareBelow * keep_below) return false;
+    spare = t;
+    spare_queue = &q;
+    return true;
+  }
+  // After a point: the spare, if it is still one, runs next.
+  void settle() {
+    if (!spare) return;
+    append(spare);
+    spare = nullptr;
+  }
+  // Hysteresis: points run on two cores at once take longer (each reads what the other wrote),
+  // so a worker that stopped keeping all starts again only well below the bound.
+  void ran(std::uint64_t ticks) {
+    recent += (std::int64_t(ticks) - recent) / 8;
+    if (keeping ? recent >= keep_below : recent < keep_below / 2) keeping = !keeping;
+  }
+  static constexpr std::int64_t kSpareBelow = 16;
 };
 thread_local LocalReady* tl_local_ready = nullptr;
 
@@ -87,20 +148,25 @@ void Executor::start() {
       }
       cpu_queues_[i]->set_siblings(steal_from_[i], &sleeping_cpus_[group]);
     }
+  // (Not with a device: its points are not timed.)
+  keep_below_ = rt_.config().keep_ns > 0 && steal_pools_.empty() && !rt_.device()
+                    ? std::int64_t(double(rt_.config().keep_ns) * cycles_per_ns())
+                    : 0;
   for (std::size_t i = 0; i < cpus; ++i)
     threads_.emplace_back(&Executor::worker_loop, this, std::ref(*cpu_queues_[i]),
-                          pin ? int(i) : -1, fmt::format("cpu{}", i));
+                          std::span<ReadyQueue* const>(steal_from_[i]), pin ? int(i) : -1,
+                          fmt::format("cpu{}", i));
   for (std::size_t i = 0; i < dma_queues_.size(); ++i)
-    threads_.emplace_back(&Executor::worker_loop, this, std::ref(*dma_queues_[i]), -1,
-                          fmt::format("util{}", i + 1));
+    threads_.emplace_back(&Executor::worker_loop, this, std::ref(*dma_queues_[i]),
+                          std::span<ReadyQueue* const>(), -1, fmt::format("util{}", i + 1));
   // A GPU processor: a host thread that runs its variants' host code, and a stream on its
   // device (virtual GPUs share the physical ones round-robin).
   if (Device* device = rt_.device()) {
     for (int d = 0; d < device->devices(); ++d) copy_streams_.push_back(device->create_stream(d));
     for (std::size_t i = 0; i < gpu_queues_.size(); ++i) {
       gpu_streams_.push_back(device->create_stream(int(i) % device->devices()));
-      threads_.emplace_back(&Executor::worker_loop, this, std::ref(*gpu_queues_[i]), -1,
-                            fmt::format("gpu{}", i));
+      threads_.emplace_back(&Executor::worker_loop, this, std::ref(*gpu_queues_[i]),
+                            std::span<ReadyQueue* const>(), -1, fmt::format("gpu{}", i));
     }
   }
 }
@@ -268,29 +334,29 @@ Event Executor::fence(std::span<const Event> before) {
 
 void Executor::enqueue(PointTask* t) {
   ReadyQueue& q = queue_of(t->proc);
-  if (LocalReady* local = tl_local_ready; local && local->own == &q) {
-    t->next = nullptr;
-    if (local->tail)
-      local->tail->next = t;
-    else
-      local->head = t;
-    local->tail = t;
-    return;
-  }
+  if (LocalReady* local = tl_local_ready; local && local->take(t, q)) return;
   q.push(t);
 }
 
-void Executor::worker_loop(ReadyQueue& q, int pin_core, std::string name) {
+void Executor::worker_loop(ReadyQueue& q, std::span<ReadyQueue* const> siblings, int pin_core,
+                           std::string name) {
   set_log_thread_name(std::move(name));
   if (pin_core >= 0 && !pin_current_thread(pin_core))
     REPRISE_LOG_DEBUG(LogCategory::Runtime, "could not pin a worker to core {}", pin_core);
   const SpinPolicy spin = rt_.spin_policy();
   LocalReady local{&q};
+  if (!siblings.empty() && keep_below_ > 0) {
+    local.keeping = true;
+    local.siblings = siblings;
+    local.keep_below = keep_below_;
+  }
   tl_local_ready = &local;
   while (PointTask* list = q.pop_all(spin)) {
     while (list) {
       PointTask* next = list->next;
+      local.more = next != nullptr;
       run_point(list);
+      local.settle();
       // What this point made ready here runs before the rest of the batch: it is on the
       // critical path, the rest was ready earlier.
       if (local.head) {
@@ -308,11 +374,21 @@ void Executor::run_point(PointTask* t) {
   if (!copy_streams_.empty()) [[unlikely]]  // a device: points may complete from a stream
     return run_point_with_device(t);
   // (Profiling takes another path, so that the usual one stays as short as it was.)
+  LocalReady* timed = tl_local_ready;
+  if (timed && !timed->keep_below) timed = nullptr;  // (only to keep short points: -ll:keep_ns)
   if (Profiler* prof = rt_.profiler()) [[unlikely]] {
     const std::uint64_t t0 = Profiler::stamp();
     const std::uint64_t cpu0 = prof->cpu_times() ? Profiler::thread_cpu_now() : 0;
+    const std::uint64_t c0 = timed ? cycle_count() : 0;
     std::exception_ptr point_error = execute_point(*t);
+    if (timed) timed->ran(cycle_count() - c0);
     profile_point(*prof, *t, t0, cpu0);
+    return finish_point(t, std::move(point_error));
+  }
+  if (timed) {
+    const std::uint64_t c0 = cycle_count();
+    std::exception_ptr point_error = execute_point(*t);
+    timed->ran(cycle_count() - c0);
     return finish_point(t, std::move(point_error));
   }
   finish_point(t, execute_point(*t));

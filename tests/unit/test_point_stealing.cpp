@@ -18,7 +18,7 @@
 using namespace reprise;
 
 namespace {
-enum : TaskID { T_LONG = 9400, T_SHORT, T_WARM };
+enum : TaskID { T_LONG = 9400, T_SHORT, T_WARM, T_LINK };
 
 std::atomic<bool> long_started{false}, short_ran{false};
 
@@ -124,4 +124,56 @@ TEST(PointStealing, OffWithAZeroWait) {
   EXPECT_EQ(o.long_ran_on, "rp-cpu0");
   EXPECT_EQ(o.short_ran_on, "rp-cpu0");
   EXPECT_FALSE(o.long_saw_short);
+}
+
+// A chain of empty tasks placed on CPU 0 and CPU 1 in turn: the worker that completes a link
+// makes the next ready, and runs it itself while its points are short (-ll:keep_ns) — a
+// hand-off to the other core would cost more than the task. (The first link sleeps while the
+// rest of the chain is issued: every later one is then made ready by a worker.)
+namespace {
+constexpr int kLinks = 400;
+std::vector<ThreadName> link_ran_on(kLinks);
+
+class AlternatingMapper : public Mapper {
+ public:
+  Processor select_processor(const MapperTaskInfo& t, const MachineInfo&) override {
+    return Processor{ProcessorKind::CPU, std::uint32_t(t.op_seq % 2)};
+  }
+};
+
+// The share of the chain's links that ran on the thread that ran most of them.
+double share_on_one_thread(const std::vector<std::string>& flags) {
+  TaskRegistry::add(T_LINK, "link", {cpu(+[](TaskContext& tc) {
+                      const int i = tc.args<int>();
+                      if (i == 0) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+                      link_ran_on[std::size_t(i)] = own_name();
+                    })});
+
+  std::vector<std::string> all = {"-ll:cpu", "2", "-lg:no_auto_tracing"};
+  all.insert(all.end(), flags.begin(), flags.end());
+  reprise::run(
+      all,
+      [&](Context& ctx) {
+        Region r = ctx.create_region(ctx.create_index_space(Rect<1>({0}, {7})),
+                                     ctx.create_field_space({{1, 8}}));
+        for (int i = 0; i < kLinks; ++i) {
+          TaskLauncher l(T_LINK, TaskArgs{i});
+          l.add(r, Privilege::ReadWrite, {1});
+          ctx.execute(l);
+        }
+      },
+      std::make_unique<AlternatingMapper>());
+  int on_cpu0 = 0;
+  for (const ThreadName& n : link_ran_on) on_cpu0 += std::string(n.text) == "rp-cpu0";
+  return double(std::max(on_cpu0, kLinks - on_cpu0)) / kLinks;
+}
+}  // namespace
+
+TEST(PointStealing, AChainOfShortTasksStaysOnOneWorker) {
+  EXPECT_GT(share_on_one_thread({}), 0.75);
+}
+
+TEST(PointStealing, AChainKeepsItsPlacementWithoutKeeping) {
+  // (Stealing only after 100 ms: the placement holds.)
+  EXPECT_LT(share_on_one_thread({"-ll:keep_ns", "0", "-ll:steal_ns", "100000000"}), 0.6);
 }

@@ -94,7 +94,9 @@ class Executor final : public GraphSink, public BatchSink {
   // A single point or copy: a task of its own, released once its preconditions hold.
   Event launch(Op& op, std::uint32_t point, Processor proc, std::span<const Event> pre);
   void enqueue(PointTask* t);
-  void worker_loop(ReadyQueue& q, int pin_core, std::string name);
+  // siblings: the CPU queues of its NUMA domain (points it made ready for them it may keep).
+  void worker_loop(ReadyQueue& q, std::span<ReadyQueue* const> siblings, int pin_core,
+                   std::string name);
   void run_point(PointTask* t);
   // With a device: a GPU processor's variant enqueues kernels on the processor's stream, and a
   // copy or fill of framebuffer data enqueues on a copy stream; such a point completes when
@@ -134,6 +136,7 @@ class Executor final : public GraphSink, public BatchSink {
   std::vector<std::vector<ReadyQueue*>> steal_from_;
   // Per NUMA domain's first CPU: how many of the domain's CPU workers sleep.
   std::unique_ptr<std::atomic<std::uint32_t>[]> sleeping_cpus_;
+  std::int64_t keep_below_ = 0;  // -ll:keep_ns in cycle_count() ticks (0: off)
   std::vector<std::unique_ptr<ReadyQueue>> dma_queues_;  // utility threads after the first
   std::vector<std::unique_ptr<ReadyQueue>> gpu_queues_;  // one per GPU processor (-ll:gpu)
   std::vector<DeviceStream> gpu_streams_;
