@@ -126,13 +126,13 @@ TEST(PointStealing, OffWithAZeroWait) {
   EXPECT_FALSE(o.long_saw_short);
 }
 
-// A chain of empty tasks placed on CPU 0 and CPU 1 in turn: the worker that completes a link
-// makes the next ready, and runs it itself while its points are short (-ll:keep_ns) — a
-// hand-off to the other core would cost more than the task. (The first link sleeps while the
-// rest of the chain is issued: every later one is then made ready by a worker.)
+// Tasks placed on CPU 0 and CPU 1 in turn (by their place in the program); the worker that
+// completes one makes the next ready. (The first task sleeps while the rest are issued: every
+// later one is then made ready by a worker.)
 namespace {
-constexpr int kLinks = 400;
-std::vector<ThreadName> link_ran_on(kLinks);
+constexpr int kTasks = 400;
+std::vector<ThreadName> task_ran_on(kTasks);
+int busy_us = 0;
 
 class AlternatingMapper : public Mapper {
  public:
@@ -141,14 +141,18 @@ class AlternatingMapper : public Mapper {
   }
 };
 
-// The share of the chain's links that ran on the thread that ran most of them.
-double share_on_one_thread(const std::vector<std::string>& flags) {
+// Runs kTasks tasks, task i with privilege `privilege(i)` on one region, each busy for
+// busy_us; task_ran_on says where each ran.
+void run_alternating(const std::vector<std::string>& flags, Privilege (*privilege)(int)) {
   TaskRegistry::add(T_LINK, "link", {cpu(+[](TaskContext& tc) {
                       const int i = tc.args<int>();
                       if (i == 0) std::this_thread::sleep_for(std::chrono::milliseconds(50));
-                      link_ran_on[std::size_t(i)] = own_name();
+                      const auto until =
+                          std::chrono::steady_clock::now() + std::chrono::microseconds(busy_us);
+                      while (std::chrono::steady_clock::now() < until) {
+                      }
+                      task_ran_on[std::size_t(i)] = own_name();
                     })});
-
   std::vector<std::string> all = {"-ll:cpu", "2", "-lg:no_auto_tracing"};
   all.insert(all.end(), flags.begin(), flags.end());
   reprise::run(
@@ -156,24 +160,56 @@ double share_on_one_thread(const std::vector<std::string>& flags) {
       [&](Context& ctx) {
         Region r = ctx.create_region(ctx.create_index_space(Rect<1>({0}, {7})),
                                      ctx.create_field_space({{1, 8}}));
-        for (int i = 0; i < kLinks; ++i) {
+        for (int i = 0; i < kTasks; ++i) {
           TaskLauncher l(T_LINK, TaskArgs{i});
-          l.add(r, Privilege::ReadWrite, {1});
+          l.add(r, privilege(i), {1});
           ctx.execute(l);
         }
       },
       std::make_unique<AlternatingMapper>());
+}
+
+// A chain: the share of its links that ran on the thread that ran most of them.
+double chain_share_on_one_thread(const std::vector<std::string>& flags) {
+  run_alternating(flags, [](int) { return Privilege::ReadWrite; });
   int on_cpu0 = 0;
-  for (const ThreadName& n : link_ran_on) on_cpu0 += std::string(n.text) == "rp-cpu0";
-  return double(std::max(on_cpu0, kLinks - on_cpu0)) / kLinks;
+  for (const ThreadName& n : task_ran_on) on_cpu0 += std::string(n.text) == "rp-cpu0";
+  return double(std::max(on_cpu0, kTasks - on_cpu0)) / kTasks;
+}
+
+// A writer, then two readers (placed on different CPUs), over and over; each writer makes both
+// readers ready: the share of writers whose two readers ran on one thread.
+double readers_together(const std::vector<std::string>& flags) {
+  run_alternating(flags,
+                  [](int i) { return i % 3 == 0 ? Privilege::ReadWrite : Privilege::ReadOnly; });
+  int together = 0, writers = 0;
+  for (int i = 0; i + 2 < kTasks; i += 3, ++writers)
+    together +=
+        std::string(task_ran_on[std::size_t(i + 1)].text) == task_ran_on[std::size_t(i + 2)].text;
+  return double(together) / writers;
 }
 }  // namespace
 
-TEST(PointStealing, AChainOfShortTasksStaysOnOneWorker) {
-  EXPECT_GT(share_on_one_thread({}), 0.75);
+// A chain of tasks longer than -ll:keep_ns (but under 16 times it): the worker that completes
+// a link, with nothing else to run, runs the next itself — it could start no sooner on the
+// other core.
+TEST(PointStealing, AChainStaysOnOneWorker) {
+  busy_us = 20;
+  EXPECT_GT(chain_share_on_one_thread({"-ll:keep_ns", "10000"}), 0.75);
 }
 
 TEST(PointStealing, AChainKeepsItsPlacementWithoutKeeping) {
+  busy_us = 20;
   // (Stealing only after 100 ms: the placement holds.)
-  EXPECT_LT(share_on_one_thread({"-ll:keep_ns", "0", "-ll:steal_ns", "100000000"}), 0.6);
+  EXPECT_LT(chain_share_on_one_thread({"-ll:keep_ns", "0", "-ll:steal_ns", "100000000"}), 0.6);
+}
+
+// While its points are shorter than -ll:keep_ns a worker runs every point it makes ready (a
+// hand-off would cost more than the point); longer ones it runs only if they leave it nothing
+// else: a writer's two readers, one placed on each CPU, then run on both.
+TEST(PointStealing, ShortTasksAllStayOnOneWorker) {
+  busy_us = 0;
+  EXPECT_GT(readers_together({"-ll:keep_ns", "100000000"}), 0.75);
+  busy_us = 20;
+  EXPECT_LT(readers_together({"-ll:keep_ns", "10000", "-ll:steal_ns", "100000000"}), 0.25);
 }
