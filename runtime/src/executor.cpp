@@ -18,7 +18,6 @@
 
 namespace reprise::detail {
 
-namespace {
 // The points a worker made ready for its own queue while it ran a point: it runs them next,
 // without the queue's lock and wake-up (a dependence chain on one processor stays on its
 // thread, hot in its cache). Set only on worker threads.
@@ -34,9 +33,10 @@ struct LocalReady {
   PointTask* tail = nullptr;
   std::span<ReadyQueue* const> siblings;
   std::int64_t keep_below = 0;  // cycle_count() ticks; 0: off
-  std::int64_t recent = 0;      // a running average of its points' run times (ticks)
+  std::int64_t recent = 0;      // a running average of sampled points' run times (ticks)
   bool keeping = false;         // all: from the start, until its points are seen long
   bool more = false;            // it has more points to run (the rest of a taken list)
+  std::uint32_t points = 0;     // run so far (mod 2^32: for sample())
   PointTask* spare = nullptr;   // the one it runs if nothing else comes (null: none yet)
   ReadyQueue* spare_queue = nullptr;
 
@@ -79,6 +79,9 @@ struct LocalReady {
     append(spare);
     spare = nullptr;
   }
+  // Whether to time this point: one in sixteen, where keeping is on (a running average needs no
+  // more; the clock costs instructions on every point).
+  bool sample() { return keep_below != 0 && (++points & 15) == 0; }
   // Hysteresis: points run on two cores at once take longer (each reads what the other wrote),
   // so a worker that stopped keeping all starts again only well below the bound.
   void ran(std::uint64_t ticks) {
@@ -87,6 +90,7 @@ struct LocalReady {
   }
   static constexpr std::int64_t kSpareBelow = 16;
 };
+namespace {
 thread_local LocalReady* tl_local_ready = nullptr;
 
 // What a failed point reports: which op, task, point (and shard) failed, then what it threw —
@@ -334,7 +338,10 @@ Event Executor::fence(std::span<const Event> before) {
 
 void Executor::enqueue(PointTask* t) {
   ReadyQueue& q = queue_of(t->proc);
-  if (LocalReady* local = tl_local_ready; local && local->take(t, q)) return;
+  if (LocalReady* local = tl_local_ready) {
+    if (&q == local->own && !local->spare) return local->append(t);
+    if (local->keep_below && local->take(t, q)) return;
+  }
   q.push(t);
 }
 
@@ -373,25 +380,22 @@ void Executor::worker_loop(ReadyQueue& q, std::span<ReadyQueue* const> siblings,
 void Executor::run_point(PointTask* t) {
   if (!copy_streams_.empty()) [[unlikely]]  // a device: points may complete from a stream
     return run_point_with_device(t);
-  // (Profiling takes another path, so that the usual one stays as short as it was.)
+  // (Profiling and timing take another path, so that the usual one stays as short as it was.)
   LocalReady* timed = tl_local_ready;
-  if (timed && !timed->keep_below) timed = nullptr;  // (only to keep short points: -ll:keep_ns)
-  if (Profiler* prof = rt_.profiler()) [[unlikely]] {
-    const std::uint64_t t0 = Profiler::stamp();
-    const std::uint64_t cpu0 = prof->cpu_times() ? Profiler::thread_cpu_now() : 0;
-    const std::uint64_t c0 = timed ? cycle_count() : 0;
-    std::exception_ptr point_error = execute_point(*t);
-    if (timed) timed->ran(cycle_count() - c0);
-    profile_point(*prof, *t, t0, cpu0);
-    return finish_point(t, std::move(point_error));
-  }
-  if (timed) {
-    const std::uint64_t c0 = cycle_count();
-    std::exception_ptr point_error = execute_point(*t);
-    timed->ran(cycle_count() - c0);
-    return finish_point(t, std::move(point_error));
-  }
+  if (timed && !timed->sample()) timed = nullptr;
+  if (Profiler* prof = rt_.profiler(); prof || timed) [[unlikely]]
+    return run_point_observed(t, prof, timed);
   finish_point(t, execute_point(*t));
+}
+
+void Executor::run_point_observed(PointTask* t, Profiler* prof, LocalReady* timed) {
+  const std::uint64_t t0 = prof ? Profiler::stamp() : 0;
+  const std::uint64_t cpu0 = prof && prof->cpu_times() ? Profiler::thread_cpu_now() : 0;
+  const std::uint64_t c0 = timed ? cycle_count() : 0;
+  std::exception_ptr point_error = execute_point(*t);
+  if (timed) timed->ran(cycle_count() - c0);
+  if (prof) profile_point(*prof, *t, t0, cpu0);
+  finish_point(t, std::move(point_error));
 }
 
 std::exception_ptr Executor::execute_point(PointTask& t) {

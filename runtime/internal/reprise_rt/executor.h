@@ -23,6 +23,7 @@ namespace reprise::detail {
 
 class Profiler;
 struct GpuGroup;
+struct LocalReady;  // a worker's points made ready for it (executor.cpp)
 class Runtime;
 class SimulatedAsks;
 
@@ -98,6 +99,9 @@ class Executor final : public GraphSink, public BatchSink {
   void worker_loop(ReadyQueue& q, std::span<ReadyQueue* const> siblings, int pin_core,
                    std::string name);
   void run_point(PointTask* t);
+  // run_point with a profiler or a point timed for -ll:keep_ns (the worker's LocalReady);
+  // either may be null.
+  [[gnu::noinline]] void run_point_observed(PointTask* t, Profiler* prof, LocalReady* timed);
   // With a device: a GPU processor's variant enqueues kernels on the processor's stream, and a
   // copy or fill of framebuffer data enqueues on a copy stream; such a point completes when
   // its stream has run that work (a callback from the backend's thread).
