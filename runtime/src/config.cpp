@@ -156,9 +156,9 @@ const std::vector<FlagDef>& flag_table() {
         "have waited this long untaken (0: never; the mapper may forbid it)",
         i32(&Config::steal_ns, 0, 100000000, "-ll:steal_ns"));
     add("-ll:keep_ns", "ns",
-        "a CPU worker runs the points it makes ready for another CPU of its NUMA domain itself "
-        "while its recent points took less than this on average: a hand-off between cores "
-        "costs more (0: never; only where stealing is on)",
+        "a CPU worker with nothing else to run runs a point it made ready for another CPU of its "
+        "NUMA domain itself (a chain stays on one core), unless its points take this long on "
+        "average (0: never; only where stealing is on)",
         i32(&Config::keep_ns, 0, 100000000, "-ll:keep_ns"));
     add("-ll:spin_yield", "auto|0|1",
         "whether a spinning idle thread yields its core at every round (auto: when the "

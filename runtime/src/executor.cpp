@@ -21,23 +21,23 @@ namespace reprise::detail {
 // The points a worker made ready for its own queue while it ran a point: it runs them next,
 // without the queue's lock and wake-up (a dependence chain on one processor stays on its
 // thread, hot in its cache). Set only on worker threads.
-// A CPU worker may also run points it makes ready for its siblings (the CPUs of its NUMA
-// domain it may steal from; -ll:keep_ns): all of them while its recent points are short (a
-// hand-off to another core costs more than such a point), and otherwise one, if that point
-// made nothing else ready for it and it has nothing else to run (the point could start no
-// sooner on the other core: a chain stays on one core) — unless its points are long, when the
-// mapper's placement keeps their data in its core's caches.
+// A CPU worker may also run one point it made ready for a sibling (a CPU of its NUMA domain it
+// may steal from): the spare, if the point that made it ready made nothing ready for this
+// worker and it has nothing else to run — the spare could start no sooner on the other core,
+// and would cost a hand-off there: a dependence chain stays on one core. Not where its points
+// average -ll:keep_ns or more: the mapper's placement keeps their data in its core's caches.
+// (Never more than one, nor while it has other work: a point kept behind another here would
+// wait for it, however long it runs, while another CPU could run it.)
 struct LocalReady {
-  const ReadyQueue* own = nullptr;
+  ReadyQueue* own = nullptr;
   PointTask* head = nullptr;
   PointTask* tail = nullptr;
   std::span<ReadyQueue* const> siblings;
-  std::int64_t keep_below = 0;  // cycle_count() ticks; 0: off
+  std::int64_t keep_below = 0;  // cycle_count() ticks; 0: no spares
   std::int64_t recent = 0;      // a running average of sampled points' run times (ticks)
-  bool keeping = false;         // all: from the start, until its points are seen long
   bool more = false;            // it has more points to run (the rest of a taken list)
   std::uint32_t points = 0;     // run so far (mod 2^32: for sample())
-  PointTask* spare = nullptr;   // the one it runs if nothing else comes (null: none yet)
+  PointTask* spare = nullptr;
   ReadyQueue* spare_queue = nullptr;
 
   void append(PointTask* t) {
@@ -63,12 +63,7 @@ struct LocalReady {
       append(t);
       return true;
     }
-    if (keep_below == 0 || !sibling(q)) return false;
-    if (keeping) {
-      append(t);
-      return true;
-    }
-    if (spare || head || more || recent >= kSpareBelow * keep_below) return false;
+    if (spare || head || more || recent >= keep_below || !sibling(q)) return false;
     spare = t;
     spare_queue = &q;
     return true;
@@ -79,16 +74,12 @@ struct LocalReady {
     append(spare);
     spare = nullptr;
   }
-  // Whether to time this point: one in sixteen, where keeping is on (a running average needs no
-  // more; the clock costs instructions on every point).
-  bool sample() { return keep_below != 0 && (++points & 15) == 0; }
-  // Hysteresis: points run on two cores at once take longer (each reads what the other wrote),
-  // so a worker that stopped keeping all starts again only well below the bound.
+  // Whether to time this point: the first and then one in sixteen, where spares are on (a
+  // running average needs no more; the clock costs instructions on every point).
+  bool sample() { return keep_below != 0 && (points++ & 15) == 0; }
   void ran(std::uint64_t ticks) {
-    recent += (std::int64_t(ticks) - recent) / 8;
-    if (keeping ? recent >= keep_below : recent < keep_below / 2) keeping = !keeping;
+    recent = points == 1 ? std::int64_t(ticks) : recent + (std::int64_t(ticks) - recent) / 8;
   }
-  static constexpr std::int64_t kSpareBelow = 16;
 };
 namespace {
 thread_local LocalReady* tl_local_ready = nullptr;
@@ -353,7 +344,6 @@ void Executor::worker_loop(ReadyQueue& q, std::span<ReadyQueue* const> siblings,
   const SpinPolicy spin = rt_.spin_policy();
   LocalReady local{&q};
   if (!siblings.empty() && keep_below_ > 0) {
-    local.keeping = true;
     local.siblings = siblings;
     local.keep_below = keep_below_;
   }
