@@ -53,6 +53,11 @@ struct LocalReady {
       if (s == &q) return true;
     return false;
   }
+  // Runs t, made ready for q, here or gives it to q. (Out of line: enqueue's usual path stays
+  // as short as it was.)
+  [[gnu::noinline]] void take_or_push(PointTask* t, ReadyQueue& q) {
+    if (!take(t, q)) q.push(t);
+  }
   // Whether t, made ready for q, runs here (else q gets it).
   bool take(PointTask* t, ReadyQueue& q) {
     if (&q == own) {
@@ -70,7 +75,8 @@ struct LocalReady {
   }
   // After a point: the spare, if it is still one, runs next.
   void settle() {
-    if (!spare) return;
+    if (!spare) [[likely]]
+      return;
     append(spare);
     spare = nullptr;
   }
@@ -128,20 +134,17 @@ void Executor::start() {
   // fork-join helpers: a point's helper pool is its mapped CPU's.)
   const std::size_t cpus = cpu_queues_.size();
   steal_from_.assign(cpus, {});
-  sleeping_cpus_ = std::make_unique<std::atomic<std::uint32_t>[]>(cpus);
   const MachineInfo machine = rt_.machine();
   if (rt_.spin_policy().steal_after_ns > 0 && steal_pools_.empty() &&
       rt_.mapper().permit_stealing(machine))
     for (std::uint32_t i = 0; i < cpus; ++i) {
-      std::size_t group = i;  // the first CPU of its NUMA domain counts its sleepers
       for (std::uint32_t j = 0; j < cpus; ++j) {
         const Processor a{ProcessorKind::CPU, i, rt_.shard()},
             b{ProcessorKind::CPU, j, rt_.shard()};
-        if (i == j || machine.closest_memory(a) != machine.closest_memory(b)) continue;
-        steal_from_[i].push_back(cpu_queues_[j].get());
-        group = std::min<std::size_t>(group, j);
+        if (i != j && machine.closest_memory(a) == machine.closest_memory(b))
+          steal_from_[i].push_back(cpu_queues_[j].get());
       }
-      cpu_queues_[i]->set_siblings(steal_from_[i], &sleeping_cpus_[group]);
+      cpu_queues_[i]->set_siblings(steal_from_[i]);
     }
   // (Not with a device: its points are not timed.)
   keep_below_ = rt_.config().keep_ns > 0 && steal_pools_.empty() && !rt_.device()
@@ -331,7 +334,7 @@ void Executor::enqueue(PointTask* t) {
   ReadyQueue& q = queue_of(t->proc);
   if (LocalReady* local = tl_local_ready) {
     if (&q == local->own && !local->spare) return local->append(t);
-    if (local->keep_below && local->take(t, q)) return;
+    if (local->keep_below) return local->take_or_push(t, q);
   }
   q.push(t);
 }

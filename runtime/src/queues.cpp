@@ -1,4 +1,9 @@
+#include <linux/futex.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
 #include <chrono>
+#include <climits>
 #include <thread>
 
 #include "reprise_rt/assert.h"
@@ -14,10 +19,20 @@ std::uint64_t now_ns() {
                            .count());
 }
 
-void ReadyQueue::set_siblings(std::span<ReadyQueue* const> siblings,
-                              std::atomic<std::uint32_t>* sleepers) {
+namespace {
+// Futex wait and wake on the queue's sleeping_ word directly: std::atomic::wait has no timeout.
+void futex_wait(std::atomic<std::uint32_t>& word, std::uint32_t expected, const timespec* timeout) {
+  syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(&word), FUTEX_WAIT_PRIVATE, expected, timeout,
+          nullptr, 0);
+}
+void futex_wake(std::atomic<std::uint32_t>& word, int count) {
+  syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(&word), FUTEX_WAKE_PRIVATE, count, nullptr,
+          nullptr, 0);
+}
+}  // namespace
+
+void ReadyQueue::set_siblings(std::span<ReadyQueue* const> siblings) {
   siblings_ = siblings;
-  sleepers_ = siblings.empty() ? nullptr : sleepers;
 }
 
 void ReadyQueue::push(PointTask* t) {
@@ -28,28 +43,14 @@ void ReadyQueue::push(PointTask* t) {
       !head_.compare_exchange_weak(old, t, std::memory_order_seq_cst, std::memory_order_relaxed));
   // (seq_cst with the consumer's sleeping_ store and head_ load: either it sees this push
   // before it sleeps, or this sees it sleeping.)
-  if (sleeping_.load(std::memory_order_seq_cst)) {
-    if (sleeping_.exchange(0) == 1) sleeping_.notify_one();
-  } else if (sleepers_ && running_.load(std::memory_order_relaxed) &&
-             sleepers_->load(std::memory_order_seq_cst)) {
-    wake_a_sleeping_sibling();
-  }
-}
-
-void ReadyQueue::wake_a_sleeping_sibling() {
-  // (seq_cst with a sibling's sleeping_ store and its load of this head in sleep(): either
-  // it sees this push and stays awake, or this sees it sleeping.)
-  for (ReadyQueue* s : siblings_)
-    if (s->sleeping_.load(std::memory_order_seq_cst) && s->sleeping_.exchange(0) == 1) {
-      s->sleeping_.notify_one();
-      return;
-    }
+  if (sleeping_.load(std::memory_order_seq_cst) && sleeping_.exchange(0) == 1)
+    futex_wake(sleeping_, 1);
 }
 
 PointTask* ReadyQueue::take() {
   if (!head_.load(std::memory_order_relaxed)) return nullptr;
   // Newest first: reversed into push order (usually one or two points).
-  PointTask* list = head_.exchange(nullptr, std::memory_order_acq_rel);
+  PointTask* list = head_.exchange(nullptr, std::memory_order_acquire);
   PointTask* ordered = nullptr;
   while (list) {
     PointTask* next = list->next;
@@ -61,7 +62,6 @@ PointTask* ReadyQueue::take() {
 }
 
 PointTask* ReadyQueue::pop_all(const SpinPolicy& spin) {
-  running_.store(false, std::memory_order_relaxed);
   std::uint64_t start = 0;
   // Per watched queue: the head last seen, and since when. (A head seen again after its
   // worker took it and the same task was queued anew only makes a steal come early.)
@@ -69,12 +69,7 @@ PointTask* ReadyQueue::pop_all(const SpinPolicy& spin) {
   std::uint64_t seen_at[kWatched] = {};
   const std::size_t watched = spin.steal_after_ns ? std::min(siblings_.size(), kWatched) : 0;
   for (;;) {
-    if (head_.load(std::memory_order_relaxed)) {
-      // Running before the exchange: a producer whose CAS follows it sees the flag.
-      running_.store(true, std::memory_order_relaxed);
-      if (PointTask* list = take()) return list;
-      running_.store(false, std::memory_order_relaxed);
-    }
+    if (PointTask* list = take()) return list;
     if (stopping_.load(std::memory_order_acquire)) return nullptr;
     const std::uint64_t now = now_ns();
     if (start == 0) start = now;
@@ -84,9 +79,7 @@ PointTask* ReadyQueue::pop_all(const SpinPolicy& spin) {
         seen[i] = h;
         seen_at[i] = now;
       } else if (h && now - seen_at[i] >= spin.steal_after_ns) {
-        running_.store(true, std::memory_order_relaxed);
         if (PointTask* list = siblings_[i]->take()) return list;
-        running_.store(false, std::memory_order_relaxed);
       }
     }
     if (now - start < spin.spin_ns) {
@@ -99,22 +92,28 @@ PointTask* ReadyQueue::pop_all(const SpinPolicy& spin) {
 }
 
 void ReadyQueue::sleep(std::size_t watched) {
-  if (sleepers_) sleepers_->fetch_add(1, std::memory_order_seq_cst);
   sleeping_.store(1, std::memory_order_seq_cst);
   bool work = head_.load(std::memory_order_seq_cst) || stopping_.load(std::memory_order_seq_cst);
   for (std::size_t i = 0; i < watched && !work; ++i)
     work = siblings_[i]->head_.load(std::memory_order_seq_cst) != nullptr;
-  if (work)
+  if (work) {
     sleeping_.store(0, std::memory_order_relaxed);
-  else
-    sleeping_.wait(1, std::memory_order_acquire);
-  if (sleepers_) sleepers_->fetch_sub(1, std::memory_order_relaxed);
+    return;
+  }
+  // With siblings, wake now and then to look at their queues: a point queued behind a long
+  // task on a sibling (or a thief that took this worker's points) has no one else to take
+  // it. (A push wakes only its own queue's worker: waking a sibling at every push onto a busy
+  // worker's queue cost the pushes, and the woken workers' spinning cost the application and
+  // utility threads their cores on a small machine.)
+  static constexpr timespec kLookEvery{0, 1'000'000};
+  futex_wait(sleeping_, 1, watched ? &kLookEvery : nullptr);
+  sleeping_.store(0, std::memory_order_relaxed);
 }
 
 void ReadyQueue::stop() {
   stopping_.store(true, std::memory_order_seq_cst);
   sleeping_.store(0, std::memory_order_seq_cst);
-  sleeping_.notify_all();
+  futex_wake(sleeping_, INT_MAX);
 }
 
 OpQueue::OpQueue(std::size_t capacity) {

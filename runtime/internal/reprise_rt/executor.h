@@ -138,8 +138,6 @@ class Executor final : public GraphSink, public BatchSink {
   std::vector<std::unique_ptr<ReadyQueue>> cpu_queues_;
   // Per CPU (start): the other CPUs' queues it may take points from (ReadyQueue siblings).
   std::vector<std::vector<ReadyQueue*>> steal_from_;
-  // Per NUMA domain's first CPU: how many of the domain's CPU workers sleep.
-  std::unique_ptr<std::atomic<std::uint32_t>[]> sleeping_cpus_;
   std::int64_t keep_below_ = 0;  // -ll:keep_ns in cycle_count() ticks (0: off)
   std::vector<std::unique_ptr<ReadyQueue>> dma_queues_;  // utility threads after the first
   std::vector<std::unique_ptr<ReadyQueue>> gpu_queues_;  // one per GPU processor (-ll:gpu)

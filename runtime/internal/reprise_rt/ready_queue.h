@@ -21,10 +21,8 @@ namespace reprise::detail {
 class ReadyQueue {
  public:
   // The queues whose workers may take this one's points, and this one theirs (set before
-  // the consumers start; none: no stealing). `sleepers` counts the group's sleeping workers.
-  void set_siblings(std::span<ReadyQueue* const> siblings, std::atomic<std::uint32_t>* sleepers);
-  // A push onto the queue of a worker that is running a point wakes a sleeping sibling, if
-  // any, to take it: else a point could wait behind a long task while a CPU sleeps.
+  // the consumers start; none: no stealing).
+  void set_siblings(std::span<ReadyQueue* const> siblings);
   void push(PointTask* t);
   // Takes every queued task (a list linked by `next`, in push order). Sleeps while empty;
   // returns nullptr once stop() was called and the queue is empty.
@@ -32,28 +30,24 @@ class ReadyQueue {
   // whose head has not changed for spin.steal_after_ns: that queue's worker runs a longer
   // task, or its thread lost its core — on a small machine, to the application or utility
   // thread, while the points it holds are on a dependence chain's critical path. It does not
-  // sleep while a watched sibling has points queued.
+  // sleep while a watched sibling has points queued, and asleep it looks at them every
+  // millisecond.
   PointTask* pop_all(const SpinPolicy& spin);
   static constexpr std::size_t kWatched = 8;
   void stop();
 
  private:
-  // Sleeps until a push, a sibling's wake-up or stop() (or spuriously); not at all while a
-  // watched sibling has points queued.
+  // Sleeps until a push or stop() (or spuriously; with watched siblings at most 1 ms); not at
+  // all while a watched sibling has points queued.
   void sleep(std::size_t watched);
   // Takes every queued task (nullptr if none), in push order.
   PointTask* take();
-  void wake_a_sleeping_sibling();
 
   std::atomic<PointTask*> head_{nullptr};  // newest first
   // 1 while the consumer sleeps or is about to: a producer that sees it wakes the consumer.
   std::atomic<std::uint32_t> sleeping_{0};
   std::atomic<bool> stopping_{false};
-  // Whether the consumer runs points it took (set before it takes them, cleared when it looks
-  // for more).
-  std::atomic<bool> running_{false};
   std::span<ReadyQueue* const> siblings_;
-  std::atomic<std::uint32_t>* sleepers_ = nullptr;  // shared by the siblings; null: none
 };
 
 }  // namespace reprise::detail
