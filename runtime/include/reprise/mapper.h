@@ -78,9 +78,9 @@ class Mapper {
   // Whether a CPU that has nothing to do may run points this mapper placed on another CPU of
   // the same shard and NUMA domain (the same closest memory, so their instances stay near)
   // once they have waited -ll:steal_ns untaken: their CPU is busy with a longer task, or its
-  // thread lost the core; and whether a CPU whose recent points were short (-ll:keep_ns) may
-  // run the points it makes ready for such another CPU itself. Asked once, when the workers
-  // start. Default: yes; a mapper whose placement must hold to the core says no.
+  // thread lost the core; and whether a CPU with nothing else to run may run a point it made
+  // ready for such another CPU itself (-ll:keep_ns). Asked once, when the workers start.
+  // Default: yes; a mapper whose placement must hold to the core says no.
   virtual bool permit_stealing(const MachineInfo& machine) {
     (void)machine;
     return true;
