@@ -86,8 +86,12 @@ PointTask* ReadyQueue::pop_all(const SpinPolicy& spin) {
       spin.pause(now - start);
       continue;
     }
+    // (No new spin after a sleep: woken by a push it takes the list above, woken to look at
+    // its siblings it looks once and sleeps again — spinning after every look would cost an
+    // idle worker a twentieth of a core. A pause between looks while a sibling has points
+    // queued, and sleep() would not sleep: a sibling short of a core gets it.)
     sleep(watched);
-    start = 0;
+    spin.pause(now - start);
   }
 }
 
