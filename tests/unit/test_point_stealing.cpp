@@ -18,7 +18,7 @@
 using namespace reprise;
 
 namespace {
-enum : TaskID { T_LONG = 9400, T_SHORT, T_WARM, T_LINK };
+enum : TaskID { T_LONG = 9400, T_SHORT, T_WARM, T_LINK, T_GATE };
 
 std::atomic<bool> long_started{false}, short_ran{false};
 
@@ -127,12 +127,14 @@ TEST(PointStealing, OffWithAZeroWait) {
 }
 
 // Tasks placed on CPU 0 and CPU 1 in turn (by their place in the program); the worker that
-// completes one makes the next ready. (The first task sleeps while the rest are issued: every
-// later one is then made ready by a worker.)
+// completes one makes the next ready. (The first task waits until the rest have been issued
+// and launched — until a task issued after them has run —: every later one is then made ready
+// by a worker.)
 namespace {
 constexpr int kTasks = 400;
 std::vector<ThreadName> task_ran_on(kTasks);
 int busy_us = 0;
+std::atomic<bool> all_launched{false};
 
 class AlternatingMapper : public Mapper {
  public:
@@ -144,15 +146,19 @@ class AlternatingMapper : public Mapper {
 // Runs kTasks tasks, task i with privilege `privilege(i)` on one region, each busy for
 // busy_us; task_ran_on says where each ran.
 void run_alternating(const std::vector<std::string>& flags, Privilege (*privilege)(int)) {
-  TaskRegistry::add(T_LINK, "link", {cpu(+[](TaskContext& tc) {
-                      const int i = tc.args<int>();
-                      if (i == 0) std::this_thread::sleep_for(std::chrono::milliseconds(50));
-                      const auto until =
-                          std::chrono::steady_clock::now() + std::chrono::microseconds(busy_us);
-                      while (std::chrono::steady_clock::now() < until) {
-                      }
-                      task_ran_on[std::size_t(i)] = own_name();
-                    })});
+  TaskRegistry::add(
+      T_LINK, "link", {cpu(+[](TaskContext& tc) {
+        const int i = tc.args<int>();
+        const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+        while (i == 0 && !all_launched && std::chrono::steady_clock::now() < give_up)
+          std::this_thread::yield();
+        const auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(busy_us);
+        while (std::chrono::steady_clock::now() < until) {
+        }
+        task_ran_on[std::size_t(i)] = own_name();
+      })});
+  TaskRegistry::add(T_GATE, "gate", {cpu(+[](TaskContext&) {})});
+  all_launched = false;
   std::vector<std::string> all = {"-ll:cpu", "2", "-lg:no_auto_tracing"};
   all.insert(all.end(), flags.begin(), flags.end());
   reprise::run(
@@ -165,6 +171,8 @@ void run_alternating(const std::vector<std::string>& flags, Privilege (*privileg
           l.add(r, privilege(i), {1});
           ctx.execute(l);
         }
+        ctx.execute(TaskLauncher(T_GATE)).wait();  // (launched after every link)
+        all_launched = true;
       },
       std::make_unique<AlternatingMapper>());
 }
