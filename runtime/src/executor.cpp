@@ -146,8 +146,11 @@ void Executor::start() {
       }
       cpu_queues_[i]->set_siblings(steal_from_[i]);
     }
-  // (Not with a device: its points are not timed.)
-  keep_below_ = rt_.config().keep_ns > 0 && steal_pools_.empty() && !rt_.device()
+  // Spares need siblings (no rate to measure, ~200 us, without them); not with a device: its
+  // points are not timed.
+  const bool any_siblings = std::any_of(steal_from_.begin(), steal_from_.end(),
+                                        [](const auto& from) { return !from.empty(); });
+  keep_below_ = rt_.config().keep_ns > 0 && any_siblings && !rt_.device()
                     ? std::int64_t(double(rt_.config().keep_ns) * cycles_per_ns())
                     : 0;
   for (std::size_t i = 0; i < cpus; ++i)

@@ -1,7 +1,8 @@
 // A spinning CPU worker runs points queued for another CPU of its NUMA domain that have waited
 // there untaken (-ll:steal_ns): here a long task runs while a short one waits behind it in the
 // same CPU's queue, and the other CPU, spinning, runs the short one — unless the mapper or the
-// flag says no, when it waits for the long one; if the other CPU sleeps, the push wakes it.
+// flag says no, when it waits for the long one; if the other CPU sleeps, it looks at the queue
+// within a millisecond.
 // (Which CPU runs the long task is not fixed: the other may take it too, if its own was slow
 // to look.)
 #include <gtest/gtest.h>
@@ -105,7 +106,7 @@ TEST(PointStealing, AnIdleCpuRunsAPointQueuedBehindALongTask) {
 }
 
 // With no spinning the other CPU sleeps when the short task is queued behind the long one:
-// that push wakes it to take the short task.
+// it looks at the long task's queue within a millisecond and takes the short task.
 TEST(PointStealing, ASleepingCpuIsWokenForAPointQueuedBehindALongTask) {
   const Outcome o = run_behind_a_long_task({"-ll:spin", "0"}, true, false);
   EXPECT_NE(o.short_ran_on, o.long_ran_on);
