@@ -162,10 +162,8 @@ void Analysis::analyse_points(const OpRef& ref) {
   }
   op.point_instances.resize(points * nreq);
   if (!several_memories)
-    for (std::size_t r = 0; r < nreq; ++r) {
-      Instance* inst = instance_for(op.reqs[r].tree, 0);
-      for (std::size_t p = 0; p < points; ++p) op.point_instances.set(p * nreq + r, inst);
-    }
+    for (std::size_t r = 0; r < nreq; ++r)
+      op.point_instances.set_requirement(r, nreq, instance_for(op.reqs[r].tree, 0));
   procs_.resize(points);
   const MachineInfo machine = rt_.machine();
   // Control replication, untraced: another shard's point here only stands for its completion

@@ -278,9 +278,10 @@ void LogicalAnalysis::add_small_pairs(const Op& op, std::uint32_t r, const Logic
 
 void LogicalAnalysis::add_meets(const PairMeets& m, const Op& prev, PointPreconditions& pre,
                                 const PointSubset& subset, std::size_t points) {
+  const std::uint32_t* meets = m.points.data();
+  const std::span<const Event> done(prev.point_done.data(), prev.point_done.size());
   subset.each(points, [&](std::size_t p) {
-    for (std::uint32_t k = m.begin[p]; k < m.begin[p + 1]; ++k)
-      pre.add(p, prev.point_done[m.points[k]]);
+    pre.add_each(p, done, meets + m.begin[p], meets + m.begin[p + 1]);
   });
 }
 

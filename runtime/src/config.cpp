@@ -160,6 +160,11 @@ const std::vector<FlagDef>& flag_table() {
         "NUMA domain itself (a chain stays on one core), unless its points take this long on "
         "average (0: never; only where stealing is on)",
         i32(&Config::keep_ns, 0, 100000000, "-ll:keep_ns"));
+    add("-ll:keep_all_ns", "ns",
+        "a CPU worker whose points take less than this on average keeps every point it makes "
+        "ready for another CPU of its NUMA domain in its own queue (that CPU takes them only "
+        "after 8 x -ll:steal_ns; 0: never)",
+        i32(&Config::keep_all_ns, 0, 100000000, "-ll:keep_all_ns"));
     add("-ll:spin_yield", "auto|0|1",
         "whether a spinning idle thread yields its core at every round (auto: when the "
         "runtime's busy threads outnumber the cores)",

@@ -33,10 +33,11 @@ struct LocalReady {
   PointTask* head = nullptr;
   PointTask* tail = nullptr;
   std::span<ReadyQueue* const> siblings;
-  std::int64_t keep_below = 0;  // cycle_count() ticks; 0: no spares
-  std::int64_t recent = 0;      // a running average of sampled points' run times (ticks)
-  bool more = false;            // it has more points to run (the rest of a taken list)
-  std::uint32_t points = 0;     // run so far (mod 2^32: for sample())
+  std::int64_t keep_below = 0;      // cycle_count() ticks; 0: no spares
+  std::int64_t keep_all_below = 0;  // ticks (-ll:keep_all_ns); 0: at most one spare
+  std::int64_t recent = 0;          // a running average of sampled points' run times (ticks)
+  bool more = false;                // it has more points to run (the rest of a taken list)
+  std::uint32_t points = 0;         // run so far (mod 2^32: for sample())
   PointTask* spare = nullptr;
   ReadyQueue* spare_queue = nullptr;
 
@@ -66,6 +67,12 @@ struct LocalReady {
         spare = nullptr;
       }
       append(t);
+      return true;
+    }
+    // Points too short to be worth a hand-off: every one made ready for a sibling is kept, in
+    // this worker's own queue, where the sibling takes it only if this worker is slow to.
+    if (recent > 0 && recent < keep_all_below && sibling(q)) {
+      own->push_kept(t);
       return true;
     }
     if (spare || head || more || recent >= keep_below || !sibling(q)) return false;
@@ -153,6 +160,9 @@ void Executor::start() {
   keep_below_ = rt_.config().keep_ns > 0 && any_siblings && !rt_.device()
                     ? std::int64_t(double(rt_.config().keep_ns) * cycles_per_ns())
                     : 0;
+  keep_all_below_ = keep_below_ > 0 && rt_.spin_policy().kept_steal_after_ns > 0
+                        ? std::int64_t(double(rt_.config().keep_all_ns) * cycles_per_ns())
+                        : 0;
   for (std::size_t i = 0; i < cpus; ++i)
     threads_.emplace_back(&Executor::worker_loop, this, std::ref(*cpu_queues_[i]),
                           std::span<ReadyQueue* const>(steal_from_[i]), pin ? int(i) : -1,
@@ -352,13 +362,17 @@ void Executor::worker_loop(ReadyQueue& q, std::span<ReadyQueue* const> siblings,
   if (!siblings.empty() && keep_below_ > 0) {
     local.siblings = siblings;
     local.keep_below = keep_below_;
+    local.keep_all_below = keep_all_below_;
   }
   tl_local_ready = &local;
   while (PointTask* list = q.pop_all(spin)) {
     while (list) {
       PointTask* next = list->next;
       local.more = next != nullptr;
+      // (The rest is shown to siblings while this point runs, taken back after it.)
+      if (next) q.show_rest(next);
       run_point(list);
+      if (next) next = q.take_rest();
       local.settle();
       // What this point made ready here runs before the rest of the batch: it is on the
       // critical path, the rest was ready earlier.

@@ -54,19 +54,6 @@ coord_t Domain::linearize(const DomainPoint& p) const {
   return idx;
 }
 
-DomainPoint Domain::delinearize(coord_t idx) const {
-  // (1-d, in range: no division — the analysis asks this for every point it launches.)
-  if (dim == 1 && idx >= 0 && idx <= hi[0] - lo[0]) return DomainPoint(lo[0] + idx);
-  DomainPoint p;
-  p.dim = dim;
-  for (int i = dim - 1; i >= 0; --i) {
-    coord_t e = extent(i);
-    p.x[i] = lo[i] + idx % e;
-    idx /= e;
-  }
-  return p;
-}
-
 Domain grow(const Domain& r, coord_t by) {
   Domain g = r;
   for (int i = 0; i < r.dim; ++i) {

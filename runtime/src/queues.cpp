@@ -47,10 +47,20 @@ void ReadyQueue::push(PointTask* t) {
     futex_wake(sleeping_, 1);
 }
 
+void ReadyQueue::push_kept(PointTask* t) {
+  kept_.store(true, std::memory_order_relaxed);
+  PointTask* old = head_.load(std::memory_order_relaxed);
+  do {
+    t->next = old;
+  } while (
+      !head_.compare_exchange_weak(old, t, std::memory_order_release, std::memory_order_relaxed));
+}
+
 PointTask* ReadyQueue::take() {
   if (!head_.load(std::memory_order_relaxed)) return nullptr;
   // Newest first: reversed into push order (usually one or two points).
   PointTask* list = head_.exchange(nullptr, std::memory_order_acquire);
+  if (kept_.load(std::memory_order_relaxed)) kept_.store(false, std::memory_order_relaxed);
   PointTask* ordered = nullptr;
   while (list) {
     PointTask* next = list->next;
@@ -67,6 +77,8 @@ PointTask* ReadyQueue::pop_all(const SpinPolicy& spin) {
   // worker took it and the same task was queued anew only makes a steal come early.)
   PointTask* seen[kWatched] = {};
   std::uint64_t seen_at[kWatched] = {};
+  PointTask* rest_seen[kWatched] = {};  // likewise for each one's shown rest
+  std::uint64_t rest_seen_at[kWatched] = {};
   const std::size_t watched = spin.steal_after_ns ? std::min(siblings_.size(), kWatched) : 0;
   for (;;) {
     if (PointTask* list = take()) return list;
@@ -78,8 +90,17 @@ PointTask* ReadyQueue::pop_all(const SpinPolicy& spin) {
       if (h != seen[i]) {
         seen[i] = h;
         seen_at[i] = now;
-      } else if (h && now - seen_at[i] >= spin.steal_after_ns) {
+      } else if (h && now - seen_at[i] >= (siblings_[i]->kept_.load(std::memory_order_relaxed)
+                                               ? spin.kept_steal_after_ns
+                                               : spin.steal_after_ns)) {
         if (PointTask* list = siblings_[i]->take()) return list;
+      }
+      PointTask* r = siblings_[i]->rest_.load(std::memory_order_relaxed);
+      if (r != rest_seen[i]) {
+        rest_seen[i] = r;
+        rest_seen_at[i] = now;
+      } else if (r && now - rest_seen_at[i] >= spin.steal_after_ns) {
+        if (PointTask* list = siblings_[i]->take_rest()) return list;
       }
     }
     if (now - start < spin.spin_ns) {
@@ -99,7 +120,8 @@ void ReadyQueue::sleep(std::size_t watched) {
   sleeping_.store(1, std::memory_order_seq_cst);
   bool work = head_.load(std::memory_order_seq_cst) || stopping_.load(std::memory_order_seq_cst);
   for (std::size_t i = 0; i < watched && !work; ++i)
-    work = siblings_[i]->head_.load(std::memory_order_seq_cst) != nullptr;
+    work = siblings_[i]->head_.load(std::memory_order_seq_cst) != nullptr ||
+           siblings_[i]->rest_.load(std::memory_order_seq_cst) != nullptr;
   if (work) {
     sleeping_.store(0, std::memory_order_relaxed);
     return;

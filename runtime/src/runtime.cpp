@@ -71,6 +71,7 @@ SpinPolicy make_spin_policy(const Config& c, bool networked) {
   SpinPolicy s;
   s.spin_ns = std::uint64_t(c.spin_us) * 1000;
   s.steal_after_ns = std::uint64_t(c.steal_ns);
+  s.kept_steal_after_ns = 8 * s.steal_after_ns;
   // Busy threads: the application's, the utility threads, the CPU workers, and under control
   // replication the progress thread.
   const int threads = 1 + c.utils + c.cpus + (networked ? 1 : 0);

@@ -19,7 +19,7 @@
 using namespace reprise;
 
 namespace {
-enum : TaskID { T_LONG = 9400, T_SHORT, T_WARM, T_LINK, T_GATE };
+enum : TaskID { T_LONG = 9400, T_SHORT, T_WARM, T_LINK, T_GATE, T_PAIR };
 
 std::atomic<bool> long_started{false}, short_ran{false};
 
@@ -111,6 +111,34 @@ TEST(PointStealing, ASleepingCpuIsWokenForAPointQueuedBehindALongTask) {
   const Outcome o = run_behind_a_long_task({"-ll:spin", "0"}, true, false);
   EXPECT_NE(o.short_ran_on, o.long_ran_on);
   EXPECT_TRUE(o.long_saw_short);
+}
+
+// Two points of one launch, both placed on CPU 0, which sleeps (-ll:spin 0) when they are
+// queued: its worker takes both in one list and runs point 0, which waits for point 1. The
+// rest of a taken list is shown to the siblings while its first point runs: CPU 1 takes point
+// 1 (hidden in CPU 0's list, point 0 waited 300 ms for it in vain).
+TEST(PointStealing, TheRestOfATakenListIsNotHeldUpByALongPoint) {
+  register_all();
+  TaskRegistry::add(T_PAIR, "pair", {cpu(+[](TaskContext& tc) {
+                      if (tc.point()[0] == 1) {
+                        short_task(tc);
+                        return true;
+                      }
+                      return long_task(tc);
+                    })});
+  for (int round = 0; round < 5; ++round) {
+    long_started = false;
+    short_ran = false;
+    bool long_saw_short = false;
+    reprise::run(
+        {"-ll:cpu", "2", "-ll:spin", "0", "-lg:no_auto_tracing"},
+        [&](Context& ctx) {
+          FutureMap fm = ctx.execute(IndexLauncher(T_PAIR, Domain(Rect<1>({0}, {1}))));
+          long_saw_short = fm.get(DomainPoint(0)).get<bool>();
+        },
+        std::make_unique<CpuZeroMapper>(true));
+    EXPECT_TRUE(long_saw_short) << "round " << round;
+  }
 }
 
 TEST(PointStealing, AMapperThatForbidsItKeepsItsPlacement) {

@@ -35,11 +35,14 @@ class PointPreconditions {
  public:
   void reset(std::size_t points);
   // (Inline: a stencil's point gets a handful of these per launch, mostly duplicates.)
-  void add(std::size_t point, Event e) {
+  void add(std::size_t point, Event e) { add_to(list(point).events, e); }
+  // Adds each of prev's point_done[index] for index in [first, last) to point's list (one
+  // look at the list's generation for them all: a stencil's point meets a few of each).
+  void add_each(std::size_t point, std::span<const Event> done, const std::uint32_t* first,
+                const std::uint32_t* last) {
+    if (first == last) return;
     auto& events = list(point).events;
-    for (Event x : events)
-      if (x == e) return;
-    events.push_back(e);
+    for (; first != last; ++first) add_to(events, done[*first]);
   }
   // e joins every point's list (after its own events). Before any list is read.
   void add_all(Event e);
@@ -52,6 +55,11 @@ class PointPreconditions {
     std::uint64_t generation = 0;  // of the reset it was cleared after
     bool sealed = false;           // add_all's events were appended
   };
+  static void add_to(std::vector<Event>& events, Event e) {
+    for (Event x : events)
+      if (x == e) return;
+    events.push_back(e);
+  }
   // point's list, cleared if last used before the reset
   List& list(std::size_t point) {
     List& l = lists_[point];

@@ -220,7 +220,19 @@ struct Domain {
   DomainPoint hi_point() const;
   // Row-major linear index of p inside this domain, and its inverse.
   coord_t linearize(const DomainPoint& p) const;
-  DomainPoint delinearize(coord_t i) const;
+  // (Inline: the analysis and the executor ask this for every point they launch; 1-d and in
+  // range takes no division.)
+  DomainPoint delinearize(coord_t idx) const {
+    if (dim == 1 && idx >= 0 && idx <= hi[0] - lo[0]) return DomainPoint(lo[0] + idx);
+    DomainPoint p;
+    p.dim = dim;
+    for (int i = dim - 1; i >= 0; --i) {
+      const coord_t e = extent(i);
+      p.x[i] = lo[i] + idx % e;
+      idx /= e;
+    }
+    return p;
+  }
   friend constexpr Domain operator&(const Domain& a, const Domain& b) {
     Domain r;
     r.dim = a.dim;

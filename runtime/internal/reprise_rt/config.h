@@ -65,6 +65,7 @@ struct Config {
   int spin_yield = -1;            // -ll:spin_yield 0|1 (-1: auto, when oversubscribed)
   int steal_ns = 500;             // -ll:steal_ns (0: CPU workers never take each other's points)
   int keep_ns = 5000;             // -ll:keep_ns (0: successors always go to their mapped CPU)
+  int keep_all_ns = 300;          // -ll:keep_all_ns (0: at most one spare at a time)
   bool bounds_checks = false;     // -lg:bounds_checks
   bool inorder = false;           // -lg:inorder
   // -lg:inline_analysis: the application thread runs the analysis pipeline as it issues (no

@@ -138,7 +138,8 @@ class Executor final : public GraphSink, public BatchSink {
   std::vector<std::unique_ptr<ReadyQueue>> cpu_queues_;
   // Per CPU (start): the other CPUs' queues it may take points from (ReadyQueue siblings).
   std::vector<std::vector<ReadyQueue*>> steal_from_;
-  std::int64_t keep_below_ = 0;  // -ll:keep_ns in cycle_count() ticks (0: off)
+  std::int64_t keep_below_ = 0;      // -ll:keep_ns in cycle_count() ticks (0: off)
+  std::int64_t keep_all_below_ = 0;  // -ll:keep_all_ns in ticks (0: off)
   std::vector<std::unique_ptr<ReadyQueue>> dma_queues_;  // utility threads after the first
   std::vector<std::unique_ptr<ReadyQueue>> gpu_queues_;  // one per GPU processor (-ll:gpu)
   std::vector<DeviceStream> gpu_streams_;

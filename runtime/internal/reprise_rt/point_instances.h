@@ -29,6 +29,11 @@ class PointInstances {
   // Writing (the analysis, on its own op) goes to the op's own table: a shared one is copied
   // first, the template's stays as recorded.
   void set(std::size_t i, Instance* instance) { own()[i] = instance; }
+  // Sets requirement r of every point (of `reqs` requirements each) to instance.
+  void set_requirement(std::size_t r, std::size_t reqs, Instance* instance) {
+    auto& table = own();
+    for (std::size_t i = r; i < table.size(); i += reqs) table[i] = instance;
+  }
 
   // The template's table: shared when it would not fit inline, else copied.
   void share(const std::shared_ptr<const Table>& table) {

@@ -24,6 +24,10 @@ class ReadyQueue {
   // the consumers start; none: no stealing).
   void set_siblings(std::span<ReadyQueue* const> siblings);
   void push(PointTask* t);
+  // Its own worker queues a point it made ready for a sibling and keeps (-ll:keep_all_ns):
+  // siblings take this queue's points only after spin.kept_steal_after_ns while it holds one.
+  // (No wake-up: the worker pushing it is awake.)
+  void push_kept(PointTask* t);
   // Takes every queued task (a list linked by `next`, in push order). Sleeps while empty;
   // returns nullptr once stop() was called and the queue is empty.
   // While it spins it also watches its siblings (at most kWatched), and takes the list of one
@@ -34,6 +38,12 @@ class ReadyQueue {
   // millisecond.
   PointTask* pop_all(const SpinPolicy& spin);
   static constexpr std::size_t kWatched = 8;
+  // The rest of a list its worker took, while the worker runs the list's first point: a
+  // sibling takes it (as it takes queued points) if it stays untaken for
+  // spin.steal_after_ns — a long point at the head of a list must not hold up the rest while
+  // another CPU idles. Only the queue's own worker calls these, rest after show_rest.
+  void show_rest(PointTask* rest) { rest_.store(rest, std::memory_order_release); }
+  PointTask* take_rest() { return rest_.exchange(nullptr, std::memory_order_acquire); }
   void stop();
 
  private:
@@ -47,6 +57,10 @@ class ReadyQueue {
   // 1 while the consumer sleeps or is about to: a producer that sees it wakes the consumer.
   std::atomic<std::uint32_t> sleeping_{0};
   std::atomic<bool> stopping_{false};
+  // It may hold a kept point (push_kept): set by its worker, cleared by a take. (A stale value
+  // only moves a steal by a few microseconds.)
+  std::atomic<bool> kept_{false};
+  std::atomic<PointTask*> rest_{nullptr};  // show_rest (in run order)
   std::span<ReadyQueue* const> siblings_;
 };
 

@@ -28,6 +28,9 @@ struct SpinPolicy {
   // A spinning CPU worker takes another CPU worker's queued points once that queue's head has
   // not changed for this long (0: never).
   std::uint64_t steal_after_ns = 0;
+  // ... and once it has not changed for this long where that worker kept the points
+  // (-ll:keep_all_ns): it runs them itself once its own point is done, unless that point runs long.
+  std::uint64_t kept_steal_after_ns = 0;
 
   // elapsed_ns: how long this wait has spun so far.
   void pause(std::uint64_t elapsed_ns) const {
