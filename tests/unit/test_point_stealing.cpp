@@ -228,11 +228,13 @@ double readers_together(const std::vector<std::string>& flags) {
 }  // namespace
 
 // A chain of tasks: the worker that completes a link, with nothing else to run, runs the next
-// itself — it could start no sooner on the other core. (-ll:keep_ns well above the tasks'
-// 20 us, with room for a sanitizer's slowdown.)
+// itself — it could start no sooner on the other core. (-ll:keep_ns far above the tasks'
+// 20 us: a point's sampled time includes the time its thread lost its core, and beside other
+// processes a few milliseconds lost in one sample took the average over 1 ms — the chain moved
+// to the other worker once, for good: 0.59 on one.)
 TEST(PointStealing, AChainStaysOnOneWorker) {
   busy_us = 20;
-  EXPECT_GT(chain_share_on_one_thread({"-ll:keep_ns", "1000000"}), 0.75);
+  EXPECT_GT(chain_share_on_one_thread({"-ll:keep_ns", "100000000"}), 0.75);
 }
 
 TEST(PointStealing, AChainKeepsItsPlacementWithoutKeeping) {
