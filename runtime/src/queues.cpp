@@ -35,12 +35,15 @@ void ReadyQueue::set_siblings(std::span<ReadyQueue* const> siblings) {
   siblings_ = siblings;
 }
 
-void ReadyQueue::push(PointTask* t) {
+void ReadyQueue::link(PointTask* t, std::memory_order order) {
   PointTask* old = head_.load(std::memory_order_relaxed);
   do {
     t->next = old;
-  } while (
-      !head_.compare_exchange_weak(old, t, std::memory_order_seq_cst, std::memory_order_relaxed));
+  } while (!head_.compare_exchange_weak(old, t, order, std::memory_order_relaxed));
+}
+
+void ReadyQueue::push(PointTask* t) {
+  link(t, std::memory_order_seq_cst);
   // (seq_cst with the consumer's sleeping_ store and head_ load: either it sees this push
   // before it sleeps, or this sees it sleeping.)
   if (sleeping_.load(std::memory_order_seq_cst) && sleeping_.exchange(0) == 1)
@@ -49,11 +52,7 @@ void ReadyQueue::push(PointTask* t) {
 
 void ReadyQueue::push_kept(PointTask* t) {
   kept_.store(true, std::memory_order_relaxed);
-  PointTask* old = head_.load(std::memory_order_relaxed);
-  do {
-    t->next = old;
-  } while (
-      !head_.compare_exchange_weak(old, t, std::memory_order_release, std::memory_order_relaxed));
+  link(t, std::memory_order_release);
 }
 
 PointTask* ReadyQueue::take() {

@@ -52,6 +52,8 @@ class ReadyQueue {
   void sleep(std::size_t watched);
   // Takes every queued task (nullptr if none), in push order.
   PointTask* take();
+  // Puts t at the head (the compare-exchange with `order`).
+  void link(PointTask* t, std::memory_order order);
 
   std::atomic<PointTask*> head_{nullptr};  // newest first
   // 1 while the consumer sleeps or is about to: a producer that sees it wakes the consumer.
