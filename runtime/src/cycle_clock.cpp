@@ -1,6 +1,14 @@
 #include "reprise_rt/cycle_clock.h"
 
+#include <chrono>
+
 namespace reprise::detail {
+
+std::uint64_t now_ns() {
+  return std::uint64_t(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                           std::chrono::steady_clock::now().time_since_epoch())
+                           .count());
+}
 
 double cycles_per_ns() {
   // Once per process, ~200 us: the runtime's start-up pays it, no point does.

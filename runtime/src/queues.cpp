@@ -13,12 +13,6 @@
 
 namespace reprise::detail {
 
-std::uint64_t now_ns() {
-  return std::uint64_t(std::chrono::duration_cast<std::chrono::nanoseconds>(
-                           std::chrono::steady_clock::now().time_since_epoch())
-                           .count());
-}
-
 namespace {
 // Futex wait and wake on the queue's sleeping_ word directly: std::atomic::wait has no timeout.
 void futex_wait(std::atomic<std::uint32_t>& word, std::uint32_t expected, const timespec* timeout) {
@@ -70,14 +64,27 @@ PointTask* ReadyQueue::take() {
   return ordered;
 }
 
+namespace {
+// A sibling's pointer (its queue's head, or the rest of its taken list) watched for staying
+// the same: due once unchanged for `after` ns. (A pointer seen again after its worker took it
+// and the same task was queued anew only makes a steal come early.)
+struct Watch {
+  PointTask* seen = nullptr;
+  std::uint64_t since = 0;
+  bool due(PointTask* now_seen, std::uint64_t now, std::uint64_t after) {
+    if (now_seen != seen) {
+      seen = now_seen;
+      since = now;
+      return false;
+    }
+    return now_seen && now - since >= after;
+  }
+};
+}  // namespace
+
 PointTask* ReadyQueue::pop_all(const SpinPolicy& spin) {
   std::uint64_t start = 0;
-  // Per watched queue: the head last seen, and since when. (A head seen again after its
-  // worker took it and the same task was queued anew only makes a steal come early.)
-  PointTask* seen[kWatched] = {};
-  std::uint64_t seen_at[kWatched] = {};
-  PointTask* rest_seen[kWatched] = {};  // likewise for each one's shown rest
-  std::uint64_t rest_seen_at[kWatched] = {};
+  Watch head[kWatched], rest[kWatched];
   const std::size_t watched = spin.steal_after_ns ? std::min(siblings_.size(), kWatched) : 0;
   for (;;) {
     if (PointTask* list = take()) return list;
@@ -85,22 +92,14 @@ PointTask* ReadyQueue::pop_all(const SpinPolicy& spin) {
     const std::uint64_t now = now_ns();
     if (start == 0) start = now;
     for (std::size_t i = 0; i < watched; ++i) {
-      PointTask* h = siblings_[i]->head_.load(std::memory_order_relaxed);
-      if (h != seen[i]) {
-        seen[i] = h;
-        seen_at[i] = now;
-      } else if (h && now - seen_at[i] >= (siblings_[i]->kept_.load(std::memory_order_relaxed)
-                                               ? spin.kept_steal_after_ns
-                                               : spin.steal_after_ns)) {
-        if (PointTask* list = siblings_[i]->take()) return list;
-      }
-      PointTask* r = siblings_[i]->rest_.load(std::memory_order_relaxed);
-      if (r != rest_seen[i]) {
-        rest_seen[i] = r;
-        rest_seen_at[i] = now;
-      } else if (r && now - rest_seen_at[i] >= spin.steal_after_ns) {
-        if (PointTask* list = siblings_[i]->take_rest()) return list;
-      }
+      ReadyQueue& sibling = *siblings_[i];
+      const std::uint64_t head_after = sibling.kept_.load(std::memory_order_relaxed)
+                                           ? spin.kept_steal_after_ns
+                                           : spin.steal_after_ns;
+      if (head[i].due(sibling.head_.load(std::memory_order_relaxed), now, head_after))
+        if (PointTask* list = sibling.take()) return list;
+      if (rest[i].due(sibling.rest_.load(std::memory_order_relaxed), now, spin.steal_after_ns))
+        if (PointTask* list = sibling.take_rest()) return list;
     }
     if (now - start < spin.spin_ns) {
       spin.pause(now - start);

@@ -164,6 +164,7 @@ constexpr int kTasks = 400;
 std::vector<ThreadName> task_ran_on(kTasks);
 int busy_us = 0;
 std::atomic<bool> all_launched{false};
+std::atomic<bool> first_link_gave_up{false};  // waited 10 s for the gate: a stall, reported
 
 class AlternatingMapper : public Mapper {
  public:
@@ -181,6 +182,7 @@ void run_alternating(const std::vector<std::string>& flags, Privilege (*privileg
         const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(10);
         while (i == 0 && !all_launched && std::chrono::steady_clock::now() < give_up)
           std::this_thread::yield();
+        if (i == 0 && !all_launched) first_link_gave_up = true;
         const auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(busy_us);
         while (std::chrono::steady_clock::now() < until) {
         }
@@ -188,6 +190,7 @@ void run_alternating(const std::vector<std::string>& flags, Privilege (*privileg
       })});
   TaskRegistry::add(T_GATE, "gate", {cpu(+[](TaskContext&) {})});
   all_launched = false;
+  first_link_gave_up = false;
   std::vector<std::string> all = {"-ll:cpu", "2", "-lg:no_auto_tracing"};
   all.insert(all.end(), flags.begin(), flags.end());
   reprise::run(
@@ -204,6 +207,7 @@ void run_alternating(const std::vector<std::string>& flags, Privilege (*privileg
         all_launched = true;
       },
       std::make_unique<AlternatingMapper>());
+  EXPECT_FALSE(first_link_gave_up) << "the first link waited 10 s for a gate that never ran";
 }
 
 // A chain: the share of its links that ran on the thread that ran most of them.

@@ -10,7 +10,8 @@
 
 namespace reprise::detail {
 
-std::uint64_t now_ns();  // (defined with the queues)
+// steady_clock in nanoseconds: the one clock for spin, steal and sleep decisions.
+std::uint64_t now_ns();
 
 inline std::uint64_t cycle_count() {
 #if defined(__x86_64__) || defined(__i386__)

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "reprise_rt/cycle_clock.h"
 #include "reprise_rt/op.h"
 #include "reprise_rt/spin_policy.h"
 
@@ -34,8 +35,6 @@ class OpQueue {
   std::atomic<std::uint32_t> signal_{0};  // bumped to wake a sleeping consumer
   std::atomic<bool> stopping_{false};
 };
-
-std::uint64_t now_ns();
 
 template <typename Idle>
 OpRef OpQueue::pop(const SpinPolicy& spin, Idle&& on_idle) {

@@ -28,13 +28,13 @@
 
 #include "reprise/geometry.h"
 #include "reprise/observer.h"
+#include "reprise_rt/cycle_clock.h"
 #include "reprise_rt/event.h"
 
 namespace reprise::detail {
 
 struct Op;
 class EvtraceRecorder;
-std::uint64_t now_ns();  // (declared with the op queue, defined in queues.cpp)
 
 // The observers registered with reprise::Observers (each runtime takes them when it starts).
 std::vector<std::shared_ptr<Observer>> observers_snapshot();
