@@ -173,10 +173,16 @@ const std::vector<FlagDef>& flag_table() {
         sw(&Config::bounds_checks));
     add("-lg:inorder", nullptr, "run each op to completion before the next is issued",
         sw(&Config::inorder));
+    auto inline_text = [](const Config& c) {
+      return std::string(c.inline_analysis < 0 ? "auto" : c.inline_analysis ? "on" : "off");
+    };
     add("-lg:inline_analysis", nullptr,
-        "the application thread analyses each op as it issues it, with no utility thread (one "
-        "thread fewer where threads outnumber cores; a single process only)",
-        sw(&Config::inline_analysis));
+        "the application thread analyses each op as it issues it, with no utility thread (a "
+        "single process only; by default where the threads would outnumber the cores)",
+        std::make_pair(inline_text, [](Config& c, const std::string&) { c.inline_analysis = 1; }));
+    add("-lg:no_inline_analysis", nullptr,
+        "a utility thread analyses the ops even where the threads outnumber the cores",
+        std::make_pair(inline_text, [](Config& c, const std::string&) { c.inline_analysis = 0; }));
     add("-lg:gpu_graphs", "0|1|2",
         "launch the GPU points of a replayed trace as one captured graph per GPU processor "
         "(0: kernel by kernel; 1: in a single process; 2: under control replication too)",

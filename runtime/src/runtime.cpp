@@ -67,23 +67,37 @@ int local_ranks() {
   return 1;
 }
 
+// Whether the busy threads outnumber the cores: the application's, the utility threads (the
+// first of them absent with `inline_analysis`), the CPU workers, and under control replication
+// the progress thread.
+bool crowded(const Config& c, bool networked, bool inline_analysis) {
+  const int threads = 1 + c.utils - (inline_analysis ? 1 : 0) + c.cpus + (networked ? 1 : 0);
+  // A process bound to some of the cores (mpirun binds each of two ranks to one core by
+  // default) has those alone for its threads.
+  const int bound = bound_cores();
+  return bound > 0 && bound < machine_cores()
+             ? threads > bound
+             : oversubscribed(threads, networked ? local_ranks() : 1, machine_cores());
+}
+
+// -lg:inline_analysis auto: on in a single process (not one playing several shards) whose
+// threads would outnumber its cores with a utility thread. There the utility thread takes a
+// worker's core whenever it runs, and the application thread's issuing and the analysis
+// running at once took both workers' cores in lock-stepped programs (Task Bench's stencil at
+// two cores: METG of manual traces 15-25% lower without it).
+bool resolve_inline_analysis(const Config& c, bool networked, bool simulated) {
+  if (c.inline_analysis >= 0) return c.inline_analysis == 1;
+  return !networked && !simulated && crowded(c, false, false);
+}
+
 SpinPolicy make_spin_policy(const Config& c, bool networked) {
   SpinPolicy s;
   s.spin_ns = std::uint64_t(c.spin_us) * 1000;
   s.steal_after_ns = std::uint64_t(c.steal_ns);
   s.kept_steal_after_ns = 8 * s.steal_after_ns;
-  // Busy threads: the application's, the utility threads, the CPU workers, and under control
-  // replication the progress thread.
-  const int threads = 1 + c.utils + c.cpus + (networked ? 1 : 0);
-  // A process bound to some of the cores (mpirun binds each of two ranks to one core by
-  // default) has those alone for its threads.
-  const int bound = bound_cores();
-  const bool crowded =
-      bound > 0 && bound < machine_cores()
-          ? threads > bound
-          : oversubscribed(threads, networked ? local_ranks() : 1, machine_cores());
-  s.yield = c.spin_yield >= 0 ? c.spin_yield == 1 : crowded;
-  s.crowded = crowded;
+  const bool busy = crowded(c, networked, c.inline_analysis == 1);
+  s.yield = c.spin_yield >= 0 ? c.spin_yield == 1 : busy;
+  s.crowded = busy;
   return s;
 }
 }  // namespace
@@ -110,6 +124,7 @@ Runtime::Runtime(Config config, std::unique_ptr<Mapper> mapper, Network* network
     set_log_level(*log_category(category), LogLevel(level));
   set_log_output(shard(), config_.log_file);
   set_log_thread_name("app");  // (the runtime is made on the application's thread)
+  config_.inline_analysis = resolve_inline_analysis(config_, network_ != nullptr, simulated());
   spin_ = make_spin_policy(config_, network_ != nullptr);
   instances_.set_device(device_);
   if (auto observers = observers_snapshot(); !config_.prof_file.empty() ||

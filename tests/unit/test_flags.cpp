@@ -4,13 +4,38 @@
 #include <algorithm>
 #include <cstdlib>
 #include <fstream>
+#include <optional>
 #include <sstream>
+#include <string>
 
 #include "reprise_rt/config.h"
 #include "reprise_rt/log.h"
 
 using namespace reprise;
 using reprise::detail::parse_args;
+
+namespace {
+// REPRISE_ARGS set for a scope, and what was there before restored (the whole suite also runs
+// with REPRISE_ARGS set: unit_tests_utility_thread).
+class ScopedReproiseArgs {
+ public:
+  explicit ScopedReproiseArgs(const char* value) {
+    if (const char* old = std::getenv("REPRISE_ARGS")) old_ = old;
+    setenv("REPRISE_ARGS", value, 1);
+  }
+  ~ScopedReproiseArgs() {
+    if (old_)
+      setenv("REPRISE_ARGS", old_->c_str(), 1);
+    else
+      unsetenv("REPRISE_ARGS");
+  }
+  ScopedReproiseArgs(const ScopedReproiseArgs&) = delete;
+  ScopedReproiseArgs& operator=(const ScopedReproiseArgs&) = delete;
+
+ private:
+  std::optional<std::string> old_;
+};
+}  // namespace
 
 TEST(Flags, ParsesRuntimeFlagsAndLeavesTheRest) {
   auto p = parse_args({"-nx", "10", "-ll:cpu", "3", "-lg:inorder", "--trace", "none", "-level",
@@ -53,18 +78,20 @@ TEST(Flags, BadValuesAreErrors) {
 }
 
 TEST(Flags, ReadsReproiseArgsFromTheEnvironment) {
-  setenv("REPRISE_ARGS", "-ll:cpu 2 -lg:bounds_checks", 1);
-  auto p = parse_args({"-lg:window", "64"}, true);
-  unsetenv("REPRISE_ARGS");
+  auto p = [] {
+    ScopedReproiseArgs env("-ll:cpu 2 -lg:bounds_checks");
+    return parse_args({"-lg:window", "64"}, true);
+  }();
   EXPECT_EQ(p.config.cpus, 2);
   EXPECT_TRUE(p.config.bounds_checks);
   EXPECT_EQ(p.config.window, 64);
 }
 
 TEST(Flags, TheCommandLineWinsOverReproiseArgs) {
-  setenv("REPRISE_ARGS", "-ll:cpu 2 -lg:window 8 extra", 1);
-  auto p = parse_args({"app", "-ll:cpu", "3"}, true);
-  unsetenv("REPRISE_ARGS");
+  auto p = [] {
+    ScopedReproiseArgs env("-ll:cpu 2 -lg:window 8 extra");
+    return parse_args({"app", "-ll:cpu", "3"}, true);
+  }();
   EXPECT_EQ(p.config.cpus, 3);    // both set it: the command line
   EXPECT_EQ(p.config.window, 8);  // only the environment set it
   EXPECT_EQ(p.app_args, (std::vector<std::string>{"app", "extra"}));

@@ -68,9 +68,11 @@ struct Config {
   int keep_all_ns = 300;          // -ll:keep_all_ns (0: at most one spare at a time)
   bool bounds_checks = false;     // -lg:bounds_checks
   bool inorder = false;           // -lg:inorder
-  // -lg:inline_analysis: the application thread runs the analysis pipeline as it issues (no
-  // utility thread; a single process only).
-  bool inline_analysis = false;
+  // -lg:inline_analysis (1) / -lg:no_inline_analysis (0): the application thread runs the
+  // analysis pipeline as it issues (no utility thread; a single process only). -1: auto, on
+  // in a single process whose busy threads would outnumber its cores with a utility thread
+  // (the Runtime resolves it to 0 or 1 before any use).
+  int inline_analysis = -1;
   int window = 1024;  // -lg:window
   // Elision links a template may carry per instruction (beyond 4,096) before its replays
   // wait for the entry fence instead (-lg:trace_links).
