@@ -5,7 +5,9 @@
 #   tools/experiments/thread-instructions.sh [-b BIN_DIR] [-l LONG] [-s SHORT] -- TASKBENCH_FLAGS...
 # e.g. tools/experiments/thread-instructions.sh -- -width 2 -type stencil_1d -kernel empty \
 #        -ll:cpu 2 --trace none
-# Threads are named by the loop they run: app (the main thread), worker N, utility.
+# Threads are named by the loop they run: app (the main thread), worker N, utility. (Where the
+# threads would outnumber the cores the analysis runs on the app thread by default: add
+# -lg:no_inline_analysis to the flags to count the utility thread apart.)
 set -euo pipefail
 BIN=build/bin; LONG=3000; SHORT=1000
 while getopts "b:l:s:" o; do
