@@ -4,9 +4,12 @@
 #include <gtest/gtest.h>
 #include <reprise/reprise.h>
 
+#include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <fstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "reprise_rt/topology.h"
@@ -14,18 +17,36 @@
 using namespace reprise;
 
 namespace {
-// Whether a thread named rp-util exists while the top-level task runs.
+// The names of this process's threads.
+std::vector<std::string> thread_names() {
+  std::vector<std::string> names;
+  DIR* tasks = opendir("/proc/self/task");
+  if (!tasks) return names;
+  while (const dirent* e = readdir(tasks)) {
+    if (e->d_name[0] == '.') continue;
+    std::ifstream comm(std::string("/proc/self/task/") + e->d_name + "/comm");
+    std::string name;
+    if (std::getline(comm, name)) names.push_back(name);
+  }
+  closedir(tasks);
+  return names;
+}
+
+// Whether a thread named rp-util exists while the top-level task runs. (Each runtime thread
+// names itself as it starts: wait, a bounded time, until every thread but this one has.)
 bool runs_a_utility_thread(const std::vector<std::string>& flags) {
   bool found = false;
   reprise::run(flags, [&](Context&) {
-    DIR* tasks = opendir("/proc/self/task");
-    ASSERT_NE(tasks, nullptr);
-    while (const dirent* e = readdir(tasks)) {
-      std::ifstream comm(std::string("/proc/self/task/") + e->d_name + "/comm");
-      std::string name;
-      if (std::getline(comm, name) && name == "rp-util") found = true;
+    const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    for (;;) {
+      const std::vector<std::string> names = thread_names();
+      const auto named = std::count_if(names.begin(), names.end(),
+                                       [](const std::string& n) { return n.rfind("rp-", 0) == 0; });
+      found = std::find(names.begin(), names.end(), "rp-util") != names.end();
+      if (std::size_t(named) + 1 >= names.size() || std::chrono::steady_clock::now() > give_up)
+        break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
     }
-    closedir(tasks);
   });
   return found;
 }
