@@ -83,8 +83,8 @@ bool crowded(const Config& c, bool networked, bool inline_analysis) {
 // -lg:inline_analysis auto: on in a single process (not one playing several shards) whose
 // threads would outnumber its cores with a utility thread. There the utility thread takes a
 // worker's core whenever it runs, and the application thread's issuing and the analysis
-// running at once took both workers' cores in lock-stepped programs (Task Bench's stencil at
-// two cores: METG of manual traces 15-25% lower without it).
+// running at once took both workers' cores in lock-stepped programs (Task Bench at two cores:
+// METG of manual traces 10-45% lower without it; untraced a wash, docs/results.md).
 bool resolve_inline_analysis(const Config& c, bool networked, bool simulated) {
   if (c.inline_analysis >= 0) return c.inline_analysis == 1;
   return !networked && !simulated && crowded(c, false, false);
