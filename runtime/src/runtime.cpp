@@ -69,12 +69,12 @@ int local_ranks() {
 
 // Whether the busy threads outnumber the cores: the application's, the utility threads (the
 // first of them absent with `inline_analysis`), the CPU workers, and under control replication
-// the progress thread.
-bool crowded(const Config& c, bool networked, bool inline_analysis) {
+// the progress thread. `bound`: bound_cores(), asked once per runtime (hwloc's binding query
+// costs ~2M instructions).
+bool crowded(const Config& c, bool networked, bool inline_analysis, int bound) {
   const int threads = 1 + c.utils - (inline_analysis ? 1 : 0) + c.cpus + (networked ? 1 : 0);
   // A process bound to some of the cores (mpirun binds each of two ranks to one core by
   // default) has those alone for its threads.
-  const int bound = bound_cores();
   return bound > 0 && bound < machine_cores()
              ? threads > bound
              : oversubscribed(threads, networked ? local_ranks() : 1, machine_cores());
@@ -85,17 +85,17 @@ bool crowded(const Config& c, bool networked, bool inline_analysis) {
 // worker's core whenever it runs, and the application thread's issuing and the analysis
 // running at once took both workers' cores in lock-stepped programs (Task Bench at two cores:
 // METG of manual traces 10-45% lower without it; untraced a wash, docs/results.md).
-bool resolve_inline_analysis(const Config& c, bool networked, bool simulated) {
+bool resolve_inline_analysis(const Config& c, bool networked, bool simulated, int bound) {
   if (c.inline_analysis >= 0) return c.inline_analysis == 1;
-  return !networked && !simulated && crowded(c, false, false);
+  return !networked && !simulated && crowded(c, false, false, bound);
 }
 
-SpinPolicy make_spin_policy(const Config& c, bool networked) {
+SpinPolicy make_spin_policy(const Config& c, bool networked, int bound) {
   SpinPolicy s;
   s.spin_ns = std::uint64_t(c.spin_us) * 1000;
   s.steal_after_ns = std::uint64_t(c.steal_ns);
   s.kept_steal_after_ns = 8 * s.steal_after_ns;
-  const bool busy = crowded(c, networked, c.inline_analysis == 1);
+  const bool busy = crowded(c, networked, c.inline_analysis == 1, bound);
   s.yield = c.spin_yield >= 0 ? c.spin_yield == 1 : busy;
   s.crowded = busy;
   return s;
@@ -124,8 +124,10 @@ Runtime::Runtime(Config config, std::unique_ptr<Mapper> mapper, Network* network
     set_log_level(*log_category(category), LogLevel(level));
   set_log_output(shard(), config_.log_file);
   set_log_thread_name("app");  // (the runtime is made on the application's thread)
-  config_.inline_analysis = resolve_inline_analysis(config_, network_ != nullptr, simulated());
-  spin_ = make_spin_policy(config_, network_ != nullptr);
+  const int bound = bound_cores();
+  config_.inline_analysis =
+      resolve_inline_analysis(config_, network_ != nullptr, simulated(), bound);
+  spin_ = make_spin_policy(config_, network_ != nullptr, bound);
   instances_.set_device(device_);
   if (auto observers = observers_snapshot(); !config_.prof_file.empty() ||
                                              !config_.spy_dir.empty() || !observers.empty() ||
