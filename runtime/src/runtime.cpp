@@ -69,8 +69,8 @@ int local_ranks() {
 
 // Whether the busy threads outnumber the cores: the application's, the utility threads (the
 // first of them absent with `inline_analysis`), the CPU workers, and under control replication
-// the progress thread. `bound`: bound_cores(), asked once per runtime (hwloc's binding query
-// costs ~2M instructions).
+// the progress thread. `bound`: bound_cores(), asked once per runtime (a system call through
+// hwloc; the first call of a process also loads the topology, ~4M instructions).
 bool crowded(const Config& c, bool networked, bool inline_analysis, int bound) {
   const int threads = 1 + c.utils - (inline_analysis ? 1 : 0) + c.cpus + (networked ? 1 : 0);
   // A process bound to some of the cores (mpirun binds each of two ranks to one core by
