@@ -17,20 +17,20 @@ using reprise::detail::parse_args;
 namespace {
 // REPRISE_ARGS set for a scope, and what was there before restored (the whole suite also runs
 // with REPRISE_ARGS set: unit_tests_utility_thread).
-class ScopedReproiseArgs {
+class ScopedRepriseArgs {
  public:
-  explicit ScopedReproiseArgs(const char* value) {
+  explicit ScopedRepriseArgs(const char* value) {
     if (const char* old = std::getenv("REPRISE_ARGS")) old_ = old;
     setenv("REPRISE_ARGS", value, 1);
   }
-  ~ScopedReproiseArgs() {
+  ~ScopedRepriseArgs() {
     if (old_)
       setenv("REPRISE_ARGS", old_->c_str(), 1);
     else
       unsetenv("REPRISE_ARGS");
   }
-  ScopedReproiseArgs(const ScopedReproiseArgs&) = delete;
-  ScopedReproiseArgs& operator=(const ScopedReproiseArgs&) = delete;
+  ScopedRepriseArgs(const ScopedRepriseArgs&) = delete;
+  ScopedRepriseArgs& operator=(const ScopedRepriseArgs&) = delete;
 
  private:
   std::optional<std::string> old_;
@@ -79,7 +79,7 @@ TEST(Flags, BadValuesAreErrors) {
 
 TEST(Flags, ReadsReproiseArgsFromTheEnvironment) {
   auto p = [] {
-    ScopedReproiseArgs env("-ll:cpu 2 -lg:bounds_checks");
+    ScopedRepriseArgs env("-ll:cpu 2 -lg:bounds_checks");
     return parse_args({"-lg:window", "64"}, true);
   }();
   EXPECT_EQ(p.config.cpus, 2);
@@ -89,7 +89,7 @@ TEST(Flags, ReadsReproiseArgsFromTheEnvironment) {
 
 TEST(Flags, TheCommandLineWinsOverReproiseArgs) {
   auto p = [] {
-    ScopedReproiseArgs env("-ll:cpu 2 -lg:window 8 extra");
+    ScopedRepriseArgs env("-ll:cpu 2 -lg:window 8 extra");
     return parse_args({"app", "-ll:cpu", "3"}, true);
   }();
   EXPECT_EQ(p.config.cpus, 3);    // both set it: the command line
