@@ -183,6 +183,11 @@ const std::vector<FlagDef>& flag_table() {
     add("-lg:no_inline_analysis", nullptr,
         "a utility thread analyses the ops even where the threads outnumber the cores",
         std::make_pair(inline_text, [](Config& c, const std::string&) { c.inline_analysis = 0; }));
+    add("-ll:app_cpu", "auto|0|1",
+        "the application thread runs the last CPU processor's points while it waits, in place "
+        "of a worker thread (auto: with the analysis on the application thread, where it and "
+        "the CPU workers would outnumber the cores)",
+        auto_i32(&Config::app_cpu, 0, 1, "-ll:app_cpu"));
     add("-lg:gpu_graphs", "0|1|2",
         "launch the GPU points of a replayed trace as one captured graph per GPU processor "
         "(0: kernel by kernel; 1: in a single process; 2: under control replication too)",

@@ -11,6 +11,7 @@
 #include "reprise_rt/exception_text.h"
 #include "reprise_rt/future_state.h"
 #include "reprise_rt/log.h"
+#include "reprise_rt/profiler.h"
 #include "reprise_rt/recycler.h"
 #include "reprise_rt/runtime.h"
 #include "reprise_rt/shard_exchange.h"
@@ -163,7 +164,14 @@ void Executor::start() {
   keep_all_below_ = keep_below_ > 0 && rt_.spin_policy().kept_steal_after_ns > 0
                         ? std::int64_t(double(rt_.config().keep_all_ns) * cycles_per_ns())
                         : 0;
-  for (std::size_t i = 0; i < cpus; ++i)
+  // -ll:app_cpu: the last CPU's points run on the application thread while it waits.
+  const std::size_t app_served = rt_.config().app_cpu && cpus > 0 ? 1 : 0;
+  if (app_served) {
+    app_local_ = std::make_unique<LocalReady>(
+        make_local(*cpu_queues_.back(), std::span<ReadyQueue* const>(steal_from_.back())));
+    app_lane_ = fmt::format("cpu{}", cpus - 1);
+  }
+  for (std::size_t i = 0; i + app_served < cpus; ++i)
     threads_.emplace_back(&Executor::worker_loop, this, std::ref(*cpu_queues_[i]),
                           std::span<ReadyQueue* const>(steal_from_[i]), pin ? int(i) : -1,
                           fmt::format("cpu{}", i));
@@ -358,33 +366,76 @@ void Executor::worker_loop(ReadyQueue& q, std::span<ReadyQueue* const> siblings,
   if (pin_core >= 0 && !pin_current_thread(pin_core))
     REPRISE_LOG_DEBUG(LogCategory::Runtime, "could not pin a worker to core {}", pin_core);
   const SpinPolicy spin = rt_.spin_policy();
+  LocalReady local = make_local(q, siblings);
+  tl_local_ready = &local;
+  while (PointTask* list = q.pop_all(spin)) run_list(q, local, list);
+  tl_local_ready = nullptr;
+}
+
+LocalReady Executor::make_local(ReadyQueue& q, std::span<ReadyQueue* const> siblings) const {
   LocalReady local{&q};
   if (!siblings.empty() && keep_below_ > 0) {
     local.siblings = siblings;
     local.keep_below = keep_below_;
     local.keep_all_below = keep_all_below_;
   }
-  tl_local_ready = &local;
-  while (PointTask* list = q.pop_all(spin)) {
-    while (list) {
-      PointTask* next = list->next;
-      local.more = next != nullptr;
-      // (The rest is shown to siblings while this point runs, taken back after it.)
-      if (next) q.show_rest(next);
-      run_point(list);
-      if (next) next = q.take_rest();
-      local.settle();
-      // What this point made ready here runs before the rest of the batch: it is on the
-      // critical path, the rest was ready earlier.
-      if (local.head) {
-        local.tail->next = next;
-        next = local.head;
-        local.head = local.tail = nullptr;
+  return local;
+}
+
+void Executor::run_list(ReadyQueue& q, LocalReady& local, PointTask* list,
+                        const std::atomic<std::uint32_t>* interrupt, std::uint32_t seen,
+                        std::size_t most) {
+  for (std::size_t ran = 0; list; ++ran) {
+    // The application thread serving its CPU goes back to issuing once woken for it, or once
+    // it ran what it came to run: what it has not run goes back to its queue, where its
+    // siblings take it.
+    if ((interrupt && interrupt->load(std::memory_order_relaxed) != seen) || ran == most)
+        [[unlikely]] {
+      for (PointTask* t = list; t;) {
+        PointTask* next = t->next;
+        q.push(t);
+        t = next;
       }
-      list = next;
+      return;
     }
+    PointTask* next = list->next;
+    local.more = next != nullptr;
+    // (The rest is shown to siblings while this point runs, taken back after it.)
+    if (next) q.show_rest(next);
+    run_point(list);
+    if (next) next = q.take_rest();
+    local.settle();
+    // What this point made ready here runs before the rest of the batch: it is on the
+    // critical path, the rest was ready earlier.
+    if (local.head) {
+      local.tail->next = next;
+      next = local.head;
+      local.head = local.tail = nullptr;
+    }
+    list = next;
   }
+}
+
+void Executor::serve_app(const std::atomic<std::uint32_t>* wakes, std::uint32_t seen,
+                         std::size_t most) {
+  REPRISE_ASSERT(app_local_ && !tl_local_ready,
+                 "only the application thread serves its CPU, and not from inside a point");
+  ReadyQueue& q = *cpu_queues_.back();
+  PointTask* list = wakes ? q.pop_all(rt_.spin_policy(), wakes, seen) : q.try_take();
+  if (!list) return;
+  // (Profiled on the CPU's lane, not the application's.)
+  const Profiler::LaneScope lane(app_lane_.c_str());
+  tl_local_ready = app_local_.get();
+  run_list(q, *app_local_, list, wakes, seen, most);
   tl_local_ready = nullptr;
+}
+
+void Executor::nudge_app() {
+  cpu_queues_.back()->nudge();
+}
+
+bool Executor::running_points_here() {
+  return tl_local_ready != nullptr;
 }
 
 void Executor::run_point(PointTask* t) {

@@ -87,6 +87,7 @@ void Future::wait() const {
 
 bool Future::ready() const {
   if (!state_) return false;
+  if (detail::Runtime* rt = detail::Runtime::current()) rt->help_app();
   if (state_->gate && !state_->gate->ready.load(std::memory_order_acquire)) return false;
   if (state_->map) return state_->map->ready.load(std::memory_order_acquire);
   return state_->ready.load(std::memory_order_acquire);

@@ -24,6 +24,9 @@ struct ThreadSlot {
   void* buffer = nullptr;
 };
 thread_local ThreadSlot t_slot;
+// Profiler::LaneScope: the lane this thread records in for now (null: its own) and its slot.
+thread_local const char* t_lane = nullptr;
+thread_local ThreadSlot t_lane_slot;
 
 const char* category(Profiler::Kind k) {
   static const char* names[] = {"task",   "fill", "copy",   "send",    "receive", "analysis",
@@ -105,20 +108,29 @@ Profiler::~Profiler() {
   }
 }
 
+Profiler::LaneScope::LaneScope(const char* lane) : previous_(t_lane) {
+  t_lane = lane;
+}
+
+Profiler::LaneScope::~LaneScope() {
+  t_lane = previous_;
+}
+
 Profiler::Buffer& Profiler::buffer() {
-  if (t_slot.owner != id_) {
+  ThreadSlot& slot = t_lane ? t_lane_slot : t_slot;
+  if (slot.owner != id_) {
     auto b = std::make_unique<Buffer>();
-    b->thread = log_thread_name();
+    b->thread = t_lane ? std::string(t_lane) : log_thread_name();
     // Room for 64 Ki records, touched now: growing the buffer (copies, and first touches of
     // fresh pages) would otherwise land on the thread's work (~0.1 µs per record measured
     // on the stencil, whose worker is its bottleneck).
     b->records.resize(std::size_t(1) << 16);
     b->records.clear();
     std::lock_guard<std::mutex> g(mutex_);
-    t_slot = ThreadSlot{id_, b.get()};
+    slot = ThreadSlot{id_, b.get()};
     buffers_.push_back(std::move(b));
   }
-  return *static_cast<Buffer*>(t_slot.buffer);
+  return *static_cast<Buffer*>(slot.buffer);
 }
 
 void Profiler::record(Kind kind, const Op& op, std::uint32_t point_index, const DomainPoint& point,

@@ -82,13 +82,15 @@ struct Watch {
 };
 }  // namespace
 
-PointTask* ReadyQueue::pop_all(const SpinPolicy& spin) {
+PointTask* ReadyQueue::pop_all(const SpinPolicy& spin, const std::atomic<std::uint32_t>* interrupt,
+                               std::uint32_t seen) {
   std::uint64_t start = 0;
   Watch head[kWatched], rest[kWatched];
   const std::size_t watched = spin.steal_after_ns ? std::min(siblings_.size(), kWatched) : 0;
   for (;;) {
     if (PointTask* list = take()) return list;
     if (stopping_.load(std::memory_order_acquire)) return nullptr;
+    if (interrupt && interrupt->load(std::memory_order_seq_cst) != seen) return nullptr;
     const std::uint64_t now = now_ns();
     if (start == 0) start = now;
     for (std::size_t i = 0; i < watched; ++i) {
@@ -109,14 +111,17 @@ PointTask* ReadyQueue::pop_all(const SpinPolicy& spin) {
     // its siblings it looks once and sleeps again — spinning after every look would cost an
     // idle worker a twentieth of a core. A pause between looks while a sibling has points
     // queued, and sleep() would not sleep: a sibling short of a core gets it.)
-    sleep(watched);
+    sleep(watched, interrupt, seen);
     spin.pause(now - start);
   }
 }
 
-void ReadyQueue::sleep(std::size_t watched) {
+void ReadyQueue::sleep(std::size_t watched, const std::atomic<std::uint32_t>* interrupt,
+                       std::uint32_t seen) {
   sleeping_.store(1, std::memory_order_seq_cst);
-  bool work = head_.load(std::memory_order_seq_cst) || stopping_.load(std::memory_order_seq_cst);
+  // (seq_cst with nudge(): either the interrupt's change is seen here, or its nudge sees this.)
+  bool work = head_.load(std::memory_order_seq_cst) || stopping_.load(std::memory_order_seq_cst) ||
+              (interrupt && interrupt->load(std::memory_order_seq_cst) != seen);
   for (std::size_t i = 0; i < watched && !work; ++i)
     work = siblings_[i]->head_.load(std::memory_order_seq_cst) != nullptr ||
            siblings_[i]->rest_.load(std::memory_order_seq_cst) != nullptr;
@@ -132,6 +137,11 @@ void ReadyQueue::sleep(std::size_t watched) {
   static constexpr timespec kLookEvery{0, 1'000'000};
   futex_wait(sleeping_, 1, watched ? &kLookEvery : nullptr);
   sleeping_.store(0, std::memory_order_relaxed);
+}
+
+void ReadyQueue::nudge() {
+  if (sleeping_.load(std::memory_order_seq_cst) && sleeping_.exchange(0) == 1)
+    futex_wake(sleeping_, 1);
 }
 
 void ReadyQueue::stop() {

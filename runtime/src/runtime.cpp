@@ -68,11 +68,13 @@ int local_ranks() {
 }
 
 // Whether the busy threads outnumber the cores: the application's, the utility threads (the
-// first of them absent with `inline_analysis`), the CPU workers, and under control replication
-// the progress thread. `bound`: bound_cores(), asked once per runtime (a system call through
-// hwloc; the first call of a process also loads the topology, ~4M instructions).
-bool crowded(const Config& c, bool networked, bool inline_analysis, int bound) {
-  const int threads = 1 + c.utils - (inline_analysis ? 1 : 0) + c.cpus + (networked ? 1 : 0);
+// first of them absent with `inline_analysis`), the CPU workers (the last of them absent with
+// `app_cpu`), and under control replication the progress thread. `bound`: bound_cores(), asked
+// once per runtime (a system call through hwloc; the first call of a process also loads the
+// topology, ~4M instructions).
+bool crowded(const Config& c, bool networked, bool inline_analysis, bool app_cpu, int bound) {
+  const int threads =
+      1 + c.utils - (inline_analysis ? 1 : 0) + c.cpus - (app_cpu ? 1 : 0) + (networked ? 1 : 0);
   // A process bound to some of the cores (mpirun binds each of two ranks to one core by
   // default) has those alone for its threads.
   return bound > 0 && bound < machine_cores()
@@ -87,7 +89,20 @@ bool crowded(const Config& c, bool networked, bool inline_analysis, int bound) {
 // METG of manual traces 10-45% lower without it; untraced a wash, docs/results.md).
 bool resolve_inline_analysis(const Config& c, bool networked, bool simulated, int bound) {
   if (c.inline_analysis >= 0) return c.inline_analysis == 1;
-  return !networked && !simulated && crowded(c, false, false, bound);
+  return !networked && !simulated && crowded(c, false, false, false, bound);
+}
+
+// -ll:app_cpu auto: on where the analysis runs on the application thread and that thread and
+// the CPU workers would still outnumber the cores (as many workers as cores): there the
+// application thread, issuing a burst of ops, took a worker's core for the whole burst — and
+// a lock-stepped program stops while any worker is off its core, even mid-point. Serving the
+// last CPU instead, it runs points whenever it waits, and while it issues the other workers
+// take that CPU's points. Not with fork-join helpers (a point's helpers are its CPU's), nor
+// with a device (its processors' threads are apart).
+bool resolve_app_cpu(const Config& c, bool networked, bool simulated, bool device, int bound) {
+  if (c.app_cpu >= 0) return c.app_cpu == 1;
+  return c.inline_analysis == 1 && !networked && !simulated && !device && c.othr <= 1 &&
+         c.cpus >= 1 && crowded(c, false, true, false, bound);
 }
 
 SpinPolicy make_spin_policy(const Config& c, bool networked, int bound) {
@@ -95,7 +110,7 @@ SpinPolicy make_spin_policy(const Config& c, bool networked, int bound) {
   s.spin_ns = std::uint64_t(c.spin_us) * 1000;
   s.steal_after_ns = std::uint64_t(c.steal_ns);
   s.kept_steal_after_ns = 8 * s.steal_after_ns;
-  const bool busy = crowded(c, networked, c.inline_analysis == 1, bound);
+  const bool busy = crowded(c, networked, c.inline_analysis == 1, c.app_cpu == 1, bound);
   s.yield = c.spin_yield >= 0 ? c.spin_yield == 1 : busy;
   s.crowded = busy;
   return s;
@@ -127,6 +142,14 @@ Runtime::Runtime(Config config, std::unique_ptr<Mapper> mapper, Network* network
   const int bound = bound_cores();
   config_.inline_analysis =
       resolve_inline_analysis(config_, network_ != nullptr, simulated(), bound);
+  config_.app_cpu =
+      resolve_app_cpu(config_, network_ != nullptr, simulated(), device_ != nullptr, bound);
+  if (config_.app_cpu && !config_.inline_analysis)
+    throw Error(
+        "-ll:app_cpu 1: the application thread serves a CPU only where it runs the analysis "
+        "too (-lg:inline_analysis; a single process)");
+  if (config_.app_cpu && config_.othr > 1)
+    throw Error("-ll:app_cpu 1 with -ll:othr > 1: a CPU's fork-join helpers need its own worker");
   spin_ = make_spin_policy(config_, network_ != nullptr, bound);
   instances_.set_device(device_);
   if (auto observers = observers_snapshot(); !config_.prof_file.empty() ||
@@ -661,7 +684,10 @@ void Runtime::op_completed(Op& op) {
 
 void Runtime::wake_app() {
   app_wakes_.fetch_add(1, std::memory_order_seq_cst);
-  app_wakes_.notify_all();
+  if (config_.app_cpu)
+    executor_.nudge_app();  // (it waits in its CPU's queue)
+  else
+    app_wakes_.notify_all();
 }
 
 void Runtime::record_error(std::exception_ptr e) {
@@ -690,7 +716,7 @@ void Runtime::rethrow_if_failed() {
 
 void Runtime::note_program_wait() {
   // (Before knowing whether the wait blocks: the trace must not depend on timing.)
-  if (evtrace_ && next_seq_ > 0 && std::this_thread::get_id() == app_thread_) [[unlikely]]
+  if (evtrace_ && next_seq_ > 0 && on_app_thread()) [[unlikely]]
     evtrace_->program_waits(next_seq_ - 1);
 }
 
@@ -707,10 +733,10 @@ void Runtime::wait(Event e) {
 
 void Runtime::wait_issued_before_trace(Event e) {
   if (events_.has_triggered(e)) return;
-  if (std::this_thread::get_id() == app_thread_) flush_pipeline(e);
+  if (on_app_thread()) flush_pipeline(e);
   const std::uint64_t t0 = profiler_ ? Profiler::stamp() : 0;
   wait_event(e);
-  if (evtrace_ && std::this_thread::get_id() == app_thread_) [[unlikely]]
+  if (evtrace_ && on_app_thread()) [[unlikely]]
     evtrace_->program_resumes(own_cpu_ns());
   if (profiler_) profiler_->record_wait(t0, Profiler::stamp());
 }
@@ -733,7 +759,7 @@ void Runtime::flush_pipeline(Event awaited) {
 }
 
 bool Runtime::app_blocked_in_trace() const {
-  return trace_open_ && std::this_thread::get_id() == app_thread_;
+  return trace_open_ && on_app_thread();
 }
 
 void Runtime::check_not_in_trace(const char* what) const {
@@ -829,7 +855,10 @@ void Runtime::sleep_until(Done&& done) {
     const std::uint32_t wakes = app_wakes_.load(std::memory_order_seq_cst);
     if (config_.inline_analysis) release_after_failure();
     if (done()) return;
-    app_wakes_.wait(wakes, std::memory_order_seq_cst);
+    if (config_.app_cpu)  // runs its CPU's points meanwhile (returns after a list, or woken)
+      executor_.serve_app(&app_wakes_, wakes);
+    else
+      app_wakes_.wait(wakes, std::memory_order_seq_cst);
   }
 }
 

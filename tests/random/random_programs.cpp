@@ -130,7 +130,9 @@ Options parse(int argc, char** argv) {
                                              "-lg:no_auto_tracing",
                                              "-lg:safe_ctrlrepl",
                                              "-lg:coverage_log",
-                                             "-lg:enable_automatic_tracing"};
+                                             "-lg:enable_automatic_tracing",
+                                             "-lg:inline_analysis",
+                                             "-lg:no_inline_analysis"};
       const bool is_switch =
           std::find(std::begin(switches), std::end(switches), a) != std::end(switches);
       if (!is_switch && i + 1 < argc) o.flags.push_back(argv[++i]);

@@ -3,9 +3,11 @@
 #include <gtest/gtest.h>
 #include <reprise/reprise.h>
 
+#include <chrono>
 #include <map>
 #include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 using namespace reprise;
@@ -21,6 +23,10 @@ void obs_step(TaskContext& tc) {
   for (auto p : Rect<1>(tc.domain(0))) a[p] = a[p] + 1.0;
 }
 double obs_sum(TaskContext& tc) {
+  // (Long enough that the application asks for the sum before it is done, and so waits,
+  // however the threads are scheduled: a sum done first left no wait to hear on a loaded
+  // machine.)
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
   auto a = tc.accessor<const double, 1>(0, FV);
   double s = 0;
   for (auto p : Rect<1>(tc.domain(0))) s += a[p];

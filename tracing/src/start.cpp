@@ -60,9 +60,11 @@ void run_parsed(const detail::Config& parsed, const TopLevelTask& top_level,
     // one that may not be running: the pipeline stalls (2 cores, a chain of 1,000 1-µs tasks:
     // 42-76 context switches per run against 18-39 inline). Inline, an analysis costs the
     // utility thread a few tens of µs, taken in at the same op as before.
+    // (With -ll:app_cpu the threads match the cores: none is spare for oneTBB's either.)
+    const bool no_spare_core = rt.spin_policy().crowded || rt.config().app_cpu == 1;
     opt.synchronous = config.at_mine_inline >= 0
                           ? config.at_mine_inline == 1
-                          : rt.spin_policy().crowded && config.at_analysis_delay_us == 0;
+                          : no_spare_core && config.at_analysis_delay_us == 0;
     stages = std::make_unique<detail::AutoTraceStage>(rt, std::move(stages), opt, config.at_log);
   }
   rt.set_pipeline(std::move(stages), nullptr);

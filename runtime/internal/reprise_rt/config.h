@@ -73,6 +73,11 @@ struct Config {
   // in a single process whose busy threads would outnumber its cores with a utility thread
   // (the Runtime resolves it to 0 or 1 before any use).
   int inline_analysis = -1;
+  // -ll:app_cpu 0|1|auto: the application thread serves the last CPU processor's queue while
+  // it waits (no worker thread of its own), so that its threads do not outnumber the cores.
+  // -1 (auto): on with the inline analysis where the application thread and the CPU workers
+  // would outnumber the cores (resolved by the Runtime before any use).
+  int app_cpu = -1;
   int window = 1024;  // -lg:window
   // Elision links a template may carry per instruction (beyond 4,096) before its replays
   // wait for the entry fence instead (-lg:trace_links).

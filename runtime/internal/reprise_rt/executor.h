@@ -8,6 +8,7 @@
 #include <memory>
 #include <mutex>
 #include <span>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -56,6 +57,18 @@ class Executor final : public GraphSink, public BatchSink {
   // another shard's point) is done here: the last completes the op.
   void count_off(Op& op, std::uint32_t points = 1) override;
 
+  // -ll:app_cpu: the application thread serves the last CPU's queue (no worker thread of its
+  // own). serve_app waits for its points (spinning, then asleep) and runs those it takes
+  // (and what they make ready here); it returns after a list, or once *wakes differs from
+  // `seen` (wakers call nudge_app after changing it). wakes null: it runs what is queued now.
+  // It runs at most `most` points.
+  void serve_app(const std::atomic<std::uint32_t>* wakes, std::uint32_t seen = 0,
+                 std::size_t most = SIZE_MAX);
+  void nudge_app();
+  // Whether this thread is running points now: a worker's, or the application's serving
+  // its CPU.
+  static bool running_points_here();
+
   std::uint32_t num_cpus() const { return std::uint32_t(cpu_queues_.size()); }
   std::uint32_t num_gpus() const { return std::uint32_t(gpu_queues_.size()); }
   // The stream a GPU processor's kernels go to (invalid for other processors).
@@ -98,6 +111,13 @@ class Executor final : public GraphSink, public BatchSink {
   // siblings: the CPU queues of its NUMA domain (points it made ready for them it may keep).
   void worker_loop(ReadyQueue& q, std::span<ReadyQueue* const> siblings, int pin_core,
                    std::string name);
+  // A CPU's points and the state it keeps between them, as its worker loop sets them up.
+  LocalReady make_local(ReadyQueue& q, std::span<ReadyQueue* const> siblings) const;
+  // Runs a list q's consumer took, and what its points make ready here; once *interrupt
+  // differs from `seen`, or `most` points ran, it puts the rest back in q instead.
+  void run_list(ReadyQueue& q, LocalReady& local, PointTask* list,
+                const std::atomic<std::uint32_t>* interrupt = nullptr, std::uint32_t seen = 0,
+                std::size_t most = SIZE_MAX);
   void run_point(PointTask* t);
   // run_point with a profiler or a point timed for -ll:keep_ns (the worker's LocalReady);
   // either may be null.
@@ -138,8 +158,10 @@ class Executor final : public GraphSink, public BatchSink {
   std::vector<std::unique_ptr<ReadyQueue>> cpu_queues_;
   // Per CPU (start): the other CPUs' queues it may take points from (ReadyQueue siblings).
   std::vector<std::vector<ReadyQueue*>> steal_from_;
-  std::int64_t keep_below_ = 0;      // -ll:keep_ns in cycle_count() ticks (0: off)
-  std::int64_t keep_all_below_ = 0;  // -ll:keep_all_ns in ticks (0: off)
+  std::unique_ptr<LocalReady> app_local_;  // -ll:app_cpu: the application thread's
+  std::string app_lane_;                   // ... and the profile lane of the CPU it serves
+  std::int64_t keep_below_ = 0;            // -ll:keep_ns in cycle_count() ticks (0: off)
+  std::int64_t keep_all_below_ = 0;        // -ll:keep_all_ns in ticks (0: off)
   std::vector<std::unique_ptr<ReadyQueue>> dma_queues_;  // utility threads after the first
   std::vector<std::unique_ptr<ReadyQueue>> gpu_queues_;  // one per GPU processor (-ll:gpu)
   std::vector<DeviceStream> gpu_streams_;

@@ -80,6 +80,19 @@ class Profiler {
   Profiler(const Profiler&) = delete;
   Profiler& operator=(const Profiler&) = delete;
 
+  // While one is alive, what this thread records goes to a lane of its own named `lane` (the
+  // application thread running a CPU's points, -ll:app_cpu: they show on that CPU's lane).
+  class LaneScope {
+   public:
+    explicit LaneScope(const char* lane);
+    ~LaneScope();
+    LaneScope(const LaneScope&) = delete;
+    LaneScope& operator=(const LaneScope&) = delete;
+
+   private:
+    const char* previous_;
+  };
+
   // A time stamp for a record: the CPU's time-stamp counter where the kernel keeps time with
   // it (x86-64 with the "tsc" clock source: ~10 ns a read against ~24 ns for steady_clock on
   // the development box), else the runtime's steady clock in ns. Records hold stamps; they

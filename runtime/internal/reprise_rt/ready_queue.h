@@ -36,7 +36,16 @@ class ReadyQueue {
   // thread, while the points it holds are on a dependence chain's critical path. It does not
   // sleep while a watched sibling has points queued, and asleep it looks at them every
   // millisecond.
-  PointTask* pop_all(const SpinPolicy& spin);
+  PointTask* pop_all(const SpinPolicy& spin) { return pop_all(spin, nullptr, 0); }
+  // The same, served by a thread that also waits for something else (the application thread
+  // serving a CPU, -ll:app_cpu): returns nullptr too once *interrupt differs from `seen`
+  // (whoever changes it calls nudge() after).
+  PointTask* pop_all(const SpinPolicy& spin, const std::atomic<std::uint32_t>* interrupt,
+                     std::uint32_t seen);
+  // Wakes a consumer sleeping in pop_all to look at its interrupt word.
+  void nudge();
+  // Takes every queued task without waiting (nullptr if none), in push order.
+  PointTask* try_take() { return take(); }
   static constexpr std::size_t kWatched = 8;
   // The rest of a list its worker took, while the worker runs the list's first point: a
   // sibling takes it (as it takes queued points) if it stays untaken for
@@ -47,9 +56,9 @@ class ReadyQueue {
   void stop();
 
  private:
-  // Sleeps until a push or stop() (or spuriously; with watched siblings at most 1 ms); not at
-  // all while a watched sibling has points queued.
-  void sleep(std::size_t watched);
+  // Sleeps until a push, stop() or nudge() (or spuriously; with watched siblings at most 1 ms);
+  // not at all while a watched sibling has points queued or *interrupt differs from `seen`.
+  void sleep(std::size_t watched, const std::atomic<std::uint32_t>* interrupt, std::uint32_t seen);
   // Takes every queued task (nullptr if none), in push order.
   PointTask* take();
   // Puts t at the head (the compare-exchange with `order`).

@@ -179,6 +179,12 @@ class Runtime {
   // -lg:evtrace: the program is about to wait (on the application thread) for a result,
   // whether or not it is ready yet.
   void note_program_wait();
+  // -ll:app_cpu: the application thread asks whether something is done without waiting for
+  // it (Future::ready): it runs its CPU's queued points first, or a program that polls would
+  // wait for itself.
+  void help_app() {
+    if (config_.app_cpu && on_app_thread()) executor_.serve_app(nullptr);
+  }
   MachineInfo machine() const;
   RuntimeStats stats() const;
   void count_points(std::uint64_t n) { points_launched_.fetch_add(n, std::memory_order_relaxed); }
@@ -247,8 +253,11 @@ class Runtime {
   void check_not_in_trace(const char* what) const;
   // True when called on the application thread while a trace is open.
   bool app_blocked_in_trace() const;
-  // True on the thread that runs the top-level task.
-  bool on_app_thread() const { return std::this_thread::get_id() == app_thread_; }
+  // True on the thread that runs the top-level task (but not while it runs a point there,
+  // -ll:app_cpu: a point is a point wherever it runs).
+  bool on_app_thread() const {
+    return std::this_thread::get_id() == app_thread_ && !Executor::running_points_here();
+  }
   // Tells the pipeline that the application is about to wait (for `awaited`, or for ops to
   // drain when kNoEvent), so that no stage keeps holding what it waits for.
   void flush_pipeline(Event awaited);

@@ -1,0 +1,151 @@
+// -ll:app_cpu: the application thread runs the last CPU's points while it waits, in place of a
+// worker thread of that CPU's own (by default where the application thread and the CPU workers
+// would outnumber the cores).
+#include <dirent.h>
+#include <gtest/gtest.h>
+#include <reprise/reprise.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <cstdlib>
+#include <fstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "error_text.h"
+#include "reprise_rt/topology.h"
+
+using namespace reprise;
+
+namespace {
+enum : TaskID { T_ZERO = 9700, T_NEXT, T_ON_APP, T_READ_FOREIGN };
+
+std::thread::id g_app_thread;
+Future g_foreign;  // a future no task is given
+
+std::int64_t zero(TaskContext&) {
+  return 0;
+}
+std::int64_t next(TaskContext& tc) {
+  return tc.future<std::int64_t>(0) + 1;
+}
+// 1 if the point ran on the application's thread, else 0.
+std::int64_t on_app(TaskContext&) {
+  return std::this_thread::get_id() == g_app_thread ? 1 : 0;
+}
+std::int64_t read_foreign(TaskContext&) {
+  return g_foreign.get<std::int64_t>();
+}
+
+void register_all() {
+  TaskRegistry::add(T_ZERO, "zero", {cpu(zero)});
+  TaskRegistry::add(T_NEXT, "next", {cpu(next)});
+  TaskRegistry::add(T_ON_APP, "on_app", {cpu(on_app)});
+  TaskRegistry::add(T_READ_FOREIGN, "read_foreign", {cpu(read_foreign)});
+}
+
+// How many CPU worker threads (rp-cpu*) the runtime started, once every runtime thread has
+// named itself (a bounded wait, as in test_analysis_thread.cpp).
+int cpu_workers(const std::vector<std::string>& flags) {
+  int workers = 0;
+  reprise::run(flags, [&](Context&) {
+    const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    for (;;) {
+      int named = 0, all = 0;
+      workers = 0;
+      if (DIR* tasks = opendir("/proc/self/task")) {
+        while (const dirent* e = readdir(tasks)) {
+          if (e->d_name[0] == '.') continue;
+          std::ifstream comm(std::string("/proc/self/task/") + e->d_name + "/comm");
+          std::string name;
+          if (!std::getline(comm, name)) continue;
+          ++all;
+          named += name.rfind("rp-", 0) == 0 ? 1 : 0;
+          workers += name.rfind("rp-cpu", 0) == 0 ? 1 : 0;
+        }
+        closedir(tasks);
+      }
+      if (named + 1 >= all || std::chrono::steady_clock::now() > give_up) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+  });
+  return workers;
+}
+
+int usable_cores() {
+  const int bound = detail::bound_cores(), all = detail::machine_cores();
+  return bound > 0 && bound < all ? bound : all;
+}
+}  // namespace
+
+TEST(AppCpu, ByDefaultWhereTheApplicationAndTheWorkersWouldOutnumberTheCores) {
+  if (std::getenv("REPRISE_ARGS")) GTEST_SKIP() << "REPRISE_ARGS may choose the threads";
+  const int cores = usable_cores();
+  if (cores <= 0) GTEST_SKIP() << "hwloc does not know the cores";
+  const std::string cpus = std::to_string(cores);
+  // As many CPUs as cores: the application thread serves the last, no thread is spare.
+  EXPECT_EQ(cpu_workers({"-ll:cpu", cpus}), cores - 1);
+  EXPECT_EQ(cpu_workers({"-ll:cpu", cpus, "-ll:app_cpu", "0"}), cores);
+  // With a utility thread (no inline analysis) the CPUs keep their workers.
+  EXPECT_EQ(cpu_workers({"-ll:cpu", cpus, "-lg:no_inline_analysis"}), cores);
+}
+
+TEST(AppCpu, OneCpuServedByTheApplicationThreadAlone) {
+  register_all();
+  g_app_thread = std::this_thread::get_id();
+  reprise::run({"-ll:cpu", "1", "-lg:inline_analysis", "-ll:app_cpu", "1", "-lg:window", "64"},
+               [](Context& ctx) {
+                 // A chain longer than the window: the application thread runs it while it
+                 // waits for the window to drain, and at the end.
+                 Future f = ctx.execute(TaskLauncher(T_ZERO));
+                 for (int i = 0; i < 3000; ++i) f = ctx.execute(TaskLauncher(T_NEXT).add_future(f));
+                 EXPECT_EQ(f.get<std::int64_t>(), 3000);
+                 // A program that polls rather than waits still sees its task run.
+                 Future polled = ctx.execute(TaskLauncher(T_ON_APP));
+                 while (!polled.ready()) std::this_thread::yield();
+                 EXPECT_EQ(polled.get<std::int64_t>(), 1);
+               });
+}
+
+TEST(AppCpu, TheLastCpusPointsRunOnTheApplicationThread) {
+  register_all();
+  g_app_thread = std::this_thread::get_id();
+  // No stealing: each CPU runs the points mapped to it, the last CPU's on the application
+  // thread, the first's on its worker.
+  reprise::run({"-ll:cpu", "2", "-lg:inline_analysis", "-ll:app_cpu", "1", "-ll:steal_ns", "0"},
+               [](Context& ctx) {
+                 FutureMap fm = ctx.execute(IndexLauncher(T_ON_APP, Domain(Rect<1>({0}, {7}))));
+                 std::int64_t on_app = 0;
+                 for (int p = 0; p < 8; ++p) on_app += fm.get(Point<1>{p}).get<std::int64_t>();
+                 EXPECT_GT(on_app, 0);
+                 EXPECT_LT(on_app, 8);
+               });
+}
+
+TEST(AppCpu, APointOnTheApplicationThreadIsStillATask) {
+  // Running on the application's thread gives a task body none of the top-level task's
+  // rights: a future it was not given is refused as on a worker.
+  register_all();
+  EXPECT_ERROR(reprise::run({"-ll:cpu", "1", "-lg:inline_analysis", "-ll:app_cpu", "1"},
+                            [](Context& ctx) {
+                              g_foreign = ctx.execute(TaskLauncher(T_ZERO));
+                              g_foreign.wait();
+                              ctx.execute(TaskLauncher(T_READ_FOREIGN)).get<std::int64_t>();
+                            }),
+               "inside a task body");
+  g_foreign = Future();
+}
+
+TEST(AppCpu, RefusedWhereItCannotServe) {
+  EXPECT_ERROR(
+      reprise::run({"-ll:cpu", "2", "-lg:no_inline_analysis", "-ll:app_cpu", "1"}, [](Context&) {}),
+      "-ll:app_cpu 1");
+  EXPECT_ERROR(
+      reprise::run({"-ll:cpu", "2", "-lg:inline_analysis", "-ll:app_cpu", "1", "-ll:othr", "2"},
+                   [](Context&) {}),
+      "-ll:othr");
+  EXPECT_ERROR(reprise::run({"-ll:app_cpu", "2"}, [](Context&) {}), "-ll:app_cpu");
+}
