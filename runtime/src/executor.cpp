@@ -383,14 +383,11 @@ LocalReady Executor::make_local(ReadyQueue& q, std::span<ReadyQueue* const> sibl
 }
 
 void Executor::run_list(ReadyQueue& q, LocalReady& local, PointTask* list,
-                        const std::atomic<std::uint32_t>* interrupt, std::uint32_t seen,
-                        std::size_t most) {
-  for (std::size_t ran = 0; list; ++ran) {
-    // The application thread serving its CPU goes back to issuing once woken for it, or once
-    // it ran what it came to run: what it has not run goes back to its queue, where its
-    // siblings take it.
-    if ((interrupt && interrupt->load(std::memory_order_relaxed) != seen) || ran == most)
-        [[unlikely]] {
+                        const std::atomic<std::uint32_t>* interrupt, std::uint32_t seen) {
+  while (list) {
+    // The application thread serving its CPU goes back to issuing once woken for it: what it
+    // has not run goes back to its queue, where its siblings take it.
+    if (interrupt && interrupt->load(std::memory_order_relaxed) != seen) [[unlikely]] {
       for (PointTask* t = list; t;) {
         PointTask* next = t->next;
         q.push(t);
@@ -416,8 +413,7 @@ void Executor::run_list(ReadyQueue& q, LocalReady& local, PointTask* list,
   }
 }
 
-void Executor::serve_app(const std::atomic<std::uint32_t>* wakes, std::uint32_t seen,
-                         std::size_t most) {
+void Executor::serve_app(const std::atomic<std::uint32_t>* wakes, std::uint32_t seen) {
   REPRISE_ASSERT(app_local_ && !tl_local_ready,
                  "only the application thread serves its CPU, and not from inside a point");
   ReadyQueue& q = *cpu_queues_.back();
@@ -426,7 +422,7 @@ void Executor::serve_app(const std::atomic<std::uint32_t>* wakes, std::uint32_t 
   // (Profiled on the CPU's lane, not the application's.)
   const Profiler::LaneScope lane(app_lane_.c_str());
   tl_local_ready = app_local_.get();
-  run_list(q, *app_local_, list, wakes, seen, most);
+  run_list(q, *app_local_, list, wakes, seen);
   tl_local_ready = nullptr;
 }
 

@@ -61,9 +61,7 @@ class Executor final : public GraphSink, public BatchSink {
   // own). serve_app waits for its points (spinning, then asleep) and runs those it takes
   // (and what they make ready here); it returns after a list, or once *wakes differs from
   // `seen` (wakers call nudge_app after changing it). wakes null: it runs what is queued now.
-  // It runs at most `most` points.
-  void serve_app(const std::atomic<std::uint32_t>* wakes, std::uint32_t seen = 0,
-                 std::size_t most = SIZE_MAX);
+  void serve_app(const std::atomic<std::uint32_t>* wakes, std::uint32_t seen = 0);
   void nudge_app();
   // Whether this thread is running points now: a worker's, or the application's serving
   // its CPU.
@@ -114,10 +112,9 @@ class Executor final : public GraphSink, public BatchSink {
   // A CPU's points and the state it keeps between them, as its worker loop sets them up.
   LocalReady make_local(ReadyQueue& q, std::span<ReadyQueue* const> siblings) const;
   // Runs a list q's consumer took, and what its points make ready here; once *interrupt
-  // differs from `seen`, or `most` points ran, it puts the rest back in q instead.
+  // differs from `seen` it puts the rest back in q instead.
   void run_list(ReadyQueue& q, LocalReady& local, PointTask* list,
-                const std::atomic<std::uint32_t>* interrupt = nullptr, std::uint32_t seen = 0,
-                std::size_t most = SIZE_MAX);
+                const std::atomic<std::uint32_t>* interrupt = nullptr, std::uint32_t seen = 0);
   void run_point(PointTask* t);
   // run_point with a profiler or a point timed for -ll:keep_ns (the worker's LocalReady);
   // either may be null.
