@@ -87,10 +87,15 @@ void Future::wait() const {
 
 bool Future::ready() const {
   if (!state_) return false;
+  auto done = [&] {
+    if (state_->gate && !state_->gate->ready.load(std::memory_order_acquire)) return false;
+    if (state_->map) return state_->map->ready.load(std::memory_order_acquire);
+    return state_->ready.load(std::memory_order_acquire);
+  };
+  if (done()) return true;
+  // (-ll:app_cpu: the application thread runs its CPU's queued points before it answers no.)
   if (detail::Runtime* rt = detail::Runtime::current()) rt->help_app();
-  if (state_->gate && !state_->gate->ready.load(std::memory_order_acquire)) return false;
-  if (state_->map) return state_->map->ready.load(std::memory_order_acquire);
-  return state_->ready.load(std::memory_order_acquire);
+  return done();
 }
 
 ValueKind Future::kind() const {
