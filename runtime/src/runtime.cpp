@@ -98,11 +98,13 @@ bool resolve_inline_analysis(const Config& c, bool networked, bool simulated, in
 // a lock-stepped program stops while any worker is off its core, even mid-point. Serving the
 // last CPU instead, it runs points whenever it waits, and while it issues the other workers
 // take that CPU's points. Not with fork-join helpers (a point's helpers are its CPU's), nor
-// with a device (its processors' threads are apart).
+// with a device (its processors' threads are apart), nor while recording an event trace (the
+// what-if model takes the application thread's time between two ops for the program's own,
+// and gives every CPU a thread of its own).
 bool resolve_app_cpu(const Config& c, bool networked, bool simulated, bool device, int bound) {
   if (c.app_cpu >= 0) return c.app_cpu == 1;
   return c.inline_analysis == 1 && !networked && !simulated && !device && c.othr <= 1 &&
-         c.cpus >= 1 && crowded(c, false, true, false, bound);
+         c.evtrace_file.empty() && c.cpus >= 1 && crowded(c, false, true, false, bound);
 }
 
 SpinPolicy make_spin_policy(const Config& c, bool networked, int bound) {

@@ -9,6 +9,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <string>
@@ -89,8 +90,12 @@ TEST(AppCpu, ByDefaultWhereTheApplicationAndTheWorkersWouldOutnumberTheCores) {
   // As many CPUs as cores: the application thread serves the last, no thread is spare.
   EXPECT_EQ(cpu_workers({"-ll:cpu", cpus}), cores - 1);
   EXPECT_EQ(cpu_workers({"-ll:cpu", cpus, "-ll:app_cpu", "0"}), cores);
-  // With a utility thread (no inline analysis) the CPUs keep their workers.
+  // With a utility thread (no inline analysis) the CPUs keep their workers; and while an event
+  // trace is recorded (the what-if model gives every CPU a thread).
   EXPECT_EQ(cpu_workers({"-ll:cpu", cpus, "-lg:no_inline_analysis"}), cores);
+  const std::string trace = ::testing::TempDir() + "app_cpu_evtrace.txt";
+  EXPECT_EQ(cpu_workers({"-ll:cpu", cpus, "-lg:evtrace", trace}), cores);
+  std::remove(trace.c_str());
 }
 
 TEST(AppCpu, OneCpuServedByTheApplicationThreadAlone) {
