@@ -82,7 +82,11 @@ Outcome run_behind_a_long_task(const std::vector<std::string>& flags, bool permi
   long_started = false;
   short_ran = false;
   Outcome out;
-  std::vector<std::string> all = {"-ll:cpu", "2", "-ll:spin", "100000", "-lg:no_auto_tracing"};
+  // (Two worker threads, -ll:app_cpu 0: these tests are about how workers take each other's
+  // points, and their tasks wait for the program's own progress, which the application thread
+  // running a CPU's points would hold up.)
+  std::vector<std::string> all = {"-ll:cpu",     "2", "-ll:spin", "100000", "-lg:no_auto_tracing",
+                                  "-ll:app_cpu", "0"};
   all.insert(all.end(), flags.begin(), flags.end());
   reprise::run(
       all,
@@ -191,7 +195,9 @@ void run_alternating(const std::vector<std::string>& flags, Privilege (*privileg
   TaskRegistry::add(T_GATE, "gate", {cpu(+[](TaskContext&) {})});
   all_launched = false;
   first_link_gave_up = false;
-  std::vector<std::string> all = {"-ll:cpu", "2", "-lg:no_auto_tracing"};
+  // (-ll:app_cpu 0: link 0 waits for the program to have issued every link; run on the
+  // application thread, in one of its waits, it would wait for itself.)
+  std::vector<std::string> all = {"-ll:cpu", "2", "-lg:no_auto_tracing", "-ll:app_cpu", "0"};
   all.insert(all.end(), flags.begin(), flags.end());
   reprise::run(
       all,
