@@ -1,23 +1,18 @@
 // -ll:app_cpu: the application thread runs the last CPU's points while it waits, in place of a
 // worker thread of that CPU's own (by default where the application thread and the CPU workers
 // would outnumber the cores).
-#include <dirent.h>
 #include <gtest/gtest.h>
 #include <reprise/reprise.h>
 
-#include <algorithm>
-#include <atomic>
-#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
-#include <fstream>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "error_text.h"
-#include "reprise_rt/topology.h"
+#include "runtime_threads.h"
 
 using namespace reprise;
 
@@ -48,37 +43,12 @@ void register_all() {
   TaskRegistry::add(T_READ_FOREIGN, "read_foreign", {cpu(read_foreign)});
 }
 
-// How many CPU worker threads (rp-cpu*) the runtime started, once every runtime thread has
-// named itself (a bounded wait, as in test_analysis_thread.cpp).
+// How many CPU worker threads (rp-cpu*) the runtime started.
 int cpu_workers(const std::vector<std::string>& flags) {
   int workers = 0;
-  reprise::run(flags, [&](Context&) {
-    const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-    for (;;) {
-      int named = 0, all = 0;
-      workers = 0;
-      if (DIR* tasks = opendir("/proc/self/task")) {
-        while (const dirent* e = readdir(tasks)) {
-          if (e->d_name[0] == '.') continue;
-          std::ifstream comm(std::string("/proc/self/task/") + e->d_name + "/comm");
-          std::string name;
-          if (!std::getline(comm, name)) continue;
-          ++all;
-          named += name.rfind("rp-", 0) == 0 ? 1 : 0;
-          workers += name.rfind("rp-cpu", 0) == 0 ? 1 : 0;
-        }
-        closedir(tasks);
-      }
-      if (named + 1 >= all || std::chrono::steady_clock::now() > give_up) break;
-      std::this_thread::sleep_for(std::chrono::milliseconds(1));
-    }
-  });
+  for (const std::string& n : runtime_thread_names(flags))
+    workers += n.rfind("rp-cpu", 0) == 0 ? 1 : 0;
   return workers;
-}
-
-int usable_cores() {
-  const int bound = detail::bound_cores(), all = detail::machine_cores();
-  return bound > 0 && bound < all ? bound : all;
 }
 }  // namespace
 
