@@ -446,6 +446,28 @@ bool is_runtime_flag(const std::string& a) {
   return a.rfind("-ll:", 0) == 0 || a.rfind("-lg:", 0) == 0 || a == "-level" || a == "-logfile";
 }
 
+namespace {
+// The definition of runtime flag a (null: none). (The Apophenia artifact spells the
+// automatic-tracing flags -lg:autotrace:...)
+const FlagDef* find_flag(const std::string& a) {
+  const std::string name = a.rfind("-lg:autotrace:", 0) == 0 ? "-lg:auto_trace:" + a.substr(14) : a;
+  for (const auto& f : flag_table())
+    if (name == f.name) return &f;
+  return nullptr;
+}
+
+// Whether `next` (null: there is none) is the value of the flag `def` defines.
+bool takes(const FlagDef& def, const std::string* next) {
+  if (!next) return false;
+  return def.optional_value ? is_number(*next) : def.value != nullptr;
+}
+}  // namespace
+
+bool runtime_flag_takes(const std::string& flag, const std::string& next) {
+  const FlagDef* def = find_flag(flag);
+  return !def || takes(*def, &next);
+}
+
 ParsedArgs parse_args(const std::vector<std::string>& args_in, bool use_env) {
   // REPRISE_ARGS first, so that the command line wins where both set a flag; what the
   // environment holds that is not a runtime flag goes to the application after its own.
@@ -456,28 +478,19 @@ ParsedArgs parse_args(const std::vector<std::string>& args_in, bool use_env) {
   args.insert(args.end(), args_in.begin(), args_in.end());
   ParsedArgs out;
   std::vector<std::string> env_app_args;
-  const auto& table = flag_table();
   for (std::size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
     if (!is_runtime_flag(a)) {
       (i < from_env ? env_app_args : out.app_args).push_back(a);
       continue;
     }
-    // The Apophenia artifact spells the automatic-tracing flags -lg:autotrace:...
-    const std::string name =
-        a.rfind("-lg:autotrace:", 0) == 0 ? "-lg:auto_trace:" + a.substr(14) : a;
-    const FlagDef* def = nullptr;
-    for (const auto& f : table)
-      if (name == f.name) def = &f;
+    const FlagDef* def = find_flag(a);
     if (!def) throw Error(fmt::format("unknown flag '{}' (see -lg:help)", a));
     std::string value;
-    if (def->optional_value) {
-      if (i + 1 < args.size() && is_number(args[i + 1])) value = args[++i];
-    } else if (def->value) {
-      if (i + 1 >= args.size())
-        throw Error(fmt::format("flag {} needs a value ({})", a, def->value));
+    if (takes(*def, i + 1 < args.size() ? &args[i + 1] : nullptr))
       value = args[++i];
-    }
+    else if (def->value && !def->optional_value)
+      throw Error(fmt::format("flag {} needs a value ({})", a, def->value));
     def->set(out.config, value);
   }
   out.app_args.insert(out.app_args.end(), env_app_args.begin(), env_app_args.end());

@@ -19,8 +19,10 @@
 #include <vector>
 
 #include "random_program.h"
+#include "reprise_rt/config.h"
 
 namespace rr = reprise_random;
+namespace rd = reprise::detail;
 
 namespace {
 
@@ -123,19 +125,8 @@ Options parse(int argc, char** argv) {
       usage("help");
     } else if (a.rfind("-ll:", 0) == 0 || a.rfind("-lg:", 0) == 0 || a == "-level") {
       o.flags.push_back(a);
-      // Every flag takes a value but the switches (a value may be a negative number).
-      static const char* const switches[] = {"-lg:inorder",
-                                             "-lg:bounds_checks",
-                                             "-lg:help",
-                                             "-lg:no_auto_tracing",
-                                             "-lg:safe_ctrlrepl",
-                                             "-lg:coverage_log",
-                                             "-lg:enable_automatic_tracing",
-                                             "-lg:inline_analysis",
-                                             "-lg:no_inline_analysis"};
-      const bool is_switch =
-          std::find(std::begin(switches), std::end(switches), a) != std::end(switches);
-      if (!is_switch && i + 1 < argc) o.flags.push_back(argv[++i]);
+      // (Its value, if it takes one, as the runtime reads flags.)
+      if (i + 1 < argc && rd::runtime_flag_takes(a, argv[i + 1])) o.flags.push_back(argv[++i]);
     } else {
       usage("unknown argument " + a);
     }

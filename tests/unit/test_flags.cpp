@@ -58,6 +58,18 @@ TEST(Flags, UnknownFlagIsAnErrorNamingIt) {
   EXPECT_THROW(parse_args({"-lg:bogus"}, false), Error);
 }
 
+TEST(Flags, WhetherTheNextWordIsAFlagsValue) {
+  // As parse_args reads them: programs that pass runtime flags on ask this.
+  using reprise::detail::runtime_flag_takes;
+  EXPECT_TRUE(runtime_flag_takes("-ll:cpu", "2"));
+  EXPECT_TRUE(runtime_flag_takes("-ll:app_cpu", "auto"));
+  EXPECT_FALSE(runtime_flag_takes("-lg:inline_analysis", "-ll:app_cpu"));
+  EXPECT_FALSE(runtime_flag_takes("-lg:no_inline_analysis", "1"));
+  EXPECT_TRUE(runtime_flag_takes("-lg:safe_ctrlrepl", "1"));  // an optional number
+  EXPECT_FALSE(runtime_flag_takes("-lg:safe_ctrlrepl", "-ll:cpu"));
+  EXPECT_TRUE(runtime_flag_takes("-ll:no_such_flag", "3"));  // passed on: parse_args names it
+}
+
 TEST(Flags, BadValuesAreErrors) {
   EXPECT_THROW(parse_args({"-ll:cpu", "zero"}, false), Error);
   EXPECT_THROW(parse_args({"-ll:cpu", "0"}, false), Error);

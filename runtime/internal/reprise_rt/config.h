@@ -129,6 +129,10 @@ struct ParsedArgs {
 
 // Whether a word names a runtime flag (-ll:..., -lg:..., -level, -logfile).
 bool is_runtime_flag(const std::string& a);
+// Whether `next` is the value of runtime flag `flag`, as parse_args reads them (a switch takes
+// none, a flag whose value may be left out only a number). True for an unknown flag: passed on
+// with it, parse_args names the flag. (For programs that pass runtime flags on.)
+bool runtime_flag_takes(const std::string& flag, const std::string& next);
 // Parses runtime flags out of args (REPRISE_ARGS is appended when use_env). An unknown
 // -ll:/-lg: flag or a bad value throws reprise::Error naming it.
 ParsedArgs parse_args(const std::vector<std::string>& args, bool use_env);
