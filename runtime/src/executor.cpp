@@ -170,6 +170,10 @@ void Executor::start() {
     app_local_ = std::make_unique<LocalReady>(
         make_local(*cpu_queues_.back(), std::span<ReadyQueue* const>(steal_from_.back())));
     app_lane_ = fmt::format("cpu{}", cpus - 1);
+    if (Profiler* profiler = rt_.profiler()) {  // (start runs on the application thread)
+      const Profiler::LaneScope lane(app_lane_.c_str());
+      profiler->prepare_buffer();
+    }
   }
   for (std::size_t i = 0; i + app_served < cpus; ++i)
     threads_.emplace_back(&Executor::worker_loop, this, std::ref(*cpu_queues_[i]),
@@ -363,6 +367,7 @@ void Executor::enqueue(PointTask* t) {
 void Executor::worker_loop(ReadyQueue& q, std::span<ReadyQueue* const> siblings, int pin_core,
                            std::string name) {
   set_log_thread_name(std::move(name));
+  if (Profiler* profiler = rt_.profiler()) profiler->prepare_buffer();  // (not on a first point)
   if (pin_core >= 0 && !pin_current_thread(pin_core))
     REPRISE_LOG_DEBUG(LogCategory::Runtime, "could not pin a worker to core {}", pin_core);
   const SpinPolicy spin = rt_.spin_policy();

@@ -14,6 +14,13 @@ interpolated (in log granularity) towards the next smaller size.
       [--reps 3] [--bind] [--compare OTHER/reprise-taskbench] [--plot docs/figures/metg.png] \\
       [--csv out.csv]
 
+--gate [PROBE] holds each run until the machine is calm: PROBE (default: reprise-core-roundtrip
+beside --bin) measures the cross-core cache-line round trip before and after every run; a run
+counts only if both are within --gate-factor of the first quartile of the round trips seen, else
+it waits (up to --gate-wait seconds) and runs again. (On the shared virtual machines here the round trip is
+~80-95 ns, and 430-870 ns for spells of seconds, during which Reprise's fine-grained chains take
+~2x as long and MPI's ~1.4x: spells that land on one system's runs would bias the comparison.)
+
 --compare runs every mode with a second build too (systems `MODE@compare`), in the same sweep:
 a before/after figure that one noisy spell of the machine cannot bias.
 
@@ -27,6 +34,7 @@ import re
 import statistics
 import subprocess
 import sys
+import time
 
 MPI_ENV = {"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1"}
 
@@ -71,6 +79,62 @@ def run(system, a, iters, steps):
     return parse_run(out.stdout)
 
 
+class Gate:
+    """Runs a command only while the cross-core round trip is calm (--gate): within `factor` of
+    the first quartile of the round trips seen so far (not the least one: spells of a few
+    tens of ns come too, and would hold the sweep for good)."""
+
+    def __init__(self, probe, factor, max_wait_s):
+        self.probe, self.factor, self.max_wait_s = probe, factor, max_wait_s
+        self.seen = []
+        for _ in range(5):
+            self.measure()
+            time.sleep(0.2)
+        self.held = self.reruns = self.uncalm = 0
+        self.waited_s = 0.0
+
+    def reference(self):
+        return sorted(self.seen)[len(self.seen) // 4]
+
+    def measure(self):
+        out = subprocess.run([self.probe], capture_output=True, text=True, timeout=60)
+        m = re.search(r"roundtrip_ns=(\d+)", out.stdout)
+        if out.returncode != 0 or not m:
+            raise RuntimeError(f"--gate: {self.probe} failed:\n{out.stdout}{out.stderr}")
+        self.seen.append(int(m.group(1)))
+        return self.seen[-1]
+
+    def is_calm(self):
+        ns = self.measure()
+        return ns <= self.factor * self.reference()
+
+    def wait_for_calm(self):
+        t0 = time.monotonic()
+        if not self.is_calm():
+            self.held += 1
+            while time.monotonic() - t0 < self.max_wait_s and not self.is_calm():
+                time.sleep(0.5)
+        self.waited_s += time.monotonic() - t0
+
+    def run(self, fn):
+        for attempt in range(4):
+            self.wait_for_calm()
+            result = fn()
+            if self.is_calm():
+                return result
+            if attempt < 3:
+                self.reruns += 1
+        self.uncalm += 1  # (kept: a machine that never calms down still gives a figure)
+        return result
+
+    def summary(self):
+        ref = self.reference()
+        slow = sum(1 for ns in self.seen if ns > self.factor * ref)
+        return (f"GATE reference_roundtrip_ns={ref} threshold_ns={self.factor * ref:.0f} "
+                f"probes={len(self.seen)} slow_probes={slow} held={self.held} "
+                f"waited_s={self.waited_s:.1f} reruns={self.reruns} uncalm_runs={self.uncalm}")
+
+
 def metg(points, peak):
     """points: [(granularity_us, flops)] sorted by decreasing granularity. The smallest
     granularity still at 50% efficiency or more; interpolated (in log granularity) towards the
@@ -106,6 +170,10 @@ def main():
                    help="run every system under taskset on cores 0..C-1 (without it Reprise's "
                         "application and utility threads may use the machine's other cores)")
     p.add_argument("--compare", help="another reprise-taskbench: every mode runs with it too")
+    p.add_argument("--gate", nargs="?", const="", metavar="PROBE",
+                   help="run only while the cross-core round trip is calm (see above)")
+    p.add_argument("--gate-factor", type=float, default=2.0)
+    p.add_argument("--gate-wait", type=float, default=60.0, help="seconds, at most, per run")
     p.add_argument("--plot")
     p.add_argument("--csv")
     a = p.parse_args()
@@ -113,6 +181,11 @@ def main():
     modes = [m for m in a.modes.split(",") if m]
     systems = modes + ([f"{m}@compare" for m in modes] if a.compare else []) + \
         (["mpi"] if a.mpi else [])
+    gate = None
+    if a.gate is not None:
+        probe = a.gate or os.path.join(os.path.dirname(os.path.abspath(a.bin)),
+                                       "reprise-core-roundtrip")
+        gate = Gate(probe, a.gate_factor, a.gate_wait)
     results = {s: [] for s in systems}  # system -> [(iters, granularity_us, flops)]
     for k in range(a.max_log2, a.min_log2 - 1, -1):
         iters = 1 << k
@@ -123,7 +196,8 @@ def main():
         by_system = {s: [] for s in systems}
         for _ in range(a.reps):
             for s in systems:
-                elapsed, flops, tasks = run(s, a, iters, steps)
+                go = lambda: run(s, a, iters, steps)  # noqa: E731
+                elapsed, flops, tasks = gate.run(go) if gate else go()
                 by_system[s].append((elapsed * a.cores / tasks * 1e6, flops))
         for s in systems:
             runs = by_system[s]
@@ -132,6 +206,8 @@ def main():
             results[s].append((iters, g, f))
             print(f"RUN system={s} type={a.type} cores={a.cores} iter={iters} steps={steps} "
                   f"granularity_us={g:.3f} flops={f:.4e}", flush=True)
+    if gate:
+        print(gate.summary(), flush=True)
     peak = max(f for rs in results.values() for _, _, f in rs)
     for s in systems:
         pts = [(g, f) for _, g, f in results[s]]
