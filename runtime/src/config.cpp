@@ -222,8 +222,10 @@ const std::vector<FlagDef>& flag_table() {
         "whose reads meet none of this shard's data for its writes only, not analysed whole "
         "(auto: wherever -lg:shard_checks is on)",
         auto_i32(&Config::shard_recording, 0, 1, "-lg:shard_recording"));
-    add("-lg:window", "N", "ops in flight before the application thread waits",
-        i32(&Config::window, 2, 1 << 24, "-lg:window"));
+    add("-lg:window", "N|auto",
+        "ops in flight before the application thread waits (auto: 1024; 64 where it is the only "
+        "CPU, -ll:cpu 1 with -ll:app_cpu, or 256 there with automatic tracing)",
+        auto_i32(&Config::window, 2, 1 << 24, "-lg:window"));
     add("-lg:trace_links", "N",
         "elision links a trace template may carry per instruction (beyond 4,096) before its "
         "replays wait for the fence instead",

@@ -107,6 +107,17 @@ bool resolve_app_cpu(const Config& c, bool networked, bool simulated, bool devic
          c.evtrace_file.empty() && c.cpus >= 1 && crowded(c, false, true, false, bound);
 }
 
+// -lg:window auto: 1,024 ops in flight; where the application thread is the only CPU
+// (-ll:cpu 1 with -ll:app_cpu), 64 — it runs the points after a shorter burst of issuing, with
+// fewer ops' state alive at once (METG at one core 30-45% lower, docs/results.md) — or 256 with
+// automatic tracing, which holds up to a quarter of the window back to find its repeats. (With
+// a worker beside it, untraced fine-grained chains were ~20% slower so: not there.)
+int resolve_window(const Config& c) {
+  if (c.window > 0) return c.window;
+  if (!c.app_cpu || c.cpus > 1) return 1024;
+  return c.auto_tracing && !c.inorder ? 256 : 64;
+}
+
 SpinPolicy make_spin_policy(const Config& c, bool networked, int bound) {
   SpinPolicy s;
   s.spin_ns = std::uint64_t(c.spin_us) * 1000;
@@ -128,7 +139,7 @@ Runtime::Runtime(Config config, std::unique_ptr<Mapper> mapper, Network* network
                  device_ ? config_.gpus : 0, std::size_t(config_.fsize_mib) << 20,
                  device_ ? std::size_t(config_.zsize_mib) << 20 : 0),
       executor_(*this),
-      queue_(std::size_t(config_.window) + 2) {
+      queue_(std::size_t(config_.window > 0 ? config_.window : 1024) + 2) {  // (auto: <= 1024)
   if (config_.simulate_shards > 1 && num_shards() > 1)
     throw Error(fmt::format(
         "-lg:simulate_shards {}: one process plays the shards; it cannot run as one of {} MPI "
@@ -152,6 +163,7 @@ Runtime::Runtime(Config config, std::unique_ptr<Mapper> mapper, Network* network
         "too (-lg:inline_analysis; a single process)");
   if (config_.app_cpu && config_.othr > 1)
     throw Error("-ll:app_cpu 1 with -ll:othr > 1: a CPU's fork-join helpers need its own worker");
+  config_.window = resolve_window(config_);
   spin_ = make_spin_policy(config_, network_ != nullptr, bound);
   instances_.set_device(device_);
   if (auto observers = observers_snapshot(); !config_.prof_file.empty() ||

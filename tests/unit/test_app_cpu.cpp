@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <reprise/reprise.h>
 
+#include <atomic>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -17,7 +18,7 @@
 using namespace reprise;
 
 namespace {
-enum : TaskID { T_ZERO = 9700, T_NEXT, T_ON_APP, T_READ_FOREIGN };
+enum : TaskID { T_ZERO = 9700, T_NEXT, T_ON_APP, T_READ_FOREIGN, T_ISSUED };
 
 std::thread::id g_app_thread;
 Future g_foreign;  // a future no task is given
@@ -35,12 +36,18 @@ std::int64_t on_app(TaskContext&) {
 std::int64_t read_foreign(TaskContext&) {
   return g_foreign.get<std::int64_t>();
 }
+// How many launches the program had issued when this point ran.
+std::atomic<std::int64_t> g_issued{0};
+std::int64_t issued(TaskContext&) {
+  return g_issued.load();
+}
 
 void register_all() {
   TaskRegistry::add(T_ZERO, "zero", {cpu(zero)});
   TaskRegistry::add(T_NEXT, "next", {cpu(next)});
   TaskRegistry::add(T_ON_APP, "on_app", {cpu(on_app)});
   TaskRegistry::add(T_READ_FOREIGN, "read_foreign", {cpu(read_foreign)});
+  TaskRegistry::add(T_ISSUED, "issued", {cpu(issued)});
 }
 
 // How many CPU worker threads (rp-cpu*) the runtime started.
@@ -83,6 +90,37 @@ TEST(AppCpu, OneCpuServedByTheApplicationThreadAlone) {
                  while (!polled.ready()) std::this_thread::yield();
                  EXPECT_EQ(polled.get<std::int64_t>(), 1);
                });
+}
+
+// How many launches were issued when the first of 600 independent ones ran, where the
+// application thread is the only CPU (it runs points only when it waits).
+std::int64_t issued_at_first_point(std::vector<std::string> flags) {
+  register_all();
+  std::int64_t first = -1;
+  flags.insert(flags.end(), {"-ll:cpu", "1", "-lg:inline_analysis", "-ll:app_cpu", "1"});
+  reprise::run(flags, [&](Context& ctx) {
+    g_issued = 0;
+    std::vector<Future> all;
+    for (int i = 0; i < 600; ++i) {
+      all.push_back(ctx.execute(TaskLauncher(T_ISSUED)));
+      g_issued = i + 1;
+    }
+    first = all.front().get<std::int64_t>();
+  });
+  return first;
+}
+
+TEST(AppCpu, AShortWindowWhereTheApplicationThreadIsTheOnlyCpu) {
+  // -lg:window auto is 64 there (256 with automatic tracing, which holds up to a quarter of
+  // it back): the first point runs once the window is full, not at the first wait.
+  EXPECT_LE(issued_at_first_point({"-lg:no_auto_tracing"}), 65);
+  EXPECT_GE(issued_at_first_point({"-lg:no_auto_tracing"}), 64);
+  const std::int64_t with_tracing = issued_at_first_point({});
+  EXPECT_GE(with_tracing, 64);
+  EXPECT_LE(with_tracing, 257);
+  // Given, the window is what it says.
+  EXPECT_EQ(issued_at_first_point({"-lg:no_auto_tracing", "-lg:window", "1024"}), 600);
+  EXPECT_LE(issued_at_first_point({"-lg:no_auto_tracing", "-lg:window", "16"}), 17);
 }
 
 TEST(AppCpu, TheLastCpusPointsRunOnTheApplicationThread) {

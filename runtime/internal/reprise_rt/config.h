@@ -78,7 +78,7 @@ struct Config {
   // -1 (auto): on with the inline analysis where the application thread and the CPU workers
   // would outnumber the cores (resolved by the Runtime before any use).
   int app_cpu = -1;
-  int window = 1024;  // -lg:window
+  int window = -1;  // -lg:window (-1: auto, resolved when the runtime starts)
   // Elision links a template may carry per instruction (beyond 4,096) before its replays
   // wait for the entry fence instead (-lg:trace_links).
   int trace_links = 16;
