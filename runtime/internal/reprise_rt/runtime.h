@@ -367,7 +367,7 @@ class Runtime {
   TraceID open_trace_ = 0;
   std::thread::id app_thread_;
   std::vector<std::shared_ptr<Attached>> attachments_;
-  std::atomic<std::uint64_t> analysis_busy_ns_{0};
+  std::atomic<std::uint64_t> analysis_busy_cycles_{0};  // (cycle_count ticks)
   std::atomic<std::uint64_t> shard_wait_ns_{0};
 
   mutable std::mutex error_mutex_;
