@@ -17,9 +17,10 @@ interpolated (in log granularity) towards the next smaller size.
 --gate [PROBE] holds each run until the machine is calm: PROBE (default: reprise-core-roundtrip
 beside --bin) measures the cross-core cache-line round trip before and after every run; a run
 counts only if both are within --gate-factor of the first quartile of the round trips seen, else
-it waits (up to --gate-wait seconds) and runs again. (On the shared virtual machines here the round trip is
-~80-95 ns, and 430-870 ns for spells of seconds, during which Reprise's fine-grained chains take
-~2x as long and MPI's ~1.4x: spells that land on one system's runs would bias the comparison.)
+it waits (up to --gate-wait seconds) and runs again. (On the shared virtual machines here the
+round trip is ~75-95 ns, and 430-870 ns for spells of seconds, during which Reprise's
+fine-grained chains take ~2x as long and MPI's less: spells that land on one system's runs would
+bias the comparison.)
 
 --compare runs every mode with a second build too (systems `MODE@compare`), in the same sweep:
 a before/after figure that one noisy spell of the machine cannot bias.
