@@ -1,5 +1,6 @@
 // reprise-core-roundtrip: how long a cache line takes to go from one core to another and back,
-// now. Two threads pinned to two cores bounce a counter; prints the median of some rounds.
+// now. Two threads pinned to two cores bounce a counter; prints the median of some rounds. Cores
+// are numbered as the runtime's -ll:pin numbers them (hwloc's cores).
 //
 //   reprise-core-roundtrip [-cores A,B] [-rounds N]   ->   roundtrip_ns=88
 //
@@ -8,9 +9,6 @@
 // and a chain of fine-grained tasks slows by ~2x during them (MPI's by less: it passes fewer
 // lines per timestep). tools/experiments/metg.py --gate runs this before each run and holds the
 // sweep until the machine is calm again, so that a spell does not land on one system's runs.
-#include <pthread.h>
-#include <sched.h>
-
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -21,20 +19,13 @@
 #include <thread>
 #include <vector>
 
+#include "reprise_rt/spin_lock.h"
+#include "reprise_rt/topology.h"
+
 namespace {
 
-bool pin_to(int core) {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  CPU_SET(core, &set);
-  return pthread_setaffinity_np(pthread_self(), sizeof set, &set) == 0;
-}
-
-void relax() {
-#if defined(__x86_64__) || defined(__i386__)
-  __builtin_ia32_pause();
-#endif
-}
+using reprise::detail::cpu_relax;
+using reprise::detail::pin_current_thread;
 
 // The ball: even values are the first thread's to hit, odd ones the second's.
 struct alignas(64) Ball {
@@ -44,7 +35,7 @@ struct alignas(64) Ball {
 // Hits the ball on every value of this parity in [from, to).
 void play(Ball& ball, long parity, long from, long to) {
   for (long i = from + parity; i < to; i += 2) {
-    while (ball.value.load(std::memory_order_acquire) != i) relax();
+    while (ball.value.load(std::memory_order_acquire) != i) cpu_relax();
     ball.value.store(i + 1, std::memory_order_release);
   }
 }
@@ -75,13 +66,14 @@ int main(int argc, char** argv) {
       return usage((std::string("unknown argument ") + argv[i]).c_str());
     }
   }
-  if (!pin_to(first)) return usage("cannot run on the first core (is it online and allowed?)");
+  if (!pin_current_thread(first))
+    return usage("cannot run on the first core (is it online and allowed?)");
   Ball ball;
   // The other thread says whether it is pinned before the rally: unpinned, both threads might
   // share a core, and every hit would wait for the scheduler.
   std::atomic<int> other_pinned{-1};
   std::thread other([&] {
-    other_pinned.store(pin_to(second) ? 1 : 0);
+    other_pinned.store(pin_current_thread(second) ? 1 : 0);
     if (other_pinned.load() == 1) play(ball, 1, 0, 2 * hits * (rounds + 1));
   });
   while (other_pinned.load() < 0) std::this_thread::yield();
