@@ -113,9 +113,10 @@ bool resolve_app_cpu(const Config& c, bool networked, bool simulated, bool devic
 // fewer ops' state alive at once (METG at one core 30-45% lower, docs/results.md) — or 256 with
 // automatic tracing, which holds up to a quarter of the window back to find its repeats. (With
 // a worker beside it, untraced fine-grained chains were ~20% slower so: not there.)
+constexpr int kWindowElsewhere = 1024;
 int resolve_window(const Config& c) {
   if (c.window > 0) return c.window;
-  if (!c.app_cpu || c.cpus > 1) return 1024;
+  if (!c.app_cpu || c.cpus > 1) return kWindowElsewhere;
   return c.auto_tracing && !c.inorder ? 256 : 64;
 }
 
@@ -140,7 +141,8 @@ Runtime::Runtime(Config config, std::unique_ptr<Mapper> mapper, Network* network
                  device_ ? config_.gpus : 0, std::size_t(config_.fsize_mib) << 20,
                  device_ ? std::size_t(config_.zsize_mib) << 20 : 0),
       executor_(*this),
-      queue_(std::size_t(config_.window > 0 ? config_.window : 1024) + 2) {  // (auto: <= 1024)
+      // (Sized before the window is resolved: auto resolves to kWindowElsewhere or less.)
+      queue_(std::size_t(config_.window > 0 ? config_.window : kWindowElsewhere) + 2) {
   if (config_.simulate_shards > 1 && num_shards() > 1)
     throw Error(fmt::format(
         "-lg:simulate_shards {}: one process plays the shards; it cannot run as one of {} MPI "
@@ -171,6 +173,7 @@ Runtime::Runtime(Config config, std::unique_ptr<Mapper> mapper, Network* network
                                              !config_.spy_dir.empty() || !observers.empty() ||
                                              !config_.evtrace_file.empty()) {
     profiler_ = std::make_unique<Profiler>(config_.prof_file, shard(), std::move(observers));
+    profiler_->prepare_buffer();  // the application thread's own (its CPU's lane: Executor)
     profiler_->set_deps(config_.prof_deps || !config_.spy_dir.empty());
     profiler_->set_spy_dir(config_.spy_dir);
     if (!config_.evtrace_file.empty()) {
@@ -839,6 +842,7 @@ void Runtime::warm_pools() {
 
 void Runtime::utility_loop() {
   set_log_thread_name("util");
+  if (profiler_) profiler_->prepare_buffer();  // (not at its first op)
   const SpinPolicy spin = spin_policy();
   auto idle = [&] {
     release_after_failure();
