@@ -83,6 +83,7 @@ class Profiler {
   // Makes the calling thread's buffer (for its lane, inside a LaneScope) now: ~8 MB first
   // touched, milliseconds that would otherwise land on its first record, in the program's
   // timed work (the application thread's CPU lane, -ll:app_cpu, made it at its first point).
+  // Each runtime thread calls it as it starts.
   void prepare_buffer() { buffer(); }
   // While one is alive, what this thread records goes to a lane of its own named `lane` (the
   // application thread running a CPU's points, -ll:app_cpu: they show on that CPU's lane).
