@@ -350,7 +350,7 @@ void Runtime::run(const std::function<void(Context&)>& top_level) {
         end->domain = Domain(Rect<1>({0}, {0}));
         end->seq = next_seq_++;
         end->done = events_.create();
-        outstanding_.fetch_add(1, std::memory_order_seq_cst);
+        issued_.store(issued_.load(std::memory_order_relaxed) + 1, std::memory_order_seq_cst);
         push(std::move(end));
       }
     }
@@ -452,11 +452,13 @@ void Runtime::write_evtrace() {
 }
 
 void Runtime::report_stall(int seconds, std::uint64_t ops_issued) {
-  log_write(LogLevel::Warning, LogCategory::CtrlRepl,
-            fmt::format("no op issued for {} s (after {} ops; {} in flight{}): {}", seconds,
-                        ops_issued, outstanding_.load(std::memory_order_relaxed),
-                        app_waiting_.load(std::memory_order_relaxed) ? ", the program waits" : "",
-                        exchange_ ? exchange_->describe_held() : std::string("no exchange")));
+  log_write(
+      LogLevel::Warning, LogCategory::CtrlRepl,
+      fmt::format(
+          "no op issued for {} s (after {} ops; {} in flight{}): {}", seconds, ops_issued,
+          issued_.load(std::memory_order_relaxed) - completed_.load(std::memory_order_relaxed),
+          app_waiting_.load(std::memory_order_relaxed) ? ", the program waits" : "",
+          exchange_ ? exchange_->describe_held() : std::string("no exchange")));
 }
 
 void Runtime::top_level_failed(std::exception_ptr e) {
@@ -641,10 +643,15 @@ void Runtime::issue(OpRef op) {
     }
   }
 
-  std::int64_t in_flight = outstanding_.fetch_add(1, std::memory_order_seq_cst) + 1;
+  const std::int64_t issued = issued_.load(std::memory_order_relaxed) + 1;
+  issued_.store(issued, std::memory_order_release);
+  // (completed_ only grows: a count read earlier bounds the ops in flight from above, and the
+  // application thread reads it anew only when that bound passes the window.)
+  if (issued - completed_seen_ > config_.window)
+    completed_seen_ = completed_.load(std::memory_order_acquire);
   // Inside a manual trace ops are held until end_trace: waiting for them here would never end,
   // and EndTrace itself must go in before anything waits for the ops it releases.
-  if (in_flight > config_.window && !trace_open_ && !ends_trace) {
+  if (issued - completed_seen_ > config_.window && !trace_open_ && !ends_trace) {
     // Let the pipeline drain to half the window before issuing more (hysteresis keeps the
     // application thread from waking per op).
     // (Automatic tracing never holds more than a quarter of the window: no flush needed.)
@@ -696,9 +703,13 @@ void Runtime::op_completed(Op& op) {
     op.future_map->ready.store(true, std::memory_order_release);
   }
   events_.trigger(op.done);
-  std::int64_t left = outstanding_.fetch_sub(1, std::memory_order_seq_cst) - 1;
-  REPRISE_ASSERT(left >= 0, "every issued op completes exactly once");
-  if (app_waiting_.load(std::memory_order_seq_cst) && left <= config_.window / 2) wake_app();
+  const std::int64_t completed = completed_.fetch_add(1, std::memory_order_seq_cst) + 1;
+  if (app_waiting_.load(std::memory_order_seq_cst)) {
+    // (issued_ does not change while the application thread waits.)
+    const std::int64_t left = issued_.load(std::memory_order_seq_cst) - completed;
+    REPRISE_ASSERT(left >= 0, "every issued op completes exactly once");
+    if (left <= config_.window / 2) wake_app();
+  }
 }
 
 void Runtime::wake_app() {
@@ -864,7 +875,10 @@ void Runtime::wait_event(Event e) {
 
 void Runtime::wait_outstanding(std::int64_t at_most) {
   app_waiting_.store(true, std::memory_order_seq_cst);  // (op_completed wakes it only then)
-  sleep_until([&] { return outstanding_.load(std::memory_order_seq_cst) <= at_most; });
+  sleep_until([&] {
+    completed_seen_ = completed_.load(std::memory_order_seq_cst);
+    return issued_.load(std::memory_order_relaxed) - completed_seen_ <= at_most;
+  });
   app_waiting_.store(false, std::memory_order_relaxed);
 }
 

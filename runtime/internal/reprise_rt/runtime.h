@@ -334,14 +334,22 @@ class Runtime {
   OpQueue queue_;
   std::thread utility_;
 
-  std::uint64_t next_seq_ = 0;  // application thread
-  std::atomic<std::int64_t> outstanding_{0};
+  // Ops in flight are issued_ - completed_. The two counters live on lines of their own: the
+  // application thread writes issued_ at every op and reads completed_ only when the count it
+  // last read says the window may be full; completing threads write completed_ and read
+  // issued_ only while the application thread waits (each op would otherwise move one line
+  // between the cores twice, along with whatever shared it).
+  std::uint64_t next_seq_ = 0;           // application thread
+  std::atomic<std::int64_t> issued_{0};  // written by the application thread only
+  std::int64_t completed_seen_ = 0;      // application thread: completed_ when it last looked
+  alignas(64) std::atomic<std::int64_t> completed_{0};
   std::atomic<bool> app_waiting_{false};
   // Bumped to wake the application thread's waits (sleep_until): the window has drained to
   // half; with -lg:inline_analysis (where it has the utility thread's duties) also when a point
   // failed or the event it waits for triggered.
   std::atomic<std::uint32_t> app_wakes_{0};
-  std::atomic<std::uint64_t> points_launched_{0};
+  // (The statistics below are written by the thread that analyses.)
+  alignas(64) std::atomic<std::uint64_t> points_launched_{0};
   std::atomic<std::uint64_t> points_deferred_{0};
   std::atomic<std::uint64_t> points_recorded_far_{0};
   std::atomic<std::uint64_t> points_recorded_deferred_{0};
