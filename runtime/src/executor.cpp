@@ -175,6 +175,11 @@ void Executor::start() {
       profiler->prepare_buffer();
     }
   }
+  if (rt_.profiler()) {
+    const std::size_t gpus = rt_.device() ? gpu_queues_.size() : 0;
+    buffers_made_ =
+        std::make_unique<std::latch>(std::ptrdiff_t(cpus - app_served + dma_queues_.size() + gpus));
+  }
   for (std::size_t i = 0; i + app_served < cpus; ++i)
     threads_.emplace_back(&Executor::worker_loop, this, std::ref(*cpu_queues_[i]),
                           std::span<ReadyQueue* const>(steal_from_[i]), pin ? int(i) : -1,
@@ -192,6 +197,7 @@ void Executor::start() {
                             std::span<ReadyQueue* const>(), -1, fmt::format("gpu{}", i));
     }
   }
+  if (buffers_made_) buffers_made_->wait();
 }
 
 void Executor::stop() {
@@ -367,7 +373,10 @@ void Executor::enqueue(PointTask* t) {
 void Executor::worker_loop(ReadyQueue& q, std::span<ReadyQueue* const> siblings, int pin_core,
                            std::string name) {
   set_log_thread_name(std::move(name));
-  if (Profiler* profiler = rt_.profiler()) profiler->prepare_buffer();  // (not on a first point)
+  if (Profiler* profiler = rt_.profiler()) {  // (not on a first point)
+    profiler->prepare_buffer();
+    buffers_made_->count_down();
+  }
   if (pin_core >= 0 && !pin_current_thread(pin_core))
     REPRISE_LOG_DEBUG(LogCategory::Runtime, "could not pin a worker to core {}", pin_core);
   const SpinPolicy spin = rt_.spin_policy();
