@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <latch>
 #include <mutex>
 
 #include "reprise/context.h"
@@ -323,7 +324,21 @@ void Runtime::run(const std::function<void(Context&)>& top_level) {
       links_error = as_error(std::current_exception());
     }
   }
-  if (!config_.inline_analysis) utility_ = std::thread(&Runtime::utility_loop, this);
+  if (!config_.inline_analysis) {
+    // Profiled, the program starts once the utility thread has made its profile buffer (else
+    // the first op would wait the ~4 ms of its first touch, which unprofiled runs do not have).
+    // (Shared: the latch outlives whichever of the two threads is done with it last.)
+    auto buffer_made = std::make_shared<std::latch>(profiler_ ? 1 : 0);
+    utility_ = std::thread([this, buffer_made] {
+      if (profiler_) {
+        set_log_thread_name("util");  // (the buffer takes the thread's name)
+        profiler_->prepare_buffer();
+        buffer_made->count_down();
+      }
+      utility_loop();
+    });
+    buffer_made->wait();
+  }
   app_thread_ = std::this_thread::get_id();
   warm_pools();
   static std::once_flag exit_hook;
@@ -853,7 +868,6 @@ void Runtime::warm_pools() {
 
 void Runtime::utility_loop() {
   set_log_thread_name("util");
-  if (profiler_) profiler_->prepare_buffer();  // (not at its first op)
   const SpinPolicy spin = spin_policy();
   auto idle = [&] {
     release_after_failure();
