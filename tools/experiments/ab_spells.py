@@ -12,7 +12,8 @@ its probes are within --calm-factor of the first quartile of all probes, as slow
 beyond --slow-factor; the rest (a spell began or ended during it) count as neither. Each
 variant's median (and quartiles) per kind, in microseconds per timestep (Elapsed Time over
 -steps, which is appended to every command). One run is ~20 ms: 81 rounds of four variants take
-about a minute and tell apart differences of 2-3% in calm medians.
+about a minute. The calm medians of one pair moved by up to 3% from one set of rounds to the
+next on the development box: repeat before trusting a smaller difference.
 """
 import argparse
 import os
