@@ -37,6 +37,8 @@ MapperTaskInfo launch_info(const Op& op) {
 
 Analysis::Analysis(Runtime& rt) : rt_(rt), logical_(rt.forest(), rt.events()) {
   logical_.set_order_through_readers(rt.num_shards() == 1);
+  // (A single process only: a shard's untraced launches compute other shards' points lazily.)
+  logical_.set_memo(rt.num_shards() == 1 ? rt.config().dependence_memo : 0);
   if (rt.num_shards() > 1) {
     local_uses_ = std::make_unique<LocalUses>(rt.events());
     logical_.set_keep_summaries(true);
@@ -47,7 +49,12 @@ Analysis::Analysis(Runtime& rt) : rt_(rt), logical_(rt.forest(), rt.events()) {
   }
 }
 
-Analysis::~Analysis() = default;
+Analysis::~Analysis() {
+  if (logical_.memo_hits() > 0)
+    REPRISE_LOG_INFO(LogCategory::Analysis,
+                     "{} untraced launches took the dependence memo's answer (-lg:dependence_memo)",
+                     logical_.memo_hits());
+}
 
 void Analysis::set_graph(GraphSink* g) {
   graph_ = g;
@@ -250,6 +257,8 @@ void Analysis::analyse_points(const OpRef& ref) {
       for (std::size_t p = 0; p < points; ++p)
         if (procs_[p].shard == rt_.shard()) mine_points_.push_back(std::uint32_t(p));
     logical_.dependences(op, pre_, PointSubset{0, points, &mine_points_});
+  } else if (!graph_) {
+    logical_.dependences_memoized(ref, pre_);
   } else {
     logical_.dependences(op, pre_);
   }

@@ -342,6 +342,25 @@ void LogicalAnalysis::drop_completed(std::vector<LogicalUser>& users) const {
 }
 
 void LogicalAnalysis::record(const OpRef& op) {
+  if (memo_pending_.memo) {
+    if (memo_pending_.op.get() == op.get()) {
+      MemoPending pending = std::move(memo_pending_);
+      memo_pending_ = {};
+      if (!pending.hit) {
+        record_captured(op, *pending.memo);
+      } else if (memo_mode_ == 2) {
+        check_steps(*pending.memo, op);
+      } else {
+        apply_steps(*pending.memo, op);
+      }
+      return;
+    }
+    memo_pending_ = {};  // (that launch failed before its record)
+  }
+  record_plain(op);
+}
+
+void LogicalAnalysis::record_plain(const OpRef& op) {
   for (std::uint32_t r = 0; r < op->reqs.size(); ++r) {
     const ReqInfo& a = op->reqs[r];
     if (a.tree >= trees_.size()) trees_.resize(a.tree + 1);
@@ -374,6 +393,9 @@ void LogicalAnalysis::users_of(std::uint32_t tree, std::vector<Event>& out) cons
 
 void LogicalAnalysis::forget_tree(std::uint32_t tree) {
   if (tree < trees_.size()) trees_[tree].clear();
+  // (The memo holds requirement lists that name the tree: they go with it.)
+  memos_.clear();
+  memo_pending_ = {};
   std::erase_if(caches_->pieces, [&](const auto& entry) { return entry.second.tree == tree; });
 }
 

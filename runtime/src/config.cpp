@@ -230,6 +230,11 @@ const std::vector<FlagDef>& flag_table() {
         "elision links a trace template may carry per instruction (beyond 4,096) before its "
         "replays wait for the fence instead",
         i32(&Config::trace_links, 0, 1 << 20, "-lg:trace_links"));
+    add("-lg:dependence_memo", "0|1|2",
+        "an untraced launch whose earlier users look as they did at the last launch of the same "
+        "kept requirements takes that launch's dependences and user changes instead of "
+        "analysing them again (0: off; 2: every reuse checked against the full analysis)",
+        i32(&Config::dependence_memo, 0, 2, "-lg:dependence_memo"));
     add("-lg:stall_report", "S",
         "control replication: when a shard has issued no op for S seconds, log what it still "
         "waits for from other shards (0: off)",

@@ -177,6 +177,8 @@ struct RunOptions {
   bool manual_traces = true;  // issue the program's begin/end_trace (else only auto tracing)
   MapperKind mapper = MapperKind::Default;
   double timeout_s = 60.0;
+  // Index launches alike (but for their arguments) share one launcher (--keep-launchers).
+  bool keep_launchers = false;
 };
 
 // Runs p under reprise::run(flags). A run that takes longer than timeout_s prints the seed and

@@ -1,4 +1,8 @@
 // Running a program on the runtime (with a watchdog against hangs) and combining ranks.
+#include <map>
+#include <sstream>
+#include <string>
+
 #include "random_program_core.h"
 
 namespace reprise_random {
@@ -90,8 +94,9 @@ TaskID task_id(ValueType t) {
 
 class RuntimeExec {
  public:
-  RuntimeExec(const Program& p, Context& ctx, Outcome& out, bool manual_traces)
+  RuntimeExec(const Program& p, Context& ctx, Outcome& out, bool manual_traces, bool keep_launchers)
       : manual_traces_(manual_traces),
+        keep_launchers_(keep_launchers),
         p_(p),
         ctx_(ctx),
         out_(out),
@@ -114,6 +119,17 @@ class RuntimeExec {
           create_partition(op.part);
           break;
         case OpKind::Task: {
+          reprise::TaskLauncher* kept = nullptr;
+          std::string key;
+          if (keep_launchers_ && op.futures.empty()) {
+            key = launch_key(op);
+            if (auto it = kept_tasks_.find(key); it != kept_tasks_.end()) kept = &it->second;
+          }
+          if (kept) {
+            kept->set_args(reprise::TaskArgs(body_args(p_, op, host, out_, i)));
+            futures_[std::size_t(op.result)] = ctx_.execute(*kept);
+            break;
+          }
           reprise::TaskLauncher l(task_id(op.ret),
                                   reprise::TaskArgs(body_args(p_, op, host, out_, i)));
           for (const auto& q : op.reqs) {
@@ -127,10 +143,28 @@ class RuntimeExec {
               l.add(r, q.priv, fids);
           }
           for (int f : op.futures) l.add_future(futures_[std::size_t(f)]);
+          if (!key.empty()) {
+            futures_[std::size_t(op.result)] =
+                ctx_.execute(kept_tasks_.emplace(key, std::move(l)).first->second);
+            break;
+          }
           futures_[std::size_t(op.result)] = ctx_.execute(l);
           break;
         }
         case OpKind::IndexTask: {
+          // --keep-launchers: launches alike (ops of a loop's iterations) share one launcher,
+          // as an application's would, and with it the runtime's kept resolution.
+          reprise::IndexLauncher* kept = nullptr;
+          std::string key;
+          if (keep_launchers_ && op.futures.empty()) {
+            key = launch_key(op);
+            if (auto it = kept_.find(key); it != kept_.end()) kept = &it->second;
+          }
+          if (kept) {
+            kept->set_args(reprise::TaskArgs(body_args(p_, op, host, out_, i)));
+            maps_[std::size_t(op.result)] = ctx_.execute(*kept);
+            break;
+          }
           reprise::IndexLauncher l(task_id(op.ret), op.launch,
                                    reprise::TaskArgs(body_args(p_, op, host, out_, i)));
           for (const auto& q : op.reqs) {
@@ -154,6 +188,11 @@ class RuntimeExec {
             }
           }
           for (int f : op.futures) l.add_future(futures_[std::size_t(f)]);
+          if (!key.empty()) {
+            maps_[std::size_t(op.result)] =
+                ctx_.execute(kept_.emplace(key, std::move(l)).first->second);
+            break;
+          }
           maps_[std::size_t(op.result)] = ctx_.execute(l);
           break;
         }
@@ -293,7 +332,26 @@ class RuntimeExec {
     if (part.complete() && !ps.complete) fail("complete() is true but the pieces leave points out");
   }
 
+  // What makes two index launches alike: everything but their arguments.
+  static std::string launch_key(const OpSpec& op) {
+    std::ostringstream k;
+    k << int(op.kind) << '|' << int(op.ret) << '|' << op.launch.str();
+    for (const ReqSpec& q : op.reqs) {
+      k << '|' << q.part << ',' << q.region.tree << ',' << q.region.part << ','
+        << q.region.color.str() << ',' << int(q.proj.kind) << ',' << q.proj.dim_out << ','
+        << q.proj.dim_in << ',' << q.proj.offset.str();
+      for (const auto& row : q.proj.m)
+        for (coord_t v : row) k << ',' << v;
+      k << ',' << int(q.priv) << ',' << int(q.redop);
+      for (int f : q.fields) k << ',' << f;
+    }
+    return k.str();
+  }
+
   bool manual_traces_;
+  bool keep_launchers_;
+  std::map<std::string, reprise::IndexLauncher> kept_;
+  std::map<std::string, reprise::TaskLauncher> kept_tasks_;
   const Program& p_;
   Context& ctx_;
   Outcome& out_;
@@ -365,7 +423,10 @@ Outcome run_runtime(const Program& p, const std::vector<std::string>& flags,
   if (options.mapper == MapperKind::Scatter) mapper = std::make_unique<ScatterMapper>(p.seed);
   try {
     reprise::run(
-        flags, [&](Context& ctx) { RuntimeExec(p, ctx, out, options.manual_traces).run(); },
+        flags,
+        [&](Context& ctx) {
+          RuntimeExec(p, ctx, out, options.manual_traces, options.keep_launchers).run();
+        },
         std::move(mapper));
   } catch (const reprise::Error& e) {
     // A deliberate failure is reported as it was thrown (under control replication with the

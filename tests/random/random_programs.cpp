@@ -57,7 +57,8 @@ struct Options {
       "  --traces M      manual (issue the marks; default) or auto (ignore them)\n"
       "  --mapper M      default, or scatter (points and instances spread over every\n"
       "                  shard, CPU and memory by a hash)\n"
-      "  --fail-in-trace one traced task fails: the run must end with its error\n",
+      "  --fail-in-trace one traced task fails: the run must end with its error\n"
+      "  --keep-launchers index launches alike but for their arguments share a launcher\n",
       msg.c_str());
   std::exit(2);
 }
@@ -111,6 +112,8 @@ Options parse(int argc, char** argv) {
       const std::string v = value();
       if (v != "default" && v != "scatter") usage("--mapper takes default or scatter, not " + v);
       o.run.mapper = v == "scatter" ? rr::MapperKind::Scatter : rr::MapperKind::Default;
+    } else if (a == "--keep-launchers") {
+      o.run.keep_launchers = true;
     } else if (a == "--dump") {
       o.dump = true;
     } else if (a == "--no-reference") {

@@ -113,6 +113,16 @@ class LogicalAnalysis {
   void dependences(const Op& op, PointPreconditions& pre, PointSubset points = {}) const;
   // Records op's requirements as users, pruning users they make irrelevant.
   void record(const OpRef& op);
+  // dependences() for every point of an untraced launch, through the memo where it may: a
+  // launch of a kept launcher whose earlier users look as they did at the last launch of the
+  // same requirements (same requirement lists, domains, fields and masks, in the same order)
+  // takes that launch's answer — which point waits for which point of which user — and its
+  // record() then makes the users' changes that launch's record made (logical_memo.cpp).
+  // Every launch of a stencil's timestep asks the same as the one two timesteps before.
+  void dependences_memoized(const OpRef& op, PointPreconditions& pre);
+  // -lg:dependence_memo: 0 off, 1 on, 2 on with every reuse checked against the full analysis.
+  void set_memo(int mode) { memo_mode_ = mode; }
+  std::uint64_t memo_hits() const { return memo_hits_; }
   // Every user of a tree (for destruction).
   void users_of(std::uint32_t tree, std::vector<Event>& out) const;
   void forget_tree(std::uint32_t tree);
@@ -202,6 +212,54 @@ class LogicalAnalysis {
   mutable std::vector<SmallPair> small_pairs_;  // sized on first use
   bool covers(const Op& op, std::uint32_t r, const LogicalUser& u) const;
   void drop_completed(std::vector<LogicalUser>& users) const;
+  void record_plain(const OpRef& op);
+
+  // The memo (logical_memo.cpp): per kept requirement list, the users its last launch met
+  // and what it did with them.
+  struct MemoUser {    // a user as the key compares it
+    const void* reqs;  // its op's requirement list (held by Memo::held)
+    Domain domain;
+    std::uint32_t req;
+    FieldMask mask, read_over;
+  };
+  struct MemoEdges {  // point `point` waits for points Memo::edge_points[begin, end) of user
+    std::uint16_t tree, user;  // `user` of tree `tree`
+    std::uint32_t point, begin, end;
+  };
+  struct MemoStep {     // a tree's users after the launch: an earlier one (from) or the launch's
+    std::int32_t from;  // index before the launch, or -1: the launch's requirement `req`
+    std::uint32_t req;
+    FieldMask mask, read_over;
+  };
+  struct Memo {
+    ReqList reqs;  // the launch's requirements (held: while held they cannot change)
+    Domain domain;
+    std::vector<std::uint32_t> trees;        // the trees the launch names, each once
+    std::vector<std::uint32_t> users_begin;  // per tree, its first user in `users`; then the end
+    std::vector<MemoUser> users;
+    std::vector<ReqList> held;  // the users' requirement lists
+    std::vector<MemoEdges> edges;
+    std::vector<std::uint32_t> edge_points;
+    std::vector<std::uint32_t> steps_begin;  // per tree, its first step; then the end
+    std::vector<MemoStep> steps;
+    bool complete = false;     // record() has filled the steps
+    std::uint32_t hits = 0;    // since the last capture
+    std::uint32_t misses = 0;  // captures in a row that were never reused
+    std::uint32_t skip = 0;    // launches that go the full way before the next capture
+  };
+  struct MemoPending {  // the launch between its dependences_memoized() and its record()
+    OpRef op;
+    Memo* memo = nullptr;
+    bool hit = false;
+  };
+  Memo* memo_for(const Op& op);
+  bool users_match(const Memo& m) const;
+  bool capture(Memo& m, const Op& op);
+  void apply_edges(const Memo& m, PointPreconditions& pre) const;
+  void apply_steps(const Memo& m, const OpRef& op);
+  void record_captured(const OpRef& op, Memo& m);
+  void check_edges(const Memo& m, const Op& op) const;
+  void check_steps(const Memo& m, const OpRef& op);
 
   const RegionForest& forest_;
   EventTable& events_;
@@ -215,6 +273,12 @@ class LogicalAnalysis {
   };
   std::shared_ptr<Caches> caches_;
   mutable std::vector<std::uint32_t> colors_;
+  int memo_mode_ = 0;
+  std::uint64_t memo_hits_ = 0;
+  std::vector<Memo> memos_;  // direct-mapped by requirement list (sized on first use)
+  MemoPending memo_pending_;
+  mutable PointPreconditions memo_scratch_, memo_check_;
+  std::vector<std::pair<const Op*, std::uint32_t>> memo_before_;
 };
 
 struct LogicalAnalysis::Caches {

@@ -82,6 +82,10 @@ struct Config {
   // Elision links a template may carry per instruction (beyond 4,096) before its replays
   // wait for the entry fence instead (-lg:trace_links).
   int trace_links = 16;
+  // -lg:dependence_memo: an untraced launch whose users look as they did at the last launch
+  // of its kept requirements reuses that launch's answer (0: off; 2: every reuse checked
+  // against the full analysis, an Error where they differ).
+  int dependence_memo = 1;
   bool help = false;  // -lg:help
   int log_level = 4;  // -level N (every category)
   // -level CAT=N,...: per category (names: reprise_rt/log.h), after log_level.

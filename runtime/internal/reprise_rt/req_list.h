@@ -74,6 +74,9 @@ class ReqList {
   const ReqInfo& back() const { return (*this)[size() - 1]; }
   // Whether another list holds these requirements too (then a change copies them first).
   bool shared() const { return block_ && block_->refs.load(std::memory_order_acquire) != 1; }
+  // Which requirements these are: lists that share them have the same identity, and while a
+  // list holds them they never change (a change copies them first).
+  const void* identity() const { return block_; }
 
   // Changes. A reference from edit/emplace_back is good until the next change.
   ReqInfo& edit(std::size_t i) {
