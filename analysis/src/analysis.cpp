@@ -52,7 +52,7 @@ Analysis::Analysis(Runtime& rt) : rt_(rt), logical_(rt.forest(), rt.events()) {
 Analysis::~Analysis() {
   if (logical_.memo_hits() > 0)
     REPRISE_LOG_INFO(LogCategory::Analysis,
-                     "{} untraced launches took the dependence memo's answer (-lg:dependence_memo)",
+                     "{} launches took the dependence memo's answer (-lg:dependence_memo)",
                      logical_.memo_hits());
 }
 
@@ -257,10 +257,9 @@ void Analysis::analyse_points(const OpRef& ref) {
       for (std::size_t p = 0; p < points; ++p)
         if (procs_[p].shard == rt_.shard()) mine_points_.push_back(std::uint32_t(p));
     logical_.dependences(op, pre_, PointSubset{0, points, &mine_points_});
-  } else if (!graph_) {
-    logical_.dependences_memoized(ref, pre_);
   } else {
-    logical_.dependences(op, pre_);
+    // (Recording too: a recording's events are the same, and it meets what it met before.)
+    logical_.dependences_memoized(ref, pre_);
   }
   for (const Future& f : op.futures())
     if (Event e = pending_event(f); e.exists()) pre_.add_all(e);
