@@ -175,11 +175,6 @@ void Executor::start() {
       profiler->prepare_buffer();
     }
   }
-  if (rt_.profiler()) {
-    const std::size_t gpus = rt_.device() ? gpu_queues_.size() : 0;
-    buffers_made_ =
-        std::make_unique<std::latch>(std::ptrdiff_t(cpus - app_served + dma_queues_.size() + gpus));
-  }
   for (std::size_t i = 0; i + app_served < cpus; ++i)
     threads_.emplace_back(&Executor::worker_loop, this, std::ref(*cpu_queues_[i]),
                           std::span<ReadyQueue* const>(steal_from_[i]), pin ? int(i) : -1,
@@ -197,7 +192,10 @@ void Executor::start() {
                             std::span<ReadyQueue* const>(), -1, fmt::format("gpu{}", i));
     }
   }
-  if (buffers_made_) buffers_made_->wait();
+  if (rt_.profiler())
+    for (std::size_t made = buffers_made_.load(); made < threads_.size();
+         made = buffers_made_.load())
+      buffers_made_.wait(made);
 }
 
 void Executor::stop() {
@@ -375,7 +373,8 @@ void Executor::worker_loop(ReadyQueue& q, std::span<ReadyQueue* const> siblings,
   set_log_thread_name(std::move(name));
   if (Profiler* profiler = rt_.profiler()) {  // (not on a first point)
     profiler->prepare_buffer();
-    buffers_made_->count_down();
+    buffers_made_.fetch_add(1);
+    buffers_made_.notify_all();
   }
   if (pin_core >= 0 && !pin_current_thread(pin_core))
     REPRISE_LOG_DEBUG(LogCategory::Runtime, "could not pin a worker to core {}", pin_core);

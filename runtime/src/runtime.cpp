@@ -329,14 +329,7 @@ void Runtime::run(const std::function<void(Context&)>& top_level) {
     // the first op would wait the ~4 ms of its first touch, which unprofiled runs do not have).
     // (Shared: the latch outlives whichever of the two threads is done with it last.)
     auto buffer_made = std::make_shared<std::latch>(profiler_ ? 1 : 0);
-    utility_ = std::thread([this, buffer_made] {
-      if (profiler_) {
-        set_log_thread_name("util");  // (the buffer takes the thread's name)
-        profiler_->prepare_buffer();
-        buffer_made->count_down();
-      }
-      utility_loop();
-    });
+    utility_ = std::thread([this, buffer_made] { utility_loop(buffer_made.get()); });
     buffer_made->wait();
   }
   app_thread_ = std::this_thread::get_id();
@@ -866,8 +859,12 @@ void Runtime::warm_pools() {
   }
 }
 
-void Runtime::utility_loop() {
+void Runtime::utility_loop(std::latch* buffer_made) {
   set_log_thread_name("util");
+  if (profiler_) {  // (after the name: the buffer takes it)
+    profiler_->prepare_buffer();
+    if (buffer_made) buffer_made->count_down();
+  }
   const SpinPolicy spin = spin_policy();
   auto idle = [&] {
     release_after_failure();
@@ -945,7 +942,10 @@ void Runtime::analyse(OpRef op) {
   if (profiler_)
     profiler_->record_analysis(*op, s0, Profiler::stamp(),
                                evtrace_ ? Profiler::thread_cpu_now() - c0 : 0);
-  analysis_busy_cycles_.fetch_add(cycle_count() - t0, std::memory_order_relaxed);
+  // (One thread at a time analyses: a load and a store, as count_points.)
+  analysis_busy_cycles_.store(
+      analysis_busy_cycles_.load(std::memory_order_relaxed) + (cycle_count() - t0),
+      std::memory_order_relaxed);
 }
 
 }  // namespace reprise::detail

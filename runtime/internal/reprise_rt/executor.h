@@ -5,7 +5,6 @@
 #include <atomic>
 #include <cstdint>
 #include <exception>
-#include <latch>
 #include <memory>
 #include <mutex>
 #include <span>
@@ -167,10 +166,10 @@ class Executor final : public GraphSink, public BatchSink {
   std::mutex retired_graphs_mutex_;
   std::vector<DeviceGraph> retired_graphs_;
   std::vector<std::thread> threads_;
-  // Profiled runs: counted down by each thread of threads_ once its profile buffer is made;
-  // start() returns only then (else a worker touches its ~8 MB while the program's first
-  // points wait for it, milliseconds that unprofiled runs do not have).
-  std::unique_ptr<std::latch> buffers_made_;
+  // Profiled runs: counted up by each thread of threads_ once its profile buffer is made;
+  // start() returns only when every one has (else a worker touches its ~8 MB while the
+  // program's first points wait for it, milliseconds that unprofiled runs do not have).
+  std::atomic<std::size_t> buffers_made_{0};
   // -ll:othr > 1: per CPU processor, the pool its tasks fork into (docs/forkjoin.md).
   std::vector<std::unique_ptr<StealPool>> steal_pools_;
   std::unique_ptr<StealTraceSink> steal_sink_;  // -lg:steal_trace

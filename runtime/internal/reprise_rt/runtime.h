@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <exception>
 #include <functional>
+#include <latch>
 #include <memory>
 #include <mutex>
 #include <thread>
@@ -187,7 +188,12 @@ class Runtime {
   }
   MachineInfo machine() const;
   RuntimeStats stats() const;
-  void count_points(std::uint64_t n) { points_launched_.fetch_add(n, std::memory_order_relaxed); }
+  // (Called by the analysis, which one thread at a time runs: a load and a store, not a
+  // locked add; readers only ever see a count, the last stored.)
+  void count_points(std::uint64_t n) {
+    points_launched_.store(points_launched_.load(std::memory_order_relaxed) + n,
+                           std::memory_order_relaxed);
+  }
   void count_deferred(std::uint64_t n) { points_deferred_.fetch_add(n, std::memory_order_relaxed); }
   void count_far_recorded(bool deferred) {
     points_recorded_far_.fetch_add(1, std::memory_order_relaxed);
@@ -263,7 +269,8 @@ class Runtime {
   void flush_pipeline(Event awaited);
 
  private:
-  void utility_loop();
+  // buffer_made: counted down once a profiled run's buffer for this thread is made.
+  void utility_loop(std::latch* buffer_made = nullptr);
   // Hands one op to the pipeline (on the utility thread; with -lg:inline_analysis on the
   // application thread, as it is issued).
   void analyse(OpRef op);
