@@ -170,6 +170,8 @@ bool LogicalAnalysis::capture(Memo& m, const Op& op) {
       else
         add_pair(op, r, u, memo_scratch_, PointSubset{});
       const InlineVector<Event, 8>& done = u.op->point_done;
+      const std::size_t first_edges = m.edges.size(), first_point = m.edge_points.size();
+      bool diagonal = done.size() >= points;
       for (std::size_t p = 0; p < points; ++p) {
         const auto begin = std::uint32_t(m.edge_points.size());
         for (const Event e : memo_scratch_.of(p)) {
@@ -183,9 +185,15 @@ bool LogicalAnalysis::capture(Memo& m, const Op& op) {
           if (found == done.size()) return false;
           m.edge_points.push_back(std::uint32_t(found));
         }
-        if (m.edge_points.size() > begin)
-          m.edges.push_back(MemoEdges{t, std::uint16_t(k), std::uint32_t(p), begin,
-                                      std::uint32_t(m.edge_points.size())});
+        const auto end = std::uint32_t(m.edge_points.size());
+        diagonal = diagonal && end == begin + 1 && m.edge_points[begin] == p;
+        if (end > begin)
+          m.edges.push_back(MemoEdges{t, std::uint16_t(k), false, std::uint32_t(p), begin, end});
+      }
+      if (diagonal && points > 1) {
+        m.edges.resize(first_edges);
+        m.edge_points.resize(first_point);
+        m.edges.push_back(MemoEdges{t, std::uint16_t(k), true, 0, 0, std::uint32_t(points)});
       }
     }
   }
@@ -196,6 +204,10 @@ void LogicalAnalysis::apply_edges(const Memo& m, PointPreconditions& pre) const 
   const std::uint32_t* points = m.edge_points.data();
   for (const MemoEdges& e : m.edges) {
     const InlineVector<Event, 8>& done = trees_[m.trees[e.tree]][e.user].op->point_done;
+    if (e.diagonal) {
+      for (std::uint32_t p = e.point; p < e.end; ++p) pre.add(p, done[p]);
+      continue;
+    }
     pre.add_each(e.point, std::span<const Event>(done.data(), done.size()), points + e.begin,
                  points + e.end);
   }

@@ -222,10 +222,15 @@ class LogicalAnalysis {
     std::uint32_t req;
     FieldMask mask, read_over;
   };
-  struct MemoEdges {  // point `point` waits for points Memo::edge_points[begin, end) of user
-    std::uint16_t tree, user;  // `user` of tree `tree`
+  // Point `point` waits for points edge_points[begin, end) of user `user` of tree `tree`; or,
+  // `diagonal`, each point p in [point, end) for the user's point p (one partition, point by
+  // point: stored and applied without a list per point).
+  struct MemoEdges {
+    std::uint16_t tree, user;
+    bool diagonal;
     std::uint32_t point, begin, end;
   };
+
   struct MemoStep {     // a tree's users after the launch: an earlier one (from) or the launch's
     std::int32_t from;  // index before the launch, or -1: the launch's requirement `req`
     std::uint32_t req;
