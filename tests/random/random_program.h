@@ -37,6 +37,9 @@ struct GenOptions {
   int max_body = 8, max_iters = 10;
   // One task op inside a trace throws (the program must end with its error, never hang).
   bool fail_in_trace = false;
+  // Loops' bodies hold launches only (index and single tasks, without futures): with
+  // RunOptions::keep_launchers an iteration's launches share the last iteration's launchers.
+  bool kept_loops = false;
 };
 
 // Every field is 8 bytes; float fields hold doubles, the others uint64 (the only ones reduced).

@@ -537,7 +537,7 @@ class Generator {
   std::uint64_t salt() { return rng_.next(); }
 
   void add_futures(OpSpec& op, double p) {
-    if (p_.future_types.empty() || !rng_.chance(p)) return;
+    if (kept_body_ || p_.future_types.empty() || !rng_.chance(p)) return;
     for (int n = rng_.irange(1, 2); n > 0; --n) {
       int f = rng_.irange(0, int(p_.future_types.size()) - 1);
       // Recent futures are more interesting (their producers may still be running).
@@ -864,7 +864,19 @@ class Generator {
     int first_futures = -1;  // the future slots assigned once the first body has run
     for (auto& body : std::span(bodies, std::size_t(nbodies))) {
       const std::size_t from = p_.ops.size();
-      for (int k = rng_.irange(1, opt_.max_body); k > 0; --k) gen_traceable_op();
+      // (GenOptions::kept_loops: launches without futures only.)
+      kept_body_ = opt_.kept_loops;
+      for (int k = rng_.irange(1, opt_.max_body); k > 0; --k) {
+        if (!kept_body_)
+          gen_traceable_op();
+        else if (rng_.chance(0.2))
+          gen_broadcast_read();
+        else if (rng_.chance(0.7))
+          gen_index_task();
+        else
+          gen_task();
+      }
+      kept_body_ = false;
       body.assign(p_.ops.begin() + std::ptrdiff_t(from), p_.ops.end());
       if (first_futures < 0) first_futures = int(p_.future_types.size());
     }
@@ -909,6 +921,7 @@ class Generator {
 
   Rng rng_;
   GenOptions opt_;
+  bool kept_body_ = false;  // generating a GenOptions::kept_loops body
   Program p_;
   std::size_t next_part_ = 0;
   std::vector<int> live_;

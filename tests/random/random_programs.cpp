@@ -58,7 +58,9 @@ struct Options {
       "  --mapper M      default, or scatter (points and instances spread over every\n"
       "                  shard, CPU and memory by a hash)\n"
       "  --fail-in-trace one traced task fails: the run must end with its error\n"
-      "  --keep-launchers index launches alike but for their arguments share a launcher\n",
+      "  --keep-launchers launches alike but for their arguments share a launcher\n"
+      "  --kept-loops    loops of launches only, without futures (implies --loops and\n"
+      "                  --keep-launchers)\n",
       msg.c_str());
   std::exit(2);
 }
@@ -113,6 +115,9 @@ Options parse(int argc, char** argv) {
       if (v != "default" && v != "scatter") usage("--mapper takes default or scatter, not " + v);
       o.run.mapper = v == "scatter" ? rr::MapperKind::Scatter : rr::MapperKind::Default;
     } else if (a == "--keep-launchers") {
+      o.run.keep_launchers = true;
+    } else if (a == "--kept-loops") {
+      o.gen.loops = o.gen.kept_loops = true;
       o.run.keep_launchers = true;
     } else if (a == "--dump") {
       o.dump = true;
