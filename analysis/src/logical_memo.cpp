@@ -25,7 +25,7 @@ namespace {
 // Small launches only: larger ones are not asked the same thing often enough to be worth a
 // capture, and these bounds keep a capture's scans short (and every tree below the 64 users
 // where record() would drop completed ones, which depends on more than the key).
-constexpr std::size_t kMemoSlots = 32;   // direct-mapped by requirement list
+constexpr std::size_t kMemoSlots = 32;   // two-way, by requirement list
 constexpr std::size_t kMemoPoints = 64;  // points of the launch and of each user
 constexpr std::size_t kMemoUsers = 16;   // users of the trees the launch names
 constexpr std::size_t kMemoReqs = 8;
@@ -51,8 +51,20 @@ LogicalAnalysis::Memo* LogicalAnalysis::memo_for(const Op& op) {
   if (nreq == 0 || nreq > kMemoReqs || op.num_points() > kMemoPoints || !op.reqs.shared())
     return nullptr;
   if (memos_.empty()) memos_.resize(kMemoSlots);
-  const auto id = reinterpret_cast<std::uintptr_t>(op.reqs.identity());
-  return &memos_[(std::uint64_t(id) * 0x9e3779b97f4a7c15ull) >> 59];
+  // Two-way: a list may take either of two neighbouring slots (the one it holds, else the one
+  // used longer ago), so that two lists whose addresses hash alike — a stencil's two timestep
+  // shapes, at 1 in 32 — do not evict each other at every launch.
+  const void* id = op.reqs.identity();
+  const std::size_t first =
+      std::size_t((std::uint64_t(reinterpret_cast<std::uintptr_t>(id)) * 0x9e3779b97f4a7c15ull) >>
+                  59) &
+      ~std::size_t(1);
+  Memo* a = &memos_[first];
+  Memo* b = &memos_[first + 1];
+  Memo* m =
+      b->reqs.identity() == id || (a->reqs.identity() != id && b->last_use < a->last_use) ? b : a;
+  m->last_use = ++memo_clock_;
+  return m;
 }
 
 void LogicalAnalysis::dependences_memoized(const OpRef& ref, PointPreconditions& pre) {

@@ -247,10 +247,11 @@ class LogicalAnalysis {
     std::vector<std::uint32_t> edge_points;
     std::vector<std::uint32_t> steps_begin;  // per tree, its first step; then the end
     std::vector<MemoStep> steps;
-    bool complete = false;     // record() has filled the steps
-    std::uint32_t hits = 0;    // since the last capture
-    std::uint32_t misses = 0;  // captures in a row that were never reused
-    std::uint32_t skip = 0;    // launches that go the full way before the next capture
+    bool complete = false;       // record() has filled the steps
+    std::uint32_t hits = 0;      // since the last capture
+    std::uint32_t misses = 0;    // captures in a row that were never reused
+    std::uint32_t skip = 0;      // launches that go the full way before the next capture
+    std::uint64_t last_use = 0;  // (of the two slots a list may take, the older is replaced)
   };
   struct MemoPending {  // the launch between its dependences_memoized() and its record()
     OpRef op;
@@ -280,7 +281,8 @@ class LogicalAnalysis {
   mutable std::vector<std::uint32_t> colors_;
   int memo_mode_ = 0;
   std::uint64_t memo_hits_ = 0;
-  std::vector<Memo> memos_;  // direct-mapped by requirement list (sized on first use)
+  std::vector<Memo> memos_;  // two slots per requirement list (sized on first use)
+  std::uint64_t memo_clock_ = 0;
   MemoPending memo_pending_;
   mutable PointPreconditions memo_scratch_, memo_check_;
   std::vector<std::pair<const Op*, std::uint32_t>> memo_before_;
