@@ -306,21 +306,11 @@ std::shared_ptr<const PartitionPieces> LogicalAnalysis::partition_pieces(const O
 }
 
 void LogicalAnalysis::dependences(const Op& op, PointPreconditions& pre, PointSubset points) const {
-  for (std::uint32_t r = 0; r < op.reqs.size(); ++r) {
-    const ReqInfo& a = op.reqs[r];
-    if (a.tree >= trees_.size()) continue;
-    // (A ReadOnly requirement does not conflict with the reader that read a user over.)
-    const FieldMask through = a.privilege == Privilege::ReadOnly ? 0 : ~FieldMask(0);
-    for (const LogicalUser& u : trees_[a.tree]) {
-      if (!(u.mask & a.mask & ~(u.read_over & through))) continue;
-      const ReqInfo& b = u.op->reqs[u.req];
-      if (!privileges_conflict(a, b) || !a.bbox.overlaps(b.bbox)) continue;
-      if (small_pair(op, a, *u.op, b))
-        add_small_pairs(op, r, u, pre, points);
-      else
-        add_pair(op, r, u, pre, points);
-    }
-  }
+  each_conflict(op, [&](std::uint32_t r, const ReqInfo& a, std::size_t, const LogicalUser& u,
+                        const ReqInfo& b) {
+    add_user(op, r, a, u, b, pre, points);
+    return true;
+  });
 }
 
 bool LogicalAnalysis::covers(const Op& op, std::uint32_t r, const LogicalUser& u) const {

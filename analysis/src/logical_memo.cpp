@@ -94,16 +94,12 @@ void LogicalAnalysis::dependences_memoized(const OpRef& ref, PointPreconditions&
   if (m->complete && m->hits == 0 && ++m->misses >= kMemoMisses) {
     m->misses = 0;
     m->skip = kMemoRest;
-    m->reqs = {};
-    m->held.clear();
-    m->complete = false;
+    m->free();
     dependences(op, pre);
     return;
   }
   if (!capture(*m, op)) {
-    m->reqs = {};  // (nothing kept: the slot is free)
-    m->held.clear();
-    m->complete = false;
+    m->free();  // (nothing kept)
     dependences(op, pre);
     return;
   }
@@ -161,55 +157,43 @@ bool LogicalAnalysis::capture(Memo& m, const Op& op) {
     }
   }
   m.users_begin.push_back(std::uint32_t(m.users.size()));
-  // The edges, user by user, as dependences() finds them (the same tests, in the same order:
+  // The edges, user by user, as dependences() finds them (the same users, in the same order:
   // each point's list then receives its events in the same order).
   const std::size_t points = op.num_points();
-  for (std::uint32_t r = 0; r < op.reqs.size(); ++r) {
-    const ReqInfo& a = op.reqs[r];
-    if (a.tree >= trees_.size()) continue;
+  return each_conflict(op, [&](std::uint32_t r, const ReqInfo& a, std::size_t k,
+                               const LogicalUser& u, const ReqInfo& b) {
     const auto t =
         std::uint16_t(std::find(m.trees.begin(), m.trees.end(), a.tree) - m.trees.begin());
-    const FieldMask through = a.privilege == Privilege::ReadOnly ? 0 : ~FieldMask(0);
-    const std::vector<LogicalUser>& users = trees_[a.tree];
-    for (std::size_t k = 0; k < users.size(); ++k) {
-      const LogicalUser& u = users[k];
-      if (!(u.mask & a.mask & ~(u.read_over & through))) continue;
-      const ReqInfo& b = u.op->reqs[u.req];
-      if (!privileges_conflict(a, b) || !a.bbox.overlaps(b.bbox)) continue;
-      memo_scratch_.reset(points);
-      if (small_pair(op, a, *u.op, b))
-        add_small_pairs(op, r, u, memo_scratch_, PointSubset{});
-      else
-        add_pair(op, r, u, memo_scratch_, PointSubset{});
-      const InlineVector<Event, 8>& done = u.op->point_done;
-      const std::size_t first_edges = m.edges.size(), first_point = m.edge_points.size();
-      bool diagonal = done.size() >= points;
-      for (std::size_t p = 0; p < points; ++p) {
-        const auto begin = std::uint32_t(m.edge_points.size());
-        for (const Event e : memo_scratch_.of(p)) {
-          // The user's point with this event: exactly one, or nothing is kept.
-          std::size_t found = done.size();
-          for (std::size_t q = 0; q < done.size(); ++q)
-            if (done[q] == e) {
-              if (found != done.size()) return false;
-              found = q;
-            }
-          if (found == done.size()) return false;
-          m.edge_points.push_back(std::uint32_t(found));
-        }
-        const auto end = std::uint32_t(m.edge_points.size());
-        diagonal = diagonal && end == begin + 1 && m.edge_points[begin] == p;
-        if (end > begin)
-          m.edges.push_back(MemoEdges{t, std::uint16_t(k), false, std::uint32_t(p), begin, end});
+    memo_scratch_.reset(points);
+    add_user(op, r, a, u, b, memo_scratch_, PointSubset{});
+    const InlineVector<Event, 8>& done = u.op->point_done;
+    const std::size_t first_edges = m.edges.size(), first_point = m.edge_points.size();
+    bool diagonal = done.size() >= points;
+    for (std::size_t p = 0; p < points; ++p) {
+      const auto begin = std::uint32_t(m.edge_points.size());
+      for (const Event e : memo_scratch_.of(p)) {
+        // The user's point with this event: exactly one, or nothing is kept.
+        std::size_t found = done.size();
+        for (std::size_t q = 0; q < done.size(); ++q)
+          if (done[q] == e) {
+            if (found != done.size()) return false;
+            found = q;
+          }
+        if (found == done.size()) return false;
+        m.edge_points.push_back(std::uint32_t(found));
       }
-      if (diagonal && points > 1) {
-        m.edges.resize(first_edges);
-        m.edge_points.resize(first_point);
-        m.edges.push_back(MemoEdges{t, std::uint16_t(k), true, 0, 0, std::uint32_t(points)});
-      }
+      const auto end = std::uint32_t(m.edge_points.size());
+      diagonal = diagonal && end == begin + 1 && m.edge_points[begin] == p;
+      if (end > begin)
+        m.edges.push_back(MemoEdges{t, std::uint16_t(k), false, std::uint32_t(p), begin, end});
     }
-  }
-  return true;
+    if (diagonal && points > 1) {
+      m.edges.resize(first_edges);
+      m.edge_points.resize(first_point);
+      m.edges.push_back(MemoEdges{t, std::uint16_t(k), true, 0, 0, std::uint32_t(points)});
+    }
+    return true;
+  });
 }
 
 void LogicalAnalysis::apply_edges(const Memo& m, PointPreconditions& pre) const {

@@ -118,84 +118,55 @@ class RuntimeExec {
         case OpKind::CreatePartition:
           create_partition(op.part);
           break;
-        case OpKind::Task: {
-          reprise::TaskLauncher* kept = nullptr;
-          std::string key;
-          if (keep_launchers_ && op.futures.empty()) {
-            key = launch_key(op);
-            if (auto it = kept_tasks_.find(key); it != kept_tasks_.end()) kept = &it->second;
-          }
-          if (kept) {
-            kept->set_args(reprise::TaskArgs(body_args(p_, op, host, out_, i)));
-            futures_[std::size_t(op.result)] = ctx_.execute(*kept);
-            break;
-          }
-          reprise::TaskLauncher l(task_id(op.ret),
-                                  reprise::TaskArgs(body_args(p_, op, host, out_, i)));
-          for (const auto& q : op.reqs) {
-            Region r = region(q.region);
-            auto fids = field_ids(q.region.tree, q.fields);
-            if (q.priv == Privilege::Reduce)
-              with_list(fids, [&](std::initializer_list<FieldID> il) {
-                l.add_reduction(r, q.redop, il);
+        case OpKind::Task:
+          futures_[std::size_t(op.result)] =
+              execute_launch(kept_tasks_, op, reprise::TaskArgs(body_args(p_, op, host, out_, i)),
+                             [&](reprise::TaskArgs args) {
+                               reprise::TaskLauncher l(task_id(op.ret), std::move(args));
+                               for (const auto& q : op.reqs) {
+                                 Region r = region(q.region);
+                                 auto fids = field_ids(q.region.tree, q.fields);
+                                 if (q.priv == Privilege::Reduce)
+                                   with_list(fids, [&](std::initializer_list<FieldID> il) {
+                                     l.add_reduction(r, q.redop, il);
+                                   });
+                                 else
+                                   l.add(r, q.priv, fids);
+                               }
+                               for (int f : op.futures) l.add_future(futures_[std::size_t(f)]);
+                               return l;
+                             });
+          break;
+        case OpKind::IndexTask:
+          maps_[std::size_t(op.result)] = execute_launch(
+              kept_, op, reprise::TaskArgs(body_args(p_, op, host, out_, i)),
+              [&](reprise::TaskArgs args) {
+                reprise::IndexLauncher l(task_id(op.ret), op.launch, std::move(args));
+                for (const auto& q : op.reqs) {
+                  auto fids = field_ids(tree_of(p_, q), q.fields);
+                  if (q.part >= 0) {
+                    const Partition& part = parts_[std::size_t(q.part)];
+                    if (q.priv == Privilege::Reduce)
+                      with_list(fids, [&](std::initializer_list<FieldID> il) {
+                        l.add_reduction(part, q.proj.make(), q.redop, il);
+                      });
+                    else
+                      l.add(part, q.proj.make(), q.priv, fids);
+                  } else {
+                    Region r = region(q.region);
+                    if (q.priv == Privilege::Reduce)
+                      with_list(fids, [&](std::initializer_list<FieldID> il) {
+                        l.add_reduction(r, q.redop, il);
+                      });
+                    else
+                      with_list(fids,
+                                [&](std::initializer_list<FieldID> il) { l.add(r, q.priv, il); });
+                  }
+                }
+                for (int f : op.futures) l.add_future(futures_[std::size_t(f)]);
+                return l;
               });
-            else
-              l.add(r, q.priv, fids);
-          }
-          for (int f : op.futures) l.add_future(futures_[std::size_t(f)]);
-          if (!key.empty()) {
-            futures_[std::size_t(op.result)] =
-                ctx_.execute(kept_tasks_.emplace(key, std::move(l)).first->second);
-            break;
-          }
-          futures_[std::size_t(op.result)] = ctx_.execute(l);
           break;
-        }
-        case OpKind::IndexTask: {
-          // --keep-launchers: launches alike (ops of a loop's iterations) share one launcher,
-          // as an application's would, and with it the runtime's kept resolution.
-          reprise::IndexLauncher* kept = nullptr;
-          std::string key;
-          if (keep_launchers_ && op.futures.empty()) {
-            key = launch_key(op);
-            if (auto it = kept_.find(key); it != kept_.end()) kept = &it->second;
-          }
-          if (kept) {
-            kept->set_args(reprise::TaskArgs(body_args(p_, op, host, out_, i)));
-            maps_[std::size_t(op.result)] = ctx_.execute(*kept);
-            break;
-          }
-          reprise::IndexLauncher l(task_id(op.ret), op.launch,
-                                   reprise::TaskArgs(body_args(p_, op, host, out_, i)));
-          for (const auto& q : op.reqs) {
-            auto fids = field_ids(tree_of(p_, q), q.fields);
-            if (q.part >= 0) {
-              const Partition& part = parts_[std::size_t(q.part)];
-              if (q.priv == Privilege::Reduce)
-                with_list(fids, [&](std::initializer_list<FieldID> il) {
-                  l.add_reduction(part, q.proj.make(), q.redop, il);
-                });
-              else
-                l.add(part, q.proj.make(), q.priv, fids);
-            } else {
-              Region r = region(q.region);
-              if (q.priv == Privilege::Reduce)
-                with_list(fids, [&](std::initializer_list<FieldID> il) {
-                  l.add_reduction(r, q.redop, il);
-                });
-              else
-                with_list(fids, [&](std::initializer_list<FieldID> il) { l.add(r, q.priv, il); });
-            }
-          }
-          for (int f : op.futures) l.add_future(futures_[std::size_t(f)]);
-          if (!key.empty()) {
-            maps_[std::size_t(op.result)] =
-                ctx_.execute(kept_.emplace(key, std::move(l)).first->second);
-            break;
-          }
-          maps_[std::size_t(op.result)] = ctx_.execute(l);
-          break;
-        }
         case OpKind::Fill: {
           reprise::FillLauncher fl = reprise::FillLauncher::of(region(op.dst), {}, op.value);
           fl.fields = field_ids(op.dst.tree, op.dst_fields);
@@ -332,7 +303,24 @@ class RuntimeExec {
     if (part.complete() && !ps.complete) fail("complete() is true but the pieces leave points out");
   }
 
-  // What makes two index launches alike: everything but their arguments.
+  // Executes the launcher `make` builds with `args`. --keep-launchers: launches alike but for
+  // their arguments (a loop's iterations) share one launcher, as an application's would, and
+  // with it the runtime's kept resolution (not launches with futures: those differ).
+  template <class Launcher, class Make>
+  auto execute_launch(std::map<std::string, Launcher>& kept, const OpSpec& op,
+                      reprise::TaskArgs args, Make&& make)
+      -> decltype(std::declval<Context&>().execute(std::declval<const Launcher&>())) {
+    if (!keep_launchers_ || !op.futures.empty()) return ctx_.execute(make(std::move(args)));
+    std::string key = launch_key(op);
+    auto it = kept.find(key);
+    if (it == kept.end())
+      it = kept.emplace(std::move(key), make(std::move(args))).first;
+    else
+      it->second.set_args(std::move(args));
+    return ctx_.execute(it->second);
+  }
+
+  // What makes two launches alike: everything but their arguments.
   static std::string launch_key(const OpSpec& op) {
     std::ostringstream k;
     k << int(op.kind) << '|' << int(op.ret) << '|' << op.launch.str();

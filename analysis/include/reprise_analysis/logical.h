@@ -94,6 +94,9 @@ struct PointSubset {
   }
 };
 
+// Whether a and b conflict (anything but two reads, or two reductions by one operator).
+bool privileges_conflict(const ReqInfo& a, const ReqInfo& b);
+
 class LogicalAnalysis {
  public:
   // What pair_meets and partition_pieces keep: facts about partitions alone, the same for
@@ -113,7 +116,8 @@ class LogicalAnalysis {
   void dependences(const Op& op, PointPreconditions& pre, PointSubset points = {}) const;
   // Records op's requirements as users, pruning users they make irrelevant.
   void record(const OpRef& op);
-  // dependences() for every point of an untraced launch, through the memo where it may: a
+  // dependences() for every point of a launch analysed whole (untraced, or recorded), through
+  // the memo where it may: a
   // launch of a kept launcher whose earlier users look as they did at the last launch of the
   // same requirements (same requirement lists, domains, fields and masks, in the same order)
   // takes that launch's answer — which point waits for which point of which user — and its
@@ -157,6 +161,37 @@ class LogicalAnalysis {
   std::shared_ptr<const PartitionPieces> partition_pieces(const Op& prev, std::uint32_t req) const;
 
  private:
+  // Calls fn(r, a, k, u, b) for each requirement r of op and each user u (the k-th of its tree)
+  // that r conflicts with, in order; stops, returning false, where fn does. (a, b: the two
+  // requirements, for add_user.)
+  template <class Fn>
+  bool each_conflict(const Op& op, Fn&& fn) const {
+    for (std::uint32_t r = 0; r < op.reqs.size(); ++r) {
+      const ReqInfo& a = op.reqs[r];
+      if (a.tree >= trees_.size()) continue;
+      // (A ReadOnly requirement does not conflict with the reader that read a user over.)
+      const FieldMask through = a.privilege == Privilege::ReadOnly ? 0 : ~FieldMask(0);
+      // (Walked by pointer: fn does not change the users, and the bounds then stay in registers.)
+      const LogicalUser* const first = trees_[a.tree].data();
+      const LogicalUser* const last = first + trees_[a.tree].size();
+      for (const LogicalUser* u = first; u != last; ++u) {
+        if (!(u->mask & a.mask & ~(u->read_over & through))) continue;
+        const ReqInfo& b = u->op->reqs[u->req];
+        if (!privileges_conflict(a, b) || !a.bbox.overlaps(b.bbox)) continue;
+        if (!fn(r, a, std::size_t(u - first), *u, b)) return false;
+      }
+    }
+    return true;
+  }
+  // Adds to each point of op in `points` the events of u's points that requirement r (a)
+  // meets (b: u's requirement).
+  void add_user(const Op& op, std::uint32_t r, const ReqInfo& a, const LogicalUser& u,
+                const ReqInfo& b, PointPreconditions& pre, const PointSubset& points) const {
+    if (small_pair(op, a, *u.op, b))
+      add_small_pairs(op, r, u, pre, points);
+    else
+      add_pair(op, r, u, pre, points);
+  }
   void add_pair(const Op& op, std::uint32_t r, const LogicalUser& u, PointPreconditions& pre,
                 const PointSubset& points) const;
   // add_pair for one disjoint partition named by identity by both: point c meets point c.
@@ -247,6 +282,12 @@ class LogicalAnalysis {
     std::vector<std::uint32_t> edge_points;
     std::vector<std::uint32_t> steps_begin;  // per tree, its first step; then the end
     std::vector<MemoStep> steps;
+    // Drops what the slot holds (it keeps its counts).
+    void free() {
+      reqs = {};
+      held.clear();
+      complete = false;
+    }
     bool complete = false;       // record() has filled the steps
     std::uint32_t hits = 0;      // since the last capture
     std::uint32_t misses = 0;    // captures in a row that were never reused
@@ -292,7 +333,5 @@ struct LogicalAnalysis::Caches {
   std::unordered_map<std::uint64_t, PiecesOf> pieces;  // by partition uid
   std::unordered_map<PairKey, PairMeets, PairKeyHash> meets;
 };
-
-bool privileges_conflict(const ReqInfo& a, const ReqInfo& b);
 
 }  // namespace reprise::detail
