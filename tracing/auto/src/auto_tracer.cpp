@@ -27,17 +27,22 @@ struct AutoTracer::Background {
   }
 #else
   tbb::task_group group;
+  // Whether anything was run: waiting on a group joins oneTBB's arena, which the first time
+  // on a thread costs ~0.5 M instructions (the thread's stack bounds, read from
+  // /proc/self/maps) — for nothing where every analysis ran inline.
+  bool used = false;
   template <typename F>
   void run(F&& f) {
+    used = true;
     group.run(std::forward<F>(f));
   }
   // Runs pending analyses on the calling thread: where TBB has no worker threads (one core
   // per MPI rank) nobody else would.
   void help() {
-    group.wait();
+    if (used) group.wait();
   }
   ~Background() {
-    group.wait();
+    if (used) group.wait();
   }
 #endif
 };
@@ -220,17 +225,22 @@ void AutoTracer::maybe_analyse() {
     if (n >= opt_.batchsize ||
         (opt_.algorithm == IdentifierAlgorithm::MultiScale && n % opt_.multi_scale_factor == 0))
       ++stats_.analyses_skipped;
-    if (n >= opt_.batchsize) history_.clear();
+    if (n >= opt_.batchsize) {
+      history_.clear();
+      last_mined_ = 0;
+    }
     return;
   }
   if (n >= opt_.batchsize) {
-    if (const std::size_t m = mined_length(n); m == 0) {
+    if (const std::size_t m = mined_length(n);
+        m == 0 || (last_mined_ == m && last_mined_from_ == 0)) {
       ++stats_.analyses_skipped;
     } else {
       history_.resize(m);
       launch(std::move(history_));
     }
     history_.clear();
+    last_mined_ = 0;
     return;
   }
   if (opt_.algorithm != IdentifierAlgorithm::MultiScale) return;
@@ -257,7 +267,17 @@ void AutoTracer::maybe_analyse() {
     ++stats_.analyses_skipped;
     return;
   }
-  const auto from = history_.end() - std::ptrdiff_t(len);
+  // The same tokens as the last slice mined (a run that goes on leaves the part before it to
+  // mine at every scale: 31 ops of Task Bench's stencil at 100, 200, 400 and 800 ops) would
+  // find the same repeats again.
+  const std::size_t first = n - len;
+  if (m == last_mined_ && first == last_mined_from_) {
+    ++stats_.analyses_skipped;
+    return;
+  }
+  last_mined_from_ = first;
+  last_mined_ = m;
+  const auto from = history_.begin() + std::ptrdiff_t(first);
   launch(std::vector<std::uint64_t>(from, from + std::ptrdiff_t(m)));
 }
 
@@ -646,6 +666,14 @@ void AutoTracer::issue(std::uint32_t ci, std::uint64_t start, std::uint64_t end)
   hand_on(c.trace_id, start, end, false);
 }
 
+bool AutoTracer::worth_lengthening(const Candidate& c) const {
+  const std::size_t p = c.period;
+  if (c.lengthened || p == 0 || c.tokens.size() + p > opt_.max_trace_length) return false;
+  const double s = double(c.tokens.size()), l = double(opt_.max_trace_length / p * p);
+  const double rent_paid = double(c.replays) * s * (1.0 / s - 1.0 / l);
+  return rent_paid >= l * opt_.record_op_in_replays;
+}
+
 void AutoTracer::lengthen(std::uint32_t ci) {
   Candidate& c = candidates_[ci];
   const std::size_t p = c.period;
@@ -773,7 +801,7 @@ void AutoTracer::issue_ready() {
     // watching goes: nothing overtook it meanwhile, and nothing in its run can (the slices
     // mined are decided as before: mined_length skips those inside the run).
     settled_ = back_to_back && long_loop_run(m.end);
-    if (settled_) lengthen(m.candidate);
+    if (settled_ && worth_lengthening(candidates_[m.candidate])) lengthen(m.candidate);
     // Pointers that started inside the issued trace stay: they can no longer produce a trace,
     // but their sightings still count, so a longer candidate can overtake the one in use.
   }

@@ -27,7 +27,13 @@ struct AutoTraceOptions {
   std::size_t multi_scale_factor = 50;  // ruler-function unit
   IdentifierAlgorithm algorithm = IdentifierAlgorithm::MultiScale;
   std::size_t visit_threshold = 2;  // sightings of a candidate before it is traced
-  bool synchronous = false;         // run analyses inline (simulator, tests)
+  // What recording one op costs, in replays' fixed costs (the work a replay does once,
+  // whatever its length). Decides when a settled loop's maximal trace is worth recording
+  // (AutoTracer::lengthen). Measured on Task Bench's stencil, utility-thread instructions: a
+  // replay's fixed part ~1.4k (per timestep with manual traces of 6, 16, 64 ops: 902, 761,
+  // 691), a recorded op ~10k.
+  double record_op_in_replays = 7.0;
+  bool synchronous = false;  // run analyses inline (simulator, tests)
   // Ops after an analysis starts before its result is taken in (raised when one was late):
   // every shard of a control-replicated run takes results in at the same op.
   std::size_t ingest_delay = 16;
@@ -220,8 +226,15 @@ class AutoTracer {
   void issue(std::uint32_t candidate, std::uint64_t start, std::uint64_t end);
   // A loop's candidate that has settled (long_loop_run) but holds fewer periods than fit in
   // a maximal trace: that version of the loop is added, and takes over once sighted (every
-  // replay has a fixed cost, and the loop's runs are long). Once per candidate.
+  // replay has a fixed cost, and the loop's runs are long) — once the candidate's replays
+  // have cost, in fixed costs the maximal trace would have saved, what recording it costs
+  // (worth_lengthening). Once per candidate.
   void lengthen(std::uint32_t candidate);
+  // Ski rental: the shorter trace is rented at (1/s - 1/L) replays' fixed costs per op more
+  // than the maximal one, which is bought by recording its L ops. Buying once the rent paid
+  // equals the price costs at most twice what knowing the loop's length would have: a run
+  // that ends soon (Task Bench at 1,000 timesteps) never pays for a recording it cannot repay.
+  bool worth_lengthening(const Candidate& c) const;
   // Hands ops start .. end-1 on as (a prefix of) trace trace_id.
   void hand_on(std::uint32_t trace_id, std::uint64_t start, std::uint64_t end, bool prefix);
   // A shorter run of held ops is left untraced (a prefix replay waits for everything before
@@ -241,6 +254,9 @@ class AutoTracer {
   std::deque<std::uint64_t> pending_tokens_;  // tokens of ops pending_from_ … next_op_ - 1
   std::size_t since_barrier_ = 0;             // ops pushed since the last barrier
   std::vector<std::uint64_t> history_;
+  // The last slice of history_ mined on the ruler schedule, [from, from + length) (length 0:
+  // none since history_ was last cleared).
+  std::size_t last_mined_from_ = 0, last_mined_ = 0;
   std::deque<Job> jobs_;
   std::uint64_t ingested_ = 0;             // analyses taken in so far
   std::deque<std::uint64_t> ingested_at_;  // ops seen when the last few were taken in
