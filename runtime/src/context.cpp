@@ -369,32 +369,51 @@ std::uint64_t fingerprint(const Domain& d) {
 }
 
 // Fills a task launch's requirements: what one of the launcher's recent launches over the same
-// domain made of them while that still holds (ResolvedLaunch; shared copy-on-write), else by
-// `resolve`, whose result the launcher keeps. The op's token (trace matching's key, otherwise
-// computed on the utility thread) comes with them: it depends only on them, the domain, the task,
-// the number of futures and the pinned memory. (A resolution is kept for a domain one of the last
-// two launches without a kept one had too: a launcher launched once, or over ever new domains,
-// keeps nothing; one that alternates between two domains keeps both.)
+// domain made of them while that still holds (ResolvedLaunch; shared copy-on-write), or what a
+// launch of the same content made of them (ResolutionCache: for launchers made afresh), else
+// by `resolve`, whose result the launcher keeps. The op's token (trace matching's key,
+// otherwise computed on the utility thread) comes with them: it depends only on them, the
+// domain, the task, the number of futures and the pinned memory. (A resolution is kept for a
+// domain one of the last two launches without a kept one had too: a launcher launched once, or
+// over ever new domains, keeps nothing; one that alternates between two domains keeps both.
+// The cache keeps one for content that missed twice within its last misses.)
 template <class Resolve>
 void resolve_requirements(Runtime& rt, detail::KeptLaunches& kept, detail::Op& op,
-                          Resolve&& resolve) {
+                          std::span<const RegionRequirement> reqs, Resolve&& resolve) {
   const auto& payload = op.task_payload();
+  auto use = [&](const detail::ResolvedLaunch& r) {
+    op.reqs = r.reqs;
+    op.task_payload().req_begin = r.req_begin;
+    if (r.futures == payload.futures.size() && r.pinned_memory == payload.pinned_memory)
+      op.token = r.token;
+  };
   for (int k = 0; k < 2; ++k) {
     const auto& r = kept.resolved[k];
     if (!r || !r->valid_for(rt.forest(), op.domain)) continue;
-    op.reqs = r->reqs;
-    op.task_payload().req_begin = r->req_begin;
-    if (r->futures == payload.futures.size() && r->pinned_memory == payload.pinned_memory)
-      op.token = r->token;
+    use(*r);
     if (k == 1) std::swap(kept.resolved[0], kept.resolved[1]);
+    return;
+  }
+  auto keep_in_launcher = [&](std::shared_ptr<const detail::ResolvedLaunch> r) {
+    // (One for another domain stays; one for this domain, no longer valid, is replaced.)
+    if (kept.resolved[0] && kept.resolved[0]->domain != op.domain)
+      kept.resolved[1] = std::move(kept.resolved[0]);
+    kept.resolved[0] = std::move(r);
+  };
+  detail::ResolutionCache& cache = rt.resolutions();
+  const auto key =
+      detail::ResolutionCache::key_of(op.task, op.kind == OpKind::IndexTask, op.domain, reqs);
+  if (auto r = cache.find(key, rt.forest(), op.domain)) {
+    use(*r);
+    keep_in_launcher(std::move(r));
     return;
   }
   resolve();  // (throws on bad requirements: nothing is kept)
   const std::uint64_t domain = fingerprint(op.domain);
-  if (domain != kept.missed[0] && domain != kept.missed[1]) {
-    kept.missed[1] = std::exchange(kept.missed[0], domain);
-    return;
-  }
+  const bool kept_by_launcher = domain == kept.missed[0] || domain == kept.missed[1];
+  const bool kept_by_content = cache.missed_before(key);
+  if (!kept_by_launcher) kept.missed[1] = std::exchange(kept.missed[0], domain);
+  if (!kept_by_launcher && !kept_by_content) return;
   auto resolved = std::make_shared<detail::ResolvedLaunch>();
   resolved->forest = rt.forest().serial();
   resolved->retirements = rt.forest().retirements();
@@ -404,10 +423,8 @@ void resolve_requirements(Runtime& rt, detail::KeptLaunches& kept, detail::Op& o
   resolved->futures = std::uint32_t(payload.futures.size());
   resolved->pinned_memory = payload.pinned_memory;
   resolved->token = detail::token_of(op);
-  // (One for another domain stays; one for this domain, no longer valid, is replaced.)
-  if (kept.resolved[0] && kept.resolved[0]->domain != op.domain)
-    kept.resolved[1] = std::move(kept.resolved[0]);
-  kept.resolved[0] = std::move(resolved);
+  cache.keep(key, resolved);
+  keep_in_launcher(std::move(resolved));
 }
 
 void check_futures(const OpLabel& op, const std::vector<Future>& fs) {
@@ -627,7 +644,7 @@ Future Context::execute_task(const TaskLauncher& l, std::uint32_t pinned_memory)
   op->task_payload().pinned_memory = pinned_memory;
   check_futures(name, l.futures());
   op->task_payload().futures.assign(l.futures().begin(), l.futures().end());
-  resolve_requirements(rtm, l.kept_, *op, [&] {
+  resolve_requirements(rtm, l.kept_, *op, l.requirements(), [&] {
     op->reqs.reserve(l.requirements().size());
     for (std::size_t i = 0; i < l.requirements().size(); ++i) {
       const auto& r = l.requirements()[i];
@@ -664,7 +681,7 @@ FutureMap Context::execute(const IndexLauncher& l) {
   op->task_payload().point_args = l.argument_map();
   check_futures(name, l.futures());
   op->task_payload().futures.assign(l.futures().begin(), l.futures().end());
-  resolve_requirements(rtm, l.kept_, *op, [&] {
+  resolve_requirements(rtm, l.kept_, *op, l.requirements(), [&] {
     op->reqs.reserve(l.requirements().size());
     for (std::size_t i = 0; i < l.requirements().size(); ++i)
       add_requirement(rtm.forest(), name, int(i), l.requirements()[i], dom, *op);

@@ -20,6 +20,7 @@
 #include "reprise_rt/point_instances.h"
 #include "reprise_rt/ready_queue.h"
 #include "reprise_rt/recycler.h"
+#include "reprise_rt/resolution_cache.h"
 #include "reprise_rt/spin_policy.h"
 
 using namespace reprise;
@@ -405,6 +406,102 @@ TEST(LaunchPath, ALauncherAlternatingBetweenDomainsGetsTheSerialResult) {
     l.set_domain(high);
     EXPECT_ERROR(ctx.execute(l), "was destroyed");
   });
+}
+
+// Launchers made afresh for every launch (the apps' habit) find the resolution of an earlier
+// launch of the same content (ResolutionCache): the same task, requirements and domain. A
+// launch of another task with the same requirements, or over another domain, is not taken for
+// it (in a trace its token would replay the wrong task or points), and a destruction is seen.
+TEST(LaunchPath, LaunchersMadeAfreshFindTheResolutionOfTheirContent) {
+  register_all();
+  for (const char* trace : {"none", "manual"}) {
+    reprise::run(
+        {"-ll:cpu", "2", "-lg:no_auto_tracing", "-lg:dependence_memo", "2"}, [&](Context& ctx) {
+          auto fs = ctx.create_field_space({{FV, sizeof(std::int64_t)}});
+          Region r = ctx.create_region(ctx.create_index_space(Rect<1>({0}, {99})), fs);
+          ctx.fill(FillLauncher::of(r, {FV}, std::int64_t(0)));
+          Partition p = ctx.partition_by_blocks(r, Point<1>{25});
+          const bool traced = std::string(trace) == "manual";
+          std::vector<std::int64_t> model(100, 0);
+          auto launch = [&](TaskID task, Partition part, const Domain& d, std::int64_t add) {
+            IndexLauncher l(task, d, TaskArgs{AddArgs{add, {}}});
+            l.add(part, Projection::identity(), Privilege::ReadWrite, {FV});
+            ctx.execute(l);
+            const std::int64_t block = part.rect(Point<1>{0}).volume();
+            for (coord_t c = d.lo[0]; c <= d.hi[0]; ++c)
+              for (std::int64_t i = c * block; i < (c + 1) * block; ++i)
+                model[std::size_t(i)] =
+                    task == T_ADD_ARG ? model[std::size_t(i)] + add : 2 * model[std::size_t(i)] + 1;
+          };
+          const Domain low(Rect<1>({0}, {1})), all(Rect<1>({0}, {3}));
+          for (int i = 0; i < 12; ++i) {
+            if (traced) ctx.begin_trace(TraceID(1 + i % 2));
+            launch(T_ADD_ARG, p, i % 2 ? all : low, i + 1);
+            launch(T_CHAIN_STEP, p, i % 2 ? all : low, 0);  // same requirements
+            if (traced) ctx.end_trace(TraceID(1 + i % 2));
+          }
+          std::int64_t expect = 0;
+          for (std::int64_t v : model) expect += v;
+          EXPECT_EQ(sum_of(ctx, r), expect) << trace;
+          // Its partition destroyed: an error, not a launch on a stale resolution;
+          // a new partition of other blocks is resolved anew.
+          ctx.destroy(p);
+          IndexLauncher stale(T_ADD_ARG, all, TaskArgs{AddArgs{1, {}}});
+          stale.add(p, Projection::identity(), Privilege::ReadWrite, {FV});
+          EXPECT_ERROR(ctx.execute(stale), "was destroyed");
+          Partition q = ctx.partition_by_blocks(r, Point<1>{50});
+          for (int i = 0; i < 4; ++i) launch(T_ADD_ARG, q, Domain(Rect<1>({0}, {1})), 7);
+          expect = 0;
+          for (std::int64_t v : model) expect += v;
+          EXPECT_EQ(sum_of(ctx, r), expect) << trace;
+        });
+  }
+}
+
+// The cache's key: another task, kind of launch, domain, region, projection, privilege or
+// field is other content (a shared resolution carries the launch's token: trace matching's
+// key, and the mapping a replay repeats).
+TEST(ResolutionCache, OnlyTheSameContentFindsAResolution) {
+  using reprise::detail::ResolutionCache;
+  using reprise::detail::ResolvedLaunch;
+  reprise::detail::RegionForest forest;
+  const FieldSpace fs = forest.create_field_space({{FV, 8}, {FV + 1, 8}});
+  const Region r = forest.create_region(forest.create_index_space(Rect<1>({0}, {9})), fs);
+  const Domain d(Rect<1>({0}, {0})), e(Rect<1>({0}, {1}));
+  RegionRequirement q;
+  q.region = r;
+  q.privilege = Privilege::ReadWrite;
+  q.fields = {FV};
+  const std::vector<RegionRequirement> reqs{q};
+  ResolutionCache cache;
+  auto resolved = std::make_shared<ResolvedLaunch>();
+  resolved->forest = forest.serial();
+  resolved->retirements = forest.retirements();
+  resolved->domain = d;
+  const auto key = ResolutionCache::key_of(T_ADD_ARG, false, d, reqs);
+  EXPECT_FALSE(cache.missed_before(key));
+  EXPECT_TRUE(cache.missed_before(key));
+  cache.keep(key, resolved);
+  EXPECT_EQ(cache.find(key, forest, d), resolved);
+  EXPECT_EQ(cache.find(ResolutionCache::key_of(T_ADD_ARG, false, d, reqs), forest, d), resolved);
+  EXPECT_EQ(cache.find(ResolutionCache::key_of(T_SUM, false, d, reqs), forest, d), nullptr);
+  EXPECT_EQ(cache.find(ResolutionCache::key_of(T_ADD_ARG, true, d, reqs), forest, d), nullptr);
+  EXPECT_EQ(cache.find(ResolutionCache::key_of(T_ADD_ARG, false, e, reqs), forest, e), nullptr);
+  auto changed = [&](auto change) {
+    std::vector<RegionRequirement> other = reqs;
+    change(other[0]);
+    return cache.find(ResolutionCache::key_of(T_ADD_ARG, false, d, other), forest, d);
+  };
+  EXPECT_EQ(changed([](RegionRequirement& x) { x.privilege = Privilege::ReadOnly; }), nullptr);
+  EXPECT_EQ(changed([](RegionRequirement& x) { x.fields = {FV + 1}; }), nullptr);
+  EXPECT_EQ(changed([](RegionRequirement& x) { x.fields = {FV, FV + 1}; }), nullptr);
+  EXPECT_EQ(changed([](RegionRequirement& x) { x.projection = Projection::constant(Point<1>{0}); }),
+            nullptr);
+  const Region other = forest.create_region(forest.create_index_space(Rect<1>({0}, {9})), fs);
+  EXPECT_EQ(changed([&](RegionRequirement& x) { x.region = other; }), nullptr);
+  // A destruction anywhere: no longer valid.
+  forest.retire_tree(other.tree(), reprise::detail::Event{});
+  EXPECT_EQ(cache.find(key, forest, d), nullptr);
 }
 
 TEST(LaunchPath, VoidFutureMapsWaitAndRefuseValues) {

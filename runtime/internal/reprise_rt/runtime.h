@@ -31,6 +31,7 @@
 #include "reprise_rt/op.h"
 #include "reprise_rt/op_queue.h"
 #include "reprise_rt/profiler.h"
+#include "reprise_rt/resolution_cache.h"
 #include "reprise_rt/shard_exchange.h"
 #include "reprise_rt/simulated_asks.h"
 #include "reprise_rt/stream_check.h"
@@ -157,6 +158,8 @@ class Runtime {
   GraphSink& graph() { return *graph_; }
   // Application thread: launch shapes already found free of interference (Context::execute).
   LaunchShapes& interference_free_shapes() { return interference_free_shapes_; }
+  // Application thread: resolutions of launches by content, for launchers made afresh.
+  ResolutionCache& resolutions() { return resolutions_; }
   // Where replays launch their batches (the executor).
   BatchSink& batches() { return executor_; }
   OpSink& pipeline() { return *pipeline_; }
@@ -326,6 +329,7 @@ class Runtime {
   bool creations_differ_ = false;
   std::uint64_t checked_ops_ = 0;
   LaunchShapes interference_free_shapes_;
+  ResolutionCache resolutions_;
   std::vector<std::uint64_t> profiling_ranges_;
   EventTable events_;
   RegionForest forest_;
