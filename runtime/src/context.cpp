@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <utility>
 
+#include "reprise_rt/bounding_box.h"
 #include "reprise_rt/hasher.h"
 #include "reprise_rt/op_token.h"
 #include "reprise_rt/resolved_launch.h"
@@ -241,6 +242,17 @@ void resolve_partition_req(detail::RegionForest& forest, const OpLabel& op, int 
                           op, index, launch.delinearize(p).str(), c.str(), part.colors.str()));
       }
     }
+  }
+  if (!q.whole_partition) {
+    // (Projected, or by identity over part of the color space: the hull of its points' pieces,
+    // as compute_rects finds it. Set here, a kept resolution carries it: else the analysis
+    // would write it into every launch's list — a copy of the shared list each time, whose new
+    // identity the dependence memo never recognises.)
+    Domain bbox;
+    for (coord_t p = 0; p < launch.volume(); ++p)
+      detail::grow(bbox, part.piece(std::size_t(
+                             part.colors.linearize(r.projection.apply(launch.delinearize(p))))));
+    q.bbox = bbox;
   }
   if (q.writes() && launch.volume() > 1) {
     if (!part.disjoint)
