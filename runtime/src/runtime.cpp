@@ -111,14 +111,18 @@ bool resolve_app_cpu(const Config& c, bool networked, bool simulated, bool devic
 
 // -lg:window auto: 1,024 ops in flight; where the application thread is the only CPU
 // (-ll:cpu 1 with -ll:app_cpu), 64 — it runs the points after a shorter burst of issuing, with
-// fewer ops' state alive at once (METG at one core 30-45% lower, docs/results.md) — or 256 with
-// automatic tracing, which holds up to a quarter of the window back to find its repeats. (With
-// a worker beside it, untraced fine-grained chains were ~20% slower so: not there.)
+// fewer ops' state alive at once (METG at one core 30-45% lower, docs/results.md). Automatic
+// tracing holds up to a quarter of the window back to find its repeats: there the window grows
+// with the longest trace it may hold (Runtime::raise_window; 256 for a 64-op trace) — a fixed
+// 256 from the start cost a 1,000-timestep run ~8%, whose traces stay short. (With a worker
+// beside it, untraced fine-grained chains were ~20% slower with 64: not there.)
 constexpr int kWindowElsewhere = 1024;
+constexpr int kWindowAppCpu = 64;
+constexpr std::int64_t kMostWindow = 4096;  // what a growing window reaches at most
 int resolve_window(const Config& c) {
   if (c.window > 0) return c.window;
   if (!c.app_cpu || c.cpus > 1) return kWindowElsewhere;
-  return c.auto_tracing && !c.inorder ? 256 : 64;
+  return kWindowAppCpu;
 }
 
 SpinPolicy make_spin_policy(const Config& c, bool networked, int bound) {
@@ -167,7 +171,10 @@ Runtime::Runtime(Config config, std::unique_ptr<Mapper> mapper, Network* network
         "too (-lg:inline_analysis; a single process)");
   if (config_.app_cpu && config_.othr > 1)
     throw Error("-ll:app_cpu 1 with -ll:othr > 1: a CPU's fork-join helpers need its own worker");
+  window_may_grow_ = config_.window <= 0 && config_.app_cpu && config_.cpus <= 1 &&
+                     config_.auto_tracing && !config_.inorder;
   config_.window = resolve_window(config_);
+  window_.store(config_.window, std::memory_order_relaxed);
   spin_ = make_spin_policy(config_, network_ != nullptr, bound);
   instances_.set_device(device_);
   if (auto observers = observers_snapshot(); !config_.prof_file.empty() ||
@@ -655,15 +662,16 @@ void Runtime::issue(OpRef op) {
   issued_.store(issued, std::memory_order_release);
   // (completed_ only grows: a count read earlier bounds the ops in flight from above, and the
   // application thread reads it anew only when that bound passes the window.)
-  if (issued - completed_seen_ > config_.window)
+  const std::int64_t window = window_.load(std::memory_order_relaxed);
+  if (issued - completed_seen_ > window)
     completed_seen_ = completed_.load(std::memory_order_acquire);
   // Inside a manual trace ops are held until end_trace: waiting for them here would never end,
   // and EndTrace itself must go in before anything waits for the ops it releases.
-  if (issued - completed_seen_ > config_.window && !trace_open_ && !ends_trace) {
+  if (issued - completed_seen_ > window && !trace_open_ && !ends_trace) {
     // Let the pipeline drain to half the window before issuing more (hysteresis keeps the
     // application thread from waking per op).
     // (Automatic tracing never holds more than a quarter of the window: no flush needed.)
-    std::int64_t low = config_.window / 2;
+    std::int64_t low = window / 2;
     const std::uint64_t t0 = profiler_ ? Profiler::stamp() : 0;  // (a wait on the profile too)
     wait_outstanding(low);
     if (profiler_) profiler_->record_wait(t0, Profiler::stamp());
@@ -680,6 +688,16 @@ void Runtime::issue(OpRef op) {
     return;
   }
   push(std::move(op));
+}
+
+std::int64_t Runtime::raise_window(std::int64_t at_least) {
+  const std::int64_t now = window_.load(std::memory_order_relaxed);
+  if (!window_may_grow_ || at_least <= now) return now;
+  // (Only the application thread changes it: the analysis that asks runs there.)
+  REPRISE_ASSERT(on_app_thread(), "a growing window is raised by the application thread");
+  const std::int64_t raised = std::min<std::int64_t>(at_least, kMostWindow);
+  window_.store(raised, std::memory_order_relaxed);
+  return raised;
 }
 
 void Runtime::push(OpRef op) {
@@ -716,7 +734,7 @@ void Runtime::op_completed(Op& op) {
     // (issued_ does not change while the application thread waits.)
     const std::int64_t left = issued_.load(std::memory_order_seq_cst) - completed;
     REPRISE_ASSERT(left >= 0, "every issued op completes exactly once");
-    if (left <= config_.window / 2) wake_app();
+    if (left <= window_.load(std::memory_order_relaxed) / 2) wake_app();
   }
 }
 
@@ -852,7 +870,7 @@ void Runtime::warm_pools() {
   // on a virtual machine — about 0.6 ms of the first thousand timesteps of a small program.
   // Made and dropped here, on the thread that launches, their memory stays in its caches.
   // (At most 4,096: a larger -lg:window is not worth that much memory touched up front.)
-  std::vector<OpRef> ops(std::min<std::size_t>(std::size_t(config_.window) + 64, 4096));
+  std::vector<OpRef> ops(std::min<std::size_t>(std::size_t(window()) + 64, 4096));
   for (OpRef& op : ops) {
     op = make_op();
     op->reqs.reserve(2);

@@ -33,7 +33,7 @@ AutoTraceStage::AutoTraceStage(Runtime& rt, std::unique_ptr<OpSink> next,
       next_(std::move(next)),
       agreement_(make_agreement(rt)),
       tracer_(opt, *this, agreement_.get()),
-      max_held_(std::size_t(rt.config().window) / 4) {
+      max_held_(std::size_t(rt.window()) / 4) {
   if (!log_path.empty()) {
     // Under control replication every shard writes its own log: <file>.<shard>.
     const std::string path =
@@ -178,6 +178,9 @@ void AutoTraceStage::end_trace(std::uint32_t id) {
 }
 
 void AutoTraceStage::candidate_found(std::uint32_t id, std::size_t length, std::uint64_t at_op) {
+  // A trace longer than may be held: a larger window where it can grow (decided by the
+  // candidates found, the same on every shard).
+  if (length > max_held_) max_held_ = std::size_t(rt_.raise_window(std::int64_t(4 * length))) / 4;
   if (log_)
     std::fprintf(log_, "found %u length %zu at_op %llu\n", id, length, (unsigned long long)at_op);
 }

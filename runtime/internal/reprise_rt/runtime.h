@@ -158,6 +158,13 @@ class Runtime {
   GraphSink& graph() { return *graph_; }
   // Application thread: launch shapes already found free of interference (Context::execute).
   LaunchShapes& interference_free_shapes() { return interference_free_shapes_; }
+  // Ops in flight before the application thread waits (-lg:window, resolved).
+  std::int64_t window() const { return window_.load(std::memory_order_relaxed); }
+  // Asks for a window of at least `at_least` ops (automatic tracing, for the longest trace it
+  // may hold: a quarter of the window); gives the window now. Only an auto window where the
+  // application thread is the only CPU grows (there the analysis runs on it, which asks);
+  // elsewhere it stays what it is.
+  std::int64_t raise_window(std::int64_t at_least);
   // Application thread: resolutions of launches by content, for launchers made afresh.
   ResolutionCache& resolutions() { return resolutions_; }
   // Where replays launch their batches (the executor).
@@ -330,6 +337,8 @@ class Runtime {
   std::uint64_t checked_ops_ = 0;
   LaunchShapes interference_free_shapes_;
   ResolutionCache resolutions_;
+  std::atomic<std::int64_t> window_{0};  // written by the application thread only
+  bool window_may_grow_ = false;
   std::vector<std::uint64_t> profiling_ranges_;
   EventTable events_;
   RegionForest forest_;
