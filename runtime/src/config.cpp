@@ -224,7 +224,8 @@ const std::vector<FlagDef>& flag_table() {
         auto_i32(&Config::shard_recording, 0, 1, "-lg:shard_recording"));
     add("-lg:window", "N|auto",
         "ops in flight before the application thread waits (auto: 1024; 64 where it is the only "
-        "CPU, -ll:cpu 1 with -ll:app_cpu, or 256 there with automatic tracing)",
+        "CPU, -ll:cpu 1 with -ll:app_cpu, growing there with automatic tracing to four times the "
+        "longest trace it holds)",
         auto_i32(&Config::window, 2, 1 << 24, "-lg:window"));
     add("-lg:trace_links", "N",
         "elision links a trace template may carry per instruction (beyond 4,096) before its "
