@@ -171,9 +171,10 @@ Runtime::Runtime(Config config, std::unique_ptr<Mapper> mapper, Network* network
         "too (-lg:inline_analysis; a single process)");
   if (config_.app_cpu && config_.othr > 1)
     throw Error("-ll:app_cpu 1 with -ll:othr > 1: a CPU's fork-join helpers need its own worker");
-  window_may_grow_ = config_.window <= 0 && config_.app_cpu && config_.cpus <= 1 &&
-                     config_.auto_tracing && !config_.inorder;
+  const bool auto_window = config_.window <= 0;
   config_.window = resolve_window(config_);
+  window_may_grow_ =
+      auto_window && config_.window == kWindowAppCpu && config_.auto_tracing && !config_.inorder;
   window_.store(config_.window, std::memory_order_relaxed);
   spin_ = make_spin_policy(config_, network_ != nullptr, bound);
   instances_.set_device(device_);

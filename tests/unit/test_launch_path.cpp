@@ -417,10 +417,7 @@ TEST(LaunchPath, LaunchersMadeAfreshFindTheResolutionOfTheirContent) {
   for (const char* trace : {"none", "manual"}) {
     reprise::run(
         {"-ll:cpu", "2", "-lg:no_auto_tracing", "-lg:dependence_memo", "2"}, [&](Context& ctx) {
-          auto fs = ctx.create_field_space({{FV, sizeof(std::int64_t)}});
-          Region r = ctx.create_region(ctx.create_index_space(Rect<1>({0}, {99})), fs);
-          ctx.fill(FillLauncher::of(r, {FV}, std::int64_t(0)));
-          Partition p = ctx.partition_by_blocks(r, Point<1>{25});
+          auto [fs, r, p, unused] = kept_blocks(ctx);  // (its launcher is not launched)
           const bool traced = std::string(trace) == "manual";
           std::vector<std::int64_t> model(100, 0);
           auto launch = [&](TaskID task, Partition part, const Domain& d, std::int64_t add) {

@@ -667,6 +667,7 @@ void AutoTracer::issue(std::uint32_t ci, std::uint64_t start, std::uint64_t end)
 }
 
 bool AutoTracer::worth_lengthening(const Candidate& c) const {
+  // (A loop, not lengthened yet, with room for another period.)
   const std::size_t p = c.period;
   if (c.lengthened || p == 0 || c.tokens.size() + p > opt_.max_trace_length) return false;
   const double s = double(c.tokens.size()), l = double(opt_.max_trace_length / p * p);
@@ -676,8 +677,8 @@ bool AutoTracer::worth_lengthening(const Candidate& c) const {
 
 void AutoTracer::lengthen(std::uint32_t ci) {
   Candidate& c = candidates_[ci];
+  if (!worth_lengthening(c)) return;
   const std::size_t p = c.period;
-  if (c.lengthened || p == 0 || c.tokens.size() + p > opt_.max_trace_length) return;
   c.lengthened = true;
   std::vector<std::uint64_t> tokens;
   tokens.reserve(opt_.max_trace_length);
@@ -801,7 +802,7 @@ void AutoTracer::issue_ready() {
     // watching goes: nothing overtook it meanwhile, and nothing in its run can (the slices
     // mined are decided as before: mined_length skips those inside the run).
     settled_ = back_to_back && long_loop_run(m.end);
-    if (settled_ && worth_lengthening(candidates_[m.candidate])) lengthen(m.candidate);
+    if (settled_) lengthen(m.candidate);
     // Pointers that started inside the issued trace stay: they can no longer produce a trace,
     // but their sightings still count, so a longer candidate can overtake the one in use.
   }
