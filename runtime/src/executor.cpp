@@ -10,6 +10,7 @@
 #include "reprise_rt/cycle_clock.h"
 #include "reprise_rt/exception_text.h"
 #include "reprise_rt/future_state.h"
+#include "reprise_rt/local_ready.h"
 #include "reprise_rt/log.h"
 #include "reprise_rt/profiler.h"
 #include "reprise_rt/recycler.h"
@@ -19,82 +20,6 @@
 
 namespace reprise::detail {
 
-// The points a worker made ready for its own queue while it ran a point: it runs them next,
-// without the queue's lock and wake-up (a dependence chain on one processor stays on its
-// thread, hot in its cache). Set only on worker threads.
-// A CPU worker may also run one point it made ready for a sibling (a CPU of its NUMA domain it
-// may steal from): the spare, if the point that made it ready made nothing ready for this
-// worker and it has nothing else to run — the spare could start no sooner on the other core,
-// and would cost a hand-off there: a dependence chain stays on one core. Not where its points
-// average -ll:keep_ns or more: the mapper's placement keeps their data in its core's caches.
-// (Never more than one, nor while it has other work: a point kept behind another here would
-// wait for it, however long it runs, while another CPU could run it.)
-struct LocalReady {
-  ReadyQueue* own = nullptr;
-  PointTask* head = nullptr;
-  PointTask* tail = nullptr;
-  std::span<ReadyQueue* const> siblings;
-  std::int64_t keep_below = 0;      // cycle_count() ticks; 0: no spares
-  std::int64_t keep_all_below = 0;  // ticks (-ll:keep_all_ns); 0: at most one spare
-  std::int64_t recent = 0;          // a running average of sampled points' run times (ticks)
-  bool more = false;                // it has more points to run (the rest of a taken list)
-  std::uint32_t points = 0;         // run so far (mod 2^32: for sample())
-  PointTask* spare = nullptr;
-  ReadyQueue* spare_queue = nullptr;
-
-  void append(PointTask* t) {
-    t->next = nullptr;
-    if (tail)
-      tail->next = t;
-    else
-      head = t;
-    tail = t;
-  }
-  bool sibling(const ReadyQueue& q) const {
-    for (const ReadyQueue* s : siblings)
-      if (s == &q) return true;
-    return false;
-  }
-  // Runs t, made ready for q, here or gives it to q. (Out of line: enqueue's usual path stays
-  // as short as it was.)
-  [[gnu::noinline]] void take_or_push(PointTask* t, ReadyQueue& q) {
-    if (!take(t, q)) q.push(t);
-  }
-  // Whether t, made ready for q, runs here (else q gets it).
-  bool take(PointTask* t, ReadyQueue& q) {
-    if (&q == own) {
-      if (spare) {  // something to run here after all: the spare goes to its own CPU
-        spare_queue->push(spare);
-        spare = nullptr;
-      }
-      append(t);
-      return true;
-    }
-    // Points too short to be worth a hand-off: every one made ready for a sibling is kept, in
-    // this worker's own queue, where the sibling takes it only if this worker is slow to.
-    if (recent > 0 && recent < keep_all_below && sibling(q)) {
-      own->push_kept(t);
-      return true;
-    }
-    if (spare || head || more || recent >= keep_below || !sibling(q)) return false;
-    spare = t;
-    spare_queue = &q;
-    return true;
-  }
-  // After a point: the spare, if it is still one, runs next.
-  void settle() {
-    if (!spare) [[likely]]
-      return;
-    append(spare);
-    spare = nullptr;
-  }
-  // Whether to time this point: the first and then one in sixteen, where spares are on (a
-  // running average needs no more; the clock costs instructions on every point).
-  bool sample() { return keep_below != 0 && (points++ & 15) == 0; }
-  void ran(std::uint64_t ticks) {
-    recent = points == 1 ? std::int64_t(ticks) : recent + (std::int64_t(ticks) - recent) / 8;
-  }
-};
 namespace {
 thread_local LocalReady* tl_local_ready = nullptr;
 
@@ -170,6 +95,7 @@ void Executor::start() {
     app_local_ = std::make_unique<LocalReady>(
         make_local(*cpu_queues_.back(), std::span<ReadyQueue* const>(steal_from_.back())));
     app_lane_ = fmt::format("cpu{}", cpus - 1);
+    cpu_queues_.back()->set_unattended(true);   // (until the application thread waits)
     if (Profiler* profiler = rt_.profiler()) {  // (start runs on the application thread)
       const Profiler::LaneScope lane(app_lane_.c_str());
       profiler->prepare_buffer();
@@ -382,6 +308,8 @@ void Executor::worker_loop(ReadyQueue& q, std::span<ReadyQueue* const> siblings,
   LocalReady local = make_local(q, siblings);
   tl_local_ready = &local;
   while (PointTask* list = q.pop_all(spin)) run_list(q, local, list);
+  REPRISE_ASSERT(local.deferred_count == 0,
+                 "a worker runs out of points only after its count-offs");
   tl_local_ready = nullptr;
 }
 
@@ -401,6 +329,12 @@ void Executor::run_list(ReadyQueue& q, LocalReady& local, PointTask* list,
     // The application thread serving its CPU goes back to issuing once woken for it: what it
     // has not run goes back to its queue, where its siblings take it.
     if (interrupt && interrupt->load(std::memory_order_relaxed) != seen) [[unlikely]] {
+      if (local.deferred_count) count_off_deferred(local);
+      if (local.head) {  // made ready by those count-offs
+        local.tail->next = list;
+        list = local.head;
+        local.head = local.tail = nullptr;
+      }
       for (PointTask* t = list; t;) {
         PointTask* next = t->next;
         q.push(t);
@@ -422,14 +356,36 @@ void Executor::run_list(ReadyQueue& q, LocalReady& local, PointTask* list,
       next = local.head;
       local.head = local.tail = nullptr;
     }
+    // Out of points: what waited to be counted off is, and may make more ready here.
+    if (!next && local.deferred_count) [[unlikely]] {
+      count_off_deferred(local);
+      if (local.head) {
+        next = local.head;
+        local.head = local.tail = nullptr;
+      }
+    }
     list = next;
   }
+}
+
+void Executor::count_off_deferred(LocalReady& local) {
+  for (std::uint32_t i = 0; i < local.deferred_count; ++i) {
+    const OpRef op = std::move(local.deferred[i]);
+    count_off(*op);
+  }
+  local.deferred_count = 0;
+  local.settle();  // (a spare they made ready joins the points made ready here)
 }
 
 void Executor::serve_app(const std::atomic<std::uint32_t>* wakes, std::uint32_t seen) {
   REPRISE_ASSERT(app_local_ && !tl_local_ready,
                  "only the application thread serves its CPU, and not from inside a point");
   ReadyQueue& q = *cpu_queues_.back();
+  q.set_unattended(false);
+  struct Away {  // (issuing again, whichever way this returns)
+    ReadyQueue& q;
+    ~Away() { q.set_unattended(true); }
+  } away{q};
   PointTask* list = wakes ? q.pop_all(rt_.spin_policy(), wakes, seen) : q.try_take();
   if (!list) return;
   // (Profiled on the CPU's lane, not the application's.)
@@ -524,6 +480,8 @@ void Executor::finish_point(PointTask* t, std::exception_ptr point_error) {
     if (Op* parent = keep->parent(); sent && parent && parent->local_completion) count_off(*parent);
     return;
   }
+  if (LocalReady* local = tl_local_ready; local && local->may_defer()) [[unlikely]]
+    return local->defer(std::move(keep));
   count_off(*keep);
 }
 

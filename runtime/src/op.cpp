@@ -39,4 +39,8 @@ std::string Op::describe() const {
   return fmt::format("op #{} ({})", seq, to_string(kind));
 }
 
+void Op::destroy() {
+  Recycler<Op>::destroy(this);
+}
+
 }  // namespace reprise::detail

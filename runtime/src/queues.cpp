@@ -42,6 +42,15 @@ void ReadyQueue::push(PointTask* t) {
   // before it sleeps, or this sees it sleeping.)
   if (sleeping_.load(std::memory_order_seq_cst) && sleeping_.exchange(0) == 1)
     futex_wake(sleeping_, 1);
+  // (Its consumer away, a sibling takes the point: one asleep would look only within a
+  // millisecond. seq_cst with its sleep(), as above.)
+  if (unattended_.load(std::memory_order_relaxed)) [[unlikely]]
+    for (ReadyQueue* sibling : siblings_)
+      if (sibling->sleeping_.load(std::memory_order_seq_cst) &&
+          sibling->sleeping_.exchange(0) == 1) {
+        futex_wake(sibling->sleeping_, 1);
+        break;
+      }
 }
 
 void ReadyQueue::push_kept(PointTask* t) {
@@ -95,16 +104,19 @@ PointTask* ReadyQueue::pop_all(const SpinPolicy& spin, const std::atomic<std::ui
     if (start == 0) start = now;
     for (std::size_t i = 0; i < watched; ++i) {
       ReadyQueue& sibling = *siblings_[i];
+      PointTask* const sibling_head = sibling.head_.load(std::memory_order_relaxed);
+      if (sibling_head && sibling.unattended_.load(std::memory_order_relaxed))
+        if (PointTask* list = sibling.take()) return list;
       const std::uint64_t head_after = sibling.kept_.load(std::memory_order_relaxed)
                                            ? spin.kept_steal_after_ns
                                            : spin.steal_after_ns;
-      if (head[i].due(sibling.head_.load(std::memory_order_relaxed), now, head_after))
+      if (head[i].due(sibling_head, now, head_after))
         if (PointTask* list = sibling.take()) return list;
       if (rest[i].due(sibling.rest_.load(std::memory_order_relaxed), now, spin.steal_after_ns))
         if (PointTask* list = sibling.take_rest()) return list;
     }
     if (now - start < spin.spin_ns) {
-      spin.pause(now - start);
+      spin.pause(now - start, head_);
       continue;
     }
     // (No new spin after a sleep: woken by a push it takes the list above, woken to look at

@@ -5,6 +5,7 @@
 #include <reprise/reprise.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -31,7 +32,9 @@ std::int64_t next(TaskContext& tc) {
   return tc.future<std::int64_t>(0) + 1;
 }
 // 1 if the point ran on the application's thread, else 0.
+std::atomic<int> g_on_app_ran{0};
 std::int64_t on_app(TaskContext&) {
+  g_on_app_ran.fetch_add(1);
   return std::this_thread::get_id() == g_app_thread ? 1 : 0;
 }
 std::int64_t read_foreign(TaskContext&) {
@@ -176,6 +179,31 @@ TEST(AppCpu, TheLastCpusPointsRunOnTheApplicationThread) {
                  for (int p = 0; p < 8; ++p) on_app += fm.get(Point<1>{p}).get<std::int64_t>();
                  EXPECT_GT(on_app, 0);
                  EXPECT_LT(on_app, 8);
+               });
+}
+
+TEST(AppCpu, ItsPointsRunElsewhereWhileTheApplicationThreadIsBusy) {
+  // While the application thread issues (here: computes, without waiting), the points mapped
+  // to its CPU are taken by the other CPU's worker at once — not after -ll:steal_ns (100 ms
+  // here), and woken for them where that worker sleeps (it spins 1 ms at most here).
+  register_all();
+  g_app_thread = std::this_thread::get_id();
+  reprise::run({"-ll:cpu", "2", "-lg:inline_analysis", "-ll:app_cpu", "1", "-ll:steal_ns",
+                "100000000", "-ll:spin", "1000"},
+               [](Context& ctx) {
+                 g_on_app_ran = 0;
+                 // Sleeping workers first: nothing to run for longer than their spin.
+                 std::this_thread::sleep_for(std::chrono::milliseconds(5));
+                 FutureMap fm = ctx.execute(IndexLauncher(T_ON_APP, Domain(Rect<1>({0}, {7}))));
+                 const auto deadline =
+                     std::chrono::steady_clock::now() + std::chrono::milliseconds(50);
+                 while (g_on_app_ran.load() < 8 && std::chrono::steady_clock::now() < deadline) {
+                 }
+                 EXPECT_EQ(g_on_app_ran.load(), 8)
+                     << "the application CPU's points waited for the application thread";
+                 std::int64_t on_app = 0;
+                 for (int p = 0; p < 8; ++p) on_app += fm.get(Point<1>{p}).get<std::int64_t>();
+                 EXPECT_EQ(on_app, 0);
                });
 }
 

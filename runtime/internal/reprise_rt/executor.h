@@ -115,6 +115,9 @@ class Executor final : public GraphSink, public BatchSink {
   // differs from `seen` it puts the rest back in q instead.
   void run_list(ReadyQueue& q, LocalReady& local, PointTask* list,
                 const std::atomic<std::uint32_t>* interrupt = nullptr, std::uint32_t seen = 0);
+  // Counts off the ops whose count-off waited (LocalReady::deferred); what that makes ready
+  // here (a spare included) is in local.head after it.
+  void count_off_deferred(LocalReady& local);
   void run_point(PointTask* t);
   // run_point with a profiler or a point timed for -ll:keep_ns (the worker's LocalReady);
   // either may be null.

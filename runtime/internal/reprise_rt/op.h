@@ -241,12 +241,16 @@ class Op {
 
   void add_ref() { refs_.fetch_add(1, std::memory_order_relaxed); }
   void release() {
-    if (refs_.fetch_sub(1, std::memory_order_acq_rel) == 1) Recycler<Op>::destroy(this);
+    if (refs_.fetch_sub(1, std::memory_order_acq_rel) == 1) destroy();
   }
   // Whether the caller's reference is the only one (nobody else can reach the op any more).
   bool only_reference() const { return refs_.load(std::memory_order_acquire) == 1; }
 
  private:
+  // The last reference's release: out of line, so that release() stays small enough to be
+  // inlined into the launch path's callers (the destructor is not).
+  [[gnu::noinline]] void destroy();
+
   std::atomic<std::int32_t> refs_{1};
 };
 

@@ -53,6 +53,10 @@ class ReadyQueue {
   // another CPU idles. Only the queue's own worker calls these, rest after show_rest.
   void show_rest(PointTask* rest) { rest_.store(rest, std::memory_order_release); }
   PointTask* take_rest() { return rest_.exchange(nullptr, std::memory_order_acquire); }
+  // Whether its consumer is away: the application thread serving a CPU (-ll:app_cpu) while
+  // it issues and analyses ops, which can take milliseconds. Siblings take its points as soon
+  // as they see them, not after spin.steal_after_ns.
+  void set_unattended(bool away) { unattended_.store(away, std::memory_order_relaxed); }
   void stop();
 
  private:
@@ -72,6 +76,7 @@ class ReadyQueue {
   // only moves a steal by a few microseconds.)
   std::atomic<bool> kept_{false};
   std::atomic<PointTask*> rest_{nullptr};  // show_rest (in run order)
+  std::atomic<bool> unattended_{false};    // set_unattended (a stale value moves a steal only)
   std::span<ReadyQueue* const> siblings_;
 };
 
