@@ -392,6 +392,8 @@ void Executor::serve_app(const std::atomic<std::uint32_t>* wakes, std::uint32_t 
   const Profiler::LaneScope lane(app_lane_.c_str());
   tl_local_ready = app_local_.get();
   run_list(q, *app_local_, list, wakes, seen);
+  REPRISE_ASSERT(app_local_->deferred_count == 0,
+                 "the application thread goes back to issuing only after its count-offs");
   tl_local_ready = nullptr;
 }
 
