@@ -158,7 +158,9 @@ const std::vector<FlagDef>& flag_table() {
     add("-ll:keep_ns", "ns",
         "a CPU worker with nothing else to run runs a point it made ready for another CPU of its "
         "NUMA domain itself (a chain stays on one core), unless its points take this long on "
-        "average (0: never; only where stealing is on)",
+        "average (0: never; only where stealing is on); below it, the thread that finishes an "
+        "op's last point completes the op only after running the successor that point made "
+        "ready for it",
         i32(&Config::keep_ns, 0, 100000000, "-ll:keep_ns"));
     add("-ll:keep_all_ns", "ns",
         "a CPU worker whose points take less than this on average keeps every point it makes "
