@@ -330,11 +330,7 @@ void Executor::run_list(ReadyQueue& q, LocalReady& local, PointTask* list,
     // has not run goes back to its queue, where its siblings take it.
     if (interrupt && interrupt->load(std::memory_order_relaxed) != seen) [[unlikely]] {
       if (local.deferred_count) count_off_deferred(local);
-      if (local.head) {  // made ready by those count-offs
-        local.tail->next = list;
-        list = local.head;
-        local.head = local.tail = nullptr;
-      }
+      list = local.ahead_of(list);  // (what those count-offs made ready)
       for (PointTask* t = list; t;) {
         PointTask* next = t->next;
         q.push(t);
@@ -351,18 +347,11 @@ void Executor::run_list(ReadyQueue& q, LocalReady& local, PointTask* list,
     local.settle();
     // What this point made ready here runs before the rest of the batch: it is on the
     // critical path, the rest was ready earlier.
-    if (local.head) {
-      local.tail->next = next;
-      next = local.head;
-      local.head = local.tail = nullptr;
-    }
+    next = local.ahead_of(next);
     // Out of points: what waited to be counted off is, and may make more ready here.
     if (!next && local.deferred_count) [[unlikely]] {
       count_off_deferred(local);
-      if (local.head) {
-        next = local.head;
-        local.head = local.tail = nullptr;
-      }
+      next = local.ahead_of(nullptr);
     }
     list = next;
   }

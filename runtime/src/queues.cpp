@@ -36,21 +36,20 @@ void ReadyQueue::link(PointTask* t, std::memory_order order) {
   } while (!head_.compare_exchange_weak(old, t, order, std::memory_order_relaxed));
 }
 
+bool ReadyQueue::wake_if_asleep() {
+  if (!sleeping_.load(std::memory_order_seq_cst) || sleeping_.exchange(0) != 1) return false;
+  futex_wake(sleeping_, 1);
+  return true;
+}
+
 void ReadyQueue::push(PointTask* t) {
   link(t, std::memory_order_seq_cst);
-  // (seq_cst with the consumer's sleeping_ store and head_ load: either it sees this push
-  // before it sleeps, or this sees it sleeping.)
-  if (sleeping_.load(std::memory_order_seq_cst) && sleeping_.exchange(0) == 1)
-    futex_wake(sleeping_, 1);
+  wake_if_asleep();
   // (Its consumer away, a sibling takes the point: one asleep would look only within a
-  // millisecond. seq_cst with its sleep(), as above.)
+  // millisecond. Its sleep() reads this queue's head_ seq_cst too.)
   if (unattended_.load(std::memory_order_relaxed)) [[unlikely]]
     for (ReadyQueue* sibling : siblings_)
-      if (sibling->sleeping_.load(std::memory_order_seq_cst) &&
-          sibling->sleeping_.exchange(0) == 1) {
-        futex_wake(sibling->sleeping_, 1);
-        break;
-      }
+      if (sibling->wake_if_asleep()) break;
 }
 
 void ReadyQueue::push_kept(PointTask* t) {
@@ -152,8 +151,7 @@ void ReadyQueue::sleep(std::size_t watched, const std::atomic<std::uint32_t>* in
 }
 
 void ReadyQueue::nudge() {
-  if (sleeping_.load(std::memory_order_seq_cst) && sleeping_.exchange(0) == 1)
-    futex_wake(sleeping_, 1);
+  wake_if_asleep();
 }
 
 void ReadyQueue::stop() {

@@ -85,6 +85,15 @@ struct LocalReady {
     spare_queue = &q;
     return true;
   }
+  // The points made ready here, then `rest`: they run first (they are on the critical path,
+  // the rest was ready earlier). Leaves none made ready here.
+  PointTask* ahead_of(PointTask* rest) {
+    if (!head) return rest;
+    tail->next = rest;
+    PointTask* first = head;
+    head = tail = nullptr;
+    return first;
+  }
   // After a point: the spare, if it is still one, runs next.
   void settle() {
     if (!spare) [[likely]]

@@ -63,6 +63,10 @@ class ReadyQueue {
   // Sleeps until a push, stop() or nudge() (or spuriously; with watched siblings at most 1 ms);
   // not at all while a watched sibling has points queued or *interrupt differs from `seen`.
   void sleep(std::size_t watched, const std::atomic<std::uint32_t>* interrupt, std::uint32_t seen);
+  // Wakes its consumer if it sleeps (or is about to); whether it did. (seq_cst with sleep()'s
+  // sleeping_ store and head_ load: either the consumer sees what the caller changed before it
+  // sleeps, or this sees it sleeping.)
+  bool wake_if_asleep();
   // Takes every queued task (nullptr if none), in push order.
   PointTask* take();
   // Puts t at the head (the compare-exchange with `order`).
