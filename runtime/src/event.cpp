@@ -11,12 +11,7 @@
 namespace reprise::detail {
 
 namespace {
-constexpr std::uint32_t kFreeBatch = 32;
-// Slots asked for ahead of their use (for writing: the analysis adds waiters to an event soon
-// after it makes it, and the slot's line comes over from the core that triggered it last).
-constexpr std::uint32_t kAhead = 3;
-
-// Live tables by serial: a thread that leaves a table gives its batches back only to a live one.
+// Live tables by serial: a thread that leaves a table gives its ids back only to a live one.
 std::mutex& live_mutex() {
   static std::mutex m;
   return m;
@@ -28,57 +23,39 @@ std::vector<std::pair<std::uint64_t, EventTable*>>& live_tables() {
 std::atomic<std::uint64_t> g_next_serial{1};
 }  // namespace
 
-struct EventTable::FreeBatch {
-  FreeBatch* next = nullptr;  // shared batches, and those a thread took with this one
-  std::uint32_t count = 0;
-  Event ids[kFreeBatch];  // free slots, each with the generation it is made with next
-};
-
-// One thread's free ids, of the one table it used last: those it triggered (made again here
-// first: the slot is in this core's cache) and those it took from the shared ones. Using another
-// table gives them back first (to a live table; dropped otherwise), and so does the thread's exit.
+// One thread's free ids, of the one table it used last (trivially destructible: no guard on
+// the fast path). Using another table gives them back first (to a live table; dropped
+// otherwise), and so does the thread's exit (ExitHook).
 struct EventTable::ThreadFree {
   std::uint64_t serial = 0;
   EventTable* table = nullptr;
-  FreeBatch* giving = nullptr;
-  FreeBatch* taking = nullptr;
-  ThreadFree() = default;
-  ThreadFree(const ThreadFree&) = delete;
-  ThreadFree& operator=(const ThreadFree&) = delete;
-  ~ThreadFree() { leave(); }
-  void leave() noexcept;
+  BatchExchange<Event>::Local ids;
+
+  void leave() noexcept {
+    EventTable* const was = std::exchange(table, nullptr);
+    const std::uint64_t was_serial = std::exchange(serial, 0);
+    if (!was) return;
+    // (Under the registry's lock: a live table cannot be destroyed while it takes them.)
+    std::lock_guard<std::mutex> g(live_mutex());
+    auto& tables = live_tables();
+    if (std::find(tables.begin(), tables.end(), std::pair{was_serial, was}) != tables.end())
+      was->free_.give_back_all(ids);
+    else
+      BatchExchange<Event>::free_batches(ids);
+  }
 };
 
-void EventTable::ThreadFree::leave() noexcept {
-  FreeBatch* batches[] = {std::exchange(giving, nullptr), std::exchange(taking, nullptr)};
-  EventTable* const was = std::exchange(table, nullptr);
-  const std::uint64_t was_serial = std::exchange(serial, 0);
-  if (!was) return;
-  // (Under the registry's lock: a live table cannot be destroyed while it takes them.)
-  std::lock_guard<std::mutex> g(live_mutex());
-  auto& tables = live_tables();
-  const bool alive =
-      std::find(tables.begin(), tables.end(), std::pair{was_serial, was}) != tables.end();
-  for (FreeBatch* b : batches) {
-    while (b) {
-      FreeBatch* next = std::exchange(b->next, nullptr);
-      if (alive && b->count)
-        was->share(b);
-      else
-        PoolDelete<FreeBatch>{}(b);
-      b = next;
-    }
-  }
-}
-
-EventTable::ThreadFree& EventTable::thread_free() {
-  thread_local ThreadFree own;
-  return own;
-}
+struct EventTable::ExitHook {
+  ~ExitHook() { tl_free.leave(); }
+  static constinit thread_local ThreadFree tl_free;
+};
+constinit thread_local EventTable::ThreadFree EventTable::ExitHook::tl_free{};
 
 EventTable::ThreadFree& EventTable::own_free() {
-  ThreadFree& own = thread_free();
+  ThreadFree& own = ExitHook::tl_free;
   if (own.serial != serial_) [[unlikely]] {
+    thread_local ExitHook hook;  // (registered on the thread's first use of any table)
+    (void)hook;
     own.leave();
     own.serial = serial_;
     own.table = this;
@@ -103,21 +80,13 @@ EventTable::~EventTable() {
     auto& tables = live_tables();
     tables.erase(std::find(tables.begin(), tables.end(), std::pair{serial_, this}));
   }
-  if (ThreadFree& own = thread_free(); own.serial == serial_) own.leave();  // (dropped: not live)
-  for (FreeBatch* b = shared_.exchange(nullptr, std::memory_order_acquire); b;)
-    PoolDelete<FreeBatch>{}(std::exchange(b, b->next));
-}
-
-void EventTable::share(FreeBatch* full) {
-  full->next = shared_.load(std::memory_order_relaxed);
-  while (!shared_.compare_exchange_weak(full->next, full, std::memory_order_release,
-                                        std::memory_order_relaxed)) {
-  }
+  if (ThreadFree& own = ExitHook::tl_free; own.serial == serial_) own.leave();  // (not live)
+  free_.free_shared();
 }
 
 void EventTable::grow() {
   std::lock_guard<std::mutex> g(grow_mutex_);
-  if (shared_.load(std::memory_order_acquire)) return;  // shared meanwhile
+  if (free_.any_shared()) return;  // shared meanwhile
   std::uint32_t chunk = std::uint32_t(owned_.size());
   if (chunk >= kMaxChunks) throw std::bad_alloc();
   owned_.push_back(std::make_unique<Slot[]>(kChunk));
@@ -125,45 +94,24 @@ void EventTable::grow() {
   allocated_.fetch_add(kChunk, std::memory_order_relaxed);
   // Slot 0 of chunk 0 is the "no event" id and never handed out. (Batches filled from the top
   // and shared last first: the lowest ids are made first.)
-  FreeBatch* b = nullptr;
+  BatchExchange<Event>::Local filling;
   for (std::uint32_t i = kChunk; i-- > (chunk == 0 ? 1u : 0u);) {
-    if (!b) b = make_pooled<FreeBatch>().release();
-    b->ids[b->count++] = Event{(chunk << kChunkBits) | i, 1};
-    if (b->count == kFreeBatch) share(std::exchange(b, nullptr));
+    const Event id{(chunk << kChunkBits) | i, 1};
+    if (!filling.push(id) && !free_.give(filling, id)) throw std::bad_alloc();
   }
-  if (b) share(b);
+  free_.give_back_all(filling);
 }
 
 Event EventTable::create() {
   ThreadFree& own = own_free();
-  if (FreeBatch* g = own.giving; g && g->count) return g->ids[--g->count];
-  if (FreeBatch* t = own.taking; t && t->count) [[likely]] {
-    const std::uint32_t n = --t->count;
-    if (n >= kAhead) __builtin_prefetch(&slot(t->ids[n - kAhead].id), 1);
-    return t->ids[n];
-  }
-  return create_slow(own);
+  Event e;
+  return own.ids.pop(e) ? e : create_slow(own);
 }
 
 Event EventTable::create_slow(ThreadFree& own) {
-  for (;;) {
-    FreeBatch* t = own.taking;
-    if (t && t->next) {
-      own.taking = t->next;
-      PoolDelete<FreeBatch>{}(t);
-    } else if (FreeBatch* shared = shared_.exchange(nullptr, std::memory_order_acquire)) {
-      if (t) PoolDelete<FreeBatch>{}(t);
-      own.taking = shared;
-    } else {
-      grow();
-      continue;
-    }
-    if (FreeBatch* now = own.taking; now->count) {
-      for (std::uint32_t i = 1; i <= kAhead && i < now->count; ++i)
-        __builtin_prefetch(&slot(now->ids[now->count - 1 - i].id), 1);
-      return now->ids[--now->count];
-    }
-  }
+  Event e;
+  while (!free_.refill(own.ids) || !own.ids.pop(e)) grow();
+  return e;
 }
 
 void EventTable::trigger(Event e) {
@@ -182,14 +130,9 @@ void EventTable::trigger(Event e) {
   }
   s.waiters.clear();
   ThreadFree& own = own_free();
-  FreeBatch* g = own.giving;
-  if (!g || g->count == kFreeBatch) [[unlikely]] {
-    if (g) share(g);
-    void* mem = pool_malloc(sizeof(FreeBatch));
-    own.giving = g = mem ? ::new (mem) FreeBatch{} : nullptr;
-    if (!g) return;  // (no memory for a batch: the slot is not recycled)
-  }
-  g->ids[g->count++] = Event{e.id, e.gen + 1};
+  const Event next{e.id, e.gen + 1};
+  if (!own.ids.push(next)) [[unlikely]]
+    free_.give(own.ids, next);  // (false: no memory for a batch, the slot is not recycled)
 }
 
 void EventTable::link_early(Event e, Event early, std::uint32_t tag, StreamMark* mark) {

@@ -2,12 +2,11 @@
 // Events: one-shot completion signals. A handle is (slot, generation); a slot is recycled as
 // soon as its event triggers, and a handle whose generation is at or below the slot's last
 // triggered generation reads as triggered, so recycling never confuses old handles.
-// Free slots go round in batches of ids with their next generation, kept apart from the slots:
-// a trigger adds its slot to its thread's batch and shares a full one; a create takes from its
-// thread's batches (the ids it freed itself first). Neither reads a freed slot or touches a
-// shared head per event: at two CPUs every slot was written on one core (triggered by a worker)
-// and then read on the other (made again by the analysis) through a shared list, ~half of
-// `create`'s time.
+// Free slots go round in batches of ids with their next generation, apart from the slots
+// (batch_exchange.h): neither a trigger nor a create reads a freed slot or touches a shared head
+// per event. (At two CPUs each slot was written on one core, triggered by a worker, and then
+// read on the other, made again by the analysis, through a shared list: ~half of `create`'s
+// time, and a compare-and-swap of the list's head on each side per event.)
 #include <atomic>
 #include <cstdint>
 #include <memory>
@@ -15,6 +14,7 @@
 #include <span>
 #include <vector>
 
+#include "reprise_rt/batch_exchange.h"
 #include "reprise_rt/inline_vector.h"
 #include "reprise_rt/spin_lock.h"
 
@@ -106,20 +106,17 @@ class EventTable {
   Slot& slot(std::uint32_t id) const {
     return chunks_[id >> kChunkBits].load(std::memory_order_acquire)[id & (kChunk - 1)];
   }
-  struct FreeBatch;
   struct ThreadFree;
-  static ThreadFree& thread_free();
-  ThreadFree& own_free();  // this thread's batches, of this table
+  struct ExitHook;
+  ThreadFree& own_free();  // this thread's free ids, of this table
   Event create_slow(ThreadFree& own);
-  void share(FreeBatch* full);
   void grow();
 
   std::unique_ptr<std::atomic<Slot*>[]> chunks_;
   std::vector<std::unique_ptr<Slot[]>> owned_;
   std::mutex grow_mutex_;
-  // Full batches shared by the threads that triggered them (pushed one at a time, taken all at
-  // once: no ABA).
-  std::atomic<FreeBatch*> shared_{nullptr};
+  // Free ids, each with the generation it is made with next (batch_exchange.h).
+  BatchExchange<Event> free_;
   std::atomic<std::size_t> allocated_{0};
   const std::uint64_t serial_;  // which table a thread's batches are of (never reused)
 };

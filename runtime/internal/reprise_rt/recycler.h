@@ -1,14 +1,12 @@
 #pragma once
 // Objects of one type made on one thread (the analysis) and destroyed on others (the workers),
-// many per op. A destroying thread collects the memory in a batch of its own (an array of
-// addresses) and shares a full batch with one compare-and-swap; the making thread takes every
-// shared batch at once when its own run dry. Making one costs a pop from an array, destroying
-// one a store into one: neither reads the recycled memory, which the other core wrote last —
-// read and then written, each of its lines crossed between the cores twice (a point's first
-// write waited on them: ~3/4 of `init_point`'s samples at two CPUs), and the array lets the
-// maker ask for a few blocks ahead before it writes them. (Through oneTBB's scalable
-// allocator a point task cost ~150 instructions to allocate on the utility thread, most of
-// them collecting the blocks that workers had freed.)
+// many per op: their memory goes round in batches (batch_exchange.h), so that making one costs
+// a pop from an array of this thread's and destroying one a store into one. (A list linked
+// through the blocks was read on one core and written on the other, its head swapped on both
+// per object. Asking for the next blocks' memory ahead, a prefetch for writing, was slower
+// here: 0.163 against 0.156 us per task, bench_overhead at two CPUs. Through
+// oneTBB's scalable allocator a point task cost ~150 instructions to allocate on the utility
+// thread, most of them collecting the blocks that workers had freed.)
 // AddressSanitizer builds allocate each object anew, as before (a use after destruction is not
 // hidden by a recycled block); ThreadSanitizer builds recycle, so that it checks the batches.
 #include <atomic>
@@ -18,6 +16,7 @@
 #include <new>
 #include <utility>
 
+#include "reprise_rt/batch_exchange.h"
 #include "reprise_rt/pool.h"
 
 namespace reprise::detail {
@@ -52,89 +51,35 @@ class Recycler {
     pool_free(mem);
   }
 #else
-  static constexpr std::uint32_t kBatch = 32;
-  // Blocks asked for ahead of their use (for writing: the block's lines come over while the
-  // maker does other work, instead of each stalling its first write).
-  static constexpr std::uint32_t kAhead = 3;
-  struct Batch {
-    Batch* next = nullptr;  // shared batches, and those the making thread took
-    std::uint32_t count = 0;
-    void* blocks[kBatch];
-  };
-  struct Local {
-    Batch* giving = nullptr;  // destroyed here, not shared yet (made again here first: hot)
-    Batch* taking = nullptr;  // from other threads, then the rest of what was taken with it
-    ~Local() {
-      drop(std::exchange(giving, nullptr));
-      drop(std::exchange(taking, nullptr));
+  using Blocks = BatchExchange<void*>;
+  // Frees this thread's blocks when it exits (registered on a thread's first slow path).
+  struct ExitHook {
+    ~ExitHook() {
+      Blocks::for_each(local_, [](void* mem) { pool_free(mem); });
+      Blocks::free_batches(local_);
     }
   };
-  static Local& local() {
-    thread_local Local l;
-    return l;
-  }
-  static void drop(Batch* b) noexcept {
-    while (b) {
-      for (std::uint32_t i = 0; i < b->count; ++i) pool_free(b->blocks[i]);
-      Batch* next = b->next;
-      PoolDelete<Batch>{}(b);
-      b = next;
-    }
+  static void hook_exit() {
+    thread_local ExitHook hook;
+    (void)hook;
   }
   static void* take() {
-    Local& l = local();
-    if (Batch* g = l.giving; g && g->count) return g->blocks[--g->count];
-    Batch* t = l.taking;
-    if (!t || !t->count) [[unlikely]] {
-      t = refill(l);
-      if (!t) return pool_allocate(sizeof(T));
-    }
-    const std::uint32_t n = --t->count;
-    if (n >= kAhead) __builtin_prefetch(t->blocks[n - kAhead], 1);
-    return t->blocks[n];
+    void* mem;
+    return local_.pop(mem) ? mem : take_slow();
   }
-  // The next batch taken before, or every batch shared since; null when there is none.
-  static Batch* refill(Local& l) {
-    Batch* t = l.taking;
-    if (t && t->next) {
-      l.taking = t->next;
-      PoolDelete<Batch>{}(t);
-      return l.taking;
-    }
-    Batch* shared = returned_.exchange(nullptr, std::memory_order_acquire);
-    if (!shared) return nullptr;
-    if (t) PoolDelete<Batch>{}(t);
-    l.taking = shared;
-    for (std::uint32_t i = 0; i < kAhead && i < shared->count; ++i)
-      __builtin_prefetch(shared->blocks[shared->count - 1 - i], 1);
-    return shared;
+  static void* take_slow() {
+    hook_exit();
+    void* mem;
+    return blocks_.refill(local_) && local_.pop(mem) ? mem : pool_allocate(sizeof(T));
   }
   static void give_back(void* mem) noexcept {
-    Local& l = local();
-    Batch* g = l.giving;
-    if (!g || g->count == kBatch) [[unlikely]] {
-      g = fresh_batch(l);
-      if (!g) return pool_free(mem);  // (no memory for a batch: not recycled)
+    if (!local_.push(mem)) [[unlikely]] {
+      hook_exit();
+      if (!blocks_.give(local_, mem)) pool_free(mem);  // (no memory for a batch: not recycled)
     }
-    g->blocks[g->count++] = mem;
   }
-  // Shares the full batch being given (if any) and starts another.
-  static Batch* fresh_batch(Local& l) noexcept {
-    if (Batch* full = l.giving) {
-      // (Pushed one at a time and taken all at once: no ABA.)
-      full->next = returned_.load(std::memory_order_relaxed);
-      while (!returned_.compare_exchange_weak(full->next, full, std::memory_order_release,
-                                              std::memory_order_relaxed)) {
-      }
-      l.giving = nullptr;
-    }
-    void* mem = pool_malloc(sizeof(Batch));
-    if (!mem) return nullptr;
-    l.giving = ::new (mem) Batch{};
-    return l.giving;
-  }
-  // Batches shared since the making thread last looked (stay reachable at exit).
-  static inline std::atomic<Batch*> returned_{nullptr};
+  static inline constinit thread_local Blocks::Local local_{};
+  static inline constinit Blocks blocks_{};
 #endif
 };
 
