@@ -83,16 +83,24 @@ class BatchExchange {
     b->items[b->count++] = item;
     return true;
   }
-  // Local::pop found nothing: the next batch taken before, or every batch shared since. False
-  // when there is none.
+  // Local::pop found nothing: every batch shared since, ahead of the rest of those taken
+  // before (the most recently freed first: their memory is the likeliest in this core's caches;
+  // at one CPU, using up the older batches first cost bench_overhead ~4% in cache misses on
+  // event slots). False when there is none.
   bool refill(Local& l) {
     Batch* t = l.taking;
-    if (t && t->next) {
-      l.taking = t->next;
-    } else {
-      Batch* shared = full_.exchange(nullptr, std::memory_order_acquire);
-      if (!shared) return false;
+    Batch* rest = t ? std::exchange(t->next, nullptr) : nullptr;
+    if (Batch* shared = full_.exchange(nullptr, std::memory_order_acquire)) {
+      if (rest) {
+        Batch* tail = shared;
+        while (tail->next) tail = tail->next;
+        tail->next = rest;
+      }
       l.taking = shared;
+    } else if (rest) {
+      l.taking = rest;
+    } else {
+      return false;
     }
     if (t) recycle(t);
     return true;

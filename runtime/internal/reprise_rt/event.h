@@ -113,12 +113,13 @@ class EventTable {
   void grow();
 
   std::unique_ptr<std::atomic<Slot*>[]> chunks_;
+  // (Read on every create and trigger: kept apart from the shared batches' heads.)
+  const std::uint64_t serial_;  // which table a thread's batches are of (never reused)
   std::vector<std::unique_ptr<Slot[]>> owned_;
   std::mutex grow_mutex_;
   // Free ids, each with the generation it is made with next (batch_exchange.h).
   BatchExchange<Event> free_;
   std::atomic<std::size_t> allocated_{0};
-  const std::uint64_t serial_;  // which table a thread's batches are of (never reused)
 };
 
 }  // namespace reprise::detail
