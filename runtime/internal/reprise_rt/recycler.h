@@ -67,16 +67,19 @@ class Recycler {
     void* mem;
     return local_.pop(mem) ? mem : take_slow();
   }
-  static void* take_slow() {
+  [[gnu::noinline]] static void* take_slow() {
     hook_exit();
     void* mem;
     return blocks_.refill(local_) && local_.pop(mem) ? mem : pool_allocate(sizeof(T));
   }
   static void give_back(void* mem) noexcept {
-    if (!local_.push(mem)) [[unlikely]] {
-      hook_exit();
-      if (!blocks_.give(local_, mem)) pool_free(mem);  // (no memory for a batch: not recycled)
-    }
+    if (!local_.push(mem)) [[unlikely]]
+      give_slow(mem);
+  }
+  // (Out of line: the inlined fast paths stay a few instructions in their callers.)
+  [[gnu::noinline]] static void give_slow(void* mem) noexcept {
+    hook_exit();
+    if (!blocks_.give(local_, mem)) pool_free(mem);  // (no memory for a batch: not recycled)
   }
   static inline constinit thread_local Blocks::Local local_{};
   static inline constinit Blocks blocks_{};
