@@ -105,7 +105,7 @@ class BatchExchange {
     if (t) recycle(t);
     return true;
   }
-  // Shares a (non-empty) batch: items given back by a thread that leaves.
+  // Shares a non-empty batch (a full one, or what a thread that leaves a table gives back).
   void share(Batch* b) {
     b->next = full_.load(std::memory_order_relaxed);
     while (!full_.compare_exchange_weak(b->next, b, std::memory_order_release,
