@@ -24,22 +24,22 @@ std::atomic<std::uint64_t> g_next_serial{1};
 }  // namespace
 
 // One thread's free ids, of the one table it used last (trivially destructible: no guard on
-// the fast path). Using another table gives them back first (to a live table; dropped
-// otherwise), and so does the thread's exit (ExitHook).
+// the fast path). Using another table gives them back first (to a live table, found by its
+// serial; dropped otherwise), and so does the thread's exit (ExitHook).
 struct EventTable::ThreadFree {
-  std::uint64_t serial = 0;
-  EventTable* table = nullptr;
+  std::uint64_t serial = 0;  // of the table the ids are of (0: none)
   BatchExchange<Event>::Local ids;
 
   void leave() noexcept {
-    EventTable* const was = std::exchange(table, nullptr);
-    const std::uint64_t was_serial = std::exchange(serial, 0);
+    const std::uint64_t was = std::exchange(serial, 0);
     if (!was) return;
     // (Under the registry's lock: a live table cannot be destroyed while it takes them.)
     std::lock_guard<std::mutex> g(live_mutex());
     auto& tables = live_tables();
-    if (std::find(tables.begin(), tables.end(), std::pair{was_serial, was}) != tables.end())
-      was->free_.give_back_all(ids);
+    const auto live = std::find_if(tables.begin(), tables.end(),
+                                   [was](const auto& entry) { return entry.first == was; });
+    if (live != tables.end())
+      live->second->free_.give_back_all(ids);
     else
       BatchExchange<Event>::free_batches(ids);
   }
@@ -58,7 +58,6 @@ EventTable::ThreadFree& EventTable::own_free() {
     (void)hook;
     own.leave();
     own.serial = serial_;
-    own.table = this;
   }
   return own;
 }
