@@ -23,6 +23,10 @@ namespace reprise::detail {
 
 template <typename T>
 class Recycler {
+  static_assert(alignof(T) <= alignof(std::max_align_t),
+                "a recycled object's memory comes from the pool allocator (aligned for "
+                "max_align_t)");
+
  public:
   template <typename... Args>
   static T* make(Args&&... args) {
