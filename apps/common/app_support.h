@@ -84,9 +84,10 @@ struct TimedWindow {
   double util_busy_us = 0;
 };
 
-// Runs body between two fences and measures it.
+// Runs body between two fences and measures it. (Never inlined: tools find the window by its
+// name — tools/experiments/window-instructions.sh counts the instructions inside it.)
 template <typename Body>
-TimedWindow timed(Context& ctx, Body&& body) {
+[[gnu::noinline]] TimedWindow timed(Context& ctx, Body&& body) {
   ctx.fence().wait();
   ctx.start_profiling_range();  // (reprise-prof --range window: the same counts)
   const auto before = ctx.trace_stats();

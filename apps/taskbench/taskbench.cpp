@@ -10,9 +10,11 @@
 #include <fmt/core.h>
 #include <reprise/reprise.h>
 
+#include <cstdint>
 #include <cstdio>
 #include <map>
 #include <numeric>
+#include <span>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -48,6 +50,32 @@ struct Options {
 // Read-only once the top-level task starts: tasks look their graph up here (every rank of a
 // control-replicated run parses the same arguments).
 std::vector<Graph> g_graphs;
+
+// The input intervals of every point of one launch shape (ShapeInputs::of), found before the
+// timed window as Task Bench's MPI implementation caches its dependencies: a task looks its
+// own up instead of deriving them from the pattern (~250 instructions a task).
+class ShapeInputs {
+ public:
+  ShapeInputs(const Graph& g, long t) {
+    std::vector<taskbench::Interval> in;
+    begin_.push_back(0);
+    for (long p = 0; p < g.width; ++p) {
+      g.inputs(t, p, in);
+      intervals_.insert(intervals_.end(), in.begin(), in.end());
+      begin_.push_back(intervals_.size());
+    }
+  }
+  std::span<const taskbench::Interval> of(long p) const {
+    const auto b = begin_[std::size_t(p)], e = begin_[std::size_t(p) + 1];
+    return {intervals_.data() + b, e - b};
+  }
+
+ private:
+  std::vector<std::size_t> begin_;  // point p's intervals: [begin_[p], begin_[p + 1])
+  std::vector<taskbench::Interval> intervals_;
+};
+// [graph][shape], filled by each graph's GraphState before its first launch; read-only after.
+std::vector<std::vector<ShapeInputs>> g_shape_inputs;
 
 [[noreturn]] void usage(const std::string& message) {
   apps::exit_with_usage("reprise-taskbench", kUsage, message);
@@ -128,7 +156,8 @@ long words_of(const Graph& g) {
 struct PointArgs {
   int graph;
   long t;
-  int inputs;  // requirements after the output
+  int inputs;           // requirements after the output
+  std::uint32_t shape;  // its launch's shape (g_shape_inputs; none at timestep 0)
 };
 
 // One task: check the inputs, run the kernel, write (t, point) and a pattern into its row.
@@ -136,9 +165,9 @@ void point_task(TaskContext& tc) {
   const PointArgs a = tc.args<PointArgs>();
   const Graph& g = g_graphs[std::size_t(a.graph)];
   const long p = long(tc.point()[0]);
-  // (A buffer per worker thread: a task allocates nothing to check its inputs.)
-  thread_local std::vector<taskbench::Interval> expected;
-  g.inputs(a.t, p, expected);
+  const std::span<const taskbench::Interval> expected =
+      a.inputs > 0 ? g_shape_inputs[std::size_t(a.graph)][a.shape].of(p)
+                   : std::span<const taskbench::Interval>();
   auto fail = [&](const std::string& what) {
     throw std::runtime_error(
         fmt::format("graph {} timestep {} point {}: {}", a.graph, a.t, p, what));
@@ -189,6 +218,7 @@ class GraphState {
       std::vector<long> key{t % 2, g.dependence_set_at(t), g.offset_at(t - 1), g.width_at(t - 1)};
       auto [it, fresh] = shape_index.try_emplace(std::move(key), inputs_by_shape_.size());
       if (fresh) {
+        g_shape_inputs[std::size_t(g.index)].emplace_back(g, t);
         parity_of_shape_.push_back(std::size_t(t % 2));
         inputs_by_shape_.emplace_back();
         for (long k = 0; k < inputs_; ++k) inputs_by_shape_.back().push_back(make_input(t, k));
@@ -214,7 +244,8 @@ class GraphState {
     if (n <= 0) return;
     IndexLauncher& l = launchers_[t == 0 ? 0 : 1 + step_inputs_[std::size_t(t)]];
     l.set_domain(Rect<1>({first}, {first + n - 1}));
-    l.set_args(TaskArgs{PointArgs{g_.index, t, t == 0 ? 0 : int(inputs_)}});
+    const std::size_t shape = t == 0 ? 0 : step_inputs_[std::size_t(t)];
+    l.set_args(TaskArgs{PointArgs{g_.index, t, t == 0 ? 0 : int(inputs_), std::uint32_t(shape)}});
     ctx_.execute(l);
   }
 
@@ -320,6 +351,7 @@ void report(const Options& o, double seconds) {
 void top_level(Context& ctx, const Options& o) {
   std::vector<GraphState> states;
   states.reserve(o.graphs.size());
+  g_shape_inputs.assign(o.graphs.size(), {});
   long steps = 0;
   for (const Graph& g : o.graphs) {
     states.emplace_back(ctx, g);
@@ -328,9 +360,11 @@ void top_level(Context& ctx, const Options& o) {
   const bool manual = o.trace == "manual";
   // Manual traces hold a block of timesteps: a whole number of the graphs' cycles of launch
   // shapes (parity, dependence sets), at least -trace_block timesteps, so that a replay's
-  // fixed cost is shared by many launches. Blocks whose launches look alike share a trace;
-  // a block that looks like no other (the first, with timestep 0's launch) is not traced: its
-  // recording would never replay. The ids are found before the timed window (0: untraced).
+  // fixed cost is shared by many launches. Timestep 0 (its launch writes only, like no other)
+  // goes untraced on its own and the blocks start at timestep 1, so that the first block
+  // already repeats. Blocks whose launches look alike share a trace; a block that looks like
+  // no other (a short last one, say) is not traced: its recording would never replay. The
+  // ids are found before the timed window (0: untraced).
   long block = 2;
   for (const Graph& g : o.graphs) block = std::lcm(block, 2 * g.dependence_sets());
   block *= std::max(1L, (o.trace_block + block - 1) / block);
@@ -338,7 +372,7 @@ void top_level(Context& ctx, const Options& o) {
   if (manual) {
     std::map<std::vector<long>, TraceID> trace_of;
     std::vector<long> blocks_of(1);  // per trace id
-    for (long t = 0; t < steps; t += block) {
+    for (long t = 1; t < steps; t += block) {
       std::vector<long> key;
       for (long u = t; u < std::min(steps, t + block); ++u)
         for (std::size_t i = 0; i < states.size(); ++i)
@@ -358,13 +392,13 @@ void top_level(Context& ctx, const Options& o) {
   TraceID open = 0;
   const apps::TimedWindow w = apps::timed(ctx, [&] {
     for (long t = 0; t < steps; ++t) {
-      if (manual && t % block == 0) {
-        open = block_trace[std::size_t(t / block)];
+      if (manual && t > 0 && (t - 1) % block == 0) {
+        open = block_trace[std::size_t((t - 1) / block)];
         if (open) ctx.begin_trace(open);
       }
       for (std::size_t i = 0; i < states.size(); ++i)
         if (t < o.graphs[i].steps) states[i].launch(t);
-      if (open && (t % block == block - 1 || t == steps - 1)) {
+      if (open && ((t - 1) % block == block - 1 || t == steps - 1)) {
         ctx.end_trace(open);
         open = 0;
       }
