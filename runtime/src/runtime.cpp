@@ -946,8 +946,12 @@ void Runtime::analyse(OpRef op) {
     op_completed(*op);  // the program has failed: complete the op without running it
     return;
   }
-  // (Timed in cycles: a clock read costs ~33 ns on this project's VMs, the counter ~13.)
-  const std::uint64_t t0 = cycle_count(), s0 = profiler_ ? Profiler::stamp() : 0;
+  // (Timed in cycles: a clock read costs ~33 ns on this project's VMs, the counter ~10-13.
+  // Not a point op a manual trace holds, analysed inline: the memoizer only buffers it — its
+  // analysis runs, timed, when the trace ends — and the two counter reads cost as much as that
+  // (4% of a replayed one-point launch at one core). push() set trace_held_ on this thread.)
+  const bool timed = !(config_.inline_analysis && trace_held_ && op->launches_points());
+  const std::uint64_t t0 = timed ? cycle_count() : 0, s0 = profiler_ ? Profiler::stamp() : 0;
   const std::uint64_t c0 = evtrace_ ? Profiler::thread_cpu_now() : 0;
   if (evtrace_ && op->counted) [[unlikely]]
     evtrace_->analysing(op->seq);
@@ -962,9 +966,10 @@ void Runtime::analyse(OpRef op) {
     profiler_->record_analysis(*op, s0, Profiler::stamp(),
                                evtrace_ ? Profiler::thread_cpu_now() - c0 : 0);
   // (One thread at a time analyses: a load and a store, as count_points.)
-  analysis_busy_cycles_.store(
-      analysis_busy_cycles_.load(std::memory_order_relaxed) + (cycle_count() - t0),
-      std::memory_order_relaxed);
+  if (timed)
+    analysis_busy_cycles_.store(
+        analysis_busy_cycles_.load(std::memory_order_relaxed) + (cycle_count() - t0),
+        std::memory_order_relaxed);
 }
 
 }  // namespace reprise::detail

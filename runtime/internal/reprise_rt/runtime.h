@@ -87,7 +87,8 @@ struct RuntimeStats {
   std::uint64_t shard_bytes = 0;          // copies brought into this shard from others
   std::uint64_t analysis_cpu_ns = 0;      // CPU time of the utility thread (spinning included)
   std::uint64_t analysis_busy_ns = 0;     // wall time the utility thread spent inside the pipeline
-                                          // (less its waits for other shards)
+                                          // (less its waits for other shards; inline, not the
+                                          // buffering of a manual trace's point ops)
   std::uint64_t messages_sent = 0;        // to other shards (MPI sends)
   std::uint32_t peers_heard = 0;          // shards this one had a completion or request from
   std::uint64_t requests_sent = 0;        // completions of remote points this shard asked for
