@@ -8,8 +8,8 @@
 # each of their timesteps. Counted on the application thread only, so Reprise runs in its
 # one-core layout (-ll:cpu 1 -ll:app_cpu 1: the application thread analyses and runs every point,
 # with the window of ops in flight of one core; a width above 1 runs on that one CPU too).
-# Automatic tracing mines in the background: under valgrind that thread's timing differs, but
-# what it finds is taken in at the same op as in a real run (compare -lg:auto_trace:log).
+# (With -ll:app_cpu 1 automatic tracing mines for repeats on that thread too, as on one core:
+# counted. Do not add -lg:window: a fixed window stops it growing with the traces.)
 #   tools/experiments/window-instructions.sh [-b BIN_DIR] [-l "L1 L2 L3"] -- TASKBENCH_FLAGS...
 # e.g. tools/experiments/window-instructions.sh -- -width 1 -type stencil_1d -kernel empty \
 #        --trace manual
