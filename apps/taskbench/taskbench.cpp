@@ -218,10 +218,11 @@ class GraphState {
       std::vector<long> key{t % 2, g.dependence_set_at(t), g.offset_at(t - 1), g.width_at(t - 1)};
       auto [it, fresh] = shape_index.try_emplace(std::move(key), inputs_by_shape_.size());
       if (fresh) {
-        g_shape_inputs[std::size_t(g.index)].emplace_back(g, t);
+        const ShapeInputs& shape = g_shape_inputs[std::size_t(g.index)].emplace_back(g, t);
         parity_of_shape_.push_back(std::size_t(t % 2));
         inputs_by_shape_.emplace_back();
-        for (long k = 0; k < inputs_; ++k) inputs_by_shape_.back().push_back(make_input(t, k));
+        for (long k = 0; k < inputs_; ++k)
+          inputs_by_shape_.back().push_back(make_input(t, shape, k));
       }
       step_inputs_[std::size_t(t)] = it->second;
     }
@@ -261,11 +262,12 @@ class GraphState {
   }
 
  private:
-  // Input k of every point of timestep t: the k-th interval it reads of timestep t - 1.
-  Partition make_input(long t, long k) {
+  // Input k of every point of timestep t (of that shape): the k-th interval it reads of
+  // timestep t - 1.
+  Partition make_input(long t, const ShapeInputs& shape, long k) {
     const long words = words_of(g_);
     return ctx_.partition_by_rects(region_[(t - 1) % 2], colors_, [&](const DomainPoint& c) {
-      const auto in = g_.inputs(t, long(c[0]));
+      const auto in = shape.of(long(c[0]));
       if (std::size_t(k) >= in.size()) return Domain(Rect<2>({0, 0}, {-1, -1}));
       return Domain(Rect<2>({in[std::size_t(k)].first, 0}, {in[std::size_t(k)].second, words - 1}));
     });
