@@ -232,11 +232,12 @@ void AutoTracer::maybe_analyse() {
     return;
   }
   if (n >= opt_.batchsize) {
-    if (const std::size_t m = mined_length(n);
-        m == 0 || (last_mined_ == m && last_mined_from_ == 0)) {
+    if (const MinedSlice m = worth_mining(n);
+        m.length == 0 || (last_mined_ == m.length && last_mined_from_ == m.from)) {
       ++stats_.analyses_skipped;
     } else {
-      history_.resize(m);
+      history_.resize(m.from + m.length);
+      history_.erase(history_.begin(), history_.begin() + std::ptrdiff_t(m.from));
       launch(std::move(history_));
     }
     history_.clear();
@@ -262,30 +263,29 @@ void AutoTracer::maybe_analyse() {
   // The ruler function: after k units, analyse the last lowbit(k) units.
   std::size_t k = n / opt_.multi_scale_factor;
   std::size_t len = (k & (~k + 1)) * opt_.multi_scale_factor;
-  const std::size_t m = mined_length(len);
-  if (m == 0) {
+  const MinedSlice m = worth_mining(len);
+  if (m.length == 0) {
     ++stats_.analyses_skipped;
     return;
   }
   // The same tokens as the last slice mined (a run that goes on leaves the part before it to
   // mine at every scale: 31 ops of Task Bench's stencil at 100, 200, 400 and 800 ops) would
   // find the same repeats again.
-  const std::size_t first = n - len;
-  if (m == last_mined_ && first == last_mined_from_) {
+  if (m.length == last_mined_ && m.from == last_mined_from_) {
     ++stats_.analyses_skipped;
     return;
   }
-  last_mined_from_ = first;
-  last_mined_ = m;
-  const auto from = history_.begin() + std::ptrdiff_t(first);
-  launch(std::vector<std::uint64_t>(from, from + std::ptrdiff_t(m)));
+  last_mined_from_ = m.from;
+  last_mined_ = m.length;
+  const auto from = history_.begin() + std::ptrdiff_t(m.from);
+  launch(std::vector<std::uint64_t>(from, from + std::ptrdiff_t(m.length)));
 }
 
 bool AutoTracer::long_loop_run(std::uint64_t end) const {
   return loop_run_from_ != kNoRun && end - loop_run_from_ >= 4 * opt_.max_trace_length;
 }
 
-std::size_t AutoTracer::mined_length(std::size_t len) const {
+AutoTracer::MinedSlice AutoTracer::worth_mining(std::size_t len) const {
   // A chain of tiny tasks traced by a short loop's traces back to back spent two thirds of the
   // utility thread mining slices of that loop (4.6 k instructions per op with a 1-op body:
   // mining costs 1.4-2.3 k per token, and the ruler function mines ~3.8 tokens per op). Such
@@ -297,22 +297,42 @@ std::size_t AutoTracer::mined_length(std::size_t len) const {
   // of the run in the slice changed what the greedy selection picked there, and lost coverage
   // in AutoTrace.ATailReplaysAPrefixOfItsTrace.) Decided from the op stream alone: every shard
   // mines alike.
-  if (loop_run_from_ == kNoRun || len > history_.size()) return len;
+  const std::size_t n = history_.size();
+  if (len > n) return {0, n};
+  const MinedSlice all{n - len, len};
+  if (loop_run_from_ == kNoRun) return all;
   const Candidate& c = candidates_[last_issued_];
-  const std::size_t p = c.period, n = history_.size();
-  if (c.demoted || p == 0) return len;
+  const std::size_t p = c.period;
+  if (c.demoted || p == 0) return all;
   // Where the run starts in the slice (op numbers map to history positions unless a barrier's
   // marker lies between: then the periodicity test below fails).
   const std::size_t run_ops = std::size_t(next_op_ - loop_run_from_);
   const std::size_t first = n - len, run_at = run_ops >= len ? first : n - run_ops;
-  if (n - run_at < 2 * p) return len;
+  if (n - run_at < 2 * p) return all;
   // The run and the held ops after it go on with the loop's body: every token equals the one
   // a period later (a barrier's unique marker never does).
   for (std::size_t i = run_at; i + p < n; ++i)
-    if (history_[i] != history_[i + p]) return len;
+    if (history_[i] != history_[i + p]) return all;
+  // The same holds for the slice's start when it lies in an earlier run of the loop (the run
+  // before the last barrier, say: a program that waits on a fence every few hundred
+  // timesteps): that stretch is not mined either. Its first period must be the loop's body
+  // in some phase — another loop with the same period is not skipped.
+  std::size_t from = first, i = first;
+  while (i + p < run_at && history_[i] == history_[i + p]) ++i;
+  if (i + p - first >= 2 * p && starts_with_body(c, first)) from = std::min(i + p, run_at);
   // (Fewer than two minimum lengths hold no repeat worth a trace.)
-  const std::size_t before = run_at - first;
-  return before < 2 * opt_.min_trace_length ? 0 : before;
+  if (run_at - from < 2 * opt_.min_trace_length) return {first, 0};
+  return {from, run_at - from};
+}
+
+bool AutoTracer::starts_with_body(const Candidate& c, std::size_t at) const {
+  const std::size_t p = c.period;
+  for (std::size_t r = 0; r < p; ++r) {
+    std::size_t j = 0;
+    while (j < p && history_[at + j] == c.tokens[(r + j) % p]) ++j;
+    if (j == p) return true;
+  }
+  return false;
 }
 
 void AutoTracer::launch(std::vector<std::uint64_t> slice) {
@@ -800,7 +820,7 @@ void AutoTracer::issue_ready() {
     saturated_ = back_to_back && len >= opt_.max_trace_length;
     // A loop's trace that has run back to back for four maximal lengths is one too, as far as
     // watching goes: nothing overtook it meanwhile, and nothing in its run can (the slices
-    // mined are decided as before: mined_length skips those inside the run).
+    // mined are decided as before: worth_mining skips those inside the run).
     settled_ = back_to_back && long_loop_run(m.end);
     if (settled_) lengthen(m.candidate);
     // Pointers that started inside the issued trace stay: they can no longer produce a trace,

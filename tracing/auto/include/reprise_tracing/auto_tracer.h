@@ -85,7 +85,7 @@ struct AutoTraceStats {
   std::uint64_t prefix_replays = 0;  // of those: prefixes of a trace (begin_prefix)
   std::uint64_t inner_loops_demoted = 0;
   // Analyses not run: their slice lay inside an unbroken run of one loop's traces, where
-  // mining could only find that loop again (AutoTracer::mined_length; a slice reaching back
+  // mining could only find that loop again (AutoTracer::worth_mining; a slice reaching back
   // before the run is mined up to where the run starts).
   std::uint64_t analyses_skipped = 0;
   // Matches followed from their first op (pointers into the candidates' trie): one per op
@@ -289,10 +289,16 @@ class AutoTracer {
   // Whether the loop whose trace was last issued has run back to back from loop_run_from_ to
   // op `end` for four maximal trace lengths.
   bool long_loop_run(std::uint64_t end) const;
-  // How many of the last `len` history tokens, from the first, are worth mining: those before
-  // that run (none of a slice inside it), if the run and the held ops after it go on with the
-  // loop's body; else all.
-  std::size_t mined_length(std::size_t len) const;
+  // Which of the last `len` history tokens are worth mining, [from, from + length): those
+  // before that run (none of a slice inside it), if the run and the held ops after it go on
+  // with the loop's body, less a stretch of an earlier run of the loop the slice starts in;
+  // else all.
+  struct MinedSlice {
+    std::size_t from = 0, length = 0;
+  };
+  MinedSlice worth_mining(std::size_t len) const;
+  // Whether history_[at, at + period) is a loop candidate's body, in any phase.
+  bool starts_with_body(const Candidate& c, std::size_t at) const;
   // Scores of candidates at the current op (computed at most once per op).
   std::vector<double> score_now_;
   std::vector<std::uint64_t> score_stamp_;
