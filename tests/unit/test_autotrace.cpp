@@ -466,6 +466,30 @@ TEST(AutoTrace, ALoopReplayingBackToBackIsNotMinedAgainUntilItsRunBreaks) {
   EXPECT_GT(stats.after_all.analyses, stats.after_chain.analyses);  // the second phase was mined
 }
 
+TEST(AutoTrace, ARunAfterABarrierDoesNotMineTheLoopsRunBeforeIt) {
+  // A program that waits on a fence every 301 ops (Task Bench's graph run twice, a fence
+  // between: a first op of its own, then a 2-op loop). Once the loop replays after a barrier,
+  // a slice reaching back into the run before the barrier holds only that loop there (and the
+  // barrier, and the phase's first op): nothing is mined of it — before, the ruler function's
+  // longer slices mined it whole, inline with the ops (~1.5 k instructions a token).
+  Log log;
+  AutoTracer t(sync_options(), log);
+  std::vector<std::uint64_t> s;
+  for (int phase = 0; phase < 8; ++phase) {
+    s.push_back(9);
+    for (int step = 0; step < 150; ++step)
+      for (std::uint64_t op : {7, 8}) s.push_back(op);
+    s.push_back(0);
+  }
+  run(t, log, s);
+  t.flush();
+  // (The start is mined: the early probes and the first slices, before the loop replays.)
+  EXPECT_LE(t.stats().analyses, 4u);
+  const std::size_t n = log.state.size();
+  ASSERT_EQ(n, 8u * 301u);
+  EXPECT_GE(log.replayed_fraction(301, n), 0.95);
+}
+
 TEST(AutoTrace, ALoopsLongRunFollowsOnlyTheMatchThatContinuesIt) {
   // Once the chain's traces have run back to back for four maximal trace lengths, a match is
   // started only where the run goes on (one per trace, not one per op); the new phase breaks

@@ -203,6 +203,7 @@ void AutoTracer::barrier() {
   pointers_.clear();
   ready_.clear();
   // A unique break in the history, so no repeat spans the barrier.
+  barriers_.push_back(history_.size());
   history_.push_back(0xB000000000000000ull ^ next_op_);
   since_barrier_ = 0;
   maybe_analyse();
@@ -227,20 +228,20 @@ void AutoTracer::maybe_analyse() {
       ++stats_.analyses_skipped;
     if (n >= opt_.batchsize) {
       history_.clear();
+      barriers_.clear();
       last_mined_ = 0;
     }
     return;
   }
   if (n >= opt_.batchsize) {
-    if (const MinedSlice m = worth_mining(n);
-        m.length == 0 || (last_mined_ == m.length && last_mined_from_ == m.from)) {
+    if (MinedSlice m = worth_mining(n);
+        m.tokens.empty() || (last_mined_ == m.to - m.from && last_mined_from_ == m.from)) {
       ++stats_.analyses_skipped;
     } else {
-      history_.resize(m.from + m.length);
-      history_.erase(history_.begin(), history_.begin() + std::ptrdiff_t(m.from));
-      launch(std::move(history_));
+      launch(std::move(m.tokens));
     }
     history_.clear();
+    barriers_.clear();
     last_mined_ = 0;
     return;
   }
@@ -253,32 +254,34 @@ void AutoTracer::maybe_analyse() {
   for (const std::size_t probe : {early / 2, early})
     if (since_barrier_ == probe && probe >= 2 * opt_.min_trace_length && n >= probe &&
         n % opt_.multi_scale_factor) {
+      const MinedSlice m = worth_mining(probe);
+      if (m.tokens.empty()) {
+        ++stats_.analyses_skipped;
+        continue;
+      }
       ++stats_.analyses;
-      for (const auto& c : find_candidates(
-               std::vector<std::uint64_t>(history_.end() - std::ptrdiff_t(probe), history_.end()),
-               opt_.min_trace_length, opt_.max_trace_length))
+      for (const auto& c : find_candidates(m.tokens, opt_.min_trace_length, opt_.max_trace_length))
         insert(c);
     }
   if (n % opt_.multi_scale_factor != 0) return;
   // The ruler function: after k units, analyse the last lowbit(k) units.
   std::size_t k = n / opt_.multi_scale_factor;
   std::size_t len = (k & (~k + 1)) * opt_.multi_scale_factor;
-  const MinedSlice m = worth_mining(len);
-  if (m.length == 0) {
+  MinedSlice m = worth_mining(len);
+  if (m.tokens.empty()) {
     ++stats_.analyses_skipped;
     return;
   }
   // The same tokens as the last slice mined (a run that goes on leaves the part before it to
   // mine at every scale: 31 ops of Task Bench's stencil at 100, 200, 400 and 800 ops) would
   // find the same repeats again.
-  if (m.length == last_mined_ && m.from == last_mined_from_) {
+  if (m.to - m.from == last_mined_ && m.from == last_mined_from_) {
     ++stats_.analyses_skipped;
     return;
   }
   last_mined_from_ = m.from;
-  last_mined_ = m.length;
-  const auto from = history_.begin() + std::ptrdiff_t(m.from);
-  launch(std::vector<std::uint64_t>(from, from + std::ptrdiff_t(m.length)));
+  last_mined_ = m.to - m.from;
+  launch(std::move(m.tokens));
 }
 
 bool AutoTracer::long_loop_run(std::uint64_t end) const {
@@ -297,32 +300,66 @@ AutoTracer::MinedSlice AutoTracer::worth_mining(std::size_t len) const {
   // of the run in the slice changed what the greedy selection picked there, and lost coverage
   // in AutoTrace.ATailReplaysAPrefixOfItsTrace.) Decided from the op stream alone: every shard
   // mines alike.
-  const std::size_t n = history_.size();
-  if (len > n) return {0, n};
-  const MinedSlice all{n - len, len};
-  if (loop_run_from_ == kNoRun) return all;
+  const std::size_t n = history_.size(), first = n - std::min(len, n);
+  auto whole = [&](std::size_t to) -> MinedSlice {
+    return MinedSlice{std::vector<std::uint64_t>(history_.begin() + std::ptrdiff_t(first),
+                                                 history_.begin() + std::ptrdiff_t(to)),
+                      first, to};
+  };
+  if (loop_run_from_ == kNoRun) return whole(n);
   const Candidate& c = candidates_[last_issued_];
   const std::size_t p = c.period;
-  if (c.demoted || p == 0) return all;
+  if (c.demoted || p == 0) return whole(n);
   // Where the run starts in the slice (op numbers map to history positions unless a barrier's
   // marker lies between: then the periodicity test below fails).
   const std::size_t run_ops = std::size_t(next_op_ - loop_run_from_);
-  const std::size_t first = n - len, run_at = run_ops >= len ? first : n - run_ops;
-  if (n - run_at < 2 * p) return all;
+  const std::size_t run_at = run_ops >= n - first ? first : n - run_ops;
+  if (n - run_at < 2 * p) return whole(n);
   // The run and the held ops after it go on with the loop's body: every token equals the one
   // a period later (a barrier's unique marker never does).
   for (std::size_t i = run_at; i + p < n; ++i)
-    if (history_[i] != history_[i + p]) return all;
-  // The same holds for the slice's start when it lies in an earlier run of the loop (the run
-  // before the last barrier, say: a program that waits on a fence every few hundred
-  // timesteps): that stretch is not mined either. Its first period must be the loop's body
-  // in some phase — another loop with the same period is not skipped.
-  std::size_t from = first, i = first;
-  while (i + p < run_at && history_[i] == history_[i + p]) ++i;
-  if (i + p - first >= 2 * p && starts_with_body(c, first)) from = std::min(i + p, run_at);
-  // (Fewer than two minimum lengths hold no repeat worth a trace.)
-  if (run_at - from < 2 * opt_.min_trace_length) return {first, 0};
-  return {from, run_at - from};
+    if (history_[i] != history_[i + p]) return whole(n);
+  // Barriers before the run cut the slice into phases no occurrence of a repeat spans. A
+  // phase that is the loop (two periods or more of its body, to its end) after fewer than a
+  // minimum length of other ops adds nothing but the loop's own repeats, and ones of its few
+  // first ops followed by the loop — a phase's start, as the run's start is, which the cut
+  // at the run leaves out too. So it is not mined: the run before the last barrier, say, in a
+  // program that waits on a fence every few hundred timesteps — mined whole by the ruler
+  // function's longer slices, ~1.5 k instructions a token, inline with the ops on one core.
+  // (Without a barrier, the slice is mined up to the run as it is: a loop's stretches inside
+  // an outer loop make that loop's repeats.)
+  auto at = std::upper_bound(barriers_.begin(), barriers_.end(), first);
+  if (at != barriers_.begin() && *std::prev(at) == first) --at;
+  if (at == barriers_.end() || *at >= run_at) {
+    // (Fewer than two minimum lengths hold no repeat worth a trace.)
+    if (run_at - first < 2 * opt_.min_trace_length) return {{}, first, first};
+    return whole(run_at);
+  }
+  MinedSlice m;
+  for (std::size_t from = first; from < run_at;) {
+    const std::size_t to = at != barriers_.end() && *at < run_at ? *at : run_at;
+    if (!loop_phase(c, from, to)) {
+      if (m.tokens.empty())
+        m.from = from;
+      else
+        m.tokens.push_back(history_[from - 1]);  // (the barrier's unique marker)
+      m.tokens.insert(m.tokens.end(), history_.begin() + std::ptrdiff_t(from),
+                      history_.begin() + std::ptrdiff_t(to));
+      m.to = to;
+    }
+    from = to + 1;
+    if (at != barriers_.end()) ++at;
+  }
+  if (m.tokens.size() < 2 * opt_.min_trace_length) m.tokens.clear();
+  return m;
+}
+
+bool AutoTracer::loop_phase(const Candidate& c, std::size_t from, std::size_t to) const {
+  const std::size_t p = c.period;
+  if (to - from < 2 * p) return false;
+  std::size_t j = to - p;  // [j, to) has period p
+  while (j > from && history_[j - 1] == history_[j - 1 + p]) --j;
+  return to - j >= 2 * p && j - from < opt_.min_trace_length && starts_with_body(c, j);
 }
 
 bool AutoTracer::starts_with_body(const Candidate& c, std::size_t at) const {

@@ -254,6 +254,7 @@ class AutoTracer {
   std::deque<std::uint64_t> pending_tokens_;  // tokens of ops pending_from_ … next_op_ - 1
   std::size_t since_barrier_ = 0;             // ops pushed since the last barrier
   std::vector<std::uint64_t> history_;
+  std::vector<std::size_t> barriers_;  // positions of the barriers' markers in history_
   // The last slice of history_ mined on the ruler schedule, [from, from + length) (length 0:
   // none since history_ was last cleared).
   std::size_t last_mined_from_ = 0, last_mined_ = 0;
@@ -289,16 +290,22 @@ class AutoTracer {
   // Whether the loop whose trace was last issued has run back to back from loop_run_from_ to
   // op `end` for four maximal trace lengths.
   bool long_loop_run(std::uint64_t end) const;
-  // Which of the last `len` history tokens are worth mining, [from, from + length): those
-  // before that run (none of a slice inside it), if the run and the held ops after it go on
-  // with the loop's body, less a stretch of an earlier run of the loop the slice starts in;
-  // else all.
+  // The last `len` history tokens less what is not worth mining (AutoTracer::worth_mining):
+  // if the run and the held ops after it go on with the loop's body, the run (none of a
+  // slice inside it) and, before it, phases between barriers that are the loop's run
+  // (loop_phase). `tokens` empty: nothing to mine. [from, to): the history positions of the
+  // first and the last token kept (the same again: the same repeats).
   struct MinedSlice {
-    std::size_t from = 0, length = 0;
+    std::vector<std::uint64_t> tokens;
+    std::size_t from = 0, to = 0;
   };
   MinedSlice worth_mining(std::size_t len) const;
   // Whether history_[at, at + period) is a loop candidate's body, in any phase.
   bool starts_with_body(const Candidate& c, std::size_t at) const;
+  // Whether history_[from, to), a phase between barriers (or a slice's end), holds no repeat
+  // worth mining but the loop c's: c's body, two periods or more to its end, after fewer than
+  // a minimum length of other ops.
+  bool loop_phase(const Candidate& c, std::size_t from, std::size_t to) const;
   // Scores of candidates at the current op (computed at most once per op).
   std::vector<double> score_now_;
   std::vector<std::uint64_t> score_stamp_;
