@@ -171,6 +171,8 @@ def main():
                    help="run every system under taskset on cores 0..C-1 (without it Reprise's "
                         "application and utility threads may use the machine's other cores)")
     p.add_argument("--compare", help="another reprise-taskbench: every mode runs with it too")
+    p.add_argument("--compare-label", default="compared build",
+                   help="what the plot's legend calls the --compare runs")
     p.add_argument("--gate", nargs="?", const="", metavar="PROBE",
                    help="run only while the cross-core round trip is calm (see above)")
     p.add_argument("--gate-factor", type=float, default=2.0)
@@ -231,7 +233,7 @@ def main():
             colors.setdefault(mode, f"C{len(colors)}")
             label = "mpi" if s == "mpi" else f"reprise {mode}"
             if other:
-                label += " (compared build)"
+                label += f" ({a.compare_label})"
             ax.plot([g for _, g, _ in results[s]], [f / peak for _, _, f in results[s]],
                     marker="." if other else "o", linestyle="--" if other else "-",
                     alpha=0.5 if other else 1.0, color=colors[mode], label=label)
