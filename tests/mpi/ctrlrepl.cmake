@@ -204,12 +204,15 @@ message(STATUS "slow: the stalled shard reported what it waits for")
 # slow, so only rank 1 waits for them; the shards agree on raising the ingestion delay, and
 # take the same results in at the same ops, so both logs record the same decisions (which
 # traces, where) and the same delay. (Without the agreement the logs differ.) Unbound ranks,
-# so that oneTBB has a worker thread for the background analyses.
+# so that oneTBB has a worker thread for the background analyses. Traces of 20 ops at least:
+# no early probe (they mine inline) finds the loop, and the first slices on the ruler schedule
+# are mined in the background (once the loop replays, the ops before its run are its first
+# iterations: nothing left to mine).
 set(dir "${CMAKE_CURRENT_BINARY_DIR}/late_agreement")
 file(REMOVE_RECURSE "${dir}")
 file(MAKE_DIRECTORY "${dir}")
 set(s ${STENCIL} -nx 64 -ny 64 -px 2 -py 2 -iters 400 --trace auto -ll:cpu 1
-      -lg:auto_trace:log ${dir}/log)
+      -lg:auto_trace:min_trace_length 20 -lg:auto_trace:log ${dir}/log)
 execute_process(COMMAND ${STENCIL} -nx 64 -ny 64 -px 2 -py 2 -iters 400 --trace none
                 OUTPUT_VARIABLE single)
 string(REGEX MATCH "checksum=[0-9a-f]+" want "${single}")
