@@ -293,8 +293,8 @@ class AutoTracer {
   // The last `len` history tokens less what is not worth mining (AutoTracer::worth_mining):
   // if the run and the held ops after it go on with the loop's body, the run (none of a
   // slice inside it) and, before it, phases between barriers that are the loop's run
-  // (loop_phase). `tokens` empty: nothing to mine. [from, to): the history positions of the
-  // first and the last token kept (the same again: the same repeats).
+  // (loop_phase). `tokens` empty: nothing to mine. [from, to): history positions from the
+  // first token kept to just after the last (the same again: the same repeats).
   struct MinedSlice {
     std::vector<std::uint64_t> tokens;
     std::size_t from = 0, to = 0;
