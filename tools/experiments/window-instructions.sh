@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # Instructions inside a Task Bench run's timed window (apps::timed: from the fence before the
 # first launch to the end of the fence after the last), split into what every timestep costs and
-# what the run costs once (its fixed cost: first launches of each shape, a trace's recording, the
-# finder's warm-up, the last fence). callgrind toggled on the window, at three run lengths:
+# what the run costs once (its fixed cost: the last fence and the points it waits for; with
+# -warmup 0 also first launches of each shape, a trace's recording, the finder's warm-up — by
+# default reprise-taskbench times a second run, after an untimed warm-up, as Task Bench does).
+# (With automatic tracing the split is rough: how long its traces grow depends on the run's
+# length.) callgrind toggled on the window, at three run lengths:
 #   per_step = (I(L3) - I(L2)) / (L3 - L2);  fixed = I(L2) - per_step * L2
 # Task Bench's METG runs are 1,000 timesteps long: fixed / 1000 is what the fixed cost adds to
 # each of their timesteps. Counted on the application thread only, so Reprise runs in its
