@@ -328,8 +328,7 @@ AutoTracer::MinedSlice AutoTracer::worth_mining(std::size_t len) const {
   // function's longer slices, ~1.5 k instructions a token, inline with the ops on one core.
   // (Without a barrier, the slice is mined up to the run as it is: a loop's stretches inside
   // an outer loop make that loop's repeats.)
-  auto at = std::upper_bound(barriers_.begin(), barriers_.end(), first);
-  if (at != barriers_.begin() && *std::prev(at) == first) --at;
+  auto at = std::lower_bound(barriers_.begin(), barriers_.end(), first);
   if (at == barriers_.end() || *at >= run_at) {
     // (Fewer than two minimum lengths hold no repeat worth a trace.)
     if (run_at - first < 2 * opt_.min_trace_length) return {{}, first, first};
