@@ -651,11 +651,11 @@ Future Context::execute_task(const TaskLauncher& l, std::uint32_t pinned_memory)
   op->task = l.task();
   op->task_info = &t;
   op->domain = Domain(Rect<1>({0}, {0}));
-  op->payload = detail::TaskPayload{};
-  op->task_payload().args.assign(l.args().data(), l.args().data() + l.args().size());
-  op->task_payload().pinned_memory = pinned_memory;
+  detail::TaskPayload& payload = op->payload.emplace<detail::TaskPayload>();
+  payload.args.assign(l.args().data(), l.args().data() + l.args().size());
+  payload.pinned_memory = pinned_memory;
   check_futures(name, l.futures());
-  op->task_payload().futures.assign(l.futures().begin(), l.futures().end());
+  payload.futures.assign(l.futures().begin(), l.futures().end());
   resolve_requirements(rtm, l.kept_, *op, l.requirements(), [&] {
     op->reqs.reserve(l.requirements().size());
     for (std::size_t i = 0; i < l.requirements().size(); ++i) {
@@ -688,11 +688,12 @@ FutureMap Context::execute(const IndexLauncher& l) {
   op->task = l.task();
   op->task_info = &t;
   op->domain = dom;
-  op->payload = detail::TaskPayload{};
-  op->task_payload().args.assign(l.args().data(), l.args().data() + l.args().size());
-  op->task_payload().point_args = l.argument_map();
+  // (Made in place: a temporary moved in copied its inline argument bytes twice.)
+  detail::TaskPayload& payload = op->payload.emplace<detail::TaskPayload>();
+  payload.args.assign(l.args().data(), l.args().data() + l.args().size());
+  payload.point_args = l.argument_map();
   check_futures(name, l.futures());
-  op->task_payload().futures.assign(l.futures().begin(), l.futures().end());
+  payload.futures.assign(l.futures().begin(), l.futures().end());
   resolve_requirements(rtm, l.kept_, *op, l.requirements(), [&] {
     op->reqs.reserve(l.requirements().size());
     for (std::size_t i = 0; i < l.requirements().size(); ++i)

@@ -38,7 +38,7 @@ std::exception_ptr point_failure(const Runtime& rt, const PointTask& t, std::exc
 }
 }  // namespace
 
-Executor::Executor(Runtime& rt) : rt_(rt) {
+Executor::Executor(Runtime& rt) : rt_(rt), bounds_checks_(rt.config().bounds_checks) {
   for (int i = 0; i < rt.config().cpus; ++i) cpu_queues_.push_back(std::make_unique<ReadyQueue>());
   for (int i = 1; i < rt.config().utils; ++i) dma_queues_.push_back(std::make_unique<ReadyQueue>());
   if (rt.device())

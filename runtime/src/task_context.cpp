@@ -27,11 +27,18 @@ template <typename... Args>
 }
 
 // The op requirements of the program's requirement `req` (several for a sparse region).
+// (One look at the payload: this is on the way to every accessor.)
 inline std::pair<std::size_t, std::size_t> op_reqs(const detail::PointTask& t, int req) {
   const detail::Op& op = *t.op;
-  if (req < 0 || std::size_t(req) >= op.num_program_reqs())
-    fail(t, "requirement {} does not exist (the task has {})", req, op.num_program_reqs());
-  return op.op_reqs_of(std::size_t(req));
+  const auto* payload = std::get_if<detail::TaskPayload>(&op.payload);
+  if (payload && !payload->req_begin.empty()) [[unlikely]] {
+    if (req < 0 || std::size_t(req) + 1 >= payload->req_begin.size())
+      fail(t, "requirement {} does not exist (the task has {})", req, op.num_program_reqs());
+    return {payload->req_begin[std::size_t(req)], payload->req_begin[std::size_t(req) + 1]};
+  }
+  if (req < 0 || std::size_t(req) >= op.reqs.size())
+    fail(t, "requirement {} does not exist (the task has {})", req, op.reqs.size());
+  return {std::size_t(req), std::size_t(req) + 1};
 }
 
 // The first of them: privilege, fields and instance are the same for all.
@@ -77,16 +84,47 @@ inline detail::RawAccess field_view(const detail::PointTask& t, int req,
 }
 }  // namespace
 
+// Why an accessor cannot be made: the checks again, in full, with their messages (out of line,
+// so that the way to every accessor keeps only the tests).
+[[noreturn, gnu::cold, gnu::noinline]] void accessor_refused(const detail::PointTask& t, int req,
+                                                             FieldID fid, std::size_t elem_size,
+                                                             bool read_only, int dim) {
+  const auto range = op_reqs(t, req);
+  const ReqInfo& r = t.op->reqs[range.first];
+  const int fi = field_position(t, r, req, fid);
+  if (!read_only && r.privilege == Privilege::ReadOnly)
+    fail(t, "requirement {} is READ_ONLY; ask for a read accessor (accessor<const T, N>)", req);
+  if (r.privilege == Privilege::Reduce) fail(t, "requirement {} is REDUCE; use reducer<T, N>", req);
+  field_view(t, req, range, fi, fid, elem_size, dim, "accessor");
+  throw Error(fmt::format("internal: {}, point {}: accessor of requirement {} refused",
+                          t.op->describe(), t.point.str(), req));
+}
+
 detail::RawAccess TaskContext::raw(int req, FieldID fid, std::size_t elem_size, bool read_only,
                                    int dim) const {
-  const auto range = op_reqs(t_, req);
-  const ReqInfo& r = t_.op->reqs[range.first];
-  const int fi = field_position(t_, r, req, fid);
-  if (!read_only && r.privilege == Privilege::ReadOnly)
-    fail(t_, "requirement {} is READ_ONLY; ask for a read accessor (accessor<const T, N>)", req);
-  if (r.privilege == Privilege::Reduce)
-    fail(t_, "requirement {} is REDUCE; use reducer<T, N>", req);
-  return field_view(t_, req, range, fi, fid, elem_size, dim, "accessor");
+  // Every task makes its accessors here: the usual case — one op requirement, the field named,
+  // the privilege allowing the access, sizes and dimensions agreeing — is one pass of tests,
+  // any of which failing sends it to accessor_refused for the reason.
+  const detail::Op& op = *t_.op;
+  const auto [first, last] = op_reqs(t_, req);
+  const ReqInfo& r = op.reqs[first];
+  std::size_t i = 0;
+  while (i < r.fields.size() && r.fields[i] != fid) ++i;
+  if (i == r.fields.size() || (!read_only && r.privilege == Privilege::ReadOnly) ||
+      r.privilege == Privilege::Reduce) [[unlikely]]
+    accessor_refused(t_, req, fid, elem_size, read_only, dim);
+  const int fi = r.field_indices[i];
+  const std::size_t slot = std::size_t(t_.point_index) * op.reqs.size() + first;
+  const detail::Instance& inst = *op.point_instances[slot];
+  if (inst.field_size(fi) != elem_size) [[unlikely]]
+    accessor_refused(t_, req, fid, elem_size, read_only, dim);
+  detail::RawAccess a = inst.view(fi, op.rect(t_.point_index, first), t_.exec->bounds_checks(),
+                                  detail::AccessSite{&t_, req, fid});
+  for (std::size_t k = first + 1; k < last; ++k)
+    [[unlikely]] detail::grow(a.bounds, op.rect(t_.point_index, k));
+  if (a.bounds.dim != dim) [[unlikely]]
+    accessor_refused(t_, req, fid, elem_size, read_only, dim);
+  return a;
 }
 
 detail::RawAccess TaskContext::raw_inline(FieldID fid, std::size_t& elem_size) const {

@@ -5,7 +5,16 @@
 using namespace reprise;
 
 namespace {
-enum : TaskID { T_OOB = 9200, T_WRONG_FIELD, T_NOOP, T_WRITE_RO, T_WRONG_TYPE };
+enum : TaskID {
+  T_OOB = 9200,
+  T_WRONG_FIELD,
+  T_NOOP,
+  T_WRITE_RO,
+  T_WRONG_TYPE,
+  T_WRONG_DIM,
+  T_NO_REQUIREMENT,
+  T_ACCESSOR_ON_REDUCE
+};
 enum : FieldID { FA = 0, FB = 1 };
 
 void out_of_bounds(TaskContext& tc) {
@@ -23,6 +32,16 @@ void write_read_only(TaskContext& tc) {
 void wrong_type(TaskContext& tc) {
   (void)tc.accessor<const float, 1>(0, FA);
 }
+void wrong_dim(TaskContext& tc) {
+  // (With arguments, only when they say so: a trace records with 0 and then replays with 1.)
+  if (tc.arg_bytes().empty() || tc.args<int>() == 1) (void)tc.accessor<const double, 2>(0, FA);
+}
+void no_requirement(TaskContext& tc) {
+  (void)tc.accessor<const double, 1>(1, FA);
+}
+void accessor_on_reduce(TaskContext& tc) {
+  (void)tc.accessor<double, 1>(0, FA);
+}
 
 void register_all() {
   TaskRegistry::add(T_OOB, "oob", {cpu(out_of_bounds)});
@@ -30,6 +49,9 @@ void register_all() {
   TaskRegistry::add(T_NOOP, "noop", {cpu(noop)});
   TaskRegistry::add(T_WRITE_RO, "write_ro", {cpu(write_read_only)});
   TaskRegistry::add(T_WRONG_TYPE, "wrong_type", {cpu(wrong_type)});
+  TaskRegistry::add(T_WRONG_DIM, "wrong_dim", {cpu(wrong_dim)});
+  TaskRegistry::add(T_NO_REQUIREMENT, "no_requirement", {cpu(no_requirement)});
+  TaskRegistry::add(T_ACCESSOR_ON_REDUCE, "accessor_on_reduce", {cpu(accessor_on_reduce)});
 }
 
 struct Data {
@@ -108,6 +130,53 @@ TEST(Errors, AccessorTypeOfTheWrongSize) {
                  ctx.execute(l).wait();
                },
                {"wrong_type", "8 bytes"});
+}
+
+TEST(Errors, AccessorOfTheWrongDimension) {
+  expect_error({},
+               [](Context& ctx, Data& d) {
+                 TaskLauncher l(T_WRONG_DIM);
+                 l.add(d.r, Privilege::ReadOnly, {FA});
+                 ctx.execute(l).wait();
+               },
+               {"wrong_dim", "requirement 0 is 1-d, the accessor is 2-d"});
+}
+
+TEST(Errors, AccessorOfARequirementTheTaskDoesNotHave) {
+  expect_error({},
+               [](Context& ctx, Data& d) {
+                 TaskLauncher l(T_NO_REQUIREMENT);
+                 l.add(d.r, Privilege::ReadOnly, {FA});
+                 ctx.execute(l).wait();
+               },
+               {"no_requirement", "requirement 1 does not exist (the task has 1)"});
+}
+
+TEST(Errors, AccessorOnAReductionRequirement) {
+  expect_error({},
+               [](Context& ctx, Data& d) {
+                 TaskLauncher l(T_ACCESSOR_ON_REDUCE);
+                 l.add_reduction(d.r, ReductionOp::Sum, {FA});
+                 ctx.execute(l).wait();
+               },
+               {"accessor_on_reduce", "REDUCE; use reducer"});
+}
+
+// In a replayed trace the accessors are refused just the same (the replay shares its
+// template's requirements and instances).
+TEST(Errors, AccessorRefusedInAReplay) {
+  expect_error({"-lg:no_auto_tracing"},
+               [](Context& ctx, Data& d) {
+                 for (int i = 0; i < 3; ++i) {
+                   ctx.begin_trace(1);
+                   IndexLauncher l(T_WRONG_DIM, d.colors.bounds(), TaskArgs{int(i == 2)});
+                   l.add(d.part, Projection::identity(), Privilege::ReadOnly, {FA});
+                   ctx.execute(l);
+                   ctx.end_trace(1);
+                   ctx.fence().wait();
+                 }
+               },
+               {"wrong_dim", "is 1-d, the accessor is 2-d"});
 }
 
 TEST(Errors, UnknownTaskId) {

@@ -66,6 +66,8 @@ class Executor final : public GraphSink, public BatchSink {
   // Whether this thread is running points now: a worker's, or the application's serving
   // its CPU.
   static bool running_points_here();
+  // -lg:bounds_checks: whether the accessors tasks make check every use (read per accessor).
+  bool bounds_checks() const { return bounds_checks_; }
 
   std::uint32_t num_cpus() const { return std::uint32_t(cpu_queues_.size()); }
   std::uint32_t num_gpus() const { return std::uint32_t(gpu_queues_.size()); }
@@ -155,6 +157,7 @@ class Executor final : public GraphSink, public BatchSink {
   ReadyQueue& queue_of(const Processor& p);
 
   Runtime& rt_;
+  const bool bounds_checks_;
   std::vector<std::unique_ptr<ReadyQueue>> cpu_queues_;
   // Per CPU (start): the other CPUs' queues it may take points from (ReadyQueue siblings).
   std::vector<std::vector<ReadyQueue*>> steal_from_;
