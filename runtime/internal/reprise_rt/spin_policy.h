@@ -46,12 +46,10 @@ struct SpinPolicy {
         cpu_relax();
     }
   }
+  // With no word to watch: all relax_rounds PAUSEs.
   void pause(std::uint64_t elapsed_ns) const {
-    if (yield && elapsed_ns >= pause_ns) {
-      std::this_thread::yield();
-    } else {
-      for (int i = 0; i < relax_rounds; ++i) cpu_relax();
-    }
+    static const std::atomic<int> never{0};
+    pause(elapsed_ns, never);
   }
 };
 
