@@ -206,6 +206,7 @@ void AutoTracer::barrier() {
   barriers_.push_back(history_.size());
   history_.push_back(0xB000000000000000ull ^ next_op_);
   since_barrier_ = 0;
+  analyse_at_ = 0;  // (the early probes' schedule starts again)
   maybe_analyse();
 }
 
@@ -220,6 +221,26 @@ void AutoTracer::flush() {
 }
 
 void AutoTracer::maybe_analyse() {
+  if (history_.size() < analyse_at_) return;
+  analyse_due();
+  analyse_at_ = next_analysis(history_.size());
+}
+
+std::size_t AutoTracer::next_analysis(std::size_t n) const {
+  // The first length after n at which analyse_due() acts: the batch is full, a unit of the
+  // ruler schedule ends, or (since_barrier_ growing with history_) an early probe is due.
+  std::size_t at = std::max(n + 1, opt_.batchsize);
+  if (opt_.algorithm == IdentifierAlgorithm::MultiScale) {
+    const std::size_t unit = opt_.multi_scale_factor;
+    at = std::min(at, (n / unit + 1) * unit);
+    const std::size_t early = unit / 2;
+    for (const std::size_t probe : {early / 2, early})
+      if (probe > since_barrier_) at = std::min(at, n + (probe - since_barrier_));
+  }
+  return at;
+}
+
+void AutoTracer::analyse_due() {
   const std::size_t n = history_.size();
   if (saturated_) {
     // Replaying maximal traces back to back: mining could not find anything longer.

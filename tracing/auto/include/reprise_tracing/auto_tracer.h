@@ -194,7 +194,9 @@ class AutoTracer {
     std::future<std::vector<std::vector<std::uint64_t>>> result;
   };
 
-  void maybe_analyse();
+  void maybe_analyse();  // analyse_due(), once history_ reaches analyse_at_
+  void analyse_due();
+  std::size_t next_analysis(std::size_t n) const;
   void launch(std::vector<std::uint64_t> slice);
   void ingest_due();
   void raise_delay();
@@ -253,6 +255,9 @@ class AutoTracer {
   std::uint64_t pending_from_ = 0;            // first op not yet forwarded
   std::deque<std::uint64_t> pending_tokens_;  // tokens of ops pending_from_ … next_op_ - 1
   std::size_t since_barrier_ = 0;             // ops pushed since the last barrier
+  // The length history_ must reach before analyse_due() can do anything (mine a slice, or
+  // count one skipped): its schedule tested at every op cost ~50 instructions an op.
+  std::size_t analyse_at_ = 0;
   std::vector<std::uint64_t> history_;
   std::vector<std::size_t> barriers_;  // positions of the barriers' markers in history_
   // The last slice of history_ mined on the ruler schedule, [from, from + length) (length 0:
