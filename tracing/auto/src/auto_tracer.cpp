@@ -226,6 +226,11 @@ void AutoTracer::maybe_analyse() {
   analyse_at_ = next_analysis(history_.size());
 }
 
+std::array<std::size_t, 2> AutoTracer::early_probes() const {
+  const std::size_t early = opt_.multi_scale_factor / 2;
+  return {early / 2, early};
+}
+
 std::size_t AutoTracer::next_analysis(std::size_t n) const {
   // The first length after n at which analyse_due() acts: the batch is full, a unit of the
   // ruler schedule ends, or (since_barrier_ growing with history_) an early probe is due.
@@ -233,8 +238,7 @@ std::size_t AutoTracer::next_analysis(std::size_t n) const {
   if (opt_.algorithm == IdentifierAlgorithm::MultiScale) {
     const std::size_t unit = opt_.multi_scale_factor;
     at = std::min(at, (n / unit + 1) * unit);
-    const std::size_t early = unit / 2;
-    for (const std::size_t probe : {early / 2, early})
+    for (const std::size_t probe : early_probes())
       if (probe > since_barrier_) at = std::min(at, n + (probe - since_barrier_));
   }
   return at;
@@ -271,8 +275,7 @@ void AutoTracer::analyse_due() {
   // ops only, twice (at a quarter and half a unit), and at once: a loop that starts there is
   // found within a few iterations. (A slice that short costs microseconds to mine, and mined
   // here it is taken in at the same op on every shard.)
-  const std::size_t early = opt_.multi_scale_factor / 2;
-  for (const std::size_t probe : {early / 2, early})
+  for (const std::size_t probe : early_probes())
     if (since_barrier_ == probe && probe >= 2 * opt_.min_trace_length && n >= probe &&
         n % opt_.multi_scale_factor) {
       const MinedSlice m = worth_mining(probe);

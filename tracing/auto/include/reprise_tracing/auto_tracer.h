@@ -5,6 +5,7 @@
 // pending ops (no speculation: a trace is issued only once all of it has arrived) and a score
 // that picks among overlapping matches. It knows nothing about ops: it tells its sink, in
 // stream order, which ops to forward untraced and which to wrap in a trace.
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <deque>
@@ -197,6 +198,9 @@ class AutoTracer {
   void maybe_analyse();  // analyse_due(), once history_ reaches analyse_at_
   void analyse_due();
   std::size_t next_analysis(std::size_t n) const;
+  // When a new phase is looked at early (ops since the barrier): at a quarter and at half a
+  // unit of the ruler schedule. (analyse_due() probes then; next_analysis() stops there.)
+  std::array<std::size_t, 2> early_probes() const;
   void launch(std::vector<std::uint64_t> slice);
   void ingest_due();
   void raise_delay();
