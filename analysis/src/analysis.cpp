@@ -101,17 +101,25 @@ void Analysis::drop_triggered(std::vector<Event>& events) const {
 }
 
 void Analysis::drop_completed() {
-  drop_triggered(since_fence_);
-  drop_triggered(since_full_fence_);
-  compact_at_ = std::max<std::size_t>(64, since_fence_.size() * 2);
+  // In place, keeping full_from_ on the first kept event at or after it.
+  const EventTable& events = rt_.events();
+  std::size_t kept = 0, full_from = 0;
+  for (std::size_t i = 0; i < since_fence_.size(); ++i) {
+    if (i == full_from_) full_from = kept;
+    if (!events.has_triggered(since_fence_[i])) since_fence_[kept++] = since_fence_[i];
+  }
+  if (full_from_ >= since_fence_.size()) full_from = kept;
+  since_fence_.resize(kept);
+  full_from_ = full_from;
+  compact_at_ = std::max<std::size_t>(64, since_fence_.size() * 4);
 }
 
-// (Compacted when the lists have doubled since the last look, not whenever the utility thread
-// goes idle: a look is O(ops in flight), and the utility thread goes idle after every op when
-// the application issues slower than it analyses.)
+// (Compacted when the list has grown fourfold since the last look, not whenever the utility
+// thread goes idle: a look is O(ops in flight), and the utility thread goes idle after every op
+// when the application issues slower than it analyses. Doubling looked at each op's completion
+// twice where most of the window was still in flight, ~60 instructions an op.)
 void Analysis::remember_done(Event e) {
   since_fence_.push_back(e);
-  since_full_fence_.push_back(e);
   if (since_fence_.size() >= compact_at_) drop_completed();
 }
 
@@ -131,11 +139,13 @@ Event Analysis::full_fence() {
   // tasks and merged the whole window at every replay.
   // (A previous full fence that came out as no event had nothing pending, the last fence op
   // included: covering with that op again is then harmless.)
-  drop_triggered(since_full_fence_);
+  full_fence_events_.clear();
+  for (std::size_t i = full_from_; i < since_fence_.size(); ++i)
+    if (!rt_.events().has_triggered(since_fence_[i])) full_fence_events_.push_back(since_fence_[i]);
   const Event cover = last_full_fence_.exists() ? last_full_fence_ : fence_event_;
-  if (cover.exists()) since_full_fence_.push_back(cover);
-  last_full_fence_ = graph().fence(since_full_fence_);
-  since_full_fence_.clear();
+  if (cover.exists()) full_fence_events_.push_back(cover);
+  last_full_fence_ = graph().fence(full_fence_events_);
+  full_from_ = since_fence_.size();
   return last_full_fence_;
 }
 
@@ -1121,7 +1131,6 @@ void Analysis::fence(const OpRef& op) {
   if (fence_event_.exists()) since_fence_.push_back(fence_event_);
   Event all = graph().fence(since_fence_);
   since_fence_.clear();
-  since_full_fence_.clear();  // the fence op covers everything now
   last_full_fence_ = kNoEvent;
   compact_at_ = 64;
   // Everything before the fence completes before anything after it starts, so no earlier
@@ -1130,6 +1139,7 @@ void Analysis::fence(const OpRef& op) {
   if (local_uses_) local_uses_->clear();
   fence_event_ = op->done;
   since_fence_.push_back(op->done);
+  full_from_ = since_fence_.size();  // the fence op covers everything now (fence_event_)
   auto pc = make_pooled<PendingCompletion>(PendingCompletion{&rt_, op, 0});
   when_triggered(rt_, all, &complete_fence, pc.release());
 }

@@ -355,6 +355,7 @@ void LogicalAnalysis::record_plain(const OpRef& op) {
     const ReqInfo& a = op->reqs[r];
     if (a.tree >= trees_.size()) trees_.resize(a.tree + 1);
     auto& users = trees_[a.tree];
+    set_stamp(a.tree, 0);
     if (a.writes()) {
       // A write that covers an earlier user's footprint orders everything after it behind
       // that user (transitively), so the user is no longer needed for those fields.
@@ -383,6 +384,7 @@ void LogicalAnalysis::users_of(std::uint32_t tree, std::vector<Event>& out) cons
 
 void LogicalAnalysis::forget_tree(std::uint32_t tree) {
   if (tree < trees_.size()) trees_[tree].clear();
+  set_stamp(tree, 0);
   // (The memo holds requirement lists that name the tree: they go with it.)
   memos_.clear();
   memo_pending_ = {};
@@ -391,6 +393,7 @@ void LogicalAnalysis::forget_tree(std::uint32_t tree) {
 
 void LogicalAnalysis::clear() {
   for (auto& t : trees_) t.clear();
+  tree_stamps_.assign(tree_stamps_.size(), 0);
 }
 
 std::size_t LogicalAnalysis::user_count() const {

@@ -107,7 +107,7 @@ void LogicalAnalysis::dependences_memoized(const OpRef& ref, PointPreconditions&
   memo_pending_ = {ref, m, false};
 }
 
-bool LogicalAnalysis::users_match(const Memo& m) const {
+bool LogicalAnalysis::users_match(Memo& m) const {
   for (std::size_t t = 0; t < m.trees.size(); ++t) {
     const std::uint32_t first = m.users_begin[t], count = m.users_begin[t + 1] - first;
     const std::uint32_t tree = m.trees[t];
@@ -115,15 +115,24 @@ bool LogicalAnalysis::users_match(const Memo& m) const {
       if (count != 0) return false;
       continue;
     }
+    const std::uint64_t stamp = stamp_of(tree);
+    const bool seen = stamp != 0 && stamp == m.seen[t];
+    if (seen && memo_mode_ != 2) continue;  // (the users as they were when seen)
     const std::vector<LogicalUser>& users = trees_[tree];
-    if (users.size() != count) return false;
-    for (std::uint32_t k = 0; k < count; ++k) {
+    bool same = users.size() == count;
+    for (std::uint32_t k = 0; same && k < count; ++k) {
       const MemoUser& want = m.users[first + k];
       const LogicalUser& u = users[k];
-      if (u.req != want.req || u.mask != want.mask || u.read_over != want.read_over ||
-          u.op->reqs.identity() != want.reqs || !exact(u.op->domain, want.domain))
-        return false;
+      same = u.req == want.req && u.mask == want.mask && u.read_over == want.read_over &&
+             u.op->reqs.identity() == want.reqs && exact(u.op->domain, want.domain);
     }
+    if (seen && !same)
+      throw Error(
+          fmt::format("-lg:dependence_memo 2: tree {} carries the stamp under which the "
+                      "memo saw its users, but they differ",
+                      tree));
+    if (!same) return false;
+    m.seen[t] = stamp;
   }
   return true;
 }
@@ -141,6 +150,7 @@ bool LogicalAnalysis::capture(Memo& m, const Op& op) {
   m.edge_points.clear();
   m.steps_begin.clear();
   m.steps.clear();
+  m.leaves.clear();
   for (const ReqInfo& q : op.reqs)
     if (std::find(m.trees.begin(), m.trees.end(), q.tree) == m.trees.end())
       m.trees.push_back(q.tree);
@@ -157,6 +167,7 @@ bool LogicalAnalysis::capture(Memo& m, const Op& op) {
     }
   }
   m.users_begin.push_back(std::uint32_t(m.users.size()));
+  m.seen.assign(m.trees.size(), 0);
   // The edges, user by user, as dependences() finds them (the same users, in the same order:
   // each point's list then receives its events in the same order).
   const std::size_t points = op.num_points();
@@ -239,6 +250,8 @@ void LogicalAnalysis::record_captured(const OpRef& op, Memo& m) {
     }
   }
   m.steps_begin.push_back(std::uint32_t(m.steps.size()));
+  m.leaves.resize(m.trees.size());
+  for (std::uint64_t& stamp : m.leaves) stamp = ++stamp_clock_;
   m.complete = true;
 }
 
@@ -265,6 +278,7 @@ void LogicalAnalysis::apply_steps(const Memo& m, const OpRef& op) {
       REPRISE_ASSERT(step.from < 0, "record() appends the launch's users after those it keeps");
       users.push_back(LogicalUser{op, step.req, step.mask, step.read_over});
     }
+    set_stamp(tree, m.leaves[t]);
   }
 }
 
@@ -311,6 +325,9 @@ void LogicalAnalysis::check_steps(const Memo& m, const OpRef& op) {
                       "analysis with {} (or other masks)",
                       op->describe(), m.trees[t], kept[t].size(), full.size()));
   }
+  // (The same users as the steps leave: the stamps they leave, so that the next launches'
+  // users_match checks them too.)
+  for (std::size_t t = 0; t < m.trees.size(); ++t) set_stamp(m.trees[t], m.leaves[t]);
 }
 
 }  // namespace reprise::detail

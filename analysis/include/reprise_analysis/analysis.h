@@ -90,7 +90,7 @@ class Analysis final : public OpSink {
   void fold_earlier(Op& op, std::uint32_t p, std::size_t r, Processor copy_proc, bool elsewhere);
   void reduce_futures(const OpRef& op);
   void drop_triggered(std::vector<Event>& events) const;
-  // Drops the completed events of since_fence_ and since_full_fence_.
+  // Drops the completed events of since_fence_.
   void drop_completed();
   // Control replication, untraced: a copy between two other shards' memories is not made at
   // all (nothing here would run or wait for it).
@@ -227,9 +227,11 @@ class Analysis final : public OpSink {
   // For the point being analysed: per source shard, the copies named so far.
   std::vector<std::pair<std::uint32_t, std::uint32_t>> names_;
   std::vector<Event> since_fence_;  // completion of every op since the last fence
-  // The last full_fence() and the completions since it (it covers everything before it).
-  std::vector<Event> since_full_fence_;
+  // The last full_fence() (it covers everything before it), and where the completions since
+  // it begin in since_fence_ (one list, not two: every op's completion was pushed twice).
   Event last_full_fence_;
+  std::size_t full_from_ = 0;
+  std::vector<Event> full_fence_events_;  // (full_fence()'s scratch)
   std::size_t compact_at_ = 64;
   Event fence_event_;  // the last fence's completion
 };

@@ -282,6 +282,10 @@ class LogicalAnalysis {
     std::vector<std::uint32_t> edge_points;
     std::vector<std::uint32_t> steps_begin;  // per tree, its first step; then the end
     std::vector<MemoStep> steps;
+    // Per tree: the stamp apply_steps leaves on it (its users are then a function of this
+    // capture alone), and the stamp under which users_match last found the tree's users as
+    // `users` holds them (0: none) — the same stamp again, the same users (tree_stamps_).
+    std::vector<std::uint64_t> leaves, seen;
     // Drops what the slot holds (it keeps its counts).
     void free() {
       reqs = {};
@@ -300,7 +304,7 @@ class LogicalAnalysis {
     bool hit = false;
   };
   Memo* memo_for(const Op& op);
-  bool users_match(const Memo& m) const;
+  bool users_match(Memo& m) const;
   bool capture(Memo& m, const Op& op);
   void apply_edges(const Memo& m, PointPreconditions& pre) const;
   void apply_steps(const Memo& m, const OpRef& op);
@@ -314,6 +318,19 @@ class LogicalAnalysis {
   bool keep_summaries_ = false;
   bool order_through_readers_ = false;
   std::vector<std::vector<LogicalUser>> trees_;
+  // Per tree, a stamp that names its users' shape as users_match compares it (0: unknown):
+  // set by a memo's apply_steps only, cleared by every other change to the tree's users.
+  // Stamps are never reused. A stencil's launch met the users its other timestep shape left,
+  // compared user by user at every launch (~180 instructions).
+  std::vector<std::uint64_t> tree_stamps_;
+  std::uint64_t stamp_clock_ = 0;
+  std::uint64_t stamp_of(std::uint32_t tree) const {
+    return tree < tree_stamps_.size() ? tree_stamps_[tree] : 0;
+  }
+  void set_stamp(std::uint32_t tree, std::uint64_t stamp) {
+    if (tree >= tree_stamps_.size()) tree_stamps_.resize(tree + 1, 0);
+    tree_stamps_[tree] = stamp;
+  }
   struct PiecesOf {
     std::uint32_t tree;
     std::shared_ptr<const PartitionPieces> pieces;
