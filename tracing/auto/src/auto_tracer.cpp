@@ -194,8 +194,27 @@ void AutoTracer::push(std::uint64_t token) {
   ++since_barrier_;
   maybe_analyse();
   ingest_due();
+  if (follow_run(token, op)) return;
   advance(token, op);
   issue_ready();
+}
+
+bool AutoTracer::follow_run(std::uint64_t token, std::uint64_t op) {
+  // Only the pointer that continues the run is alive, and this op neither starts the next
+  // trace nor completes one: advance would only step that pointer. Then issue_ready does
+  // nothing either: where a match is held back for that pointer's longer candidate, it looks
+  // again only once the pointers or the trie changed; otherwise no match waits, and the
+  // pointer still claims the held ops (its node has an eligible candidate further down).
+  if (!(saturated_ || settled_) || pointers_changed_ || pointers_.size() != 1) return false;
+  if (held_back_ ? held_back_at_ != trie_changes_ : !ready_.empty()) return false;
+  Pointer& p = pointers_.front();
+  if (p.start != pending_from_ || op == pending_from_) return false;
+  const std::uint32_t next = trie_[p.node].child(token);
+  if (next == Node::kNone) return false;
+  const Node& n = trie_[next];
+  if (n.candidate >= 0 || (!held_back_ && n.eligible.empty())) return false;
+  p.node = next;
+  return true;
 }
 
 void AutoTracer::barrier() {
