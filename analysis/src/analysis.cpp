@@ -123,7 +123,7 @@ void Analysis::remember_done(Event e) {
   if (since_fence_.size() >= compact_at_) drop_completed();
 }
 
-Instance* Analysis::instance_for(std::uint32_t tree, std::uint32_t mem) {
+Instance* Analysis::find_instance(std::uint32_t tree, std::uint32_t mem) {
   const std::size_t mems = rt_.instances().num_memories();
   const std::size_t at = std::size_t(tree) * mems + mem;
   if (instance_cache_.size() <= at) instance_cache_.resize((std::size_t(tree) + 1) * mems, nullptr);

@@ -201,6 +201,12 @@ Runtime::Runtime(Config config, std::unique_ptr<Mapper> mapper, Network* network
     stream_check_ = std::make_unique<StreamCheck>(*this, *network_);
     if (evtrace_) evtrace_merge_ = std::make_unique<EvtraceMerge>(*network_);
   }
+  machine_ = MachineInfo{executor_.num_cpus(),
+                         executor_.num_gpus(),
+                         shard(),
+                         machine_shards(),
+                         std::uint32_t(config_.numa),
+                         device_ && config_.zsize_mib > 0 ? 1u : 0u};
 }
 
 Runtime::~Runtime() {
@@ -240,15 +246,6 @@ const TaskInfo* Runtime::find_task(TaskID id) {
 void Runtime::set_pipeline(std::unique_ptr<OpSink> first_stage, GraphSink* graph) {
   pipeline_ = std::move(first_stage);
   graph_ = graph ? graph : &executor_;
-}
-
-MachineInfo Runtime::machine() const {
-  return MachineInfo{executor_.num_cpus(),
-                     executor_.num_gpus(),
-                     shard(),
-                     machine_shards(),
-                     std::uint32_t(config_.numa),
-                     device_ && config_.zsize_mib > 0 ? 1u : 0u};
 }
 
 void Runtime::note_points(std::uint64_t seq, std::uint64_t points, bool replayed) {

@@ -35,7 +35,13 @@ class Analysis final : public OpSink {
   // the summary of replayed ops: a user of each tree and field they touched;
   void record_summary(const OpRef& summary);
   // the instance of `tree` in memory `mem` (what a template recorded must still be it);
-  Instance* instance_for(std::uint32_t tree, std::uint32_t mem);
+  // (inline where it is known: every launch asks, once per requirement)
+  Instance* instance_for(std::uint32_t tree, std::uint32_t mem) {
+    const std::size_t at = std::size_t(tree) * rt_.instances().num_memories() + mem;
+    if (at < instance_cache_.size() && instance_cache_[at]) [[likely]]
+      return instance_cache_[at];
+    return find_instance(tree, mem);
+  }
   // the physical state (valid instances), which replays check and update.
   PhysicalState& physical() { return physical_; }
   // Control replication, -lg:shard_recording with deferred writes: a recording defers other
@@ -169,7 +175,8 @@ class Analysis final : public OpSink {
   LogicalAnalysis logical_;
   PointPreconditions pre_;
   std::vector<Processor> procs_;
-  std::vector<Instance*> instance_cache_;  // [tree * memories + memory]
+  std::vector<Instance*> instance_cache_;                          // [tree * memories + memory]
+  Instance* find_instance(std::uint32_t tree, std::uint32_t mem);  // (and cache it)
   PhysicalState physical_;
   std::unique_ptr<LocalUses> local_uses_;  // control replication only
   std::vector<Event> point_pre_, copy_pre_, src_ready_;

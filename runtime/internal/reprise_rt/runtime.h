@@ -197,7 +197,8 @@ class Runtime {
   void help_app() {
     if (config_.app_cpu && on_app_thread()) executor_.serve_app(nullptr);
   }
-  MachineInfo machine() const;
+  // (Fixed once the runtime is made: every launch asks the mapper with it.)
+  const MachineInfo& machine() const { return machine_; }
   RuntimeStats stats() const;
   // (Called by the analysis, which one thread at a time runs: a load and a store, not a
   // locked add; readers only ever see a count, the last stored.)
@@ -315,6 +316,7 @@ class Runtime {
   void snapshot_registry();
 
   Config config_;
+  MachineInfo machine_{};        // (set at the end of the constructor: machine())
   ShardLinks* links_ = nullptr;  // the exchange's device links, while open (-ll:nccl)
   Device* device_ = nullptr;     // before instances_ and executor_, which use it
   SpinPolicy spin_;
