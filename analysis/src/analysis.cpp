@@ -164,7 +164,7 @@ void Analysis::analyse_points(const OpRef& ref) {
     return;
   }
   // Everything that can fail happens before the first point is launched.
-  logical_.compute_rects(op);
+  logical_.rects_memoized(op);
   op_reduce_mark_ = physical_.reduce_mark();
   for (const ReqInfo& q : op.reqs) {
     if (q.privilege != Privilege::Reduce) continue;

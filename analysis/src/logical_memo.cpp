@@ -43,6 +43,15 @@ bool exact(const Domain& a, const Domain& b) {
 }
 }  // namespace
 
+namespace {
+// The first of the two neighbouring slots a requirement list may take.
+std::size_t first_slot(const void* id) {
+  return std::size_t(
+             (std::uint64_t(reinterpret_cast<std::uintptr_t>(id)) * 0x9e3779b97f4a7c15ull) >> 59) &
+         ~std::size_t(1);
+}
+}  // namespace
+
 LogicalAnalysis::Memo* LogicalAnalysis::memo_for(const Op& op) {
   if (memo_mode_ == 0 || keep_summaries_) return nullptr;
   if (op.kind != OpKind::IndexTask && op.kind != OpKind::Task) return nullptr;
@@ -55,16 +64,43 @@ LogicalAnalysis::Memo* LogicalAnalysis::memo_for(const Op& op) {
   // used longer ago), so that two lists whose addresses hash alike — a stencil's two timestep
   // shapes, at 1 in 32 — do not evict each other at every launch.
   const void* id = op.reqs.identity();
-  const std::size_t first =
-      std::size_t((std::uint64_t(reinterpret_cast<std::uintptr_t>(id)) * 0x9e3779b97f4a7c15ull) >>
-                  59) &
-      ~std::size_t(1);
+  const std::size_t first = first_slot(id);
   Memo* a = &memos_[first];
   Memo* b = &memos_[first + 1];
   Memo* m =
       b->reqs.identity() == id || (a->reqs.identity() != id && b->last_use < a->last_use) ? b : a;
   m->last_use = ++memo_clock_;
   return m;
+}
+
+const LogicalAnalysis::Memo* LogicalAnalysis::memo_holding(const Op& op) const {
+  if (memos_.empty() || memo_mode_ == 0 || keep_summaries_) return nullptr;
+  const void* id = op.reqs.identity();
+  if (!id) return nullptr;
+  const std::size_t first = first_slot(id);
+  for (const Memo* m : {&memos_[first], &memos_[first + 1]})
+    if (m->complete && m->reqs.identity() == id && exact(m->domain, op.domain) &&
+        (m->rects.empty() || m->rects.size() == op.num_points() * op.reqs.size()))
+      return m;
+  return nullptr;
+}
+
+void LogicalAnalysis::rects_memoized(Op& op) const {
+  const Memo* m = memo_holding(op);
+  if (!m) return compute_rects(op);
+  if (memo_mode_ == 2) {
+    compute_rects(op);
+    const bool same =
+        std::equal(m->rects.begin(), m->rects.end(), op.point_rects.begin(), op.point_rects.end(),
+                   [](const Domain& a, const Domain& b) { return exact(a, b); });
+    if (!same || m->reqs.identity() != op.reqs.identity())
+      throw Error(
+          fmt::format("{}: -lg:dependence_memo 2: the memo's point rectangles differ from "
+                      "compute_rects'",
+                      op.describe()));
+    return;
+  }
+  op.point_rects.assign(m->rects.begin(), m->rects.end());
 }
 
 void LogicalAnalysis::dependences_memoized(const OpRef& ref, PointPreconditions& pre) {
@@ -252,6 +288,8 @@ void LogicalAnalysis::record_captured(const OpRef& op, Memo& m) {
   m.steps_begin.push_back(std::uint32_t(m.steps.size()));
   m.leaves.resize(m.trees.size());
   for (std::uint64_t& stamp : m.leaves) stamp = ++stamp_clock_;
+  // (Empty where every requirement names its pieces whole.)
+  m.rects.assign(op->point_rects.begin(), op->point_rects.end());
   m.complete = true;
 }
 

@@ -111,6 +111,11 @@ class LogicalAnalysis {
   // Gives each point its rectangles (ReqInfo::pieces, else op.point_rects) and each
   // requirement its bbox.
   void compute_rects(Op& op) const;
+  // compute_rects() for a launch the memo holds, complete, with the same requirement list and
+  // domain: its captured launch's point rectangles (that list's pieces and bboxes are set
+  // already: compute_rects set them on this very list, which cannot have changed since).
+  // False where the memo cannot say: compute_rects() then. (-lg:dependence_memo 2: checked.)
+  void rects_memoized(Op& op) const;
   // Adds the events of earlier conflicting users to each point's list (of the points in
   // `points`: control replication computes other shards' points only when it needs them).
   void dependences(const Op& op, PointPreconditions& pre, PointSubset points = {}) const;
@@ -286,6 +291,7 @@ class LogicalAnalysis {
     // capture alone), and the stamp under which users_match last found the tree's users as
     // `users` holds them (0: none) — the same stamp again, the same users (tree_stamps_).
     std::vector<std::uint64_t> leaves, seen;
+    std::vector<Domain> rects;  // the launch's point_rects (rects_memoized)
     // Drops what the slot holds (it keeps its counts).
     void free() {
       reqs = {};
@@ -304,6 +310,8 @@ class LogicalAnalysis {
     bool hit = false;
   };
   Memo* memo_for(const Op& op);
+  // The slot that holds op's requirement list, complete, for op's domain (no side effects).
+  const Memo* memo_holding(const Op& op) const;
   bool users_match(Memo& m) const;
   bool capture(Memo& m, const Op& op);
   void apply_edges(const Memo& m, PointPreconditions& pre) const;
