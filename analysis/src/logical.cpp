@@ -388,6 +388,8 @@ void LogicalAnalysis::forget_tree(std::uint32_t tree) {
   // (The memo holds requirement lists that name the tree: they go with it.)
   memos_.clear();
   memo_pending_ = {};
+  memo_found_op_ = nullptr;
+  memo_found_ = nullptr;
   std::erase_if(caches_->pieces, [&](const auto& entry) { return entry.second.tree == tree; });
 }
 

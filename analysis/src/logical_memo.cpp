@@ -73,20 +73,23 @@ LogicalAnalysis::Memo* LogicalAnalysis::memo_for(const Op& op) {
   return m;
 }
 
-const LogicalAnalysis::Memo* LogicalAnalysis::memo_holding(const Op& op) const {
+LogicalAnalysis::Memo* LogicalAnalysis::memo_holding(const Op& op) {
   if (memos_.empty() || memo_mode_ == 0 || keep_summaries_) return nullptr;
+  if (op.kind != OpKind::IndexTask && op.kind != OpKind::Task) return nullptr;
   const void* id = op.reqs.identity();
   if (!id) return nullptr;
   const std::size_t first = first_slot(id);
-  for (const Memo* m : {&memos_[first], &memos_[first + 1]})
+  for (Memo* m : {&memos_[first], &memos_[first + 1]})
     if (m->complete && m->reqs.identity() == id && exact(m->domain, op.domain) &&
         (m->rects.empty() || m->rects.size() == op.num_points() * op.reqs.size()))
       return m;
   return nullptr;
 }
 
-void LogicalAnalysis::rects_memoized(Op& op) const {
-  const Memo* m = memo_holding(op);
+void LogicalAnalysis::rects_memoized(Op& op) {
+  Memo* m = memo_holding(op);
+  memo_found_op_ = &op;
+  memo_found_ = m;
   if (!m) return compute_rects(op);
   if (memo_mode_ == 2) {
     compute_rects(op);
@@ -106,7 +109,11 @@ void LogicalAnalysis::rects_memoized(Op& op) const {
 void LogicalAnalysis::dependences_memoized(const OpRef& ref, PointPreconditions& pre) {
   memo_pending_ = {};
   const Op& op = *ref;
-  Memo* m = memo_for(op);
+  // (A slot holding this launch's list, complete, for its domain, is the one memo_for picks.)
+  Memo* m = memo_found_op_ == &op && memo_found_ ? memo_found_ : memo_for(op);
+  memo_found_op_ = nullptr;
+  if (m == memo_found_ && m) m->last_use = ++memo_clock_;
+  memo_found_ = nullptr;
   if (!m) {
     dependences(op, pre);
     return;

@@ -115,7 +115,7 @@ class LogicalAnalysis {
   // domain: its captured launch's point rectangles (that list's pieces and bboxes are set
   // already: compute_rects set them on this very list, which cannot have changed since).
   // False where the memo cannot say: compute_rects() then. (-lg:dependence_memo 2: checked.)
-  void rects_memoized(Op& op) const;
+  void rects_memoized(Op& op);
   // Adds the events of earlier conflicting users to each point's list (of the points in
   // `points`: control replication computes other shards' points only when it needs them).
   void dependences(const Op& op, PointPreconditions& pre, PointSubset points = {}) const;
@@ -311,7 +311,7 @@ class LogicalAnalysis {
   };
   Memo* memo_for(const Op& op);
   // The slot that holds op's requirement list, complete, for op's domain (no side effects).
-  const Memo* memo_holding(const Op& op) const;
+  Memo* memo_holding(const Op& op);
   bool users_match(Memo& m) const;
   bool capture(Memo& m, const Op& op);
   void apply_edges(const Memo& m, PointPreconditions& pre) const;
@@ -350,6 +350,10 @@ class LogicalAnalysis {
   std::vector<Memo> memos_;  // two slots per requirement list (sized on first use)
   std::uint64_t memo_clock_ = 0;
   MemoPending memo_pending_;
+  // The slot rects_memoized found holding the launch being analysed: dependences_memoized,
+  // next for the same launch, takes it instead of finding its slot again.
+  const Op* memo_found_op_ = nullptr;
+  Memo* memo_found_ = nullptr;
   mutable PointPreconditions memo_scratch_, memo_check_;
   std::vector<std::pair<const Op*, std::uint32_t>> memo_before_;
 };
