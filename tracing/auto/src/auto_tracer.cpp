@@ -200,14 +200,26 @@ void AutoTracer::push(std::uint64_t token) {
 }
 
 bool AutoTracer::follow_run(std::uint64_t token, std::uint64_t op) {
-  // Only the pointer that continues the run is alive, and this op neither starts the next
-  // trace nor completes one: advance would only step that pointer. Then issue_ready does
-  // nothing either: where a match is held back for that pointer's longer candidate, it looks
-  // again only once the pointers or the trie changed; otherwise no match waits, and the
-  // pointer still claims the held ops (its node has an eligible candidate further down).
+  // Only the pointer that continues the run is alive, and this op does not complete a trace:
+  // advance would only step that pointer (or, after a trace was issued, replace it). Then
+  // issue_ready does nothing either: where a match is held back for that pointer's longer
+  // candidate, it looks again only once the pointers or the trie changed; otherwise no match waits,
+  // and the pointer still claims the held ops (its node has an eligible candidate further down).
   if (!(saturated_ || settled_) || pointers_changed_ || pointers_.size() != 1) return false;
   if (held_back_ ? held_back_at_ != trie_changes_ : !ready_.empty()) return false;
   Pointer& p = pointers_.front();
+  if (op == pending_from_ && p.start < pending_from_ && !held_back_) {
+    // The op after a trace was issued: the pointer that completed it ends here, and the one
+    // that can continue the run starts — what advance does; issue_ready would find the new
+    // pointer claiming this op, and nothing to issue or forward.
+    if (trie_[p.node].child(token) != Node::kNone) return false;
+    const std::uint32_t root = trie_[0].child(token);
+    if (root == Node::kNone || trie_[root].candidate >= 0 || trie_[root].eligible.empty())
+      return false;
+    p = Pointer{root, op};
+    ++stats_.pointers_started;
+    return true;
+  }
   if (p.start != pending_from_ || op == pending_from_) return false;
   const std::uint32_t next = trie_[p.node].child(token);
   if (next == Node::kNone) return false;

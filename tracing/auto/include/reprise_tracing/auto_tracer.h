@@ -247,10 +247,10 @@ class AutoTracer {
   // it: for one op, analysing it costs less).
   static constexpr std::uint64_t kMinPrefix = 2;
   void advance(std::uint64_t token, std::uint64_t op);
-  // A settled run's op inside its trace (saturated_ or settled_): steps the one pointer alive,
-  // as advance() and issue_ready() would, and returns true; false where they must run (the
-  // trace starts or completes here, or anything else is pending). ~180 instructions an op
-  // less on those ops.
+  // A settled run's op inside its trace, or the first after one (saturated_ or settled_):
+  // steps (or restarts) the one pointer alive, as advance() and issue_ready() would, and
+  // returns true; false where they must run (a trace completes here, or anything else is
+  // pending). ~180 instructions an op less on those ops.
   bool follow_run(std::uint64_t token, std::uint64_t op);
   void complete(const Pointer& p, std::uint64_t op);
   void issue_ready();
