@@ -41,9 +41,7 @@ bool exact(const Domain& a, const Domain& b) {
     if (a.lo[i] != b.lo[i] || a.hi[i] != b.hi[i]) return false;
   return true;
 }
-}  // namespace
 
-namespace {
 // The first of the two neighbouring slots a requirement list may take.
 std::size_t first_slot(const void* id) {
   return std::size_t(

@@ -113,8 +113,8 @@ class LogicalAnalysis {
   void compute_rects(Op& op) const;
   // compute_rects() for a launch the memo holds, complete, with the same requirement list and
   // domain: its captured launch's point rectangles (that list's pieces and bboxes are set
-  // already: compute_rects set them on this very list, which cannot have changed since).
-  // False where the memo cannot say: compute_rects() then. (-lg:dependence_memo 2: checked.)
+  // already: compute_rects set them on this very list, which cannot have changed since);
+  // compute_rects() where the memo holds no such launch. (-lg:dependence_memo 2: checked.)
   void rects_memoized(Op& op);
   // Adds the events of earlier conflicting users to each point's list (of the points in
   // `points`: control replication computes other shards' points only when it needs them).
