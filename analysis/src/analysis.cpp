@@ -96,10 +96,6 @@ void Analysis::submit(const OpRef& op) {
   }
 }
 
-void Analysis::drop_triggered(std::vector<Event>& events) const {
-  std::erase_if(events, [&](Event e) { return rt_.events().has_triggered(e); });
-}
-
 void Analysis::drop_completed() {
   // In place, keeping full_from_ on the first kept event at or after it.
   const EventTable& events = rt_.events();

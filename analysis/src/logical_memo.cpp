@@ -108,10 +108,13 @@ void LogicalAnalysis::dependences_memoized(const OpRef& ref, PointPreconditions&
   memo_pending_ = {};
   const Op& op = *ref;
   // (A slot holding this launch's list, complete, for its domain, is the one memo_for picks.)
-  Memo* m = memo_found_op_ == &op && memo_found_ ? memo_found_ : memo_for(op);
+  Memo* m = memo_found_op_ == &op ? memo_found_ : nullptr;
   memo_found_op_ = nullptr;
-  if (m == memo_found_ && m) m->last_use = ++memo_clock_;
   memo_found_ = nullptr;
+  if (m)
+    m->last_use = ++memo_clock_;
+  else
+    m = memo_for(op);
   if (!m) {
     dependences(op, pre);
     return;

@@ -95,9 +95,9 @@ class Analysis final : public OpSink {
   // of one launch do not wait for one another.
   void fold_earlier(Op& op, std::uint32_t p, std::size_t r, Processor copy_proc, bool elsewhere);
   void reduce_futures(const OpRef& op);
-  void drop_triggered(std::vector<Event>& events) const;
   // Drops the completed events of since_fence_.
   void drop_completed();
+  Instance* find_instance(std::uint32_t tree, std::uint32_t mem);  // (instance_for's miss)
   // Control replication, untraced: a copy between two other shards' memories is not made at
   // all (nothing here would run or wait for it).
   bool between_other_shards(const Instance& src, const Instance& dst);
@@ -175,8 +175,7 @@ class Analysis final : public OpSink {
   LogicalAnalysis logical_;
   PointPreconditions pre_;
   std::vector<Processor> procs_;
-  std::vector<Instance*> instance_cache_;                          // [tree * memories + memory]
-  Instance* find_instance(std::uint32_t tree, std::uint32_t mem);  // (and cache it)
+  std::vector<Instance*> instance_cache_;  // [tree * memories + memory]
   PhysicalState physical_;
   std::unique_ptr<LocalUses> local_uses_;  // control replication only
   std::vector<Event> point_pre_, copy_pre_, src_ready_;
