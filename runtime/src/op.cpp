@@ -2,6 +2,7 @@
 
 #include <fmt/core.h>
 
+#include "reprise_rt/assert.h"
 #include "reprise_rt/runtime.h"
 
 namespace reprise::detail {
@@ -37,6 +38,18 @@ const char* to_string(OpKind k) {
 std::string Op::describe() const {
   if (task_info) return fmt::format("op #{} ({} '{}')", seq, to_string(kind), task_info->name);
   return fmt::format("op #{} ({})", seq, to_string(kind));
+}
+
+OpRef trace_mark(OpRef& kept, OpKind kind, TraceID id, bool prefix) {
+  REPRISE_ASSERT(kind == OpKind::BeginTrace || kind == OpKind::EndTrace, "a mark begins or ends");
+  if (!kept || !kept->only_reference()) {
+    kept = make_op();
+    kept->kind = kind;
+    kept->counted = false;
+    kept->domain = Domain(Rect<1>({0}, {0}));
+  }
+  kept->payload = TracePayload{id, prefix};
+  return kept;
 }
 
 void Op::destroy() {

@@ -622,15 +622,7 @@ void Runtime::issue(OpRef op) {
   op->seq = next_seq_++;
   if (evtrace_) [[unlikely]]
     evtrace_->issued(op->seq, own_cpu_ns());
-  if (network_) {
-    const std::uint64_t word = std::uint64_t(op->kind) << 56 |
-                               std::uint64_t(op->task & 0xffffff) << 32 |
-                               (ShardExchange::shape_of(*op) & 0xffffffffull);
-    op_words_.push_back(word);
-    stream_check_->issued(word);
-    if (config_.safe_ctrlrepl && !ends_trace && op_words_.size() % 1024 == 0)
-      check_same_program(false);
-  }
+  if (network_) note_program(*op, ends_trace);
   op->done = events_.create();
   switch (op->kind) {
     case OpKind::Task:
@@ -658,22 +650,9 @@ void Runtime::issue(OpRef op) {
 
   const std::int64_t issued = issued_.load(std::memory_order_relaxed) + 1;
   issued_.store(issued, std::memory_order_release);
-  // (completed_ only grows: a count read earlier bounds the ops in flight from above, and the
-  // application thread reads it anew only when that bound passes the window.)
-  const std::int64_t window = window_.load(std::memory_order_relaxed);
-  if (issued - completed_seen_ > window)
-    completed_seen_ = completed_.load(std::memory_order_acquire);
   // Inside a manual trace ops are held until end_trace: waiting for them here would never end,
   // and EndTrace itself must go in before anything waits for the ops it releases.
-  if (issued - completed_seen_ > window && !trace_open_ && !ends_trace) {
-    // Let the pipeline drain to half the window before issuing more (hysteresis keeps the
-    // application thread from waking per op).
-    // (Automatic tracing never holds more than a quarter of the window: no flush needed.)
-    std::int64_t low = window / 2;
-    const std::uint64_t t0 = profiler_ ? Profiler::stamp() : 0;  // (a wait on the profile too)
-    wait_outstanding(low);
-    if (profiler_) profiler_->record_wait(t0, Profiler::stamp());
-  }
+  if (!trace_open_ && !ends_trace) keep_to_window(issued);
   if (config_.inorder && !trace_open_) {
     // Inside a trace the memoizer holds ops until end_trace: the trace is waited for as a
     // whole when it ends.
@@ -685,6 +664,53 @@ void Runtime::issue(OpRef op) {
     rethrow_if_failed();
     return;
   }
+  push(std::move(op));
+}
+
+void Runtime::keep_to_window(std::int64_t issued) {
+  // (completed_ only grows: a count read earlier bounds the ops in flight from above, and the
+  // application thread reads it anew only when that bound passes the window.)
+  const std::int64_t window = window_.load(std::memory_order_relaxed);
+  if (issued - completed_seen_ > window)
+    completed_seen_ = completed_.load(std::memory_order_acquire);
+  if (issued - completed_seen_ <= window) return;
+  // Let the pipeline drain to half the window before issuing more (hysteresis keeps the
+  // application thread from waking per op).
+  // (Automatic tracing never holds more than a quarter of the window: no flush needed.)
+  const std::uint64_t t0 = profiler_ ? Profiler::stamp() : 0;  // (a wait on the profile too)
+  wait_outstanding(window / 2);
+  if (profiler_) profiler_->record_wait(t0, Profiler::stamp());
+}
+
+void Runtime::note_program(const Op& op, bool ends_trace) {
+  // (Every shard must issue the same ops: their kinds, tasks and shapes are compared.)
+  const std::uint64_t word = std::uint64_t(op.kind) << 56 |
+                             std::uint64_t(op.task & 0xffffff) << 32 |
+                             (ShardExchange::shape_of(op) & 0xffffffffull);
+  op_words_.push_back(word);
+  stream_check_->issued(word);
+  if (config_.safe_ctrlrepl && !ends_trace && op_words_.size() % 1024 == 0)
+    check_same_program(false);
+}
+
+void Runtime::issue_mark(OpKind kind, TraceID id) {
+  // With the event trace or -lg:inorder a mark is an op like any other (both follow every
+  // op's issue and completion); else it only carries the trace's id down the pipeline, as the
+  // automatic stage's marks do: no event, not counted in the window, made once and used again
+  // (a replayed trace's two marks cost ~1k instructions as ops, half its replay's fixed part).
+  if (evtrace_ || config_.inorder) [[unlikely]] {
+    OpRef op = make_op();
+    op->kind = kind;
+    op->payload = TracePayload{id};
+    op->domain = Domain(Rect<1>({0}, {0}));
+    issue(std::move(op));
+    return;
+  }
+  // (A trace's ops never wait for the window: the trace waits for it before it begins.)
+  if (kind == OpKind::BeginTrace) keep_to_window(issued_.load(std::memory_order_relaxed));
+  OpRef op = trace_mark(kind == OpKind::BeginTrace ? begin_mark_ : end_mark_, kind, id);
+  op->seq = next_seq_++;
+  if (network_) note_program(*op, kind == OpKind::EndTrace);
   push(std::move(op));
 }
 
@@ -829,11 +855,8 @@ void Runtime::begin_trace(TraceID id) {
   // -lg:no_tracing: the marks are still checked (a program is valid with and without), but
   // issue nothing: the ops in between are analysed like any others.
   if (!config_.no_tracing) {
-    OpRef op = make_op();
-    op->kind = OpKind::BeginTrace;
-    op->payload = TracePayload{id};
-    op->domain = Domain(Rect<1>({0}, {0}));
-    issue(std::move(op));
+    rethrow_if_failed();
+    issue_mark(OpKind::BeginTrace, id);
   }
   trace_open_ = true;
   ++traces_begun_;
@@ -846,11 +869,7 @@ void Runtime::end_trace(TraceID id) {
     throw Error(fmt::format("end_trace({}): the open trace is {}", id, open_trace_));
   trace_open_ = false;
   if (config_.no_tracing) return;
-  OpRef op = make_op();
-  op->kind = OpKind::EndTrace;
-  op->payload = TracePayload{id};
-  op->domain = Domain(Rect<1>({0}, {0}));
-  issue(std::move(op));  // issued even after a failure, which is reported now
+  issue_mark(OpKind::EndTrace, id);  // issued even after a failure, which is reported now
   rethrow_if_failed();
 }
 

@@ -124,18 +124,9 @@ OpRef AutoTraceStage::take(std::uint64_t index) {
 }
 
 OpRef AutoTraceStage::marker(OpKind kind, std::uint32_t id, bool prefix) {
-  // Two per trace, each dropped by the memoizer once it has taken it in (it reads the id and
-  // completes the mark): the last of each kind is used again while nothing else holds it —
-  // a loop traced six ops at a time made and freed one op for every three it launched.
-  OpRef& kept = kind == OpKind::BeginTrace ? begin_mark_ : end_mark_;
-  if (!kept || !kept->only_reference()) {
-    kept = make_op();
-    kept->kind = kind;
-    kept->counted = false;
-    kept->domain = Domain(Rect<1>({0}, {0}));
-  }
-  kept->payload = detail::TracePayload{id, prefix};
-  return kept;
+  // Two per trace: a loop traced six ops at a time made and freed one op for every three it
+  // launched before its marks were used again.
+  return trace_mark(kind == OpKind::BeginTrace ? begin_mark_ : end_mark_, kind, id, prefix);
 }
 
 void AutoTraceStage::forward_untraced(std::uint64_t index) {

@@ -307,6 +307,13 @@ class Runtime {
   void warm_pools();
   // Hands op to the utility thread.
   void push(OpRef op);
+  // A manual trace's BeginTrace or EndTrace, down the pipeline.
+  void issue_mark(OpKind kind, TraceID id);
+  // Application thread: with `issued` ops issued, waits until half the window has drained if
+  // more than the window are in flight.
+  void keep_to_window(std::int64_t issued);
+  // Control replication: the op's word in the program the shards compare.
+  void note_program(const Op& op, bool ends_trace);
   // Control replication: every shard must have issued the same ops; throws on every shard
   // naming the first op that differs.
   // ended_early: the program failed (shards may have stopped at different places).
@@ -396,6 +403,7 @@ class Runtime {
   bool released_after_failure_ = false;  // (by the thread that analyses)
   bool trace_held_ = false;              // a BeginTrace went in and its EndTrace not yet
   TraceID open_trace_ = 0;
+  OpRef begin_mark_, end_mark_;  // application thread: the last marks (trace_mark)
   std::thread::id app_thread_;
   std::vector<std::shared_ptr<Attached>> attachments_;
   std::atomic<std::uint64_t> analysis_busy_cycles_{0};  // (cycle_count ticks)
