@@ -70,18 +70,24 @@ void Context::close() {
   instance().rt_ = nullptr;
 }
 
-Runtime& Context::rt(const char* what) const {
-  if (!rt_)
+namespace {
+[[noreturn, gnu::cold, gnu::noinline]] void refuse_context(const Runtime* rt, const char* what) {
+  if (!rt)
     throw Error(
         fmt::format("Context::{}: the Context was used after start() returned (it lives "
                     "as long as the top-level task)",
                     what));
-  if (!rt_->on_app_thread())
-    throw Error(fmt::format(
-        "Context::{} inside a task body (or on a thread other than the top-level task's): a "
-        "task cannot launch ops, create data or wait through the Context; pass it values with "
-        "add_future and let the top-level task launch",
-        what));
+  throw Error(fmt::format(
+      "Context::{} inside a task body (or on a thread other than the top-level task's): a "
+      "task cannot launch ops, create data or wait through the Context; pass it values with "
+      "add_future and let the top-level task launch",
+      what));
+}
+}  // namespace
+
+Runtime& Context::rt(const char* what) const {
+  if (!rt_ || !rt_->on_app_thread()) [[unlikely]]
+    refuse_context(rt_, what);
   return *rt_;
 }
 
@@ -444,15 +450,21 @@ void check_futures(const OpLabel& op, const std::vector<Future>& fs) {
     if (!fs[i].valid()) throw Error(fmt::format("{}: future argument {} is empty", op, i));
 }
 
-// The task an execute names (the op it would be, `op #N (execute)`, is in the errors).
-const detail::TaskInfo& find_task(Runtime& rt, TaskID id) {
-  const detail::TaskInfo* t = rt.find_task(id);
+[[noreturn, gnu::cold, gnu::noinline]] void refuse_task(Runtime& rt, TaskID id,
+                                                        const detail::TaskInfo* t) {
   if (!t)
     throw Error(
         fmt::format("op #{} (execute): unknown task id {} (not registered)", rt.ops_issued(), id));
-  if (!t->variant(ProcessorKind::CPU) && rt.machine().num_gpus == 0)
-    throw Error(fmt::format("op #{} (execute): task '{}' has no CPU variant and there is no GPU",
-                            rt.ops_issued(), t->name));
+  throw Error(fmt::format("op #{} (execute): task '{}' has no CPU variant and there is no GPU",
+                          rt.ops_issued(), t->name));
+}
+
+// The task an execute names (the op it would be, `op #N (execute)`, is in the errors).
+// (Inline, its errors out of line: on every launch's way.)
+inline const detail::TaskInfo& find_task(Runtime& rt, TaskID id) {
+  const detail::TaskInfo* t = rt.find_task(id);
+  if (!t || (!t->variant(ProcessorKind::CPU) && rt.machine().num_gpus == 0)) [[unlikely]]
+    refuse_task(rt, id, t);
   return *t;
 }
 

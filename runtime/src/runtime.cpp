@@ -227,8 +227,7 @@ void Runtime::snapshot_registry() {
   last_task_ = nullptr;
 }
 
-const TaskInfo* Runtime::find_task(TaskID id) {
-  if (last_task_ && last_task_id_ == id) return last_task_;
+const TaskInfo* Runtime::find_task_anew(TaskID id) {
   auto it = tasks_.find(id);
   if (it == tasks_.end()) {
     // Registered after start: take it into the snapshot (only the application thread reads

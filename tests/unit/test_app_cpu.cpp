@@ -135,6 +135,31 @@ TEST(AppCpu, AShortWindowWhereTheApplicationThreadIsTheOnlyCpu) {
   EXPECT_LE(issued_at_first_point({"-lg:no_auto_tracing", "-lg:window", "16"}), 17);
 }
 
+// The same where every launch is inside a manual trace (4 ops each): a trace's ops never wait
+// for the window (end_trace releases them), so the trace waits before it begins — its marks are
+// not ops the window counts.
+TEST(AppCpu, AManuallyTracedLoopKeepsToTheWindow) {
+  register_all();
+  for (const std::int64_t window : {16, 64}) {
+    std::int64_t first = -1;
+    reprise::run({"-ll:cpu", "1", "-lg:inline_analysis", "-ll:app_cpu", "1", "-lg:window",
+                  std::to_string(window), "-lg:no_auto_tracing"},
+                 [&](Context& ctx) {
+                   g_issued = 0;
+                   std::vector<Future> all;
+                   for (int i = 0; i < 600; ++i) {
+                     if (i % 4 == 0) ctx.begin_trace(7);
+                     all.push_back(ctx.execute(TaskLauncher(T_ISSUED)));
+                     g_issued = i + 1;
+                     if (i % 4 == 3) ctx.end_trace(7);
+                   }
+                   first = all.front().get<std::int64_t>();
+                 });
+    EXPECT_GE(first, window / 2) << "window " << window;
+    EXPECT_LE(first, window + 4) << "window " << window;
+  }
+}
+
 // With automatic tracing the window there starts at 64 and grows with the longest trace the
 // tracer may hold (a quarter of it): once a long loop's maximal trace (64 ops) is found, to
 // 256. Held to 64, the tracer would have to let those ops go untraced before the trace is

@@ -129,7 +129,11 @@ class Runtime {
   // The runtime behind the top-level task's Context (tests and benchmarks look inside).
   static Runtime& of(Context& ctx) { return ctx.rt("runtime"); }
   // Looks a task up; one registered after start is taken into the snapshot.
-  const TaskInfo* find_task(TaskID id);
+  const TaskInfo* find_task(TaskID id) {
+    if (last_task_ && last_task_id_ == id) [[likely]]
+      return last_task_;
+    return find_task_anew(id);
+  }
 
   // --- any thread ---
   void op_completed(Op& op);  // every point (if any) is done
@@ -307,6 +311,7 @@ class Runtime {
   void warm_pools();
   // Hands op to the utility thread.
   void push(OpRef op);
+  const TaskInfo* find_task_anew(TaskID id);  // (find_task past its last answer)
   // A manual trace's BeginTrace or EndTrace, down the pipeline.
   void issue_mark(OpKind kind, TraceID id);
   // Application thread: with `issued` ops issued, waits until half the window has drained if
