@@ -94,7 +94,7 @@ void LogicalAnalysis::rects_memoized(Op& op) {
     const bool same =
         std::equal(m->rects.begin(), m->rects.end(), op.point_rects.begin(), op.point_rects.end(),
                    [](const Domain& a, const Domain& b) { return exact(a, b); });
-    if (!same || m->reqs.identity() != op.reqs.identity())
+    if (!same)
       throw Error(
           fmt::format("{}: -lg:dependence_memo 2: the memo's point rectangles differ from "
                       "compute_rects'",
