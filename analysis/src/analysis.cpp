@@ -181,7 +181,7 @@ void Analysis::analyse_points(const OpRef& ref) {
     for (std::size_t r = 0; r < nreq; ++r)
       op.point_instances.set_requirement(r, nreq, instance_for(op.reqs[r].tree, 0));
   procs_.resize(points);
-  const MachineInfo machine = rt_.machine();
+  const MachineInfo& machine = rt_.machine();
   // Control replication, untraced: another shard's point here only stands for its completion
   // (its own waits are its shard's business), so its preconditions are computed only for
   // the copies with a half here that it reads through (ensure_point_pre); with deferred
@@ -856,7 +856,7 @@ Processor Analysis::select_processor(const Op& op, const MapperTaskInfo& info,
 
 void Analysis::map_point(Op& op, std::uint32_t p) {
   const MapperTaskInfo info = point_info(op, p);
-  const MachineInfo machine = rt_.machine();
+  const MachineInfo& machine = rt_.machine();
   // (The mapper is a function of the point: the processor the launch's analysis got.)
   choose_memories(op, p, &info, machine, select_processor(op, info, machine));
 }

@@ -67,7 +67,7 @@ void Executor::start() {
   // fork-join helpers: a point's helper pool is its mapped CPU's.)
   const std::size_t cpus = cpu_queues_.size();
   steal_from_.assign(cpus, {});
-  const MachineInfo machine = rt_.machine();
+  const MachineInfo& machine = rt_.machine();
   if (rt_.spin_policy().steal_after_ns > 0 && steal_pools_.empty() &&
       rt_.mapper().permit_stealing(machine))
     for (std::uint32_t i = 0; i < cpus; ++i) {
