@@ -176,6 +176,12 @@ Runtime::Runtime(Config config, std::unique_ptr<Mapper> mapper, Network* network
   window_may_grow_ =
       auto_window && config_.window == kWindowAppCpu && config_.auto_tracing && !config_.inorder;
   window_.store(config_.window, std::memory_order_relaxed);
+  // Where a plain launch's submit analyses that launch only, and no shard's wait is taken off
+  // its time, its analysis may be sampled (analysis_time_weight): one shard, no automatic
+  // tracing stage (which replays whole traces inside an ordinary launch's submit), no event
+  // trace.
+  sample_analysis_time_ = !network_ && !simulated() && config_.evtrace_file.empty() &&
+                          !(config_.auto_tracing && !config_.inorder);
   spin_ = make_spin_policy(config_, network_ != nullptr, bound);
   instances_.set_device(device_);
   if (auto observers = observers_snapshot(); !config_.prof_file.empty() ||
@@ -961,12 +967,9 @@ void Runtime::analyse(OpRef op) {
     op_completed(*op);  // the program has failed: complete the op without running it
     return;
   }
-  // (Timed in cycles: a clock read costs ~33 ns on this project's VMs, the counter ~10-13.
-  // Not a point op a manual trace holds, analysed inline: the memoizer only buffers it — its
-  // analysis runs, timed, when the trace ends — and the two counter reads cost as much as that
-  // (4% of a replayed one-point launch at one core). push() set trace_held_ on this thread.)
-  const bool timed = !(config_.inline_analysis && trace_held_ && op->launches_points());
-  const std::uint64_t t0 = timed ? cycle_count() : 0, s0 = profiler_ ? Profiler::stamp() : 0;
+  // (Timed in cycles: a clock read costs ~33 ns on this project's VMs, the counter ~10.)
+  const std::uint64_t weight = analysis_time_weight(*op);
+  const std::uint64_t t0 = weight ? cycle_count() : 0, s0 = profiler_ ? Profiler::stamp() : 0;
   const std::uint64_t c0 = evtrace_ ? Profiler::thread_cpu_now() : 0;
   if (evtrace_ && op->counted) [[unlikely]]
     evtrace_->analysing(op->seq);
@@ -981,10 +984,23 @@ void Runtime::analyse(OpRef op) {
     profiler_->record_analysis(*op, s0, Profiler::stamp(),
                                evtrace_ ? Profiler::thread_cpu_now() - c0 : 0);
   // (One thread at a time analyses: a load and a store, as count_points.)
-  if (timed)
+  if (weight)
     analysis_busy_cycles_.store(
-        analysis_busy_cycles_.load(std::memory_order_relaxed) + (cycle_count() - t0),
+        analysis_busy_cycles_.load(std::memory_order_relaxed) + weight * (cycle_count() - t0),
         std::memory_order_relaxed);
+}
+
+std::uint64_t Runtime::analysis_time_weight(const Op& op) {
+  // Marks, fences and the like are timed whole: a trace's replay or recording runs in its
+  // EndTrace's analysis.
+  if (!op.launches_points()) return 1;
+  // A point op a manual trace holds, analysed inline, is not timed: the memoizer only buffers
+  // it (its analysis runs, timed, when the trace ends), and the two counter reads would cost as
+  // much (4% of a replayed one-point launch at one core). push() set trace_held_ on this thread.
+  if (config_.inline_analysis && trace_held_) return 0;
+  // A plain launch analysed alone: one in TimeSampler::kEvery, counted that many times (the
+  // two reads were ~2.4% of an untraced one-point launch's wall time at one core).
+  return sample_analysis_time_ ? analysis_sampler_.weight() : 1;
 }
 
 }  // namespace reprise::detail

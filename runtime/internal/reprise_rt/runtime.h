@@ -35,6 +35,7 @@
 #include "reprise_rt/shard_exchange.h"
 #include "reprise_rt/simulated_asks.h"
 #include "reprise_rt/stream_check.h"
+#include "reprise_rt/time_sampler.h"
 
 namespace reprise {
 class Context;
@@ -290,6 +291,9 @@ class Runtime {
   // Hands one op to the pipeline (on the utility thread; with -lg:inline_analysis on the
   // application thread, as it is issued).
   void analyse(OpRef op);
+  // How many times an op's analysis time counts in analysis_busy_cycles_: 0 (not timed), 1, or
+  // TimeSampler::kEvery for a sampled plain launch.
+  std::uint64_t analysis_time_weight(const Op& op);
   // Once the program has failed: one flush through the pipeline, so that nothing stays held.
   void release_after_failure();
   // The application thread's waits: for an event; until at most `at_most` ops are in flight.
@@ -412,6 +416,10 @@ class Runtime {
   std::thread::id app_thread_;
   std::vector<std::shared_ptr<Attached>> attachments_;
   std::atomic<std::uint64_t> analysis_busy_cycles_{0};  // (cycle_count ticks)
+  // Plain launches' analyses are timed one in TimeSampler::kEvery where each is analysed alone
+  // and nothing is subtracted from its time (analysis_time_weight); the analysing thread's.
+  bool sample_analysis_time_ = false;
+  TimeSampler analysis_sampler_;
   std::atomic<std::uint64_t> shard_wait_ns_{0};
 
   mutable std::mutex error_mutex_;
