@@ -139,18 +139,21 @@ class Gate:
 def metg(points, peak):
     """points: [(granularity_us, flops)] sorted by decreasing granularity. The smallest
     granularity still at 50% efficiency or more; interpolated (in log granularity) towards the
-    next smaller size, if that one is below 50% (a noisy dip at a larger size does not count)."""
+    next smaller size, if that one is below 50% (a noisy dip at a larger size does not count).
+    Returns (METG, bound): bound is "upper" where the system was still efficient at the smallest
+    size tried (its METG is at most that: sweep further down, --min-log2), "lower" where it was
+    never efficient, else ""."""
     eff = [(g, f / peak) for g, f in points]
     ok = [i for i, (_, e) in enumerate(eff) if e >= 0.5]
     if not ok:
-        return eff[0][0]  # never efficient: the largest size tried
+        return eff[0][0], "lower"  # never efficient: the largest size tried
     i = ok[-1]
     g0, e0 = eff[i]
     if i + 1 == len(eff):
-        return g0  # still efficient at the smallest size tried
+        return g0, "upper"  # still efficient at the smallest size tried
     g1, e1 = eff[i + 1]
     x = (e0 - 0.5) / (e0 - e1) if e0 != e1 else 0.0
-    return math.exp(math.log(g0) + x * (math.log(g1) - math.log(g0)))
+    return math.exp(math.log(g0) + x * (math.log(g1) - math.log(g0))), ""
 
 
 def main():
@@ -214,8 +217,11 @@ def main():
     peak = max(f for rs in results.values() for _, _, f in rs)
     for s in systems:
         pts = [(g, f) for _, g, f in results[s]]
-        print(f"METG system={s} type={a.type} cores={a.cores} metg_us={metg(pts, peak):.3f} "
-              f"peak_flops={max(f for _, f in pts):.4e}")
+        value, bound = metg(pts, peak)
+        note = {"upper": " bound=upper (still efficient at the smallest size: at most this)",
+                "lower": " bound=lower (never efficient: at least this)"}.get(bound, "")
+        print(f"METG system={s} type={a.type} cores={a.cores} metg_us={value:.3f} "
+              f"peak_flops={max(f for _, f in pts):.4e}{note}")
     if a.csv:
         with open(a.csv, "w") as out:
             out.write("system,iter,granularity_us,flops,efficiency\n")
