@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <random>
 #include <vector>
 
@@ -98,7 +99,10 @@ std::vector<Event> users(const detail::LogicalAnalysis& a, std::uint32_t tree) {
 
 void run(int mode, bool through_readers) {
   std::uint64_t hits = 0;
-  for (unsigned seed = 1; seed <= 40; ++seed) {
+  // REPRISE_MEMO_SEEDS=N runs more seeds (40 in CI).
+  const char* env = std::getenv("REPRISE_MEMO_SEEDS");
+  const unsigned seeds = env ? unsigned(std::atoi(env)) : 40;
+  for (unsigned seed = 1; seed <= seeds; ++seed) {
     std::mt19937 rng(seed);
     Program prog(rng);
     detail::LogicalAnalysis memo(prog.f.forest, prog.f.events, false);
