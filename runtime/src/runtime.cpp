@@ -176,12 +176,13 @@ Runtime::Runtime(Config config, std::unique_ptr<Mapper> mapper, Network* network
   window_may_grow_ =
       auto_window && config_.window == kWindowAppCpu && config_.auto_tracing && !config_.inorder;
   window_.store(config_.window, std::memory_order_relaxed);
-  // Where a plain launch's submit analyses that launch only, and no shard's wait is taken off
-  // its time, its analysis may be sampled (analysis_time_weight): one shard, no automatic
-  // tracing stage (which replays whole traces inside an ordinary launch's submit), no event
-  // trace.
+  // Where a plain launch's submit analyses that launch (and at most settles what a manual
+  // trace's replay left pending), and no shard's wait is taken off its time, its analysis may
+  // be sampled (analysis_time_weight): one shard, no automatic tracing stage (which replays
+  // whole traces inside an ordinary launch's submit), no event trace.
   sample_analysis_time_ = !network_ && !simulated() && config_.evtrace_file.empty() &&
                           !(config_.auto_tracing && !config_.inorder);
+  analysis_sampler_ = TimeSampler(cycle_count() ^ reinterpret_cast<std::uintptr_t>(this));
   spin_ = make_spin_policy(config_, network_ != nullptr, bound);
   instances_.set_device(device_);
   if (auto observers = observers_snapshot(); !config_.prof_file.empty() ||

@@ -101,7 +101,8 @@ void run(int mode, bool through_readers) {
   std::uint64_t hits = 0;
   // REPRISE_MEMO_SEEDS=N runs more seeds (40 in CI).
   const char* env = std::getenv("REPRISE_MEMO_SEEDS");
-  const unsigned seeds = env ? unsigned(std::atoi(env)) : 40;
+  const long asked = env ? std::strtol(env, nullptr, 10) : 0;
+  const unsigned seeds = asked > 0 ? unsigned(asked) : 40;
   for (unsigned seed = 1; seed <= seeds; ++seed) {
     std::mt19937 rng(seed);
     Program prog(rng);

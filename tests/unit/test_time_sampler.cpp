@@ -13,7 +13,7 @@ using namespace reprise;
 using reprise::detail::TimeSampler;
 
 namespace {
-enum : TaskID { T_SAMPLED_STEP = 10600 };
+enum : TaskID { T_SAMPLED_STEP = 10800 };
 enum : FieldID { FV = 0 };
 
 void sampled_step(TaskContext& tc) {
@@ -23,7 +23,7 @@ void sampled_step(TaskContext& tc) {
 }  // namespace
 
 TEST(TimeSampler, TimesOneInEightAndCountsEachEightTimes) {
-  TimeSampler s;
+  TimeSampler s(12345);
   std::uint64_t timed = 0, total = 0;
   constexpr std::uint64_t kEvents = 80000;
   for (std::uint64_t k = 0; k < kEvents; ++k) {
@@ -32,23 +32,26 @@ TEST(TimeSampler, TimesOneInEightAndCountsEachEightTimes) {
     timed += w != 0;
     total += w;
   }
-  // (A Weyl sequence's discrepancy is tiny: well within 1% of the expected count.)
-  EXPECT_NEAR(double(timed), double(kEvents) / double(TimeSampler::kEvery), 0.01 * kEvents / 8);
-  EXPECT_NEAR(double(total), double(kEvents), 0.01 * kEvents);
+  // (10,000 expected, one standard deviation ~94: within 4%, whatever the seed, by far.)
+  EXPECT_NEAR(double(timed), double(kEvents) / double(TimeSampler::kEvery), 0.04 * kEvents / 8);
+  EXPECT_NEAR(double(total), double(kEvents), 0.04 * kEvents);
 }
 
-// A program repeating with period P (a trace's ops, a stencil's two timestep shapes): every
-// phase is timed about equally often, so that an expensive op at one phase is neither missed
-// nor counted for the others. A fixed stride of 8 would fail this for every even P.
+// A program repeating with period P (a trace's ops, a stencil's two timestep shapes, a loop
+// of hundreds of ops): every phase is timed about equally often, so that an expensive op at
+// one phase is neither missed nor counted for the others. A fixed stride of 8 fails this for
+// every even P; a Weyl sequence for periods near Fibonacci numbers (610, 987: phases never
+// sampled in 1,000 rounds).
 TEST(TimeSampler, SamplesEveryPhaseOfAPeriodicProgramAlike) {
-  for (std::uint64_t period = 2; period <= 24; ++period) {
-    TimeSampler s;
+  for (const std::uint64_t period : {2, 3, 4, 6, 8, 13, 16, 21, 24, 144, 233, 610, 987}) {
+    TimeSampler s(period);
     std::vector<std::uint64_t> weight(period, 0);
-    constexpr std::uint64_t kRounds = 4000;
+    constexpr std::uint64_t kRounds = 2000;
     for (std::uint64_t r = 0; r < kRounds; ++r)
       for (std::uint64_t p = 0; p < period; ++p) weight[p] += s.weight();
+    // (250 samples a phase expected, one standard deviation ~15: 6% of the weight.)
     for (std::uint64_t p = 0; p < period; ++p)
-      EXPECT_NEAR(double(weight[p]) / double(kRounds), 1.0, 0.1)
+      EXPECT_NEAR(double(weight[p]) / double(kRounds), 1.0, 0.3)
           << "period " << period << ", phase " << p;
   }
 }

@@ -6,24 +6,29 @@
 
 namespace reprise::detail {
 
-// One event in kEvery, at the irregular intervals of a Weyl sequence (k times the golden
-// ratio, modulo 1, below 1/kEvery): every phase of any period the program repeats at is sampled
-// equally often over a run (a fixed stride would see only some phases of a period sharing a
-// factor with it), so the sampled times, each counted kEvery times, are an unbiased estimate of
-// the whole.
+// One event in kEvery, drawn at random (xorshift64, a few instructions): independent of any
+// period the program repeats at, so every phase of every period is sampled alike and the
+// sampled times, each counted kEvery times, are an unbiased estimate of the whole. (A fixed
+// stride sees only some phases of a period sharing a factor with it, and a Weyl sequence
+// leaves phases of long periods — hundreds of ops — unsampled for runs shorter than ~P².)
+// Seeded per runtime, so that repeated runs of one program sample different events.
 class TimeSampler {
  public:
   static constexpr std::uint64_t kEvery = 8;
 
+  explicit TimeSampler(std::uint64_t seed = 0x9e3779b97f4a7c15ull)
+      : state_(seed ? seed : 0x9e3779b97f4a7c15ull) {}
+
   // kEvery to time this event and count it kEvery times, 0 not to time it.
   std::uint64_t weight() {
-    phase_ += 0x9e3779b97f4a7c15ull;  // (2^64 over the golden ratio, odd)
-    return phase_ < kBelow ? kEvery : 0;
+    state_ ^= state_ << 13;
+    state_ ^= state_ >> 7;
+    state_ ^= state_ << 17;
+    return state_ >> 61 == 0 ? kEvery : 0;  // (the top bits: xorshift's best)
   }
 
  private:
-  static constexpr std::uint64_t kBelow = ~std::uint64_t(0) / kEvery;
-  std::uint64_t phase_ = 0;
+  std::uint64_t state_;  // never 0
 };
 
 }  // namespace reprise::detail
