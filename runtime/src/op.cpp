@@ -40,14 +40,22 @@ std::string Op::describe() const {
   return fmt::format("op #{} ({})", seq, to_string(kind));
 }
 
-OpRef trace_mark(OpRef& kept, OpKind kind, TraceID id, bool prefix) {
+OpRef make_mark(OpKind kind, TraceID id, bool prefix) {
   REPRISE_ASSERT(kind == OpKind::BeginTrace || kind == OpKind::EndTrace, "a mark begins or ends");
+  OpRef op = make_op();
+  op->kind = kind;
+  op->payload = TracePayload{id, prefix};
+  op->domain = Domain(Rect<1>({0}, {0}));
+  return op;
+}
+
+OpRef trace_mark(OpRef& kept, OpKind kind, TraceID id, bool prefix) {
   if (!kept || !kept->only_reference()) {
-    kept = make_op();
-    kept->kind = kind;
+    kept = make_mark(kind, id, prefix);
     kept->counted = false;
-    kept->domain = Domain(Rect<1>({0}, {0}));
+    return kept;
   }
+  REPRISE_ASSERT(kept->kind == kind, "a kept mark is used again for its own kind");
   kept->payload = TracePayload{id, prefix};
   return kept;
 }

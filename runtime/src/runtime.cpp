@@ -363,10 +363,7 @@ void Runtime::run(const std::function<void(Context&)>& top_level) {
       trace_open_ = false;
       if (trace_held_) {
         // Close the trace so that its buffered ops are released and the drain completes.
-        OpRef end = make_op();
-        end->kind = OpKind::EndTrace;
-        end->payload = detail::TracePayload{open_trace_};
-        end->domain = Domain(Rect<1>({0}, {0}));
+        OpRef end = make_mark(OpKind::EndTrace, open_trace_);
         end->seq = next_seq_++;
         end->done = events_.create();
         issued_.store(issued_.load(std::memory_order_relaxed) + 1, std::memory_order_seq_cst);
@@ -705,11 +702,7 @@ void Runtime::issue_mark(OpKind kind, TraceID id) {
   // automatic stage's marks do: no event, not counted in the window, made once and used again
   // (a replayed trace's two marks cost ~1k instructions as ops, half its replay's fixed part).
   if (evtrace_ || config_.inorder) [[unlikely]] {
-    OpRef op = make_op();
-    op->kind = kind;
-    op->payload = TracePayload{id};
-    op->domain = Domain(Rect<1>({0}, {0}));
-    issue(std::move(op));
+    issue(make_mark(kind, id));
     return;
   }
   // (A trace's ops never wait for the window: the trace waits for it before it begins.)

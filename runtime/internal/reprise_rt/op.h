@@ -290,6 +290,9 @@ inline OpRef make_op() {
   return OpRef(Recycler<Op>::make());
 }
 
+// A new BeginTrace or EndTrace op of trace `id` (one point, no requirements).
+OpRef make_mark(OpKind kind, TraceID id, bool prefix = false);
+
 // A trace mark (BeginTrace or EndTrace of trace `id`) that nobody waits for or counts: `kept`,
 // the last mark of its kind, is used again while nothing else holds it (the memoizer drops a
 // mark once it has taken it in), else a new one is made and kept.
