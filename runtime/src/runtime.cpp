@@ -173,15 +173,14 @@ Runtime::Runtime(Config config, std::unique_ptr<Mapper> mapper, Network* network
     throw Error("-ll:app_cpu 1 with -ll:othr > 1: a CPU's fork-join helpers need its own worker");
   const bool auto_window = config_.window <= 0;
   config_.window = resolve_window(config_);
-  window_may_grow_ =
-      auto_window && config_.window == kWindowAppCpu && config_.auto_tracing && !config_.inorder;
+  window_may_grow_ = auto_window && config_.window == kWindowAppCpu && config_.automatic_stage();
   window_.store(config_.window, std::memory_order_relaxed);
   // Where a plain launch's submit analyses that launch (and at most settles what a manual
   // trace's replay left pending), and no shard's wait is taken off its time, its analysis may
   // be sampled (analysis_time_weight): one shard, no automatic tracing stage (which replays
   // whole traces inside an ordinary launch's submit), no event trace.
-  sample_analysis_time_ = !network_ && !simulated() && config_.evtrace_file.empty() &&
-                          !(config_.auto_tracing && !config_.inorder);
+  sample_analysis_time_ =
+      !network_ && !simulated() && config_.evtrace_file.empty() && !config_.automatic_stage();
   analysis_sampler_ = TimeSampler(cycle_count() ^ reinterpret_cast<std::uintptr_t>(this));
   spin_ = make_spin_policy(config_, network_ != nullptr, bound);
   instances_.set_device(device_);

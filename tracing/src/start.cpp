@@ -44,8 +44,7 @@ void run_parsed(const detail::Config& parsed, const TopLevelTask& top_level,
   detail::Runtime rt(config, std::move(mapper), network, device.get());
   std::unique_ptr<detail::OpSink> stages =
       std::make_unique<detail::Memoizer>(rt, std::make_unique<detail::Analysis>(rt));
-  // -lg:inorder is the sequential oracle: nothing may be held back there.
-  if (config.auto_tracing && !config.inorder) {
+  if (config.automatic_stage()) {
     tracing::AutoTraceOptions opt;
     opt.min_trace_length = std::size_t(config.at_min_length);
     opt.max_trace_length = std::size_t(config.at_max_length);

@@ -124,6 +124,10 @@ struct Config {
   std::string at_log;                        // -lg:auto_trace:log
   // One line per flag accepted only for compatibility (what it does here), printed at start.
   std::vector<std::string> notices;
+
+  // Whether the automatic tracing stage is in the pipeline (-lg:inorder is the sequential
+  // oracle: nothing may be held back there).
+  bool automatic_stage() const { return auto_tracing && !inorder; }
 };
 
 struct ParsedArgs {
