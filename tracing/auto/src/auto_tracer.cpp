@@ -193,7 +193,7 @@ void AutoTracer::push(std::uint64_t token) {
   pending_tokens_.push_back(token);
   ++since_barrier_;
   maybe_analyse();
-  ingest_due();
+  if (!jobs_.empty() && jobs_.front().ingest_at <= next_op_) ingest_due();
   if (follow_run(token, op)) return;
   advance(token, op);
   issue_ready();
@@ -282,11 +282,7 @@ void AutoTracer::analyse_due() {
     if (n >= opt_.batchsize ||
         (opt_.algorithm == IdentifierAlgorithm::MultiScale && n % opt_.multi_scale_factor == 0))
       ++stats_.analyses_skipped;
-    if (n >= opt_.batchsize) {
-      history_.clear();
-      barriers_.clear();
-      last_mined_ = 0;
-    }
+    if (n >= opt_.batchsize) clear_history();
     return;
   }
   if (n >= opt_.batchsize) {
@@ -296,9 +292,7 @@ void AutoTracer::analyse_due() {
     } else {
       launch(std::move(m.tokens));
     }
-    history_.clear();
-    barriers_.clear();
-    last_mined_ = 0;
+    clear_history();
     return;
   }
   if (opt_.algorithm != IdentifierAlgorithm::MultiScale) return;
@@ -372,8 +366,7 @@ AutoTracer::MinedSlice AutoTracer::worth_mining(std::size_t len) const {
   if (n - run_at < 2 * p) return whole(n);
   // The run and the held ops after it go on with the loop's body: every token equals the one
   // a period later (a barrier's unique marker never does).
-  for (std::size_t i = run_at; i + p < n; ++i)
-    if (history_[i] != history_[i + p]) return whole(n);
+  if (last_break(p) > run_at) return whole(n);
   // Barriers before the run cut the slice into phases no occurrence of a repeat spans. A
   // phase that is the loop (two periods or more of its body, to its end) after fewer than a
   // minimum length of other ops adds nothing but the loop's own repeats, and ones of its few
@@ -406,6 +399,24 @@ AutoTracer::MinedSlice AutoTracer::worth_mining(std::size_t len) const {
   }
   if (m.tokens.size() < 2 * opt_.min_trace_length) m.tokens.clear();
   return m;
+}
+
+std::size_t AutoTracer::last_break(std::size_t p) const {
+  // Each position is compared once: asked at every analysis point, over a run as long as the
+  // history, the scan from the run's start cost ~20 instructions an op.
+  PeriodScan& s = period_scan_;
+  if (s.period != p) s = PeriodScan{p, 0, 0};
+  for (std::size_t i = s.checked; i + p < history_.size(); ++i)
+    if (history_[i] != history_[i + p]) s.break_end = i + 1;
+  s.checked = std::max(s.checked, history_.size() - std::min(p, history_.size()));
+  return s.break_end;
+}
+
+void AutoTracer::clear_history() {
+  history_.clear();
+  barriers_.clear();
+  last_mined_ = 0;
+  period_scan_ = PeriodScan{};
 }
 
 bool AutoTracer::loop_phase(const Candidate& c, std::size_t from, std::size_t to) const {
@@ -663,6 +674,7 @@ namespace {
 // instructions, asked at every op while a longer match holds a shorter one back).
 double decay(double since) {
   static const double kLogDecay = std::log(0.99);
+  if (since == 0) return 1.0;  // (back to back: every sighting of a loop's run)
   return std::exp(since * kLogDecay);
 }
 }  // namespace

@@ -314,6 +314,16 @@ class AutoTracer {
     std::size_t from = 0, to = 0;
   };
   MinedSlice worth_mining(std::size_t len) const;
+  // One past the last position i with history_[i] != history_[i + p] (0: none), for the
+  // period of the loop in use; positions compared before are not compared again.
+  std::size_t last_break(std::size_t p) const;
+  struct PeriodScan {
+    std::size_t period = 0;
+    std::size_t checked = 0;    // positions below this one are compared
+    std::size_t break_end = 0;  // last_break's answer over those
+  };
+  mutable PeriodScan period_scan_;  // (a cache; reset with the history)
+  void clear_history();
   // Whether history_[at, at + period) is a loop candidate's body, in any phase.
   bool starts_with_body(const Candidate& c, std::size_t at) const;
   // Whether history_[from, to), a phase between barriers (or a slice's end), holds no repeat
