@@ -1,15 +1,20 @@
 // The array library's element-wise tasks, written once with kernel::for_each and registered
 // as both CPU and GPU variants: a loop on a CPU, a kernel on the GPU's stream (-ll:gpu), the
-// same arithmetic per element either way. nvcc compiles this file in CUDA builds
-// (--extended-lambda); array_kernels_host.cpp includes it otherwise. The folds that return a
-// value (sum, max, sum of squares, checksum, read) are CPU tasks (array_tasks.cpp): their data
-// comes back from a framebuffer by a copy.
+// same arithmetic per element either way. array_kernels_host.cpp includes it, compiled by the
+// host compiler: the CPU variants (and the GPU variants without CUDA); in CUDA builds nvcc
+// also compiles it (--extended-lambda) for the GPU variants (array_tasks.h says why twice).
+// The folds that return a value (sum, max, sum of squares, checksum, read) are CPU tasks
+// (array_tasks.cpp): their data comes back from a framebuffer by a copy.
 #include <reprise/gpu.h>
 
 #include "array.h"
 #include "array_tasks.h"
 
-namespace reprise::array::tasks {
+#if defined(__CUDACC__)
+namespace reprise::array::tasks::nvcc_kernels {
+#else
+namespace reprise::array::tasks::host_kernels {
+#endif
 
 template <int N>
 void set_n(TaskContext& tc) {
@@ -127,4 +132,4 @@ void diag_matrix_task(TaskContext& tc) {
   });
 }
 
-}  // namespace reprise::array::tasks
+}  // namespace reprise::array::tasks::{host,nvcc}_kernels

@@ -1,3 +1,4 @@
-// A build without CUDA compiles the array library's element-wise tasks as C++ (their kernels
-// run as loops on the host device backend's streams, and on CPUs).
+// The array library's element-wise tasks compiled as C++ by the host compiler: the CPU
+// variants (loops the compiler inlines), and without CUDA the GPU variants too (their kernels
+// run as loops on the host device backend's streams).
 #include "array_kernels.cu"  // NOLINT(bugprone-suspicious-include)

@@ -63,15 +63,21 @@ void read_task(TaskContext& tc) {
 
 void register_all() {
   if (TaskRegistry::contains(kSet)) return;
-  TaskRegistry::add(kSet, "array.set", {cpu(set_task), gpu(set_task)});
-  TaskRegistry::add(kRandom, "array.random", {cpu(random_task), gpu(random_task)});
-  TaskRegistry::add(kBinary, "array.binary", {cpu(binary_task), gpu(binary_task)});
-  TaskRegistry::add(kScalar, "array.scalar", {cpu(scalar_task), gpu(scalar_task)});
-  TaskRegistry::add(kCopy, "array.copy", {cpu(copy_task), gpu(copy_task)});
-  TaskRegistry::add(kDot, "array.dot", {cpu(dot_task), gpu(dot_task)});
-  TaskRegistry::add(kDiag, "array.diag", {cpu(diag_task), gpu(diag_task)});
+  namespace c = host_kernels;
+#if REPRISE_ARRAY_NVCC_KERNELS
+  namespace g = nvcc_kernels;
+#else
+  namespace g = host_kernels;
+#endif
+  TaskRegistry::add(kSet, "array.set", {cpu(c::set_task), gpu(g::set_task)});
+  TaskRegistry::add(kRandom, "array.random", {cpu(c::random_task), gpu(g::random_task)});
+  TaskRegistry::add(kBinary, "array.binary", {cpu(c::binary_task), gpu(g::binary_task)});
+  TaskRegistry::add(kScalar, "array.scalar", {cpu(c::scalar_task), gpu(g::scalar_task)});
+  TaskRegistry::add(kCopy, "array.copy", {cpu(c::copy_task), gpu(g::copy_task)});
+  TaskRegistry::add(kDot, "array.dot", {cpu(c::dot_task), gpu(g::dot_task)});
+  TaskRegistry::add(kDiag, "array.diag", {cpu(c::diag_task), gpu(g::diag_task)});
   TaskRegistry::add(kDiagMatrix, "array.diag_matrix",
-                    {cpu(diag_matrix_task), gpu(diag_matrix_task)});
+                    {cpu(c::diag_matrix_task), gpu(g::diag_matrix_task)});
   TaskRegistry::add(kSum, "array.sum", {cpu(sum_task)});
   TaskRegistry::add(kMax, "array.max", {cpu(max_task)});
   TaskRegistry::add(kSumSquares, "array.sum_squares", {cpu(sum_squares_task)});
