@@ -82,6 +82,8 @@ struct Outcome {
   std::vector<double> second_half;
   std::vector<std::size_t> recorded_in_second_half;
   std::uint64_t traces = 0;
+  std::size_t first_length = 0;  // ops of the first trace issued
+  std::uint64_t lengthened = 0;  // loops whose maximal version was added
 };
 
 // visit_threshold: the runtime's default is 1, the front-end's own 2.
@@ -95,8 +97,10 @@ Outcome trace(const Stream& s, bool per_phase = false, std::size_t visit_thresho
     autotrace_test::run(t, log, s);
     t.flush();
     o.traces = t.stats().traces_issued;
+    o.lengthened = t.stats().loops_lengthened;
   }
   o.overall = log.replayed_fraction(0, log.state.size());
+  o.first_length = log.lengths.empty() ? 0 : log.lengths.front();
   std::vector<std::size_t> ends;  // in ops of the log (barriers are not ops)
   std::size_t ops = 0;
   for (std::uint64_t x : s) {
@@ -136,6 +140,15 @@ TEST(AutoTraceQuality, RolesAlternatingWithPeriodTwoAndThree) {
   // length.)
   expect_periodic(alternating(2, 4000), 0.95, "period 2");
   expect_periodic(alternating(3, 10000), 0.95, "period 3");
+  // Period 3's 9-op body is found by the second early probe (25 ops: two periods seen), and
+  // traced in two periods, the fewest reaching a quarter of the maximal length; period 2's by
+  // the first (12 ops: two periods, fewer than a quarter of the maximal length needs) in one.
+  // Both are lengthened once their replays have paid for it.
+  const Outcome two = trace(alternating(2, 4000)), three = trace(alternating(3, 10000));
+  EXPECT_EQ(two.first_length, 6u);
+  EXPECT_EQ(three.first_length, 18u);
+  EXPECT_EQ(two.lengthened, 1u);
+  EXPECT_EQ(three.lengthened, 1u);
 }
 
 TEST(AutoTraceQuality, PhasesAfterBlockingOps) {

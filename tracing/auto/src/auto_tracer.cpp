@@ -105,21 +105,21 @@ std::optional<Cycle> as_cycle(const std::vector<std::uint64_t>& found, std::size
   const std::size_t p = n - border[n - 1];
   if (2 * p > n) return std::nullopt;
   Cycle c;
-  // As few periods as reach a quarter of the maximum length (at least the minimum) when the
-  // run seen holds that many: every replay has a fixed cost (~1.5 k instructions; Task Bench's
-  // stencil replayed its 6-op traces at ~200 instructions an op more than 16-op ones), and a
-  // loop seen that long is likely to run on. The same count from every slice that sees that
-  // much: a loop found again in another slice is the same candidate, not a longer version
-  // that takes over where runs break (a 24-op one recorded in the second of four 100-op runs
-  // between waits, say). A loop seen for less: as few periods as reach the minimum length,
-  // among the counts that divide the run seen (a loop between two barriers then fits whole
-  // traces): a short trace is recorded sooner and leaves a shorter tail untraced (as many
-  // periods as were seen made a 3-op loop wait 48 ops for its first trace and leave up to 47
-  // at the end). Tails are replayed as prefixes of a trace (replay_held).
+  // As few periods as reach a quarter of the maximum length (where that exceeds the minimum)
+  // when the run seen holds that many: every replay has a fixed cost (~1.5 k instructions; Task
+  // Bench's stencil replayed its 6-op traces at ~200 instructions an op more than 16-op ones), and
+  // a loop seen that long is likely to run on. The same count from every slice that sees that much:
+  // a loop found again in another slice is the same candidate, not a longer version that takes over
+  // where runs break (a 24-op one recorded in the second of four 100-op runs between waits, say). A
+  // loop seen for less: as few periods as reach the minimum length, among the counts that divide
+  // the run seen (a loop between two barriers then fits whole traces): a short trace is recorded
+  // sooner and leaves a shorter tail untraced (as many periods as were seen made a 3-op loop wait
+  // 48 ops for its first trace and leave up to 47 at the end). Tails are replayed as prefixes of a
+  // trace (replay_held).
   const std::size_t seen = n / p;
   c.periods = 0;
-  if (const std::size_t few = (std::max(min_length, max_length / 4) + p - 1) / p;
-      few <= seen && few * p <= max_length) {
+  if (const std::size_t few = (max_length / 4 + p - 1) / p;
+      max_length / 4 > min_length && few <= seen && few * p <= max_length) {
     c.periods = few;
   } else {
     const std::size_t need = (min_length + p - 1) / p;
@@ -372,11 +372,12 @@ AutoTracer::MinedSlice AutoTracer::worth_mining(std::size_t len) const {
   const std::size_t p = c.period;
   if (c.demoted || p == 0) return whole(n);
   if (loop_run_from_ == kNoRun) {
-    // A phase (the slice after the last barrier) that is the loop last traced, after fewer
-    // than a minimum length of other ops, before its first trace is issued (a loop's traces
-    // can be longer than an early probe's slice): mining it would find that loop again.
+    // A slice after the last barrier (an early probe's, or any while no run of the loop is
+    // under way) that is the loop last traced, after fewer than a minimum length of other
+    // ops: mining it would find that loop again (before a phase's first trace is issued, say:
+    // a loop's traces can be longer than an early probe's slice).
     const bool in_phase = barriers_.empty() || barriers_.back() < first;
-    if (in_phase && c.replays > 0 && loop_phase(c, first, n)) return {{}, first, first};
+    if (in_phase && loop_phase(c, first, n)) return {{}, first, first};
     return whole(n);
   }
   // Where the run starts in the slice (op numbers map to history positions unless a barrier's
