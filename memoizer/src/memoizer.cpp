@@ -269,7 +269,13 @@ void Memoizer::record(TraceID id) {
   recorder_.start(t.get());
   analysis_->set_graph(&recorder_);
   analysis_->physical().start_journal(analysis_->defers_while_recording());
+  // The ops' names, for the template's dot and text files only (a copy of each name was an
+  // allocation per recorded op).
+  const std::string& dot_dir =
+      rt_.config().trace_dot_dir.empty() ? rt_.config().spy_dir : rt_.config().trace_dot_dir;
   std::vector<std::string> names;
+  t->effects_by_op.reserve(buffer_.size());
+  t->ops.reserve(buffer_.size());
   try {
     for (std::uint32_t k = 0; k < buffer_.size(); ++k) {
       handed_ = k;
@@ -303,6 +309,7 @@ void Memoizer::record(TraceID id) {
     const bool listed = std::any_of(o.reqs.begin(), o.reqs.end(),
                                     [](const ReqInfo& q) { return q.pieces == nullptr; });
     if (points > 0 && !listed) {
+      top.pieces.reserve(nreq);
       for (const ReqInfo& q : o.reqs) top.pieces.push_back(q.pieces);
     } else {
       top.rects.reserve(points * nreq);
@@ -313,7 +320,7 @@ void Memoizer::record(TraceID id) {
                                                                   o.point_instances.end());
     t->ops.push_back(std::move(top));
     if (o.launches_points()) t->points += o.num_points();
-    names.push_back(o.task_info ? o.task_info->name : to_string(o.kind));
+    if (!dot_dir.empty()) names.push_back(o.task_info ? o.task_info->name : to_string(o.kind));
   }
   reduce_transitively(*t, runs_here(*t));
   dissolve_merges(*t);
@@ -353,9 +360,7 @@ void Memoizer::record(TraceID id) {
       t->idempotent ? "" : "not ");
   // -lg:trace:dot DIR, or -lg:spy DIR: the template as DOT and as text (per shard under
   // control replication, where every shard records it).
-  const std::string& dir =
-      rt_.config().trace_dot_dir.empty() ? rt_.config().spy_dir : rt_.config().trace_dot_dir;
-  if (!dir.empty()) {
+  if (const std::string& dir = dot_dir; !dir.empty()) {
     const std::string base =
         rt_.num_shards() > 1
             ? fmt::format("{}/trace_{}_{}.s{}", dir, id, templates_made_, rt_.shard())
