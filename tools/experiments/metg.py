@@ -25,6 +25,11 @@ bias the comparison.)
 --compare runs every mode with a second build too (systems `MODE@compare`), in the same sweep:
 a before/after figure that one noisy spell of the machine cannot bias.
 
+--rounds N runs the whole sweep N times, one after another, and gives each system's median
+METG over the rounds, with (given --mpi) `ratio_to_mpi`, the median of each round's ratio: on
+one core a slow spell lasting minutes moves a whole sweep (±40% here), and a round's systems
+move together.
+
 Prints one line per system: `METG system=... type=... cores=... metg_us=...`. The plot
 (efficiency vs granularity) needs matplotlib: run with /usr/bin/python3 on Debian.
 """
@@ -156,43 +161,10 @@ def metg(points, peak):
     return math.exp(math.log(g0) + x * (math.log(g1) - math.log(g0))), ""
 
 
-def main():
-    p = argparse.ArgumentParser(description=__doc__,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--bin", default="build/bin/reprise-taskbench")
-    p.add_argument("--mpi", help="Task Bench's MPI binary (e.g. mpi/nonblock), run alongside")
-    p.add_argument("--cores", type=int, default=2)
-    p.add_argument("--width", type=int, help="graph width (default: --cores)")
-    p.add_argument("--type", default="stencil_1d")
-    p.add_argument("--radix", type=int)
-    p.add_argument("--modes", default="none,manual,auto")
-    p.add_argument("--reps", type=int, default=3)
-    p.add_argument("--max-log2", type=int, default=16, help="largest iterations, as a power of 2")
-    p.add_argument("--min-log2", type=int, default=2)
-    p.add_argument("--runtime-flags", default="", help="extra flags for reprise-taskbench")
-    p.add_argument("--bind", action="store_true",
-                   help="run every system under taskset on cores 0..C-1 (without it Reprise's "
-                        "application and utility threads may use the machine's other cores)")
-    p.add_argument("--compare", help="another reprise-taskbench: every mode runs with it too")
-    p.add_argument("--compare-label", default="compared build",
-                   help="what the plot's legend calls the --compare runs")
-    p.add_argument("--gate", nargs="?", const="", metavar="PROBE",
-                   help="run only while the cross-core round trip is calm (see above)")
-    p.add_argument("--gate-factor", type=float, default=2.0)
-    p.add_argument("--gate-wait", type=float, default=60.0, help="seconds, at most, per run")
-    p.add_argument("--plot")
-    p.add_argument("--csv")
-    a = p.parse_args()
-    a.runtime_flags = a.runtime_flags.split()
-    modes = [m for m in a.modes.split(",") if m]
-    systems = modes + ([f"{m}@compare" for m in modes] if a.compare else []) + \
-        (["mpi"] if a.mpi else [])
-    gate = None
-    if a.gate is not None:
-        probe = a.gate or os.path.join(os.path.dirname(os.path.abspath(a.bin)),
-                                       "reprise-core-roundtrip")
-        gate = Gate(probe, a.gate_factor, a.gate_wait)
-    results = {s: [] for s in systems}  # system -> [(iters, granularity_us, flops)]
+def sweep(a, systems, gate, tag):
+    """One sweep from the largest size to the smallest: system -> [(iters, granularity_us,
+    flops)], each the median of --reps runs."""
+    results = {s: [] for s in systems}
     for k in range(a.max_log2, a.min_log2 - 1, -1):
         iters = 1 << k
         # About 2^20 iterations of kernel per task-column: short runs at large sizes.
@@ -210,16 +182,83 @@ def main():
             g = statistics.median(r[0] for r in runs)
             f = statistics.median(r[1] for r in runs)
             results[s].append((iters, g, f))
-            print(f"RUN system={s} type={a.type} cores={a.cores} iter={iters} steps={steps} "
-                  f"granularity_us={g:.3f} flops={f:.4e}", flush=True)
+            print(f"RUN {tag}system={s} type={a.type} cores={a.cores} iter={iters} "
+                  f"steps={steps} granularity_us={g:.3f} flops={f:.4e}", flush=True)
+    return results
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--bin", default="build/bin/reprise-taskbench")
+    p.add_argument("--mpi", help="Task Bench's MPI binary (e.g. mpi/nonblock), run alongside")
+    p.add_argument("--cores", type=int, default=2)
+    p.add_argument("--width", type=int, help="graph width (default: --cores)")
+    p.add_argument("--type", default="stencil_1d")
+    p.add_argument("--radix", type=int)
+    p.add_argument("--modes", default="none,manual,auto")
+    p.add_argument("--reps", type=int, default=3)
+    p.add_argument("--rounds", type=int, default=1,
+                   help="whole sweeps, one after another; METG is the median of the rounds' "
+                        "(and ratio_to_mpi the median of each round's ratio)")
+    p.add_argument("--max-log2", type=int, default=16, help="largest iterations, as a power of 2")
+    p.add_argument("--min-log2", type=int, default=2)
+    p.add_argument("--runtime-flags", default="", help="extra flags for reprise-taskbench")
+    p.add_argument("--bind", action="store_true",
+                   help="run every system under taskset on cores 0..C-1 (without it Reprise's "
+                        "application and utility threads may use the machine's other cores)")
+    p.add_argument("--compare", help="another reprise-taskbench: every mode runs with it too")
+    p.add_argument("--compare-label", default="compared build",
+                   help="what the plot's legend calls the --compare runs")
+    p.add_argument("--gate", nargs="?", const="", metavar="PROBE",
+                   help="run only while the cross-core round trip is calm (see above)")
+    p.add_argument("--gate-factor", type=float, default=2.0)
+    p.add_argument("--gate-wait", type=float, default=60.0, help="seconds, at most, per run")
+    p.add_argument("--plot")
+    p.add_argument("--csv")
+    a = p.parse_args()
+    if a.rounds < 1:
+        p.error("--rounds must be at least 1")
+    a.runtime_flags = a.runtime_flags.split()
+    modes = [m for m in a.modes.split(",") if m]
+    systems = modes + ([f"{m}@compare" for m in modes] if a.compare else []) + \
+        (["mpi"] if a.mpi else [])
+    gate = None
+    if a.gate is not None:
+        probe = a.gate or os.path.join(os.path.dirname(os.path.abspath(a.bin)),
+                                       "reprise-core-roundtrip")
+        gate = Gate(probe, a.gate_factor, a.gate_wait)
+    rounds = []  # per round: system -> [(iters, granularity_us, flops)]
+    for r in range(a.rounds):
+        rounds.append(sweep(a, systems, gate, f"round={r} " if a.rounds > 1 else ""))
     if gate:
         print(gate.summary(), flush=True)
+    # Each round's METG against its own peak; with several rounds, the median over rounds (and
+    # of each round's ratio to MPI: a slow spell moves a round's figures together).
+    per_round = []  # per round: system -> (METG, bound)
+    for r, res in enumerate(rounds):
+        peak_r = max(f for rs in res.values() for _, _, f in rs)
+        per_round.append({s: metg([(g, f) for _, g, f in res[s]], peak_r) for s in systems})
+        if a.rounds > 1:
+            print(f"ROUND {r} " + " ".join(f"{s}={per_round[r][s][0]:.3f}" for s in systems),
+                  flush=True)
+    # The curves (plot, CSV): each point's median over the rounds.
+    results = {s: [(it, statistics.median(res[s][i][1] for res in rounds),
+                    statistics.median(res[s][i][2] for res in rounds))
+                   for i, (it, _, _) in enumerate(rounds[0][s])] for s in systems}
     peak = max(f for rs in results.values() for _, _, f in rs)
     for s in systems:
         pts = [(g, f) for _, g, f in results[s]]
-        value, bound = metg(pts, peak)
+        value = statistics.median(pr[s][0] for pr in per_round)
+        bounds = {pr[s][1] for pr in per_round}
+        bound = bounds.pop() if len(bounds) == 1 else ""
         note = {"upper": " bound=upper (still efficient at the smallest size: at most this)",
                 "lower": " bound=lower (never efficient: at least this)"}.get(bound, "")
+        if a.rounds > 1:
+            note = f" rounds={a.rounds}" + note
+            if "mpi" in systems and s != "mpi":
+                ratio = statistics.median(pr[s][0] / pr["mpi"][0] for pr in per_round)
+                note += f" ratio_to_mpi={ratio:.2f}"
         print(f"METG system={s} type={a.type} cores={a.cores} metg_us={value:.3f} "
               f"peak_flops={max(f for _, f in pts):.4e}{note}")
     if a.csv:
