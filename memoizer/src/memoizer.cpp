@@ -360,13 +360,13 @@ void Memoizer::record(TraceID id) {
       t->idempotent ? "" : "not ");
   // -lg:trace:dot DIR, or -lg:spy DIR: the template as DOT and as text (per shard under
   // control replication, where every shard records it).
-  if (const std::string& dir = dot_dir; !dir.empty()) {
+  if (!dot_dir.empty()) {
     const std::string base =
         rt_.num_shards() > 1
-            ? fmt::format("{}/trace_{}_{}.s{}", dir, id, templates_made_, rt_.shard())
-            : fmt::format("{}/trace_{}_{}", dir, id, templates_made_);
+            ? fmt::format("{}/trace_{}_{}.s{}", dot_dir, id, templates_made_, rt_.shard())
+            : fmt::format("{}/trace_{}_{}", dot_dir, id, templates_made_);
     std::error_code ec;
-    std::filesystem::create_directories(dir, ec);
+    std::filesystem::create_directories(dot_dir, ec);
     for (const auto& [ext, text] :
          {std::pair{".dot", to_dot(*t, names)}, std::pair{".txt", to_text(*t, names)}}) {
       const std::string path = base + ext;

@@ -84,10 +84,10 @@ TEST(AutoTrace, ASettledLoopTakesMaximalTraces) {
   // A stencil's two launches: first traced 6 ops at a time (found by the first early probe,
   // 12 ops, fewer than the 16 a quarter of the maximal length needs: as few periods as reach
   // the minimum length, among those dividing the run seen); once that trace has run back to
-  // back for four maximal
-  // lengths and its replays have cost, in fixed costs, what recording the loop's maximal
-  // version (64 ops) costs (~2,970 ops at the default price), that version is added, recorded
-  // once, and replayed from then on — a replay's fixed cost shared by ten times the ops.
+  // back for four maximal lengths and its replays have cost, in fixed costs, what recording
+  // the loop's maximal version (64 ops) costs (~2,970 ops at the default price), that version
+  // is added, recorded once, and replayed from then on — a replay's fixed cost shared by ten
+  // times the ops.
   Log log;
   std::vector<std::uint64_t> s;
   for (int i = 0; i < 6000; ++i) s.push_back(1 + i % 2);

@@ -205,7 +205,7 @@ void AutoTracer::push(std::uint64_t token) {
   pending_tokens_.push_back(token);
   ++since_barrier_;
   maybe_analyse();
-  if (!jobs_.empty() && jobs_.front().ingest_at <= next_op_) ingest_due();
+  if (analysis_due()) ingest_due();
   if (follow_run(token, op)) return;
   advance(token, op);
   issue_ready();
@@ -482,7 +482,7 @@ void AutoTracer::launch(std::vector<std::uint64_t> slice) {
 }
 
 void AutoTracer::ingest_due() {
-  while (!jobs_.empty() && jobs_.front().ingest_at <= next_op_) {
+  while (analysis_due()) {
     Job& j = jobs_.front();
     const bool late = j.result.wait_for(std::chrono::seconds(0)) != std::future_status::ready;
     if (late) {

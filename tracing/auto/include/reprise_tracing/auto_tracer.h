@@ -202,6 +202,9 @@ class AutoTracer {
   // unit of the ruler schedule. (analyse_due() probes then; next_analysis() stops there.)
   std::array<std::size_t, 2> early_probes() const;
   void launch(std::vector<std::uint64_t> slice);
+  // Whether the oldest analysis in flight is to be taken in at this op (push asks it at every
+  // op, before calling ingest_due).
+  bool analysis_due() const { return !jobs_.empty() && jobs_.front().ingest_at <= next_op_; }
   void ingest_due();
   void raise_delay();
   void insert(const std::vector<std::uint64_t>& tokens);
