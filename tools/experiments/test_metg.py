@@ -15,8 +15,8 @@ import tempfile
 import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-METG_PY = os.path.join(HERE, "..", "..", "tools", "experiments", "metg.py")
-sys.path.insert(0, os.path.dirname(METG_PY))
+METG_PY = os.path.join(HERE, "metg.py")
+sys.path.insert(0, HERE)
 import metg  # noqa: E402
 
 BINARY = None  # set from the command line
