@@ -8,6 +8,7 @@ packages=(
   libopenmpi-dev openmpi-bin
   python3-matplotlib
   libsimgrid-dev
+  valgrind  # (the measurement scripts' instruction counts: callgrind)
 )
 missing=()
 for p in "${packages[@]}"; do
