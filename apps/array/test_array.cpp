@@ -222,3 +222,40 @@ TEST(Array, BadShapesAndSlicesAreErrors) {
     expect([&] { (void)np.zeros(0); }, "at least one element");
   });
 }
+
+// The element-wise tasks' CPU variants are the host compiler's copies in every build: in CUDA
+// builds nvcc's copies, called from host code, go through nvcc's lambda wrapper (an indirect
+// call per element, 3-4x the time on cfd) and are the GPU variants only.
+TEST(Array, ElementwiseTasksRunTheHostCompilersCopyOnCpus) {
+  tasks::register_all();
+  struct Expected {
+    TaskID id;
+    TaskVariant cpu, gpu;  // (the functions, wrapped as the registry holds them)
+  };
+  namespace host = tasks::host_kernels;
+#if REPRISE_ARRAY_NVCC_KERNELS
+  namespace device = tasks::nvcc_kernels;
+#else
+  namespace device = tasks::host_kernels;
+#endif
+  const Expected expected[] = {
+      {tasks::kSet, cpu(host::set_task), gpu(device::set_task)},
+      {tasks::kRandom, cpu(host::random_task), gpu(device::random_task)},
+      {tasks::kBinary, cpu(host::binary_task), gpu(device::binary_task)},
+      {tasks::kScalar, cpu(host::scalar_task), gpu(device::scalar_task)},
+      {tasks::kCopy, cpu(host::copy_task), gpu(device::copy_task)},
+      {tasks::kDot, cpu(host::dot_task), gpu(device::dot_task)},
+      {tasks::kDiag, cpu(host::diag_task), gpu(device::diag_task)},
+      {tasks::kDiagMatrix, cpu(host::diag_matrix_task), gpu(device::diag_matrix_task)},
+  };
+  for (const Expected& e : expected) {
+    const auto on_cpu = TaskRegistry::variant(e.id, ProcessorKind::CPU);
+    const auto on_gpu = TaskRegistry::variant(e.id, ProcessorKind::GPU);
+    ASSERT_TRUE(on_cpu && on_gpu) << "task " << e.id;
+    EXPECT_EQ(on_cpu->fn, e.cpu.fn) << "task " << e.id;
+    EXPECT_EQ(on_gpu->fn, e.gpu.fn) << "task " << e.id;
+  }
+  // The reductions have a CPU variant only.
+  EXPECT_TRUE(TaskRegistry::variant(tasks::kSum, ProcessorKind::CPU).has_value());
+  EXPECT_FALSE(TaskRegistry::variant(tasks::kSum, ProcessorKind::GPU).has_value());
+}

@@ -36,4 +36,13 @@ bool TaskRegistry::contains(TaskID id) {
   return detail::registry_table().count(id) != 0;
 }
 
+std::optional<TaskVariant> TaskRegistry::variant(TaskID id, ProcessorKind kind) {
+  std::lock_guard<std::mutex> g(detail::registry_mutex());
+  const auto& table = detail::registry_table();
+  const auto it = table.find(id);
+  if (it == table.end()) return std::nullopt;
+  const TaskVariant* v = it->second.variant(kind);
+  return v ? std::optional<TaskVariant>(*v) : std::nullopt;
+}
+
 }  // namespace reprise

@@ -340,3 +340,28 @@ TEST(Mapper, DefaultShardRangesAgreeWithSelectProcessor) {
   MapperTaskInfo t{TaskID(1), "t", Domain(Rect<1>({0}, {9})), DomainPoint(), 0, 0, true, false};
   EXPECT_FALSE(derived.shard_points(t, MachineInfo{1, 0, 0, 2}, 0, first, last));
 }
+
+namespace {
+void registry_cpu_body(TaskContext&) {}
+int registry_gpu_body(TaskContext&) {
+  return 3;
+}
+}  // namespace
+
+TEST(Api, TheRegistryAnswersWhichVariantAKindOfProcessorRuns) {
+  constexpr TaskID kId = 97001;
+  EXPECT_FALSE(TaskRegistry::variant(kId, ProcessorKind::CPU).has_value());  // not registered
+  TaskRegistry::add(kId, "registry_probe", {cpu(registry_cpu_body)});
+  const auto on_cpu = TaskRegistry::variant(kId, ProcessorKind::CPU);
+  ASSERT_TRUE(on_cpu.has_value());
+  EXPECT_EQ(on_cpu->fn, reinterpret_cast<const void*>(&registry_cpu_body));
+  EXPECT_EQ(on_cpu->result_kind, ValueKind::None);
+  EXPECT_FALSE(TaskRegistry::variant(kId, ProcessorKind::GPU).has_value());
+  // Registering again replaces the variants.
+  TaskRegistry::add(kId, "registry_probe", {gpu(registry_gpu_body)});
+  EXPECT_FALSE(TaskRegistry::variant(kId, ProcessorKind::CPU).has_value());
+  const auto on_gpu = TaskRegistry::variant(kId, ProcessorKind::GPU);
+  ASSERT_TRUE(on_gpu.has_value());
+  EXPECT_EQ(on_gpu->fn, reinterpret_cast<const void*>(&registry_gpu_body));
+  EXPECT_EQ(on_gpu->result_size, sizeof(int));
+}

@@ -4,6 +4,7 @@
 #include <cstring>
 #include <initializer_list>
 #include <memory>
+#include <optional>
 #include <string>
 #include <type_traits>
 
@@ -90,6 +91,9 @@ class TaskRegistry {
   // Registers (or replaces) task `id`. Call before or during start().
   static void add(TaskID id, std::string name, std::initializer_list<TaskVariant> variants);
   static bool contains(TaskID id);
+  // The variant task `id` runs on a processor of this kind — the one registered for the kind,
+  // as the runtime picks it — or none if the task is not registered or has none for the kind.
+  static std::optional<TaskVariant> variant(TaskID id, ProcessorKind kind);
 };
 
 }  // namespace reprise
