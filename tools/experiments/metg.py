@@ -25,8 +25,11 @@ bias the comparison.)
 --compare runs every mode with a second build too (systems `MODE@compare`), in the same sweep:
 a before/after figure that one noisy spell of the machine cannot bias.
 
+Given --mpi, every Reprise system's line has `ratio_to_mpi`, its METG over MPI's (with
+several rounds the median of each round's ratio).
+
 --rounds N runs the whole sweep N times, one after another, and gives each system's median
-METG over the rounds, with (given --mpi) `ratio_to_mpi`, the median of each round's ratio: on
+METG over the rounds, with `ratio_to_mpi` the median of each round's ratio: on
 one core a slow spell lasting minutes moves a whole sweep (±40% here), and a round's systems
 move together.
 
@@ -256,9 +259,9 @@ def main():
                 "lower": " bound=lower (never efficient: at least this)"}.get(bound, "")
         if a.rounds > 1:
             note = f" rounds={a.rounds}" + note
-            if "mpi" in systems and s != "mpi":
-                ratio = statistics.median(pr[s][0] / pr["mpi"][0] for pr in per_round)
-                note += f" ratio_to_mpi={ratio:.2f}"
+        if "mpi" in systems and s != "mpi":
+            ratio = statistics.median(pr[s][0] / pr["mpi"][0] for pr in per_round)
+            note += f" ratio_to_mpi={ratio:.2f}"
         print(f"METG system={s} type={a.type} cores={a.cores} metg_us={value:.3f} "
               f"peak_flops={max(f for _, f in pts):.4e}{note}")
     if a.csv:

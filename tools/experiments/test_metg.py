@@ -88,6 +88,18 @@ class WholeSweep(unittest.TestCase):
             effs = [float(r.split(",")[4]) for r in rows[1:]]
             self.assertAlmostEqual(max(effs), 1.0, places=9)  # (against the best run)
 
+    def test_one_round_with_mpi_gives_the_ratio_too(self):
+        if not BINARY:
+            self.skipTest("no reprise-taskbench given")
+        out = subprocess.run(
+            [sys.executable, METG_PY, "--bin", BINARY, "--mpi", BINARY, "--cores", "1",
+             "--modes", "manual", "--reps", "1", "--max-log2", "5", "--min-log2", "4"],
+            capture_output=True, text=True, timeout=600)
+        self.assertEqual(out.returncode, 0, out.stdout + out.stderr)
+        self.assertRegex(out.stdout, r"(?m)^METG system=manual .*ratio_to_mpi=[0-9.]+$")
+        self.assertNotIn("rounds=", out.stdout)
+        self.assertNotRegex(out.stdout, r"(?m)^METG system=mpi .*ratio_to_mpi")
+
 
 if __name__ == "__main__":
     if len(sys.argv) > 1 and not sys.argv[1].startswith("-"):
