@@ -230,7 +230,7 @@ TEST(Array, ElementwiseTasksRunTheHostCompilersCopyOnCpus) {
   tasks::register_all();
   struct Expected {
     TaskID id;
-    TaskVariant on_cpu, on_gpu;  // (the functions, wrapped as the registry holds them)
+    TaskVariant want_cpu, want_gpu;  // (the functions, wrapped as the registry holds them)
   };
   namespace host = tasks::host_kernels;
 #if REPRISE_ARRAY_NVCC_KERNELS
@@ -252,8 +252,8 @@ TEST(Array, ElementwiseTasksRunTheHostCompilersCopyOnCpus) {
     const auto on_cpu = TaskRegistry::variant(e.id, ProcessorKind::CPU);
     const auto on_gpu = TaskRegistry::variant(e.id, ProcessorKind::GPU);
     ASSERT_TRUE(on_cpu && on_gpu) << "task " << e.id;
-    EXPECT_EQ(on_cpu->fn, e.on_cpu.fn) << "task " << e.id;
-    EXPECT_EQ(on_gpu->fn, e.on_gpu.fn) << "task " << e.id;
+    EXPECT_EQ(on_cpu->fn, e.want_cpu.fn) << "task " << e.id;
+    EXPECT_EQ(on_gpu->fn, e.want_gpu.fn) << "task " << e.id;
   }
   // The reductions have a CPU variant only.
   EXPECT_TRUE(TaskRegistry::variant(tasks::kSum, ProcessorKind::CPU).has_value());
