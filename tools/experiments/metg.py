@@ -29,9 +29,8 @@ Given --mpi, every Reprise system's line has `ratio_to_mpi`, its METG over MPI's
 several rounds the median of each round's ratio).
 
 --rounds N runs the whole sweep N times, one after another, and gives each system's median
-METG over the rounds, with `ratio_to_mpi` the median of each round's ratio: on
-one core a slow spell lasting minutes moves a whole sweep (±40% here), and a round's systems
-move together.
+METG over the rounds: on one core a slow spell lasting minutes moves a whole sweep (±40%
+here), and a round's systems move together.
 
 Prints one line per system: `METG system=... type=... cores=... metg_us=...`. The plot
 (efficiency vs granularity) needs matplotlib: run with /usr/bin/python3 on Debian.

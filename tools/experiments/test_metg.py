@@ -60,27 +60,31 @@ class ReportParsing(unittest.TestCase):
 
 
 class WholeSweep(unittest.TestCase):
-    def test_two_rounds_with_a_stand_in_for_mpi(self):
+    def sweep(self, *flags):
+        """metg.py on one core, one run per size, the binary standing in for MPI: its output."""
         if not BINARY:
             self.skipTest("no reprise-taskbench given")
+        out = subprocess.run(
+            [sys.executable, METG_PY, "--bin", BINARY, "--mpi", BINARY, "--cores", "1",
+             "--reps", "1", "--min-log2", "4", *flags],
+            capture_output=True, text=True, timeout=600)
+        self.assertEqual(out.returncode, 0, out.stdout + out.stderr)
+        return out.stdout
+
+    def test_two_rounds_with_a_stand_in_for_mpi(self):
         with tempfile.TemporaryDirectory() as tmp:
             csv = os.path.join(tmp, "metg.csv")
-            out = subprocess.run(
-                [sys.executable, METG_PY, "--bin", BINARY, "--mpi", BINARY, "--cores", "1",
-                 "--modes", "none,manual", "--reps", "1", "--rounds", "2", "--max-log2", "6",
-                 "--min-log2", "4", "--csv", csv],
-                capture_output=True, text=True, timeout=600)
-            self.assertEqual(out.returncode, 0, out.stdout + out.stderr)
+            out = self.sweep("--modes", "none,manual", "--rounds", "2", "--max-log2", "6",
+                             "--csv", csv)
             for system in ("none", "manual", "mpi"):
                 m = re.search(rf"^METG system={system} type=stencil_1d cores=1 "
-                              rf"metg_us=([0-9.]+) .*rounds=2", out.stdout, re.M)
-                self.assertIsNotNone(m, out.stdout)
+                              rf"metg_us=([0-9.]+) .*rounds=2", out, re.M)
+                self.assertIsNotNone(m, out)
                 self.assertGreater(float(m.group(1)), 0.0)
             # The stand-in is measured like MPI, against which the modes get their ratio.
-            self.assertEqual(len(re.findall(r"ratio_to_mpi=[0-9.]+", out.stdout)), 2,
-                             out.stdout)
+            self.assertEqual(len(re.findall(r"ratio_to_mpi=[0-9.]+", out)), 2, out)
             # Each round runs every system at every size: 2 rounds x 3 sizes x 3 systems.
-            self.assertEqual(len(re.findall(r"^RUN round=", out.stdout, re.M)), 18)
+            self.assertEqual(len(re.findall(r"^RUN round=", out, re.M)), 18)
             with open(csv) as f:
                 rows = f.read().splitlines()
             self.assertEqual(rows[0], "system,iter,granularity_us,flops,efficiency")
@@ -89,16 +93,10 @@ class WholeSweep(unittest.TestCase):
             self.assertAlmostEqual(max(effs), 1.0, places=9)  # (against the best run)
 
     def test_one_round_with_mpi_gives_the_ratio_too(self):
-        if not BINARY:
-            self.skipTest("no reprise-taskbench given")
-        out = subprocess.run(
-            [sys.executable, METG_PY, "--bin", BINARY, "--mpi", BINARY, "--cores", "1",
-             "--modes", "manual", "--reps", "1", "--max-log2", "5", "--min-log2", "4"],
-            capture_output=True, text=True, timeout=600)
-        self.assertEqual(out.returncode, 0, out.stdout + out.stderr)
-        self.assertRegex(out.stdout, r"(?m)^METG system=manual .*ratio_to_mpi=[0-9.]+$")
-        self.assertNotIn("rounds=", out.stdout)
-        self.assertNotRegex(out.stdout, r"(?m)^METG system=mpi .*ratio_to_mpi")
+        out = self.sweep("--modes", "manual", "--max-log2", "5")
+        self.assertRegex(out, r"(?m)^METG system=manual .*ratio_to_mpi=[0-9.]+$")
+        self.assertNotIn("rounds=", out)
+        self.assertNotRegex(out, r"(?m)^METG system=mpi .*ratio_to_mpi")
 
 
 if __name__ == "__main__":
