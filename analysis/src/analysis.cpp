@@ -67,6 +67,7 @@ void Analysis::set_graph(GraphSink* g) {
 }
 
 void Analysis::submit(const OpRef& op) {
+  rt_.give_done_event(*op);  // (the analysis orders later ops after it)
   switch (op->kind) {
     case OpKind::Task:
     case OpKind::IndexTask:

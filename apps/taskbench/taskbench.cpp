@@ -237,11 +237,13 @@ class GraphState {
     }
     // One launcher per shape, made before the timed window (as an MPI code sets up its
     // buffers once): the first timestep's writes only; then per shape its parity's rows and
-    // its inputs.
-    launchers_.emplace_back(T_POINT, Domain(Rect<1>({0}, {0})));
+    // its inputs. No future maps: nothing waits on a timestep but the next one, through the
+    // rows it reads, and the fence at the end (as in Task Bench's MPI code).
+    launchers_.emplace_back(T_POINT, Domain(Rect<1>({0}, {0}))).set_future_map(false);
     launchers_.back().add(own_[0], Projection::identity(), Privilege::WriteDiscard, {FX});
     for (std::size_t s = 0; s < inputs_by_shape_.size(); ++s) {
       IndexLauncher& l = launchers_.emplace_back(T_POINT, Domain(Rect<1>({0}, {0})));
+      l.set_future_map(false);
       l.add(own_[parity_of_shape_[s]], Projection::identity(), Privilege::WriteDiscard, {FX});
       for (const Partition& in : inputs_by_shape_[s])
         l.add(in, Projection::identity(), Privilege::ReadOnly, {FX});

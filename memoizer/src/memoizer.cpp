@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <filesystem>
 
+#include "reprise_rt/assert.h"
 #include "reprise_rt/log.h"
 #include "reprise_rt/op_token.h"
 #include "reprise_rt/shard_vote.h"
@@ -48,6 +49,11 @@ void Memoizer::submit(const OpRef& op) {
     return;
   }
   forward(op);
+}
+
+void Memoizer::hold_in_trace(OpRef op) {
+  REPRISE_ASSERT(in_trace_, "the runtime hands over ops only while a manual trace is open");
+  buffer_.push_back(std::move(op));
 }
 
 void Memoizer::release_buffer() {

@@ -60,6 +60,15 @@ void Memoizer::replay(TraceTemplate& t, bool elide, std::size_t prefix) {
   }
   Profiler* prof = rt_.profiler();
   const std::uint64_t prof_t0 = prof ? Profiler::stamp() : 0;
+  // (On one shard, after a whole replay, the sinks' ops imply the rest: the summary waits for
+  // them alone. Under control replication an op completes with its local work and a shard's
+  // sinks are not the template's: every op.) Their events are made before any point runs.
+  const bool sinks_only = !prefix && rt_.num_shards() == 1 && !t.summary_ops.empty();
+  if (sinks_only) {
+    for (std::uint32_t k : t.summary_ops) rt_.give_done_event(*buffer_[k]);
+  } else {
+    for (const OpRef& o : buffer_) rt_.give_done_event(*o);
+  }
   // Replayed ops take the recorded analysis results; non-point ops go through the analysis.
   for (std::uint32_t k = 0; k < buffer_.size(); ++k) {
     Op& o = *buffer_[k];
@@ -121,10 +130,7 @@ void Memoizer::replay(TraceTemplate& t, bool elide, std::size_t prefix) {
       summary_done_.assign(1, all);
     }
   }
-  // (On one shard, after a whole replay, the sinks' ops imply the rest. Under control
-  // replication an op completes with its local work and a shard's sinks are not the
-  // template's: every op.)
-  if (!prefix && rt_.num_shards() == 1 && !t.summary_ops.empty()) {
+  if (sinks_only) {
     for (std::uint32_t k : t.summary_ops) summary_done_.push_back(buffer_[k]->done);
   } else {
     for (const OpRef& o : buffer_) summary_done_.push_back(o->done);

@@ -712,6 +712,10 @@ FutureMap Context::execute(const IndexLauncher& l) {
       add_requirement(rtm.forest(), name, int(i), l.requirements()[i], dom, *op);
     if (needs_interference_check(op->reqs)) check_interference_once(rtm, name, dom, op->reqs);
   });
+  if (!l.makes_future_map()) {  // (fire and forget: set_future_map)
+    rtm.issue(std::move(op));
+    return FutureMap();
+  }
   // (Recycled: the map dies on whichever thread drops it last, often a worker.)
   op->future_map = std::allocate_shared<detail::FutureMapState>(
       detail::RecyclingAllocator<detail::FutureMapState>());

@@ -248,9 +248,16 @@ const TaskInfo* Runtime::find_task_anew(TaskID id) {
   return last_task_;
 }
 
-void Runtime::set_pipeline(std::unique_ptr<OpSink> first_stage, GraphSink* graph) {
+void Runtime::set_pipeline(std::unique_ptr<OpSink> first_stage, GraphSink* graph,
+                           OpSink* trace_holder) {
   pipeline_ = std::move(first_stage);
   graph_ = graph ? graph : &executor_;
+  // Only where analyse() would merely pass a held op on: analysed inline on this thread, and
+  // nothing timing, recording or sending what it analyses (the stages in front of the holder
+  // pass a manual trace's ops through).
+  const bool plain = config_.inline_analysis && !profiler_ && !evtrace_ && !network_ &&
+                     !simulated() && !config_.inorder;
+  trace_holder_ = plain ? trace_holder : nullptr;
 }
 
 void Runtime::note_points(std::uint64_t seq, std::uint64_t points, bool replayed) {
@@ -625,7 +632,15 @@ void Runtime::issue(OpRef op) {
   if (evtrace_) [[unlikely]]
     evtrace_->issued(op->seq, own_cpu_ns());
   if (network_) note_program(*op, ends_trace);
-  op->done = events_.create();
+  // An index launch without a future map (IndexLauncher::set_future_map) has nobody to wait
+  // for it but the analysis and a replay's summary, which make its event if they need it (a
+  // replayed one's completes unseen: Runtime::give_done_event). The event trace, the profiler
+  // and -lg:inorder follow every op's event.
+  if (op->kind == OpKind::IndexTask && !op->future_map && !evtrace_ && !profiler_ &&
+      !config_.inorder)
+    op->done_on_demand = true;
+  else
+    op->done = events_.create();
   switch (op->kind) {
     case OpKind::Task:
     case OpKind::Fill:
@@ -664,6 +679,13 @@ void Runtime::issue(OpRef op) {
     wait_event(done);
     if (drain) wait_outstanding(0);
     rethrow_if_failed();
+    return;
+  }
+  // Inside a manual trace the memoizer only buffers the op until end_trace: handed to it here,
+  // not through push, analyse and the stages in front (~100 instructions a launch, and a
+  // reference less taken and dropped). After a failure, analyse() completes it instead.
+  if (trace_held_ && trace_holder_ && !ends_trace && !failed()) {
+    trace_holder_->hold_in_trace(std::move(op));
     return;
   }
   push(std::move(op));

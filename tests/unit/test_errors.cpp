@@ -179,6 +179,25 @@ TEST(Errors, AccessorRefusedInAReplay) {
                {"wrong_dim", "is 1-d, the accessor is 2-d"});
 }
 
+// A launch without a future map has nothing to report its failure through but the program's
+// next wait: here a fence after the failing replay.
+TEST(Errors, AFailingLaunchWithoutAFutureMapIsReportedByTheNextWait) {
+  expect_error({"-lg:no_auto_tracing"},
+               [](Context& ctx, Data& d) {
+                 for (int i = 0; i < 3; ++i) {
+                   ctx.begin_trace(1);
+                   IndexLauncher l(T_WRONG_DIM, d.colors.bounds(), TaskArgs{int(i == 2)});
+                   l.set_future_map(false);
+                   l.add(d.part, Projection::identity(), Privilege::ReadOnly, {FA});
+                   EXPECT_FALSE(ctx.execute(l).valid());
+                   ctx.end_trace(1);
+                   ctx.fence().wait();
+                 }
+                 ADD_FAILURE() << "the fence after the failing replay did not report it";
+               },
+               {"wrong_dim", "is 1-d, the accessor is 2-d"});
+}
+
 TEST(Errors, UnknownTaskId) {
   expect_error({}, [](Context& ctx, Data&) { ctx.execute(TaskLauncher(424242)); },
                {"execute", "unknown task id 424242"});

@@ -511,6 +511,48 @@ TEST(LaunchPath, VoidFutureMapsWaitAndRefuseValues) {
   });
 }
 
+// A launch without a future map (IndexLauncher::set_future_map(false)) returns an empty map
+// and is ordered by its regions and fences alone — untraced, replayed from a manual trace and
+// traced automatically: a doubling and an addition alternate (they do not commute), a fence
+// now and then, and the reads between fences wait for the replays by their data. On two CPUs
+// with a utility thread, and on one shared with the application thread, which analyses (and
+// hands a manual trace's ops straight to the memoizer).
+TEST(LaunchPath, LaunchesWithoutAFutureMapAreOrderedByTheirRegionsAndFences) {
+  register_all();
+  const std::vector<std::vector<std::string>> layouts{
+      {"-ll:cpu", "2", "-lg:no_inline_analysis"},
+      {"-ll:cpu", "1", "-ll:app_cpu", "1", "-lg:inline_analysis"}};
+  for (const auto& layout : layouts)
+    for (const std::string mode : {"none", "manual", "auto"}) {
+      std::vector<std::string> flags = layout;
+      if (mode != "auto") flags.push_back("-lg:no_auto_tracing");
+      reprise::run(flags, [&](Context& ctx) {
+        Region r = ctx.create_region(ctx.create_index_space(Rect<1>({0}, {99})),
+                                     ctx.create_field_space({{FV, sizeof(std::int64_t)}}));
+        ctx.fill(FillLauncher::of(r, {FV}, std::int64_t(0)));
+        Partition p = ctx.partition_by_blocks(r, Point<1>{25});
+        IndexLauncher twice(T_CHAIN_STEP, p.color_space());
+        twice.set_future_map(false).add(p, Projection::identity(), Privilege::ReadWrite, {FV});
+        IndexLauncher add(T_ADD_ARG, p.color_space());
+        add.set_future_map(false).add(p, Projection::identity(), Privilege::ReadWrite, {FV});
+        std::int64_t x = 0;  // every element's value
+        for (std::int64_t i = 1; i <= 40; ++i) {
+          if (mode == "manual") ctx.begin_trace(1);
+          EXPECT_FALSE(ctx.execute(twice).valid());
+          add.set_args(TaskArgs{AddArgs{i % 3, {}}});
+          EXPECT_FALSE(ctx.execute(add).valid());
+          if (mode == "manual") ctx.end_trace(1);
+          x = 2 * x + 1 + i % 3;
+          if (i % 10 == 4) ctx.fence().wait();
+          if (i % 10 == 7) {
+            EXPECT_EQ(sum_of(ctx, r), 100 * x) << mode << ", step " << i;
+          }
+        }
+        EXPECT_EQ(sum_of(ctx, r), 100 * x) << mode;
+      });
+    }
+}
+
 TEST(LaunchPath, TheRuntimesThreadsAreNamedForTheSystem) {
   // (top -H, gdb and perf show which thread is a worker; the program's own thread keeps its
   // name. Every CPU with a worker of its own: with -ll:app_cpu the application's thread runs

@@ -44,6 +44,7 @@ void run_parsed(const detail::Config& parsed, const TopLevelTask& top_level,
   detail::Runtime rt(config, std::move(mapper), network, device.get());
   std::unique_ptr<detail::OpSink> stages =
       std::make_unique<detail::Memoizer>(rt, std::make_unique<detail::Analysis>(rt));
+  detail::OpSink* const memoizer = stages.get();
   if (config.automatic_stage()) {
     tracing::AutoTraceOptions opt;
     opt.min_trace_length = std::size_t(config.at_min_length);
@@ -66,7 +67,7 @@ void run_parsed(const detail::Config& parsed, const TopLevelTask& top_level,
                           : no_spare_core && config.at_analysis_delay_us == 0;
     stages = std::make_unique<detail::AutoTraceStage>(rt, std::move(stages), opt, config.at_log);
   }
-  rt.set_pipeline(std::move(stages), nullptr);
+  rt.set_pipeline(std::move(stages), nullptr, memoizer);
   rt.run(top_level);
 }
 

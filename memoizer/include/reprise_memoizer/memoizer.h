@@ -24,6 +24,8 @@ class Memoizer final : public OpSink {
   Memoizer(const Memoizer&) = delete;
   Memoizer& operator=(const Memoizer&) = delete;
   void submit(const OpRef& op) override;
+  // A manual trace's op, from the application thread (Runtime::issue): buffered.
+  void hold_in_trace(OpRef op) override;
 
   // For tests and tools.
   const std::list<std::unique_ptr<TraceTemplate>>* templates(TraceID id) const;

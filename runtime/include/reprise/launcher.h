@@ -145,6 +145,15 @@ class IndexLauncher {
     point_args_ = std::move(m);
     return *this;
   }
+  // Whether Context::execute makes the launch a FutureMap (the default). Without one it returns
+  // an empty map: the launch is waited for only through a fence or the regions it writes, its
+  // points' values are dropped, and a point's failure is reported by the next wait — a
+  // fire-and-forget launch, as an MPI code's timestep (Task Bench's). It costs less: no map,
+  // and a replayed launch makes no completion event of its own (docs/api.md).
+  IndexLauncher& set_future_map(bool make) {
+    future_map_ = make;
+    return *this;
+  }
 
   TaskID task() const { return task_; }
   const Domain& domain() const { return domain_; }
@@ -152,6 +161,7 @@ class IndexLauncher {
   const ArgumentMap& argument_map() const { return point_args_; }
   const std::vector<RegionRequirement>& requirements() const { return reqs_; }
   const std::vector<Future>& futures() const { return futures_; }
+  bool makes_future_map() const { return future_map_; }
 
  private:
   friend class Context;
@@ -159,6 +169,7 @@ class IndexLauncher {
   Domain domain_;
   TaskArgs args_;
   ArgumentMap point_args_;
+  bool future_map_ = true;
   std::vector<RegionRequirement> reqs_;
   std::vector<Future> futures_;
   // What the runtime made of reqs_ at recent launches (Context::execute, on the application

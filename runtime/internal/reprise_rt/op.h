@@ -184,8 +184,12 @@ class Op {
   InlineVector<Domain, 8> point_rects;
   PointInstances point_instances;     // same indexing (a replay may share its template's)
   InlineVector<Event, 8> point_done;  // per point completion
-  Event done;                         // the whole op (created at issue)
-  std::exception_ptr error;           // the first point failure (see error_set)
+  Event done;                         // the whole op (created at issue, or on demand:)
+  // An index launch without a future map gets its event only if something asks for it — the
+  // analysis, a replay's summary (Runtime::give_done_event, on the analysis thread, before any
+  // point of the op runs); a replayed one is followed by its points' successors instead.
+  bool done_on_demand = false;
+  std::exception_ptr error;  // the first point failure (see error_set)
   std::atomic<bool> error_set{false};
   std::atomic<std::int64_t> remaining{0};  // points not yet complete
 

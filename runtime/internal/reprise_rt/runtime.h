@@ -117,8 +117,10 @@ class Runtime {
   // The runtime running in this process (one at a time), or nullptr.
   static Runtime* current();
 
-  // Installs the pipeline's first stage; must be called before run().
-  void set_pipeline(std::unique_ptr<OpSink> first_stage, GraphSink* graph);
+  // Installs the pipeline's first stage; must be called before run(). `trace_holder`: the
+  // stage that holds a manual trace's ops (the memoizer), or null.
+  void set_pipeline(std::unique_ptr<OpSink> first_stage, GraphSink* graph,
+                    OpSink* trace_holder = nullptr);
   // Runs top_level on the calling thread, waits for every op, shuts down. Rethrows the first
   // error of the program (from the application, the analysis or a task).
   void run(const std::function<void(Context&)>& top_level);
@@ -158,6 +160,13 @@ class Runtime {
   // The GPU backend (null without -ll:gpu).
   Device* device() const { return device_; }
   EventTable& events() { return events_; }
+  // Makes op's completion event if it was left to be made on demand (Op::done_on_demand).
+  // Called on the analysis thread before any of the op's points can run.
+  void give_done_event(Op& op) {
+    if (!op.done_on_demand) return;
+    op.done_on_demand = false;
+    op.done = events_.create();
+  }
   RegionForest& forest() { return forest_; }
   InstanceManager& instances() { return instances_; }
   Executor& executor() { return executor_; }
@@ -369,6 +378,9 @@ class Runtime {
   TaskID last_task_id_ = 0;
   const TaskInfo* last_task_ = nullptr;
   std::unique_ptr<OpSink> pipeline_;
+  // Where an op issued inside a manual trace goes straight from issue(), when nothing else on
+  // the way wants to see it (set_pipeline; null: every op takes the pipeline's way).
+  OpSink* trace_holder_ = nullptr;
   GraphSink* graph_ = &executor_;
   OpQueue queue_;
   std::thread utility_;
