@@ -194,7 +194,7 @@ struct MergeState {
 };
 void merge_input_done(void* ctx, std::uint64_t) {
   auto* m = static_cast<MergeState*>(ctx);
-  if (m->pending.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+  if (shared_sub(m->pending, 1, std::memory_order_acq_rel) == 1) {
     EventTable* table = m->table;
     Event out = m->out;
     PoolDelete<MergeState>{}(m);
@@ -221,8 +221,9 @@ Event EventTable::merge(std::span<const Event> events) {
   Event out = m->out;
   MergeState* raw = m.release();  // owned by its pending count from here on
   for (Event e : events) {
-    raw->pending.fetch_add(1, std::memory_order_relaxed);
-    if (!add_waiter(e, &merge_input_done, raw, 0)) raw->pending.fetch_sub(1);
+    shared_add(raw->pending, 1, std::memory_order_relaxed);
+    if (!add_waiter(e, &merge_input_done, raw, 0))
+      shared_sub(raw->pending, 1, std::memory_order_seq_cst);
   }
   merge_input_done(raw, 0);
   return out;

@@ -62,7 +62,7 @@ void Executor::finish_in_batch(ReplayBatch* batch, std::uint32_t index) {
   const std::uint32_t* next = s.targets.data() + s.begin[index];
   for (std::uint32_t i = 0; i < successors; ++i) release(&batch->tasks[next[i]]);
   if (!counted) return;
-  const std::int32_t unfinished = batch->unfinished.fetch_sub(1, std::memory_order_acq_rel);
+  const std::int32_t unfinished = shared_sub(batch->unfinished, 1, std::memory_order_acq_rel);
   REPRISE_ASSERT(unfinished > 0, "a batch finishes each of its points once");
   if (unfinished == 1) retire_batch(batch);
 }
@@ -90,9 +90,9 @@ void Executor::wait_for(PointTask* t, std::span<const Event> pre) {
       }
     }
     if (x) x->need(e);
-    t->pending.fetch_add(1, std::memory_order_relaxed);
+    shared_add(t->pending, 1, std::memory_order_relaxed);
     if (!rt_.events().add_waiter(e, &Executor::precondition_done, t, 0))
-      t->pending.fetch_sub(1, std::memory_order_relaxed);
+      shared_sub(t->pending, 1, std::memory_order_relaxed);
   }
 }
 
@@ -104,7 +104,7 @@ void Executor::count_down_when(Event e, PointTask* t) {
 }
 
 void Executor::count_off(Op& op, std::uint32_t points) {
-  const std::int64_t remaining = op.remaining.fetch_sub(points, std::memory_order_acq_rel);
+  const std::int64_t remaining = shared_sub(op.remaining, points, std::memory_order_acq_rel);
   REPRISE_ASSERT(remaining >= std::int64_t(points), "an op completes once, after its last point");
   if (remaining == std::int64_t(points)) rt_.op_completed(op);
 }
@@ -174,7 +174,7 @@ Event Executor::init_sharded_point(PointTask& t, Op& op, std::uint32_t point, Pr
 }
 
 void Executor::release(PointTask* t) {
-  const std::int32_t pending = t->pending.fetch_sub(1, std::memory_order_acq_rel);
+  const std::int32_t pending = shared_sub(t->pending, 1, std::memory_order_acq_rel);
   REPRISE_ASSERT(pending > 0, "a point is counted down at most once per precondition");
   if (pending == 1) enqueue(t);
 }

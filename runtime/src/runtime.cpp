@@ -219,6 +219,9 @@ Runtime::~Runtime() {
   queue_.stop();
   if (utility_.joinable()) utility_.join();
   executor_.stop();
+  // (The members destroyed after this body — the pipeline's held ops among them — are
+  // released on this thread, the only one left either way.)
+  if (alone_) g_runtime_alone.store(false, std::memory_order_relaxed);
   Runtime* self = this;
   g_current.compare_exchange_strong(self, nullptr);
 }
@@ -249,8 +252,9 @@ const TaskInfo* Runtime::find_task_anew(TaskID id) {
 }
 
 void Runtime::set_pipeline(std::unique_ptr<OpSink> first_stage, GraphSink* graph,
-                           OpSink* trace_holder) {
+                           OpSink* trace_holder, bool stages_use_threads) {
   pipeline_ = std::move(first_stage);
+  stages_use_threads_ = stages_use_threads;
   graph_ = graph ? graph : &executor_;
   // Only where analyse() would merely pass a held op on: analysed inline on this thread, and
   // nothing timing, recording or sending what it analyses (the stages in front of the holder
@@ -350,6 +354,10 @@ void Runtime::run(const std::function<void(Context&)>& top_level) {
     buffer_made->wait();
   }
   app_thread_ = std::this_thread::get_id();
+  // Alone: no thread but this one touches the runtime's shared counters (reprise_rt/alone.h).
+  alone_ = config_.inline_analysis && !executor_.runs_threads() && !network_ && !device_ &&
+           !simulated() && !stages_use_threads_;
+  g_runtime_alone.store(alone_, std::memory_order_relaxed);
   warm_pools();
   static std::once_flag exit_hook;
   std::call_once(exit_hook, [] { std::atexit(&Runtime::exit_while_running); });
@@ -773,7 +781,7 @@ void Runtime::op_completed(Op& op) {
     op.future_map->ready.store(true, std::memory_order_release);
   }
   events_.trigger(op.done);
-  const std::int64_t completed = completed_.fetch_add(1, std::memory_order_seq_cst) + 1;
+  const std::int64_t completed = shared_add(completed_, 1, std::memory_order_seq_cst) + 1;
   if (app_waiting_.load(std::memory_order_seq_cst)) {
     // (issued_ does not change while the application thread waits.)
     const std::int64_t left = issued_.load(std::memory_order_seq_cst) - completed;

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "error_text.h"
+#include "reprise_rt/alone.h"
 #include "reprise_rt/inline_vector.h"
 #include "reprise_rt/op.h"
 #include "reprise_rt/op_token.h"
@@ -551,6 +552,44 @@ TEST(LaunchPath, LaunchesWithoutAFutureMapAreOrderedByTheirRegionsAndFences) {
         EXPECT_EQ(sum_of(ctx, r), 100 * x) << mode;
       });
     }
+}
+
+// Shared counters change without locked instructions only where the runtime has no thread but
+// the application's (reprise_rt/alone.h): the one-core layout, and nothing that adds a thread.
+TEST(LaunchPath, TheRuntimeRunsAloneOnlyWhereNoOtherThreadExists) {
+  register_all();
+  const std::vector<std::string> one_core{"-ll:cpu", "1", "-ll:app_cpu", "1",
+                                          "-lg:inline_analysis"};
+  auto with = [&](std::vector<std::string> more) {
+    std::vector<std::string> flags = one_core;
+    flags.insert(flags.end(), more.begin(), more.end());
+    return flags;
+  };
+  const std::vector<std::pair<std::vector<std::string>, bool>> cases{
+      {one_core, true},
+      {with({"-lg:no_auto_tracing"}), true},
+      {with({"-lg:auto_trace:mine_inline", "0"}), false},  // mining on oneTBB's threads
+      {with({"-ll:util", "2"}), false},                    // a thread for fills and copies
+      {{"-ll:cpu", "1", "-ll:app_cpu", "0", "-lg:inline_analysis"}, false},  // a worker
+      {{"-ll:cpu", "2", "-lg:no_inline_analysis"}, false}};
+  for (const auto& [flags, alone] : cases) {
+    reprise::run(flags, [&](Context& ctx) {
+      EXPECT_EQ(reprise::detail::runtime_alone(), alone) << ::testing::PrintToString(flags);
+      // A chain that replays, so that the counters are used either way.
+      Region r = ctx.create_region(ctx.create_index_space(Rect<1>({0}, {9})),
+                                   ctx.create_field_space({{FV, sizeof(std::int64_t)}}));
+      ctx.fill(FillLauncher::of(r, {FV}, std::int64_t(0)));
+      IndexLauncher l(T_CHAIN_STEP, Domain(Rect<1>({0}, {0})));
+      l.add(r, Privilege::ReadWrite, {FV});
+      for (int i = 0; i < 6; ++i) {
+        ctx.begin_trace(7);
+        ctx.execute(l);
+        ctx.end_trace(7);
+      }
+      EXPECT_EQ(sum_of(ctx, r), 10 * 63);
+    });
+    EXPECT_FALSE(reprise::detail::runtime_alone()) << "still set after the run";
+  }
 }
 
 TEST(LaunchPath, TheRuntimesThreadsAreNamedForTheSystem) {

@@ -45,6 +45,7 @@ void run_parsed(const detail::Config& parsed, const TopLevelTask& top_level,
   std::unique_ptr<detail::OpSink> stages =
       std::make_unique<detail::Memoizer>(rt, std::make_unique<detail::Analysis>(rt));
   detail::OpSink* const memoizer = stages.get();
+  bool mines_on_threads = false;
   if (config.automatic_stage()) {
     tracing::AutoTraceOptions opt;
     opt.min_trace_length = std::size_t(config.at_min_length);
@@ -65,9 +66,10 @@ void run_parsed(const detail::Config& parsed, const TopLevelTask& top_level,
     opt.synchronous = config.at_mine_inline >= 0
                           ? config.at_mine_inline == 1
                           : no_spare_core && config.at_analysis_delay_us == 0;
+    mines_on_threads = !opt.synchronous;
     stages = std::make_unique<detail::AutoTraceStage>(rt, std::move(stages), opt, config.at_log);
   }
-  rt.set_pipeline(std::move(stages), nullptr, memoizer);
+  rt.set_pipeline(std::move(stages), nullptr, memoizer, mines_on_threads);
   rt.run(top_level);
 }
 

@@ -68,6 +68,8 @@ class Executor final : public GraphSink, public BatchSink {
   static bool running_points_here();
   // -lg:bounds_checks: whether the accessors tasks make check every use (read per accessor).
   bool bounds_checks() const { return bounds_checks_; }
+  // Whether it runs threads of its own (workers, or -ll:othr helpers): after start().
+  bool runs_threads() const { return !threads_.empty() || !steal_pools_.empty(); }
 
   std::uint32_t num_cpus() const { return std::uint32_t(cpu_queues_.size()); }
   std::uint32_t num_gpus() const { return std::uint32_t(gpu_queues_.size()); }

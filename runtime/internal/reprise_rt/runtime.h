@@ -118,9 +118,12 @@ class Runtime {
   static Runtime* current();
 
   // Installs the pipeline's first stage; must be called before run(). `trace_holder`: the
-  // stage that holds a manual trace's ops (the memoizer), or null.
+  // stage that holds a manual trace's ops (the memoizer), or null; `stages_use_threads`: a
+  // stage runs work on threads of its own (automatic tracing mining on oneTBB's).
   void set_pipeline(std::unique_ptr<OpSink> first_stage, GraphSink* graph,
-                    OpSink* trace_holder = nullptr);
+                    OpSink* trace_holder = nullptr, bool stages_use_threads = false);
+  // Whether this runtime runs on the application thread alone (reprise_rt/alone.h).
+  bool alone() const { return alone_; }
   // Runs top_level on the calling thread, waits for every op, shuts down. Rethrows the first
   // error of the program (from the application, the analysis or a task).
   void run(const std::function<void(Context&)>& top_level);
@@ -381,6 +384,8 @@ class Runtime {
   // Where an op issued inside a manual trace goes straight from issue(), when nothing else on
   // the way wants to see it (set_pipeline; null: every op takes the pipeline's way).
   OpSink* trace_holder_ = nullptr;
+  bool stages_use_threads_ = false;
+  bool alone_ = false;  // (run(): reprise_rt/alone.h)
   GraphSink* graph_ = &executor_;
   OpQueue queue_;
   std::thread utility_;

@@ -3,6 +3,8 @@
 #include <atomic>
 #include <thread>
 
+#include "reprise_rt/alone.h"
+
 namespace reprise::detail {
 
 inline void cpu_relax() {
@@ -14,6 +16,7 @@ inline void cpu_relax() {
 class SpinLock {
  public:
   void lock() {
+    if (runtime_alone()) return;  // (nothing else could hold it: reprise_rt/alone.h)
     for (int spins = 0; flag_.exchange(true, std::memory_order_acquire); ++spins) {
       while (flag_.load(std::memory_order_relaxed)) {
         if (++spins > 64) {
