@@ -182,7 +182,7 @@ bool LogicalAnalysis::users_match(Memo& m) const {
 }
 
 bool LogicalAnalysis::capture(Memo& m, const Op& op) {
-  m.reqs = op.reqs;
+  m.reqs.share_inside(op.reqs);
   m.domain = op.domain;
   m.complete = false;
   m.hits = 0;

@@ -181,7 +181,7 @@ OpRef renumbered(const OpRef& proto, Op& for_op) {
   c->replayed = for_op.replayed;
   c->in_trace = for_op.in_trace;
   c->domain = p.domain;
-  c->reqs = p.reqs;
+  c->reqs.share_inside(p.reqs);
   c->point_rects = p.point_rects;
   c->point_instances = p.point_instances;
   c->point_done.assign(1, kNoEvent);

@@ -335,7 +335,7 @@ void compute_elision_links(TraceTemplate& t, const std::vector<OpRef>& recorded,
     const Op& o = *recorded[k];
     c->kind = o.kind;
     c->domain = o.domain;
-    c->reqs = o.reqs;
+    c->reqs.share_inside(o.reqs);
     c->point_rects = o.point_rects;
     c->point_done.resize(o.num_points());
     for (std::uint32_t p = 0; p < c->point_done.size(); ++p)

@@ -400,7 +400,7 @@ void resolve_requirements(Runtime& rt, detail::KeptLaunches& kept, detail::Op& o
                           std::span<const RegionRequirement> reqs, Resolve&& resolve) {
   const auto& payload = op.task_payload();
   auto use = [&](const detail::ResolvedLaunch& r) {
-    op.reqs = r.reqs;
+    op.reqs.share_inside(r.reqs);  // (an op: reprise_rt/req_list.h)
     op.task_payload().req_begin = r.req_begin;
     if (r.futures == payload.futures.size() && r.pinned_memory == payload.pinned_memory)
       op.token = r.token;

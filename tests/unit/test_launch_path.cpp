@@ -204,6 +204,50 @@ TEST(ReqList, CopiesShareUntilOneChanges) {
   EXPECT_EQ(a.size(), 2u);
 }
 
+// The runtime's own holders (share_inside: ops, memos) count apart from the outer ones (a
+// launcher's resolution) and hold one outer reference together: sharing, copy-on-write and the
+// last holder's release work whichever lets go first (the sanitizer builds check the frees).
+TEST(ReqList, InsideReferencesCountApartFromOuterOnes) {
+  using reprise::detail::ReqList;
+  ReqList launcher;
+  launcher.emplace_back().uid = 1;
+  ReqList op1, op2;
+  op1.share_inside(launcher);
+  op2.share_inside(launcher);
+  op1.share_inside(launcher);  // the same again: nothing changes
+  EXPECT_EQ(op1.identity(), launcher.identity());
+  EXPECT_TRUE(launcher.shared());
+  EXPECT_TRUE(op1.shared());
+  ReqList copy = op1;  // a copy of an inside one is an outer one
+  EXPECT_EQ(copy.identity(), launcher.identity());
+  launcher = ReqList();  // the launcher lets go first
+  copy = ReqList();
+  EXPECT_TRUE(op1.shared());  // op2 holds it too
+  op2.edit(0).uid = 5;        // op2 copies first
+  EXPECT_NE(op2.identity(), op1.identity());
+  EXPECT_EQ(op1[0].uid, 1u);
+  EXPECT_EQ(op2[0].uid, 5u);
+  EXPECT_FALSE(op1.shared());  // the last holder of the first block
+  const void* before = op1.identity();
+  op1.edit(0).uid = 9;  // in place
+  EXPECT_EQ(op1.identity(), before);
+  ReqList moved = std::move(op1);
+  EXPECT_TRUE(op1.empty());  // NOLINT(bugprone-use-after-move): a moved-from list is empty
+  EXPECT_EQ(moved[0].uid, 9u);
+  // The inside ones let go first, the outer one last.
+  ReqList kept;
+  kept.emplace_back().uid = 3;
+  {
+    ReqList a, b;
+    a.share_inside(kept);
+    b.share_inside(a);
+    EXPECT_TRUE(kept.shared());
+  }
+  EXPECT_FALSE(kept.shared());
+  kept.clear();
+  EXPECT_TRUE(kept.empty());
+}
+
 namespace {
 struct Recycled {
   explicit Recycled(std::int64_t v) : value(v) { ++alive; }

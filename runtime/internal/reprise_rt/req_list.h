@@ -7,6 +7,11 @@
 // reading; every change goes through a method that makes the list the caller's own first, and
 // the setters of what the analysis recomputes (pieces, bbox) write only what differs, so that
 // a list the analysis finds already right stays shared.
+// Counted in two parts: the references the runtime's own objects hold (share_inside: ops, the
+// analysis' memo) change like an op's own count (reprise_rt/alone.h: without a locked
+// instruction where the runtime runs alone), and together hold one of the block's outer
+// references — the ones launchers' resolutions hold, which the program may copy and drop on
+// any thread, and which stay atomic.
 #include <algorithm>
 #include <atomic>
 #include <cstddef>
@@ -17,6 +22,7 @@
 #include <vector>
 
 #include "reprise/types.h"
+#include "reprise_rt/alone.h"
 #include "reprise_rt/forest.h"
 #include "reprise_rt/inline_vector.h"
 #include "reprise_rt/pool.h"
@@ -56,15 +62,29 @@ class ReqList {
   using Pieces = std::shared_ptr<const std::vector<Domain>>;
 
   ReqList() = default;
+  // (A copy holds an outer reference, whatever the original holds.)
   ReqList(const ReqList& o) noexcept : block_(o.block_) {
     if (block_) block_->refs.fetch_add(1, std::memory_order_relaxed);
   }
-  ReqList(ReqList&& o) noexcept : block_(std::exchange(o.block_, nullptr)) {}
+  ReqList(ReqList&& o) noexcept
+      : block_(std::exchange(o.block_, nullptr)), inside_(std::exchange(o.inside_, false)) {}
   ReqList& operator=(ReqList o) noexcept {
     std::swap(block_, o.block_);
+    std::swap(inside_, o.inside_);
     return *this;
   }
-  ~ReqList() { release(block_); }
+  ~ReqList() { drop(); }
+  // Shares o's requirements as one of the runtime's own objects (an op, a memo), never one the
+  // program can reach: counted apart (above).
+  void share_inside(const ReqList& o) noexcept {
+    if (o.block_ == block_ && inside_) return;
+    Block* b = o.block_;
+    if (b && shared_add(b->inside, 1, std::memory_order_relaxed) == 0)
+      b->refs.fetch_add(1, std::memory_order_relaxed);  // (the inside references' one)
+    drop();
+    block_ = b;
+    inside_ = b != nullptr;
+  }
 
   std::size_t size() const { return block_ ? block_->size : 0; }
   bool empty() const { return size() == 0; }
@@ -73,7 +93,10 @@ class ReqList {
   const ReqInfo& operator[](std::size_t i) const { return block_->items()[i]; }
   const ReqInfo& back() const { return (*this)[size() - 1]; }
   // Whether another list holds these requirements too (then a change copies them first).
-  bool shared() const { return block_ && block_->refs.load(std::memory_order_acquire) != 1; }
+  bool shared() const {
+    return block_ && (block_->refs.load(std::memory_order_acquire) != 1 ||
+                      block_->inside.load(std::memory_order_acquire) > 1);
+  }
   // Which requirements these are: lists that share them have the same identity, and while a
   // list holds them they never change (a change copies them first).
   const void* identity() const { return block_; }
@@ -95,7 +118,11 @@ class ReqList {
     block_->items()[--block_->size].~ReqInfo();
   }
   void reserve(std::size_t n) { own(std::max(n, size())); }
-  void clear() { release(std::exchange(block_, nullptr)); }
+  void clear() {
+    drop();
+    block_ = nullptr;
+    inside_ = false;
+  }
   void set_pieces(std::size_t i, const Pieces& p) {
     if ((*this)[i].pieces != p) edit(i).pieces = p;
   }
@@ -106,7 +133,8 @@ class ReqList {
  private:
   // The requirements and their count, one allocation (its ReqInfos follow it).
   struct alignas(alignof(ReqInfo)) Block {
-    std::atomic<std::int32_t> refs{1};
+    std::atomic<std::int32_t> refs{1};    // outer references, and one for all inside ones
+    std::atomic<std::int32_t> inside{0};  // share_inside's references
     std::uint32_t size = 0;
     std::uint32_t capacity = 0;
     ReqInfo* items() { return reinterpret_cast<ReqInfo*>(this + 1); }
@@ -125,10 +153,15 @@ class ReqList {
     b->~Block();
     pool_free(b);
   }
+  // Lets go of this list's reference (the last inside one gives up their outer one).
+  void drop() noexcept {
+    if (inside_ && shared_sub(block_->inside, 1, std::memory_order_acq_rel) != 1) return;
+    release(block_);
+  }
   // Makes the list this one's alone with room for `capacity` requirements (copied when
   // shared, moved when it only grows).
   void own(std::size_t capacity) {
-    const bool alone = block_ && block_->refs.load(std::memory_order_acquire) == 1;
+    const bool alone = block_ && !shared();
     if (alone && block_->capacity >= capacity) return;
     Block* b = allocate(std::max<std::size_t>({capacity, 2 * size(), 2}));
     try {
@@ -144,10 +177,13 @@ class ReqList {
       release(b);
       throw;
     }
-    release(std::exchange(block_, b));
+    drop();  // (the new block is held as an outer reference)
+    block_ = b;
+    inside_ = false;
   }
 
   Block* block_ = nullptr;
+  bool inside_ = false;  // holds an inside reference (share_inside)
 };
 
 }  // namespace reprise::detail
