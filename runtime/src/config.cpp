@@ -171,6 +171,11 @@ const std::vector<FlagDef>& flag_table() {
         "whether a spinning idle thread yields its core at every round (auto: when the "
         "runtime's busy threads outnumber the cores)",
         auto_i32(&Config::spin_yield, 0, 1, "-ll:spin_yield"));
+    add("-lg:alone", "auto|0",
+        "where the runtime has no thread but the application's (one CPU served by it, the "
+        "analysis inline, no helper thread), the counters threads would share change without "
+        "locked instructions (auto); 0: always with them",
+        auto_i32(&Config::alone, 0, 0, "-lg:alone"));
     add("-lg:bounds_checks", nullptr, "check every accessor use against its bounds",
         sw(&Config::bounds_checks));
     add("-lg:inorder", nullptr, "run each op to completion before the next is issued",

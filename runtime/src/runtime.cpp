@@ -355,8 +355,8 @@ void Runtime::run(const std::function<void(Context&)>& top_level) {
   }
   app_thread_ = std::this_thread::get_id();
   // Alone: no thread but this one touches the runtime's shared counters (reprise_rt/alone.h).
-  alone_ = config_.inline_analysis && !executor_.runs_threads() && !network_ && !device_ &&
-           !simulated() && !stages_use_threads_;
+  alone_ = config_.alone != 0 && config_.inline_analysis && !executor_.runs_threads() &&
+           !network_ && !device_ && !simulated() && !stages_use_threads_;
   g_runtime_alone.store(alone_, std::memory_order_relaxed);
   warm_pools();
   static std::once_flag exit_hook;

@@ -612,6 +612,7 @@ TEST(LaunchPath, TheRuntimeRunsAloneOnlyWhereNoOtherThreadExists) {
   const std::vector<std::pair<std::vector<std::string>, bool>> cases{
       {one_core, true},
       {with({"-lg:no_auto_tracing"}), true},
+      {with({"-lg:alone", "0"}), false},
       {with({"-lg:auto_trace:mine_inline", "0"}), false},  // mining on oneTBB's threads
       {with({"-ll:util", "2"}), false},                    // a thread for fills and copies
       {{"-ll:cpu", "1", "-ll:app_cpu", "0", "-lg:inline_analysis"}, false},  // a worker
