@@ -175,7 +175,16 @@ const std::vector<FlagDef>& flag_table() {
         "where the runtime has no thread but the application's (one CPU served by it, the "
         "analysis inline, no helper thread), the counters threads would share change without "
         "locked instructions (auto); 0: always with them",
-        auto_i32(&Config::alone, 0, 0, "-lg:alone"));
+        std::make_pair(
+            [](const Config& c) { return std::string(c.alone < 0 ? "auto" : "0"); },
+            [](Config& c, const std::string& v) {
+              if (v != "auto" && v != "0")
+                throw Error(fmt::format(
+                    "flag -lg:alone: '{}': auto or 0 (the runtime runs alone only where no "
+                    "other thread exists; it cannot be forced)",
+                    v));
+              c.alone = v == "auto" ? -1 : 0;
+            }));
     add("-lg:bounds_checks", nullptr, "check every accessor use against its bounds",
         sw(&Config::bounds_checks));
     add("-lg:inorder", nullptr, "run each op to completion before the next is issued",

@@ -87,6 +87,15 @@ TEST(Flags, BadValuesAreErrors) {
   EXPECT_EQ(parse_args({}, false).config.nccl, 0);  // off unless asked for
   EXPECT_EQ(parse_args({"-ll:nccl", "auto"}, false).config.nccl, -1);
   EXPECT_EQ(parse_args({"-ll:nccl", "1"}, false).config.nccl, 1);
+  // The one-thread counters can be turned off, not forced on.
+  EXPECT_EQ(parse_args({}, false).config.alone, -1);
+  EXPECT_EQ(parse_args({"-lg:alone", "0"}, false).config.alone, 0);
+  try {
+    parse_args({"-lg:alone", "1"}, false);
+    ADD_FAILURE() << "-lg:alone 1 accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("auto or 0"), std::string::npos) << e.what();
+  }
 }
 
 TEST(Flags, ReadsReproiseArgsFromTheEnvironment) {
