@@ -52,7 +52,7 @@ void Memoizer::submit(const OpRef& op) {
 }
 
 void Memoizer::hold_in_trace(OpRef op) {
-  REPRISE_ASSERT(in_trace_, "the runtime hands over ops only while a manual trace is open");
+  REPRISE_ASSERT(in_trace_, "ops are handed over only between a trace's marks");
   buffer_.push_back(std::move(op));
 }
 

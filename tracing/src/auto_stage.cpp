@@ -161,7 +161,8 @@ void AutoTraceStage::forward_traced(std::uint64_t index) {
     std::fprintf(log_, "op %llu T %u\n", (unsigned long long)index, current_trace_);
     replayed_.push_back(replaying_);
   }
-  next_->submit(take(index));
+  // (Between this trace's marks the memoizer only buffers it: handed over, not submitted.)
+  next_->hold_in_trace(take(index));
 }
 
 void AutoTraceStage::end_trace(std::uint32_t id) {

@@ -24,7 +24,7 @@ class Memoizer final : public OpSink {
   Memoizer(const Memoizer&) = delete;
   Memoizer& operator=(const Memoizer&) = delete;
   void submit(const OpRef& op) override;
-  // A manual trace's op, from the application thread (Runtime::issue): buffered.
+  // An op between a trace's marks (Runtime::issue, AutoTraceStage): buffered.
   void hold_in_trace(OpRef op) override;
 
   // For tests and tools.

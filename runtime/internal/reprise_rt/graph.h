@@ -35,8 +35,9 @@ class OpSink {
  public:
   virtual ~OpSink() = default;
   virtual void submit(const OpRef& op) = 0;
-  // An op of a manual trace the stage holds until end_trace, handed over by the application
-  // thread itself (Runtime::issue, -lg:inline_analysis): only the memoizer is given these.
+  // An op of a trace the stage holds until the trace ends, handed over between the trace's
+  // marks (Runtime::issue for a manual trace analysed inline; the automatic tracing stage for
+  // its own traces): only the memoizer is given these.
   virtual void hold_in_trace(OpRef op) { submit(op); }
   // Called on the utility thread after the last op, before it exits.
   virtual void finish() {}
