@@ -64,11 +64,14 @@ void Memoizer::replay(TraceTemplate& t, bool elide, std::size_t prefix) {
   // them alone. Under control replication an op completes with its local work and a shard's
   // sinks are not the template's: every op.) Their events are made before any point runs.
   const bool sinks_only = !prefix && rt_.num_shards() == 1 && !t.summary_ops.empty();
-  if (sinks_only) {
-    for (std::uint32_t k : t.summary_ops) rt_.give_done_event(*buffer_[k]);
-  } else {
-    for (const OpRef& o : buffer_) rt_.give_done_event(*o);
-  }
+  auto each_summarised = [&](auto&& fn) {
+    if (sinks_only) {
+      for (std::uint32_t k : t.summary_ops) fn(*buffer_[k]);
+    } else {
+      for (const OpRef& o : buffer_) fn(*o);
+    }
+  };
+  each_summarised([&](Op& o) { rt_.give_done_event(o); });
   // Replayed ops take the recorded analysis results; non-point ops go through the analysis.
   for (std::uint32_t k = 0; k < buffer_.size(); ++k) {
     Op& o = *buffer_[k];
@@ -130,11 +133,7 @@ void Memoizer::replay(TraceTemplate& t, bool elide, std::size_t prefix) {
       summary_done_.assign(1, all);
     }
   }
-  if (sinks_only) {
-    for (std::uint32_t k : t.summary_ops) summary_done_.push_back(buffer_[k]->done);
-  } else {
-    for (const OpRef& o : buffer_) summary_done_.push_back(o->done);
-  }
+  each_summarised([&](const Op& o) { summary_done_.push_back(o.done); });
   if (!buffer_.empty()) summary_seq_ = buffer_.back()->seq;
   // Control replication: an op completes here with its local work only (one with no point
   // here at once), so the summary also covers what the replay was ordered after.

@@ -122,8 +122,6 @@ class Runtime {
   // stage runs work on threads of its own (automatic tracing mining on oneTBB's).
   void set_pipeline(std::unique_ptr<OpSink> first_stage, GraphSink* graph,
                     OpSink* trace_holder = nullptr, bool stages_use_threads = false);
-  // Whether this runtime runs on the application thread alone (reprise_rt/alone.h).
-  bool alone() const { return alone_; }
   // Runs top_level on the calling thread, waits for every op, shuts down. Rethrows the first
   // error of the program (from the application, the analysis or a task).
   void run(const std::function<void(Context&)>& top_level);
