@@ -67,7 +67,9 @@ void Analysis::set_graph(GraphSink* g) {
 }
 
 void Analysis::submit(const OpRef& op) {
-  rt_.give_done_event(*op);  // (the analysis orders later ops after it)
+  // The analysis orders later ops after this one: they may wait for its event. (A launch gets
+  // it in analyse_points, unless it runs eagerly.)
+  if (!op->launches_points()) rt_.give_done_event(*op);
   switch (op->kind) {
     case OpKind::Task:
     case OpKind::IndexTask:
@@ -155,7 +157,6 @@ void Analysis::record_summary(const OpRef& summary) {
 void Analysis::analyse_points(const OpRef& ref) {
   Op& op = *ref;
   const std::size_t points = op.num_points(), nreq = op.reqs.size();
-  remember_done(op.done);
   if (points == 0) {
     rt_.op_completed(op);
     return;
@@ -258,6 +259,11 @@ void Analysis::analyse_points(const OpRef& ref) {
     if (several_memories) choose_memories(op, 0, nullptr, machine, procs_[0]);
   }
 
+  if (rt_.eager() && !physical && !graph_ && !local_uses_ && may_run_eagerly(op, points))
+    return run_eagerly(ref, points);
+  // (The analysis orders later ops after this one: they may wait for its event.)
+  rt_.give_done_event(op);
+  remember_done(op.done);
   pre_.reset(points);
   if (lazy_pre_) {
     mine_points_.clear();
@@ -331,6 +337,29 @@ void Analysis::analyse_points(const OpRef& ref) {
   rt_.count_points(points);
   if (rt_.config().coverage_log && op.counted) rt_.note_points(op.seq, points, false);
   logical_.record(ref);
+}
+
+bool Analysis::may_run_eagerly(const Op& op, std::size_t points) {
+  if (!rt_.only_op_in_flight()) return false;
+  if (fence_event_.exists() && !rt_.events().has_triggered(fence_event_)) return false;
+  for (const Future& f : op.futures())
+    if (pending_event(f).exists()) return false;
+  const GraphSink& g = graph();
+  for (std::size_t p = 0; p < points; ++p)
+    if (!g.runs_inline(procs_[p])) return false;
+  return true;
+}
+
+void Analysis::run_eagerly(const OpRef& ref, std::size_t points) {
+  Op& op = *ref;
+  logical_.keep_rects(op);
+  logical_.forget_completed();
+  fence_event_ = kNoEvent;
+  op.point_done.assign(points, kNoEvent);
+  rt_.count_points(points);
+  if (rt_.config().coverage_log && op.counted) rt_.note_points(op.seq, points, false);
+  GraphSink& g = graph();
+  for (std::size_t p = 0; p < points; ++p) g.run_inline(op, std::uint32_t(p), procs_[p]);
 }
 
 void Analysis::analyse_point(const OpRef& ref, std::uint32_t p, bool physical) {

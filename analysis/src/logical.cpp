@@ -332,6 +332,7 @@ void LogicalAnalysis::drop_completed(std::vector<LogicalUser>& users) const {
 }
 
 void LogicalAnalysis::record(const OpRef& op) {
+  recorded_since_clear_ = true;
   if (memo_pending_.memo) {
     if (memo_pending_.op.get() == op.get()) {
       MemoPending pending = std::move(memo_pending_);
@@ -396,6 +397,7 @@ void LogicalAnalysis::forget_tree(std::uint32_t tree) {
 void LogicalAnalysis::clear() {
   for (auto& t : trees_) t.clear();
   tree_stamps_.assign(tree_stamps_.size(), 0);
+  recorded_since_clear_ = false;
 }
 
 std::size_t LogicalAnalysis::user_count() const {

@@ -78,7 +78,7 @@ LogicalAnalysis::Memo* LogicalAnalysis::memo_holding(const Op& op) {
   if (!id) return nullptr;
   const std::size_t first = first_slot(id);
   for (Memo* m : {&memos_[first], &memos_[first + 1]})
-    if (m->complete && m->reqs.identity() == id && exact(m->domain, op.domain) &&
+    if (m->rects_kept && m->reqs.identity() == id && exact(m->domain, op.domain) &&
         (m->rects.empty() || m->rects.size() == op.num_points() * op.reqs.size()))
       return m;
   return nullptr;
@@ -102,6 +102,23 @@ void LogicalAnalysis::rects_memoized(Op& op) {
     return;
   }
   op.point_rects.assign(m->rects.begin(), m->rects.end());
+}
+
+void LogicalAnalysis::keep_rects(const Op& op) {
+  const bool found = memo_found_op_ == &op && memo_found_;
+  memo_found_op_ = nullptr;
+  memo_found_ = nullptr;
+  if (found) return;  // (kept already)
+  Memo* m = memo_for(op);
+  if (!m || m->skip > 0) return;
+  // (Whatever the slot held for another list or domain goes: the next analysed launch of this
+  // one captures its dependences anew.)
+  m->free();
+  m->reqs.share_inside(op.reqs);
+  m->domain = op.domain;
+  m->hits = 0;
+  m->rects.assign(op.point_rects.begin(), op.point_rects.end());
+  m->rects_kept = true;
 }
 
 void LogicalAnalysis::dependences_memoized(const OpRef& ref, PointPreconditions& pre) {
@@ -185,6 +202,7 @@ bool LogicalAnalysis::capture(Memo& m, const Op& op) {
   m.reqs.share_inside(op.reqs);
   m.domain = op.domain;
   m.complete = false;
+  m.rects_kept = false;
   m.hits = 0;
   m.trees.clear();
   m.users_begin.clear();
@@ -299,6 +317,7 @@ void LogicalAnalysis::record_captured(const OpRef& op, Memo& m) {
   // (Empty where every requirement names its pieces whole.)
   m.rects.assign(op->point_rects.begin(), op->point_rects.end());
   m.complete = true;
+  m.rects_kept = true;
 }
 
 void LogicalAnalysis::apply_steps(const Memo& m, const OpRef& op) {

@@ -185,6 +185,20 @@ const std::vector<FlagDef>& flag_table() {
                     v));
               c.alone = v == "auto" ? -1 : 0;
             }));
+    add("-lg:eager", "auto|0",
+        "where the runtime runs alone (-lg:alone), a launch issued when every earlier op has "
+        "completed runs at once on the application thread, without dependence analysis or "
+        "events (auto); 0: every launch waits to be run",
+        std::make_pair(
+            [](const Config& c) { return std::string(c.eager < 0 ? "auto" : "0"); },
+            [](Config& c, const std::string& v) {
+              if (v != "auto" && v != "0")
+                throw Error(fmt::format(
+                    "flag -lg:eager: '{}': auto or 0 (launches run eagerly only where the "
+                    "runtime runs alone; it cannot be forced)",
+                    v));
+              c.eager = v == "auto" ? -1 : 0;
+            }));
     add("-lg:bounds_checks", nullptr, "check every accessor use against its bounds",
         sw(&Config::bounds_checks));
     add("-lg:inorder", nullptr, "run each op to completion before the next is issued",

@@ -118,6 +118,11 @@ void Executor::start() {
                             std::span<ReadyQueue* const>(), -1, fmt::format("gpu{}", i));
     }
   }
+  // (The application thread serves the last CPU; with no thread of the executor's own, no
+  // device and no profiler, nothing else runs a point or watches one run: runs_inline.)
+  inline_cpu_ = app_local_ && !runs_threads() && copy_streams_.empty() && !rt_.profiler()
+                    ? std::int64_t(cpus - 1)
+                    : -1;
   if (rt_.profiler())
     for (std::size_t made = buffers_made_.load(); made < threads_.size();
          made = buffers_made_.load())
@@ -384,6 +389,41 @@ void Executor::serve_app(const std::atomic<std::uint32_t>* wakes, std::uint32_t 
   REPRISE_ASSERT(app_local_->deferred_count == 0,
                  "the application thread goes back to issuing only after its count-offs");
   tl_local_ready = nullptr;
+}
+
+bool Executor::runs_inline(Processor proc) const {
+  return inline_cpu_ >= 0 && !tl_local_ready && proc.kind == ProcessorKind::CPU &&
+         std::int64_t(proc.index) == inline_cpu_ && proc.shard == rt_.shard();
+}
+
+void Executor::run_inline(Op& op, std::uint32_t point, Processor proc) {
+  REPRISE_ASSERT(runs_inline(proc), "a point runs inline only on the CPU the application serves");
+  RecycledPtr<PointTask> task(Recycler<PointTask>::make());
+  // (No completion event: nothing can wait for a point that is done before the next launch.)
+  init_point(*task, op, point, proc, 0, nullptr, false);
+  PointTask* t = task.release();  // (finish_point recycles it)
+  // As serve_app runs its CPU's points: a point is a point wherever it runs (on_app_thread).
+  const std::uint64_t c0 = rt_.timing_analysis() ? cycle_count() : 0;
+  LocalReady& local = *app_local_;
+  tl_local_ready = &local;
+  run_point(t);
+  // (Nothing can wait for a point run eagerly; whatever it made ready here runs after it all
+  // the same, as serve_app would run it.)
+  for (;;) {
+    local.settle();
+    PointTask* more = local.ahead_of(nullptr);
+    if (!more && local.deferred_count) [[unlikely]] {
+      count_off_deferred(local);
+      more = local.ahead_of(nullptr);
+    }
+    if (!more) [[likely]]
+      break;
+    run_list(*cpu_queues_.back(), local, more);
+  }
+  REPRISE_ASSERT(app_local_->deferred_count == 0,
+                 "the application thread goes back to issuing only after its count-offs");
+  tl_local_ready = nullptr;
+  if (c0) rt_.ran_inline(cycle_count() - c0);
 }
 
 void Executor::nudge_app() {

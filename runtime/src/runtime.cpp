@@ -358,6 +358,7 @@ void Runtime::run(const std::function<void(Context&)>& top_level) {
   alone_ = config_.alone != 0 && config_.inline_analysis && !executor_.runs_threads() &&
            !network_ && !device_ && !simulated() && !stages_use_threads_;
   g_runtime_alone.store(alone_, std::memory_order_relaxed);
+  eager_ = alone_ && config_.eager != 0 && !profiler_ && !evtrace_ && !config_.inorder;
   warm_pools();
   static std::once_flag exit_hook;
   std::call_once(exit_hook, [] { std::atexit(&Runtime::exit_while_running); });
@@ -994,6 +995,7 @@ void Runtime::analyse(OpRef op) {
   const std::uint64_t weight = analysis_time_weight(*op);
   const std::uint64_t t0 = weight ? cycle_count() : 0, s0 = profiler_ ? Profiler::stamp() : 0;
   const std::uint64_t c0 = evtrace_ ? Profiler::thread_cpu_now() : 0;
+  timing_analysis_ = weight != 0;
   if (evtrace_ && op->counted) [[unlikely]]
     evtrace_->analysing(op->seq);
   try {
@@ -1007,10 +1009,13 @@ void Runtime::analyse(OpRef op) {
     profiler_->record_analysis(*op, s0, Profiler::stamp(),
                                evtrace_ ? Profiler::thread_cpu_now() - c0 : 0);
   // (One thread at a time analyses: a load and a store, as count_points.)
-  if (weight)
+  if (weight) {
+    // (A point run eagerly inside the analysis is the task's time, not the analysis'.)
+    const std::uint64_t ran = std::exchange(inline_run_cycles_, 0);
     analysis_busy_cycles_.store(
-        analysis_busy_cycles_.load(std::memory_order_relaxed) + weight * (cycle_count() - t0),
+        analysis_busy_cycles_.load(std::memory_order_relaxed) + weight * (cycle_count() - t0 - ran),
         std::memory_order_relaxed);
+  }
 }
 
 std::uint64_t Runtime::analysis_time_weight(const Op& op) {

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
@@ -19,7 +20,7 @@
 using namespace reprise;
 
 namespace {
-enum : TaskID { T_ZERO = 9700, T_NEXT, T_ON_APP, T_READ_FOREIGN, T_ISSUED, T_BUMP };
+enum : TaskID { T_ZERO = 9700, T_NEXT, T_ON_APP, T_READ_FOREIGN, T_ISSUED, T_BUMP, T_FAIL, T_NAP };
 enum : FieldID { FV = 0 };
 
 std::thread::id g_app_thread;
@@ -52,7 +53,16 @@ void bump(TaskContext& tc) {
   for (auto p : Rect<1>(tc.domain(0))) acc[p] += 1;
 }
 
+void fail(TaskContext&) {
+  throw std::runtime_error("eager point failed");
+}
+void nap(TaskContext&) {
+  std::this_thread::sleep_for(std::chrono::milliseconds(2));
+}
+
 void register_all() {
+  TaskRegistry::add(T_FAIL, "fail", {cpu(fail)});
+  TaskRegistry::add(T_NAP, "nap", {cpu(nap)});
   TaskRegistry::add(T_BUMP, "bump", {cpu(bump)});
   TaskRegistry::add(T_ZERO, "zero", {cpu(zero)});
   TaskRegistry::add(T_NEXT, "next", {cpu(next)});
@@ -124,15 +134,106 @@ std::int64_t issued_at_first_point(std::vector<std::string> flags) {
 TEST(AppCpu, AShortWindowWhereTheApplicationThreadIsTheOnlyCpu) {
   // -lg:window auto is 64 there (with automatic tracing too, until it finds traces longer
   // than a quarter of it): the first point runs once the window is full, not at the first wait.
-  const std::int64_t untraced = issued_at_first_point({"-lg:no_auto_tracing"});
+  // (Untraced launches run eagerly there, -lg:eager: the window is seen with that off.)
+  const std::int64_t untraced = issued_at_first_point({"-lg:no_auto_tracing", "-lg:eager", "0"});
   EXPECT_GE(untraced, 64);
   EXPECT_LE(untraced, 65);
-  const std::int64_t with_tracing = issued_at_first_point({});
+  const std::int64_t with_tracing = issued_at_first_point({"-lg:eager", "0"});
   EXPECT_GE(with_tracing, 64);
   EXPECT_LE(with_tracing, 65);
   // Given, the window is what it says.
-  EXPECT_EQ(issued_at_first_point({"-lg:no_auto_tracing", "-lg:window", "1024"}), 600);
-  EXPECT_LE(issued_at_first_point({"-lg:no_auto_tracing", "-lg:window", "16"}), 17);
+  EXPECT_EQ(issued_at_first_point({"-lg:no_auto_tracing", "-lg:eager", "0", "-lg:window", "1024"}),
+            600);
+  EXPECT_LE(issued_at_first_point({"-lg:no_auto_tracing", "-lg:eager", "0", "-lg:window", "16"}),
+            17);
+}
+
+// Untraced, each of those launches is issued when every earlier one has completed: it runs
+// at once, before execute returns (-lg:eager auto), whatever the window.
+TEST(AppCpu, UntracedLaunchesRunEagerlyWhereTheApplicationThreadIsTheOnlyCpu) {
+  EXPECT_EQ(issued_at_first_point({"-lg:no_auto_tracing"}), 0);
+  EXPECT_EQ(issued_at_first_point({"-lg:no_auto_tracing", "-lg:window", "1024"}), 0);
+  // Automatic tracing holds no op of these (their repeats have no trace yet): the same.
+  EXPECT_EQ(issued_at_first_point({}), 0);
+  // Not where another thread runs points, nor where the runtime is told not to.
+  EXPECT_GE(issued_at_first_point({"-lg:no_auto_tracing", "-lg:alone", "0"}), 64);
+  EXPECT_GE(issued_at_first_point({"-lg:no_auto_tracing", "-lg:eager", "0"}), 64);
+}
+
+const std::vector<std::string> kOneCpu = {"-ll:cpu",     "1", "-lg:inline_analysis",
+                                          "-ll:app_cpu", "1", "-lg:no_auto_tracing"};
+
+// An op still in flight — here the hold of an inline mapping, until it is unmapped — keeps
+// later launches from running eagerly: a launch that conflicts with it waits for the unmapping,
+// and the launches after that one wait for it in turn, where the dependence analysis says.
+TEST(AppCpu, LaunchesRunEagerlyOnlyWhenNothingEarlierIsInFlight) {
+  register_all();
+  reprise::run(kOneCpu, [](Context& ctx) {
+    Region r = ctx.create_region(ctx.create_index_space(Rect<1>({0}, {7})),
+                                 ctx.create_field_space({{FV, sizeof(std::int64_t)}}));
+    ctx.fill(FillLauncher::of(r, {FV}, std::int64_t(0)));
+    TaskLauncher bump_all(T_BUMP);
+    bump_all.add(r, Privilege::ReadWrite, {FV});
+    ctx.execute(bump_all);  // (eager: done when execute returns)
+    PhysicalRegion m = ctx.map_region(r, Privilege::ReadWrite, {FV});
+    auto x = m.accessor<std::int64_t, 1>(FV);
+    EXPECT_EQ(x[Point<1>{3}], 1);
+    x[Point<1>{3}] = 10;
+    for (int i = 0; i < 3; ++i) ctx.execute(bump_all);
+    g_issued = 0;
+    Future later = ctx.execute(TaskLauncher(T_ISSUED));  // (no region: waits for nothing)
+    g_issued = 1;
+    // Not one of them has run: the mapping holds the region, and the last waits its turn.
+    EXPECT_EQ(x[Point<1>{3}], 10);
+    EXPECT_EQ(x[Point<1>{4}], 1);
+    ctx.unmap_region(m);
+    EXPECT_EQ(later.get<std::int64_t>(), 1);
+    ctx.fence().wait();
+    // Everything has completed: eager again.
+    ctx.execute(bump_all);
+    PhysicalRegion after = ctx.map_region(r, Privilege::ReadOnly, {FV});
+    auto y = after.accessor<const std::int64_t, 1>(FV);
+    EXPECT_EQ(y[Point<1>{3}], 14);
+    EXPECT_EQ(y[Point<1>{4}], 5);
+    ctx.unmap_region(after);
+  });
+}
+
+// A point that fails while it runs eagerly fails the program as a deferred one would: the next
+// call into the runtime reports it, here the launch after it.
+TEST(AppCpu, AFailingEagerLaunchIsReportedByTheNextCall) {
+  register_all();
+  bool reported = false;
+  try {
+    reprise::run(kOneCpu, [&](Context& ctx) {
+      ctx.execute(TaskLauncher(T_FAIL));
+      try {
+        ctx.execute(TaskLauncher(T_ZERO));
+      } catch (const std::exception& e) {
+        reported = std::string(e.what()).find("eager point failed") != std::string::npos;
+        throw;
+      }
+      ADD_FAILURE() << "the launch after the failed one went in";
+    });
+    ADD_FAILURE() << "run did not report the failure";
+  } catch (const std::exception& e) {
+    EXPECT_NE(std::string(e.what()).find("eager point failed"), std::string::npos) << e.what();
+  }
+  EXPECT_TRUE(reported);
+}
+
+// The utility-time figure (util_busy_us) is the analysis', not the tasks' that run eagerly
+// inside it: 64 points of 2 ms each would be 128 ms.
+TEST(AppCpu, EagerPointsDoNotCountAsAnalysisTime) {
+  register_all();
+  reprise::run(kOneCpu, [](Context& ctx) {
+    const auto before = ctx.trace_stats();
+    for (int i = 0; i < 64; ++i) ctx.execute(TaskLauncher(T_NAP));
+    ctx.fence().wait();
+    const double busy_ms =
+        double(ctx.trace_stats().utility_busy_ns - before.utility_busy_ns) * 1e-6;
+    EXPECT_LT(busy_ms, 32.0);
+  });
 }
 
 // The same where every launch is inside a manual trace (4 ops each): a trace's ops never wait

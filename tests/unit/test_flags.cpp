@@ -96,6 +96,16 @@ TEST(Flags, BadValuesAreErrors) {
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("auto or 0"), std::string::npos) << e.what();
   }
+  // Eager launches likewise.
+  EXPECT_EQ(parse_args({}, false).config.eager, -1);
+  EXPECT_EQ(parse_args({"-lg:eager", "0"}, false).config.eager, 0);
+  try {
+    parse_args({"-lg:eager", "yes"}, false);
+    ADD_FAILURE() << "-lg:eager yes accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("-lg:eager: 'yes': auto or 0"), std::string::npos)
+        << e.what();
+  }
 }
 
 TEST(Flags, ReadsReproiseArgsFromTheEnvironment) {

@@ -51,6 +51,14 @@ class Analysis final : public OpSink {
 
  private:
   void analyse_points(const OpRef& op);
+  // Eager launches (-lg:eager): the op (a task, fill or copy), its points mapped, is the only
+  // one in flight, on one memory, not recorded, its futures ready and its points on the CPU
+  // the application thread serves — then nothing it could wait for is pending, and nothing
+  // later can wait for it once it has run: run_eagerly runs its points now, with no
+  // dependence analysis, events or queue, and forgets the users (all completed) that later
+  // launches would otherwise meet.
+  bool may_run_eagerly(const Op& op, std::size_t points);
+  void run_eagerly(const OpRef& op, std::size_t points);
   // Maps point p's requirements to memories (several memories only).
   void choose_memories(Op& op, std::size_t p, const MapperTaskInfo* info,
                        const MachineInfo& machine, Processor proc);

@@ -116,6 +116,9 @@ class LogicalAnalysis {
   // already: compute_rects set them on this very list, which cannot have changed since);
   // compute_rects() where the memo holds no such launch. (-lg:dependence_memo 2: checked.)
   void rects_memoized(Op& op);
+  // An op whose rects_memoized found nothing kept, analysed without dependences_memoized (an
+  // eager launch): its point rectangles are kept for the next launch of its list and domain.
+  void keep_rects(const Op& op);
   // Adds the events of earlier conflicting users to each point's list (of the points in
   // `points`: control replication computes other shards' points only when it needs them).
   void dependences(const Op& op, PointPreconditions& pre, PointSubset points = {}) const;
@@ -140,6 +143,15 @@ class LogicalAnalysis {
   void forget_partition(std::uint64_t uid);
   // After a fence every earlier user has completed before anything later may start.
   void clear();
+  // Every op recorded so far has completed (an eager launch, Analysis::run_eagerly): nothing
+  // later waits for any of them, and the memo's launch in progress is dropped. (Cheap when
+  // nothing was recorded since the last time.)
+  void forget_completed() {
+    if (recorded_since_clear_) clear();
+    memo_pending_ = {};
+    memo_found_op_ = nullptr;
+    memo_found_ = nullptr;
+  }
   // While a trace is recorded every in-trace dependence must be seen, finished or not.
   void set_prune_completed(bool on) { prune_completed_ = on; }
   // Control replication: a replay's summary stands for accesses no other record of this
@@ -297,8 +309,10 @@ class LogicalAnalysis {
       reqs = {};
       held.clear();
       complete = false;
+      rects_kept = false;
     }
     bool complete = false;       // record() has filled the steps
+    bool rects_kept = false;     // `rects` are the launch's (complete, or keep_rects)
     std::uint32_t hits = 0;      // since the last capture
     std::uint32_t misses = 0;    // captures in a row that were never reused
     std::uint32_t skip = 0;      // launches that go the full way before the next capture
@@ -326,6 +340,7 @@ class LogicalAnalysis {
   bool keep_summaries_ = false;
   bool order_through_readers_ = false;
   std::vector<std::vector<LogicalUser>> trees_;
+  bool recorded_since_clear_ = false;  // (forget_completed)
   // Per tree, a stamp that names its users' shape as users_match compares it (0: unknown):
   // set by a memo's apply_steps only, cleared by every other change to the tree's users.
   // Stamps are never reused. A stencil's launch met the users its other timestep shape left,

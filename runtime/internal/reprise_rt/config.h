@@ -64,6 +64,7 @@ struct Config {
   int net_spin_us = 1000;         // -ll:net_spin (the MPI progress thread's: mpi_network.cpp)
   int spin_yield = -1;            // -ll:spin_yield 0|1 (-1: auto, when oversubscribed)
   int alone = -1;                 // -lg:alone 0 (-1: auto, reprise_rt/alone.h)
+  int eager = -1;                 // -lg:eager 0 (-1: auto, Analysis::run_eagerly)
   int steal_ns = 500;             // -ll:steal_ns (0: CPU workers never take each other's points)
   int keep_ns = 5000;             // -ll:keep_ns (0: successors always go to their mapped CPU)
   int keep_all_ns = 300;          // -ll:keep_all_ns (0: at most one spare at a time)

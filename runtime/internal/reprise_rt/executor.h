@@ -40,6 +40,9 @@ class Executor final : public GraphSink, public BatchSink {
              std::uint32_t for_point) override;
   Event merge(std::span<const Event> events) override;
   Event fence(std::span<const Event> before) override;
+  // Where the application thread serves the only CPU and no other thread runs points.
+  bool runs_inline(Processor proc) const override;
+  void run_inline(Op& op, std::uint32_t point, Processor proc) override;
 
   // BatchSink: replays launch their points as batches (reprise_rt/batch_sink.h).
   void init_point(PointTask& t, Op& op, std::uint32_t point, Processor proc, std::int32_t in_edges,
@@ -164,6 +167,7 @@ class Executor final : public GraphSink, public BatchSink {
   // Per CPU (start): the other CPUs' queues it may take points from (ReadyQueue siblings).
   std::vector<std::vector<ReadyQueue*>> steal_from_;
   std::unique_ptr<LocalReady> app_local_;  // -ll:app_cpu: the application thread's
+  std::int64_t inline_cpu_ = -1;           // the CPU whose points may run inline (start)
   std::string app_lane_;                   // ... and the profile lane of the CPU it serves
   std::int64_t keep_below_ = 0;            // -ll:keep_ns in cycle_count() ticks (0: off)
   std::int64_t keep_all_below_ = 0;        // -ll:keep_all_ns in ticks (0: off)

@@ -8,6 +8,7 @@
 #include <span>
 
 #include "reprise/types.h"
+#include "reprise_rt/assert.h"
 #include "reprise_rt/event.h"
 #include "reprise_rt/op.h"
 
@@ -28,6 +29,15 @@ class GraphSink {
   // e := fence: an event that triggers once every event in `before` (the completions of all
   // ops issued earlier) has triggered.
   virtual Event fence(std::span<const Event> before) = 0;
+  // Eager launches (Analysis, -lg:eager): whether a point mapped to proc can run on the
+  // calling thread now, and running it there — to completion, its op counted off — where
+  // nothing it could wait for is pending. A sink that records, or whose points run on threads
+  // of their own, cannot.
+  virtual bool runs_inline(Processor) const { return false; }
+  virtual void run_inline(Op&, std::uint32_t, Processor) {
+    assertion_failed("runs_inline(proc)", "a point runs inline only where its sink can run it",
+                     __FILE__, __LINE__);
+  }
 };
 
 // A stage of the utility thread's pipeline: receives ops in program order.

@@ -156,6 +156,19 @@ class Runtime {
   void wait_issued_before_trace(Event e);
 
   const Config& config() const { return config_; }
+  // Eager launches (-lg:eager, Analysis::run_eagerly): the runtime runs alone and nothing
+  // follows ops one by one (profiler, event trace, -lg:inorder). After run().
+  bool eager() const { return eager_; }
+  // The analysing thread, during an op's analysis: whether every op issued before it has
+  // completed (it is the only one in flight).
+  bool only_op_in_flight() const {
+    return issued_.load(std::memory_order_relaxed) - completed_.load(std::memory_order_acquire) ==
+           1;
+  }
+  // The analysing thread: whether this op's analysis is timed (utility busy time); a point run
+  // inside it tells how long it ran, which is not analysis (ran_inline).
+  bool timing_analysis() const { return timing_analysis_; }
+  void ran_inline(std::uint64_t cycles) { inline_run_cycles_ += cycles; }
   // How idle workers and the utility thread spin before they sleep (-ll:spin, -ll:spin_yield).
   const SpinPolicy& spin_policy() const { return spin_; }
   // The GPU backend (null without -ll:gpu).
@@ -384,6 +397,7 @@ class Runtime {
   OpSink* trace_holder_ = nullptr;
   bool stages_use_threads_ = false;
   bool alone_ = false;  // (run(): reprise_rt/alone.h)
+  bool eager_ = false;  // (run(): eager())
   GraphSink* graph_ = &executor_;
   OpQueue queue_;
   std::thread utility_;
@@ -434,6 +448,8 @@ class Runtime {
   // Plain launches' analyses are timed one in TimeSampler::kEvery where each is analysed alone
   // and nothing is subtracted from its time (analysis_time_weight); the analysing thread's.
   bool sample_analysis_time_ = false;
+  bool timing_analysis_ = false;         // (analyse(): timing_analysis())
+  std::uint64_t inline_run_cycles_ = 0;  // points run inside the op's analysis (ran_inline)
   TimeSampler analysis_sampler_;
   std::atomic<std::uint64_t> shard_wait_ns_{0};
 
