@@ -104,11 +104,7 @@ void LogicalAnalysis::rects_memoized(Op& op) {
   op.point_rects.assign(m->rects.begin(), m->rects.end());
 }
 
-void LogicalAnalysis::keep_rects(const Op& op) {
-  const bool found = memo_found_op_ == &op && memo_found_;
-  memo_found_op_ = nullptr;
-  memo_found_ = nullptr;
-  if (found) return;  // (kept already)
+void LogicalAnalysis::keep_rects_anew(const Op& op) {
   Memo* m = memo_for(op);
   if (!m || m->skip > 0) return;
   // (Whatever the slot held for another list or domain goes: the next analysed launch of this

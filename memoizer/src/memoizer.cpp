@@ -66,7 +66,8 @@ void Memoizer::release_buffer() {
 void Memoizer::forward(const OpRef& op) {
   recurrent_ = false;
   just_recorded_ = nullptr;
-  apply_summary();
+  // (Tested here: after the first op past a replay, nothing is pending — two calls saved.)
+  if (physical_pending_ || summary_pending_) apply_summary();
   analysis_->submit(op);
 }
 

@@ -118,7 +118,10 @@ class LogicalAnalysis {
   void rects_memoized(Op& op);
   // An op whose rects_memoized found nothing kept, analysed without dependences_memoized (an
   // eager launch): its point rectangles are kept for the next launch of its list and domain.
-  void keep_rects(const Op& op);
+  void keep_rects(const Op& op) {
+    if (memo_found_op_ == &op && memo_found_) return;  // (rects_memoized found them kept)
+    keep_rects_anew(op);
+  }
   // Adds the events of earlier conflicting users to each point's list (of the points in
   // `points`: control replication computes other shards' points only when it needs them).
   void dependences(const Op& op, PointPreconditions& pre, PointSubset points = {}) const;
@@ -323,6 +326,7 @@ class LogicalAnalysis {
     Memo* memo = nullptr;
     bool hit = false;
   };
+  void keep_rects_anew(const Op& op);
   Memo* memo_for(const Op& op);
   // The slot that holds op's requirement list, complete, for op's domain (no side effects).
   Memo* memo_holding(const Op& op);
