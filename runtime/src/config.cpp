@@ -84,6 +84,17 @@ const std::vector<FlagDef>& flag_table() {
           c.*m = v == "auto" ? -1 : int(parse_int(n, v, lo, hi));
         });
   };
+  // "auto" (kept as -1) or 0: a behaviour that can be turned off but not forced on (`why`
+  // says where it applies, in the refusal of anything else).
+  auto auto_or_off = [](int Config::*m, const char* n, const char* why) {
+    return std::make_pair([m](const Config& c) { return std::string(c.*m < 0 ? "auto" : "0"); },
+                          [m, n, why](Config& c, const std::string& v) {
+                            if (v != "auto" && v != "0")
+                              throw Error(fmt::format(
+                                  "flag {}: '{}': auto or 0 ({}; it cannot be forced)", n, v, why));
+                            c.*m = v == "auto" ? -1 : 0;
+                          });
+  };
   auto sw = [](bool Config::*m) {
     return std::make_pair([m](const Config& c) { return std::string(c.*m ? "on" : "off"); },
                           [m](Config& c, const std::string&) { c.*m = true; });
@@ -175,30 +186,14 @@ const std::vector<FlagDef>& flag_table() {
         "where the runtime has no thread but the application's (one CPU served by it, the "
         "analysis inline, no helper thread), the counters threads would share change without "
         "locked instructions (auto); 0: always with them",
-        std::make_pair(
-            [](const Config& c) { return std::string(c.alone < 0 ? "auto" : "0"); },
-            [](Config& c, const std::string& v) {
-              if (v != "auto" && v != "0")
-                throw Error(fmt::format(
-                    "flag -lg:alone: '{}': auto or 0 (the runtime runs alone only where no "
-                    "other thread exists; it cannot be forced)",
-                    v));
-              c.alone = v == "auto" ? -1 : 0;
-            }));
+        auto_or_off(&Config::alone, "-lg:alone",
+                    "the runtime runs alone only where no other thread exists"));
     add("-lg:eager", "auto|0",
         "where the runtime runs alone (-lg:alone), a launch issued when every earlier op has "
         "completed runs at once on the application thread, without dependence analysis or "
         "events (auto); 0: every launch waits to be run",
-        std::make_pair(
-            [](const Config& c) { return std::string(c.eager < 0 ? "auto" : "0"); },
-            [](Config& c, const std::string& v) {
-              if (v != "auto" && v != "0")
-                throw Error(fmt::format(
-                    "flag -lg:eager: '{}': auto or 0 (launches run eagerly only where the "
-                    "runtime runs alone; it cannot be forced)",
-                    v));
-              c.eager = v == "auto" ? -1 : 0;
-            }));
+        auto_or_off(&Config::eager, "-lg:eager",
+                    "launches run eagerly only where the runtime runs alone"));
     add("-lg:bounds_checks", nullptr, "check every accessor use against its bounds",
         sw(&Config::bounds_checks));
     add("-lg:inorder", nullptr, "run each op to completion before the next is issued",

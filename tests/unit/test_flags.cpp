@@ -7,6 +7,7 @@
 #include <optional>
 #include <sstream>
 #include <string>
+#include <tuple>
 
 #include "reprise_rt/config.h"
 #include "reprise_rt/log.h"
@@ -87,24 +88,19 @@ TEST(Flags, BadValuesAreErrors) {
   EXPECT_EQ(parse_args({}, false).config.nccl, 0);  // off unless asked for
   EXPECT_EQ(parse_args({"-ll:nccl", "auto"}, false).config.nccl, -1);
   EXPECT_EQ(parse_args({"-ll:nccl", "1"}, false).config.nccl, 1);
-  // The one-thread counters can be turned off, not forced on.
-  EXPECT_EQ(parse_args({}, false).config.alone, -1);
-  EXPECT_EQ(parse_args({"-lg:alone", "0"}, false).config.alone, 0);
-  try {
-    parse_args({"-lg:alone", "1"}, false);
-    ADD_FAILURE() << "-lg:alone 1 accepted";
-  } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("auto or 0"), std::string::npos) << e.what();
-  }
-  // Eager launches likewise.
-  EXPECT_EQ(parse_args({}, false).config.eager, -1);
-  EXPECT_EQ(parse_args({"-lg:eager", "0"}, false).config.eager, 0);
-  try {
-    parse_args({"-lg:eager", "yes"}, false);
-    ADD_FAILURE() << "-lg:eager yes accepted";
-  } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("-lg:eager: 'yes': auto or 0"), std::string::npos)
-        << e.what();
+  // The one-thread counters, and eager launches, can be turned off, not forced on.
+  for (const auto& [flag, member, refused] :
+       {std::tuple{"-lg:alone", &detail::Config::alone, "1"},
+        std::tuple{"-lg:eager", &detail::Config::eager, "yes"}}) {
+    EXPECT_EQ(parse_args({}, false).config.*member, -1) << flag;
+    EXPECT_EQ(parse_args({flag, "0"}, false).config.*member, 0) << flag;
+    try {
+      parse_args({flag, refused}, false);
+      ADD_FAILURE() << flag << " " << refused << " accepted";
+    } catch (const Error& e) {
+      const std::string want = std::string(flag) + ": '" + refused + "': auto or 0";
+      EXPECT_NE(std::string(e.what()).find(want), std::string::npos) << e.what();
+    }
   }
 }
 
