@@ -71,7 +71,9 @@ void Memoizer::replay(TraceTemplate& t, bool elide, std::size_t prefix) {
       for (const OpRef& o : buffer_) fn(*o);
     }
   };
-  each_summarised([&](Op& o) { rt_.give_done_event(o); });
+  // (Run inline, the replay completes before anything later is analysed: no events needed.)
+  const bool inline_replay = replays_inline(t, fence, prefix);
+  if (!inline_replay) each_summarised([&](Op& o) { rt_.give_done_event(o); });
   // Replayed ops take the recorded analysis results; non-point ops go through the analysis.
   for (std::uint32_t k = 0; k < buffer_.size(); ++k) {
     Op& o = *buffer_[k];
@@ -95,7 +97,10 @@ void Memoizer::replay(TraceTemplate& t, bool elide, std::size_t prefix) {
   copy_done_.assign(t.copies.size(), kNoEvent);
   // Control replication: the executor stands in for other shards' points and splits copies
   // between shards into send/receive halves.
-  replay_batch(t, fence, elide, prefix);
+  if (inline_replay)
+    replay_inline(t);
+  else
+    replay_batch(t, fence, elide, prefix);
   if (ShardExchange* x = rt_.exchange())
     for (const OpRef& o : buffer_)
       if (o->local_completion) x->launched(o);
@@ -549,6 +554,37 @@ void Memoizer::replay_batch(TraceTemplate& t, Event fence, bool elide, std::size
     for (std::size_t i = 0; i < n; ++i)
       if (!block->tasks[i].elsewhere) exec.release(&block->tasks[i]);
   }
+}
+
+bool Memoizer::replays_inline(const TraceTemplate& t, Event fence, std::size_t prefix) const {
+  if (!rt_.eager() || prefix || !t.copies.empty() || t.instrs.empty()) return false;
+  if (fence.exists() && !rt_.events().has_triggered(fence)) return false;
+  // (Every op of the trace is a launch, issued and counted: with them only in flight, every op
+  // before the trace has completed.)
+  if (rt_.ops_in_flight() != std::int64_t(buffer_.size())) return false;
+  for (const OpRef& o : buffer_) {
+    if (!o->launches_points() || !o->counted) return false;
+    for (const Future& f : o->futures())
+      if (pending_event(f).exists()) return false;
+  }
+  const GraphSink& g = rt_.graph();
+  const Processor* checked = nullptr;  // (the instructions' processors repeat)
+  for (const Instruction& in : t.instrs) {
+    if (checked && in.proc == *checked) continue;
+    if (!g.runs_inline(in.proc)) return false;
+    checked = &in.proc;
+  }
+  return true;
+}
+
+void Memoizer::replay_inline(const TraceTemplate& t) {
+  drop_prev_block();  // (the next replay has no batch to link to: it waits for the fence)
+  GraphSink& g = rt_.graph();
+  for (std::size_t i = 0; i < t.instrs.size(); ++i) {
+    const Instruction& in = t.instrs[i];
+    g.run_inline(*buffer_[in.op], in.point, in.proc, &t.instr_points[i]);
+  }
+  rt_.count_replay_instructions(t.instrs.size(), t.instrs.size());
 }
 
 void Memoizer::drop_prev_block() {

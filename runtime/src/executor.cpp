@@ -396,11 +396,11 @@ bool Executor::runs_inline(Processor proc) const {
          std::int64_t(proc.index) == inline_cpu_ && proc.shard == rt_.shard();
 }
 
-void Executor::run_inline(Op& op, std::uint32_t point, Processor proc) {
+void Executor::run_inline(Op& op, std::uint32_t point, Processor proc, const DomainPoint* coords) {
   REPRISE_ASSERT(runs_inline(proc), "a point runs inline only on the CPU the application serves");
   RecycledPtr<PointTask> task(Recycler<PointTask>::make());
   // (No completion event: nothing can wait for a point that is done before the next launch.)
-  init_point(*task, op, point, proc, 0, nullptr, false);
+  init_point(*task, op, point, proc, 0, coords, false);
   PointTask* t = task.release();  // (finish_point recycles it)
   // As serve_app runs its CPU's points: a point is a point wherever it runs (on_app_thread).
   const std::uint64_t c0 = rt_.timing_analysis() ? cycle_count() : 0;

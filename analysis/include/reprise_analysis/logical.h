@@ -116,8 +116,8 @@ class LogicalAnalysis {
   // already: compute_rects set them on this very list, which cannot have changed since);
   // compute_rects() where the memo holds no such launch. (-lg:dependence_memo 2: checked.)
   void rects_memoized(Op& op);
-  // An op whose rects_memoized found nothing kept, analysed without dependences_memoized (an
-  // eager launch): its point rectangles are kept for the next launch of its list and domain.
+  // An op analysed without dependences_memoized (an eager launch): its point rectangles are
+  // kept for the next launch of its list and domain, unless rects_memoized found them kept.
   void keep_rects(const Op& op) {
     if (memo_found_op_ == &op && memo_found_) return;  // (rects_memoized found them kept)
     keep_rects_anew(op);

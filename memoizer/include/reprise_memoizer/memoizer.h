@@ -81,6 +81,12 @@ class Memoizer final : public OpSink {
   // after a full fence, and their physical effects.
   void replay(TraceTemplate& t, bool elide, std::size_t prefix = 0);
   void replay_batch(TraceTemplate& t, Event fence, bool elide, std::size_t prefix);
+  // Sequential replays (-lg:eager): where the runtime runs alone, nothing before the trace is
+  // in flight and the template has no copies, its points run inline in instruction order (a
+  // topological order: an instruction's predecessors come before it), with no batch — no
+  // counters, edges, events or links; everything it would have ordered has completed.
+  bool replays_inline(const TraceTemplate& t, Event fence, std::size_t prefix) const;
+  void replay_inline(const TraceTemplate& t);
   // Control replication: t's plan for this shard (made at its first replay).
   const ShardPlan& shard_plan(TraceTemplate& t);
   // -lg:simulate_shards: what the simulated shards would ask each other for at a replay of t.

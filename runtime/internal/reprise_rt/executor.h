@@ -42,7 +42,8 @@ class Executor final : public GraphSink, public BatchSink {
   Event fence(std::span<const Event> before) override;
   // Where the application thread serves the only CPU and no other thread runs points.
   bool runs_inline(Processor proc) const override;
-  void run_inline(Op& op, std::uint32_t point, Processor proc) override;
+  void run_inline(Op& op, std::uint32_t point, Processor proc,
+                  const DomainPoint* coords = nullptr) override;
 
   // BatchSink: replays launch their points as batches (reprise_rt/batch_sink.h).
   void init_point(PointTask& t, Op& op, std::uint32_t point, Processor proc, std::int32_t in_edges,

@@ -34,7 +34,8 @@ class GraphSink {
   // nothing it could wait for is pending. A sink that records, or whose points run on threads
   // of their own, cannot.
   virtual bool runs_inline(Processor) const { return false; }
-  virtual void run_inline(Op&, std::uint32_t, Processor) {
+  // (coords: the point's coordinates where the caller has them, else delinearized.)
+  virtual void run_inline(Op&, std::uint32_t, Processor, const DomainPoint* = nullptr) {
     assertion_failed("runs_inline(proc)", "a point runs inline only where its sink can run it",
                      __FILE__, __LINE__);
   }

@@ -165,6 +165,10 @@ class Runtime {
     return issued_.load(std::memory_order_relaxed) - completed_.load(std::memory_order_acquire) ==
            1;
   }
+  // The analysing thread: ops issued and not completed yet.
+  std::int64_t ops_in_flight() const {
+    return issued_.load(std::memory_order_relaxed) - completed_.load(std::memory_order_acquire);
+  }
   // The analysing thread: whether this op's analysis is timed (utility busy time); a point run
   // inside it tells how long it ran, which is not analysis (ran_inline).
   bool timing_analysis() const { return timing_analysis_; }
