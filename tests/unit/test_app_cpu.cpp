@@ -73,6 +73,21 @@ void register_all() {
   TaskRegistry::add(T_ISSUED, "issued", {cpu(issued)});
 }
 
+// An 8-element region of zeros, and a launch of bump over its pieces of `block` elements.
+struct Bumped {
+  Region r;
+  IndexLauncher launch;
+};
+Bumped bumped_region(Context& ctx, coord_t block) {
+  Region r = ctx.create_region(ctx.create_index_space(Rect<1>({0}, {7})),
+                               ctx.create_field_space({{FV, sizeof(std::int64_t)}}));
+  ctx.fill(FillLauncher::of(r, {FV}, std::int64_t(0)));
+  Partition p = ctx.partition_by_blocks(r, Point<1>{block});
+  IndexLauncher l(T_BUMP, p.color_space());
+  l.add(p, Projection::identity(), Privilege::ReadWrite, {FV});
+  return {r, l};
+}
+
 // How many CPU worker threads (rp-cpu*) the runtime started.
 int cpu_workers(const std::vector<std::string>& flags) {
   int workers = 0;
@@ -209,12 +224,7 @@ TEST(AppCpu, AReplayRunsInlineWhenNothingEarlierIsInFlight) {
     std::vector<std::string> flags = kOneCpu;
     if (!eager) flags.insert(flags.end(), {"-lg:eager", "0"});
     reprise::run(flags, [&](Context& ctx) {
-      Region r = ctx.create_region(ctx.create_index_space(Rect<1>({0}, {7})),
-                                   ctx.create_field_space({{FV, sizeof(std::int64_t)}}));
-      ctx.fill(FillLauncher::of(r, {FV}, std::int64_t(0)));
-      Partition p = ctx.partition_by_blocks(r, Point<1>{2});
-      IndexLauncher l(T_BUMP, p.color_space());
-      l.add(p, Projection::identity(), Privilege::ReadWrite, {FV});
+      auto [r, l] = bumped_region(ctx, 2);
       ctx.fence().wait();
       const auto before = ctx.trace_stats();
       std::int64_t base = 0;
@@ -312,12 +322,7 @@ TEST(AppCpu, TheWindowGrowsWithTheTracesAutomaticTracingHolds) {
     flags.insert(flags.end(), {"-ll:cpu", "1", "-lg:inline_analysis", "-ll:app_cpu", "1"});
     std::uint64_t n = 0;
     reprise::run(flags, [&](Context& ctx) {
-      Region r = ctx.create_region(ctx.create_index_space(Rect<1>({0}, {7})),
-                                   ctx.create_field_space({{FV, sizeof(std::int64_t)}}));
-      ctx.fill(FillLauncher::of(r, {FV}, std::int64_t(0)));
-      Partition p = ctx.partition_by_blocks(r, Point<1>{4});
-      IndexLauncher l(T_BUMP, p.color_space());
-      l.add(p, Projection::identity(), Privilege::ReadWrite, {FV});
+      auto [r, l] = bumped_region(ctx, 4);
       const auto before = ctx.trace_stats();
       for (int i = 0; i < 8000; ++i) ctx.execute(l);
       ctx.fence().wait();
