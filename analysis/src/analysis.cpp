@@ -340,10 +340,9 @@ void Analysis::analyse_points(const OpRef& ref) {
 }
 
 bool Analysis::may_run_eagerly(const Op& op, std::size_t points) {
-  if (!rt_.only_op_in_flight()) return false;
+  if (rt_.ops_in_flight() != 1) return false;  // (this op's only)
   if (fence_event_.exists() && !rt_.events().has_triggered(fence_event_)) return false;
-  for (const Future& f : op.futures())
-    if (pending_event(f).exists()) return false;
+  if (any_pending(op.futures())) return false;
   const GraphSink& g = graph();
   for (std::size_t p = 0; p < points; ++p)
     if (!g.runs_inline(procs_[p])) return false;

@@ -389,12 +389,6 @@ void Memoizer::replay_batch(TraceTemplate& t, Event fence, bool elide, std::size
     block->cross = t.cross;
     if (!block->state) block->state = std::make_unique<std::atomic<std::uint8_t>[]>(n);
   }
-  // Futures change from one iteration to the next: an op's points wait for this iteration's.
-  const auto waits_on_futures = [&](std::uint32_t op) {
-    for (const Future& f : buffer_[op]->futures())
-      if (pending_event(f).exists()) return true;
-    return false;
-  };
   // Back to back, the entry fence is usually long past: one check for the whole batch.
   const bool fence_pending = fence.exists() && !rt_.events().has_triggered(fence);
   std::int32_t here = 0;  // points that run on this shard
@@ -418,7 +412,9 @@ void Memoizer::replay_batch(TraceTemplate& t, Event fence, bool elide, std::size
   const auto wait_external = [&](const Instruction& in, PointTask& task, bool copy) {
     if (!copy && in.op != futures_op) {
       futures_op = in.op;
-      futures_pending = waits_on_futures(in.op);
+      // Futures change from one iteration to the next: an op's points wait for this
+      // iteration's.
+      futures_pending = any_pending(buffer_[in.op]->futures());
     }
     if ((in.uses_fence && fence_pending) || (elide && !cross && in.link_count > 0) ||
         (!copy && futures_pending)) {
@@ -562,11 +558,8 @@ bool Memoizer::replays_inline(const TraceTemplate& t, Event fence, std::size_t p
   // (Every op of the trace is a launch, issued and counted: with them only in flight, every op
   // before the trace has completed.)
   if (rt_.ops_in_flight() != std::int64_t(buffer_.size())) return false;
-  for (const OpRef& o : buffer_) {
-    if (!o->launches_points() || !o->counted) return false;
-    for (const Future& f : o->futures())
-      if (pending_event(f).exists()) return false;
-  }
+  for (const OpRef& o : buffer_)
+    if (!o->launches_points() || !o->counted || any_pending(o->futures())) return false;
   const GraphSink& g = rt_.graph();
   const Processor* checked = nullptr;  // (the instructions' processors repeat)
   for (const Instruction& in : t.instrs) {

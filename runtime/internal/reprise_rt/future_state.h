@@ -3,6 +3,7 @@
 #include <atomic>
 #include <exception>
 #include <memory>
+#include <span>
 #include <vector>
 
 #include "reprise/future.h"
@@ -71,6 +72,13 @@ inline Event pending_event(const Future& f) {
   if (s->gate && !s->gate->ready.load(std::memory_order_acquire)) return s->gate->ready_event;
   if (s->map) return s->map->ready.load(std::memory_order_acquire) ? kNoEvent : s->map->ready_event;
   return s->ready.load(std::memory_order_acquire) ? kNoEvent : s->ready_event;
+}
+
+// Whether a task given these futures would wait for one of them.
+inline bool any_pending(std::span<const Future> futures) {
+  for (const Future& f : futures)
+    if (pending_event(f).exists()) return true;
+  return false;
 }
 
 // Folds b into a (both of kind k) with op; throws Error for kinds that cannot be reduced.

@@ -159,13 +159,8 @@ class Runtime {
   // Eager launches (-lg:eager, Analysis::run_eagerly): the runtime runs alone and nothing
   // follows ops one by one (profiler, event trace, -lg:inorder). After run().
   bool eager() const { return eager_; }
-  // The analysing thread, during an op's analysis: whether every op issued before it has
-  // completed (it is the only one in flight).
-  bool only_op_in_flight() const {
-    return issued_.load(std::memory_order_relaxed) - completed_.load(std::memory_order_acquire) ==
-           1;
-  }
-  // The analysing thread: ops issued and not completed yet.
+  // The analysing thread: ops issued and not completed yet (during an op's analysis, 1: every
+  // op issued before it has completed).
   std::int64_t ops_in_flight() const {
     return issued_.load(std::memory_order_relaxed) - completed_.load(std::memory_order_acquire);
   }
