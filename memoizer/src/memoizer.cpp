@@ -56,6 +56,16 @@ void Memoizer::hold_in_trace(OpRef op) {
   buffer_.push_back(std::move(op));
 }
 
+void Memoizer::withdraw_trace(std::deque<OpRef>& into) {
+  REPRISE_ASSERT(in_trace_ && handed_ == 0,
+                 "only a trace whose ops wait in the buffer is withdrawn");
+  for (OpRef& o : buffer_) into.push_back(std::move(o));
+  buffer_.clear();
+  in_trace_ = false;
+  recurrent_ = recurrent_before_;
+  just_recorded_ = just_recorded_before_;
+}
+
 void Memoizer::release_buffer() {
   for (std::size_t k = handed_; k < buffer_.size(); ++k) rt_.op_completed(*buffer_[k]);
   buffer_.clear();
@@ -75,6 +85,8 @@ void Memoizer::begin(const OpRef& op) {
   if (in_trace_)
     throw Error(
         fmt::format("internal: begin_trace({}) while trace {} is open", op->trace_id(), current_));
+  recurrent_before_ = recurrent_;
+  just_recorded_before_ = just_recorded_;
   // Only end_trace(id) directly followed by begin_trace(id) keeps a replay run going.
   if (!(recurrent_ && ((last_replayed_ && last_replayed_->id == op->trace_id()) ||
                        (just_recorded_ && just_recorded_->id == op->trace_id())))) {

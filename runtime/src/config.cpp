@@ -320,6 +320,12 @@ const std::vector<FlagDef>& flag_table() {
         "mine for repeats on the utility thread instead of in the background (auto: when the "
         "runtime's busy threads outnumber the cores, and no analysis_delay_us)",
         auto_i32(&Config::at_mine_inline, 0, 1, "-lg:auto_trace:mine_inline"));
+    add("-lg:auto_trace:follow", "auto|0",
+        "once a loop's traces run back to back, hand the ops that go on its run to the memoizer "
+        "as they come instead of holding them until the tracer decides, which it does alike "
+        "(auto); 0: always held",
+        auto_or_off(&Config::at_follow, "-lg:auto_trace:follow",
+                    "a run is followed only once its loop has settled"));
     add("-lg:auto_trace:log", "file",
         "write what automatic tracing found and did, per op (<file>.<shard> under mpirun)",
         std::make_pair(

@@ -252,7 +252,7 @@ const TaskInfo* Runtime::find_task_anew(TaskID id) {
 }
 
 void Runtime::set_pipeline(std::unique_ptr<OpSink> first_stage, GraphSink* graph,
-                           OpSink* trace_holder, bool stages_use_threads) {
+                           OpSink* trace_holder, bool stages_use_threads, OpSink* follower) {
   pipeline_ = std::move(first_stage);
   stages_use_threads_ = stages_use_threads;
   graph_ = graph ? graph : &executor_;
@@ -262,6 +262,7 @@ void Runtime::set_pipeline(std::unique_ptr<OpSink> first_stage, GraphSink* graph
   const bool plain = config_.inline_analysis && !profiler_ && !evtrace_ && !network_ &&
                      !simulated() && !config_.inorder;
   trace_holder_ = plain ? trace_holder : nullptr;
+  follower_ = plain ? follower : nullptr;
 }
 
 void Runtime::note_points(std::uint64_t seq, std::uint64_t points, bool replayed) {
@@ -697,6 +698,8 @@ void Runtime::issue(OpRef op) {
     trace_holder_->hold_in_trace(std::move(op));
     return;
   }
+  // So, while the automatic tracing stage follows a loop, the ops that go on its run.
+  if (following_ && !ends_trace && !failed() && follower_->take_followed(op)) return;
   push(std::move(op));
 }
 

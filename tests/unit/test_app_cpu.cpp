@@ -9,9 +9,11 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
 #include <stdexcept>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 #include "error_text.h"
@@ -337,6 +339,61 @@ TEST(AppCpu, TheWindowGrowsWithTheTracesAutomaticTracingHolds) {
   const std::uint64_t growing = replays({}), held = replays({"-lg:window", "64"});
   EXPECT_GT(growing, 0u);
   EXPECT_LT(4 * growing, 3 * held) << growing << " replays against " << held;
+}
+
+// Once a loop's automatic traces run back to back, the ops that go on its run are handed to the
+// memoizer as they are issued (-lg:auto_trace:follow), and withdrawn where anything else comes
+// first: here an op off the run, a wait on an op handed on, a fence. The tracer sees the same
+// ops either way and decides alike: the same log, op by op, and the same data.
+TEST(AppCpu, ASettledLoopsOpsAreHandedOnAsTheyAreIssued) {
+  register_all();
+  const std::string log_path = ::testing::TempDir() + "reprise_followed.log";
+  auto run_loop = [&](const char* follow) {
+    std::vector<std::string> flags = {"-ll:cpu",
+                                      "1",
+                                      "-lg:inline_analysis",
+                                      "-ll:app_cpu",
+                                      "1",
+                                      "-lg:auto_trace:follow",
+                                      follow,
+                                      "-lg:auto_trace:log",
+                                      log_path};
+    const std::int64_t bumps = g_bumps.load();
+    reprise::run(flags, [&](Context& ctx) {
+      Region r = ctx.create_region(ctx.create_index_space(Rect<1>({0}, {7})),
+                                   ctx.create_field_space({{FV, sizeof(std::int64_t)}}));
+      ctx.fill(FillLauncher::of(r, {FV}, std::int64_t(0)));
+      TaskLauncher bump_all(T_BUMP);
+      bump_all.add(r, Privilege::ReadWrite, {FV});
+      for (int i = 0; i < 1500; ++i) {
+        Future f = ctx.execute(bump_all);
+        if (i == 700) ctx.execute(TaskLauncher(T_ZERO));  // off the run
+        if (i == 900) f.wait();                           // on an op handed on
+        if (i == 1100) ctx.fence();
+      }
+      PhysicalRegion m = ctx.map_region(r, Privilege::ReadOnly, {FV});
+      auto x = m.accessor<const std::int64_t, 1>(FV);
+      for (coord_t i = 0; i < 8; ++i) EXPECT_EQ(x[Point<1>{i}], 1500) << "follow " << follow;
+      ctx.unmap_region(m);
+    });
+    EXPECT_EQ(g_bumps.load() - bumps, 1500);
+    std::ifstream in(log_path);
+    std::vector<std::string> lines;
+    std::uint64_t ahead = 0, withdrawn = 0;
+    for (std::string line; std::getline(in, line);)
+      if (std::sscanf(line.c_str(), "# traces_ahead %lu withdrawn %lu", &ahead, &withdrawn) != 2)
+        lines.push_back(line);
+    return std::make_tuple(lines, ahead, withdrawn);
+  };
+  const auto [held_log, held_ahead, held_withdrawn] = run_loop("0");
+  const auto [followed_log, ahead, withdrawn] = run_loop("auto");
+  EXPECT_EQ(held_ahead + held_withdrawn, 0u);
+  // Most of the 1,500 ops went in traces issued over ops handed on ahead (16 ops a trace); the
+  // three interruptions withdrew some.
+  EXPECT_GT(ahead, 50u);
+  EXPECT_GT(withdrawn, 0u);
+  EXPECT_EQ(followed_log, held_log);
+  EXPECT_GT(held_log.size(), 1500u);
 }
 
 TEST(AppCpu, TheLastCpusPointsRunOnTheApplicationThread) {

@@ -88,10 +88,11 @@ TEST(Flags, BadValuesAreErrors) {
   EXPECT_EQ(parse_args({}, false).config.nccl, 0);  // off unless asked for
   EXPECT_EQ(parse_args({"-ll:nccl", "auto"}, false).config.nccl, -1);
   EXPECT_EQ(parse_args({"-ll:nccl", "1"}, false).config.nccl, 1);
-  // The one-thread counters, and eager launches, can be turned off, not forced on.
+  // The one-thread counters, eager launches and followed runs can be turned off, not forced on.
   for (const auto& [flag, member, refused] :
        {std::tuple{"-lg:alone", &detail::Config::alone, "1"},
-        std::tuple{"-lg:eager", &detail::Config::eager, "yes"}}) {
+        std::tuple{"-lg:eager", &detail::Config::eager, "yes"},
+        std::tuple{"-lg:auto_trace:follow", &detail::Config::at_follow, "1"}}) {
     EXPECT_EQ(parse_args({}, false).config.*member, -1) << flag;
     EXPECT_EQ(parse_args({flag, "0"}, false).config.*member, 0) << flag;
     try {

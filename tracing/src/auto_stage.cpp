@@ -2,6 +2,8 @@
 
 #include <fmt/core.h>
 
+#include <exception>
+
 #include "reprise_rt/log.h"
 #include "reprise_rt/op_token.h"
 
@@ -27,13 +29,14 @@ std::unique_ptr<ShardLateAgreement> make_agreement(Runtime& rt) {
 }
 }  // namespace
 
-AutoTraceStage::AutoTraceStage(Runtime& rt, std::unique_ptr<OpSink> next,
+AutoTraceStage::AutoTraceStage(Runtime& rt, std::unique_ptr<Memoizer> next,
                                const tracing::AutoTraceOptions& opt, const std::string& log_path)
     : rt_(rt),
       next_(std::move(next)),
       agreement_(make_agreement(rt)),
       tracer_(opt, *this, agreement_.get()),
-      max_held_(std::size_t(rt.window()) / 4) {
+      max_held_(std::size_t(rt.window()) / 4),
+      follows_(rt.config().at_follow != 0) {
   if (!log_path.empty()) {
     // Under control replication every shard writes its own log: <file>.<shard>.
     const std::string path =
@@ -70,6 +73,8 @@ AutoTraceStage::~AutoTraceStage() {
                  (unsigned long long)tracer_.recorded_not_replayed(),
                  (unsigned long long)s.held_replays, (unsigned long long)s.prefix_replays,
                  (unsigned long long)s.inner_loops_demoted);
+    std::fprintf(log_, "# traces_ahead %llu withdrawn %llu\n", (unsigned long long)traces_ahead_,
+                 (unsigned long long)withdrawn_);
     const tracing::CoverageSummary sum = tracing::summarize_coverage(replayed_);
     std::fprintf(log_, "# coverage %.4f first_replay %lld steady_at %lld\n", sum.coverage,
                  sum.first_replay, sum.steady_at);
@@ -92,19 +97,24 @@ void AutoTraceStage::submit(const OpRef& op) {
     return;
   }
   if (traceable(*op)) {
-    held_.push_back(op);
-    tracer_.push(token_of(*op));
-    // Never hold so many that the application's window (it waits until half the window has
-    // drained) could not drain past them. Decided by the op stream alone, not by timing, so
-    // every shard of a control-replicated run decides alike.
-    if (held_.size() > max_held_) tracer_.flush();
+    const std::uint64_t token = token_of(*op);
+    if (!ahead_.empty() && token == ahead_[ahead_held_]) {
+      follow(op);
+    } else {
+      unfollow();
+      hold(op, token);
+    }
+    look_ahead();
     return;
   }
+  // (Nothing is left ahead past another op: the tracer sees the ops followed first.)
+  unfollow();
   if (op->kind == OpKind::Flush) {
     // Only a wait on an op still held (or on everything) has to release what is held. Such a
     // wait is announced on every shard: an op still held cannot have completed anywhere.
     if (holds(op->awaited())) tracer_.barrier();
     next_->submit(op);
+    look_ahead();
     return;
   }
   // Fences, destruction and manual trace marks: nothing may be held across them, and no
@@ -112,6 +122,96 @@ void AutoTraceStage::submit(const OpRef& op) {
   tracer_.barrier();
   if (op->kind == OpKind::BeginTrace) in_manual_trace_ = true;
   next_->submit(op);
+  look_ahead();
+}
+
+void AutoTraceStage::hold(const OpRef& op, std::uint64_t token) {
+  held_.push_back(op);
+  tracer_.push(token);
+  // Never hold so many that the application's window (it waits until half the window has
+  // drained) could not drain past them. Decided by the op stream alone, not by timing, so
+  // every shard of a control-replicated run decides alike.
+  if (held_.size() > max_held_) tracer_.flush();
+}
+
+bool AutoTraceStage::take_followed(OpRef& op) {
+  // (Not the run's last op: the trace's replay runs in Runtime::analyse, timed and guarded.)
+  if (ahead_held_ + 1 >= ahead_.size() || !traceable(*op) || token_of(*op) != ahead_[ahead_held_])
+    return false;
+  follow(std::move(op));
+  return true;
+}
+
+void AutoTraceStage::look_ahead_now() {
+  if (ahead_open()) return;
+  std::uint32_t id = 0;
+  const std::vector<std::uint64_t>* run =
+      follows_ && held_.empty() && !in_manual_trace_ ? tracer_.run_ahead(id) : nullptr;
+  // (No more ops ahead than may be held: hold() would have flushed them on the way.)
+  if (!run || run->size() < 2 || run->size() > max_held_) {
+    if (!ahead_.empty()) {
+      ahead_.clear();
+      rt_.set_following(false);
+    }
+    return;
+  }
+  if (ahead_.empty()) rt_.set_following(true);
+  if (ahead_.empty() || id != ahead_id_) ahead_.assign(run->begin(), run->end());
+  ahead_id_ = id;
+}
+
+void AutoTraceStage::follow(OpRef op) {
+  if (!ahead_open()) next_->submit(marker(OpKind::BeginTrace, ahead_id_));
+  next_->hold_in_trace(std::move(op));
+  if (++ahead_held_ == ahead_.size()) push_followed();
+}
+
+void AutoTraceStage::push_followed() {
+  // The tracer sees them now, as hold() would have shown them (at most max_held_ of them: no
+  // flush on the way). Where it issues the trace followed over them, begin_trace and
+  // end_trace only confirm it; anything else it does with them withdraws them first.
+  const std::size_t n = ahead_held_;
+  pushing_ahead_ = true;
+  std::exception_ptr error = push_ahead(n);
+  pushing_ahead_ = false;
+  withdraw();  // (the tracer holds them still: held here)
+  if (error) std::rethrow_exception(error);
+}
+
+std::exception_ptr AutoTraceStage::push_ahead(std::size_t n) {
+  // Every token goes in even where the analysis of an op handed on meanwhile throws: an op
+  // held here whose token the tracer never saw would never be handed on. The first error is
+  // the caller's to throw.
+  std::exception_ptr first;
+  for (std::size_t i = 0; i < n;) {
+    // (Most of a followed run only goes on: taken in at once, with nothing to hand on.)
+    if (const std::size_t k = tracer_.follow({ahead_.data() + i, n - i})) {
+      i += k;
+      continue;
+    }
+    try {
+      tracer_.push(ahead_[i++]);
+    } catch (...) {
+      if (!first) first = std::current_exception();
+    }
+  }
+  return first;
+}
+
+void AutoTraceStage::withdraw() {
+  if (!ahead_open()) return;
+  next_->withdraw_trace(held_);
+  withdrawn_ += ahead_held_;
+  ahead_held_ = 0;
+}
+
+void AutoTraceStage::unfollow() {
+  if (!ahead_open()) return;
+  const std::size_t n = ahead_held_;
+  withdraw();
+  // Their tokens, as hold() would have pushed them: the ops are held already (at most
+  // max_held_: no flush on the way).
+  if (std::exception_ptr error = push_ahead(n)) std::rethrow_exception(error);
 }
 
 OpRef AutoTraceStage::take(std::uint64_t index) {
@@ -130,6 +230,7 @@ OpRef AutoTraceStage::marker(OpKind kind, std::uint32_t id, bool prefix) {
 }
 
 void AutoTraceStage::forward_untraced(std::uint64_t index) {
+  withdraw();
   if (log_) {
     std::fprintf(log_, "op %llu U\n", (unsigned long long)index);
     replayed_.push_back(false);
@@ -144,6 +245,14 @@ void AutoTraceStage::begin_trace(std::uint32_t id, std::uint64_t first_op, std::
     replaying_ = !issued_.insert(id).second;
   }
   current_trace_ = id;
+  if (ahead_open()) {
+    // The trace followed, over the ops handed on ahead: its BeginTrace went in before them.
+    if (pushing_ahead_ && id == ahead_id_ && length == ahead_held_ && first_op == held_base_) {
+      ahead_issued_ = true;
+      return;
+    }
+    withdraw();
+  }
   next_->submit(marker(OpKind::BeginTrace, id));
 }
 
@@ -153,6 +262,7 @@ void AutoTraceStage::begin_prefix(std::uint32_t id, std::uint64_t first_op, std:
                  length);
   current_trace_ = id;
   replaying_ = true;  // (read with the log only)
+  withdraw();
   next_->submit(marker(OpKind::BeginTrace, id, true));
 }
 
@@ -162,10 +272,21 @@ void AutoTraceStage::forward_traced(std::uint64_t index) {
     replayed_.push_back(replaying_);
   }
   // (Between this trace's marks the memoizer only buffers it: handed over, not submitted.)
-  next_->hold_in_trace(take(index));
+  if (!ahead_issued_) next_->hold_in_trace(take(index));
+}
+
+void AutoTraceStage::forward_trace_ops(std::uint64_t first, std::uint64_t end) {
+  if (ahead_issued_ && !log_) return;  // (handed on ahead)
+  for (std::uint64_t i = first; i < end; ++i) forward_traced(i);
 }
 
 void AutoTraceStage::end_trace(std::uint32_t id) {
+  if (ahead_issued_) {
+    held_base_ += ahead_held_;
+    ahead_held_ = 0;
+    ahead_issued_ = false;
+    ++traces_ahead_;
+  }
   next_->submit(marker(OpKind::EndTrace, id));
 }
 

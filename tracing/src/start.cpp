@@ -42,9 +42,11 @@ void run_parsed(const detail::Config& parsed, const TopLevelTask& top_level,
     if (!notice.empty()) config.notices.push_back(std::move(notice));
   }
   detail::Runtime rt(config, std::move(mapper), network, device.get());
-  std::unique_ptr<detail::OpSink> stages =
+  auto memoizer_stage =
       std::make_unique<detail::Memoizer>(rt, std::make_unique<detail::Analysis>(rt));
-  detail::OpSink* const memoizer = stages.get();
+  detail::OpSink* const memoizer = memoizer_stage.get();
+  std::unique_ptr<detail::OpSink> stages;
+  detail::OpSink* follower = nullptr;
   bool mines_on_threads = false;
   if (config.automatic_stage()) {
     tracing::AutoTraceOptions opt;
@@ -67,9 +69,14 @@ void run_parsed(const detail::Config& parsed, const TopLevelTask& top_level,
                           ? config.at_mine_inline == 1
                           : no_spare_core && config.at_analysis_delay_us == 0;
     mines_on_threads = !opt.synchronous;
-    stages = std::make_unique<detail::AutoTraceStage>(rt, std::move(stages), opt, config.at_log);
+    auto stage =
+        std::make_unique<detail::AutoTraceStage>(rt, std::move(memoizer_stage), opt, config.at_log);
+    follower = stage.get();
+    stages = std::move(stage);
+  } else {
+    stages = std::move(memoizer_stage);
   }
-  rt.set_pipeline(std::move(stages), nullptr, memoizer, mines_on_threads);
+  rt.set_pipeline(std::move(stages), nullptr, memoizer, mines_on_threads, follower);
   rt.run(top_level);
 }
 

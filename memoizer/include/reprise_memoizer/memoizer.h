@@ -4,6 +4,7 @@
 // templates and either replayed from a matching template (no analysis, no mapper call, no
 // instance search) or analysed normally while a new template is recorded.
 #include <cstdint>
+#include <deque>
 #include <list>
 #include <memory>
 #include <unordered_map>
@@ -26,6 +27,10 @@ class Memoizer final : public OpSink {
   void submit(const OpRef& op) override;
   // An op between a trace's marks (Runtime::issue, AutoTraceStage): buffered.
   void hold_in_trace(OpRef op) override;
+  // Leaves a trace begun ahead of its ops (the automatic tracing stage follows a loop's run
+  // that way: AutoTraceStage::follow) as if it had never begun: its buffered ops are
+  // appended to `into`, untouched, and the state before its BeginTrace is back.
+  void withdraw_trace(std::deque<OpRef>& into);
 
   // For tests and tools.
   const std::list<std::unique_ptr<TraceTemplate>>* templates(TraceID id) const;
@@ -118,6 +123,9 @@ class Memoizer final : public OpSink {
   // after a fence (no previous replay's events to link to). Always a live template: the
   // newest of its list (never the least recently used) and kept by drop_unreplayed.
   const TraceTemplate* just_recorded_ = nullptr;
+  // Both as they were before the open trace's BeginTrace (withdraw_trace puts them back).
+  bool recurrent_before_ = false;
+  const TraceTemplate* just_recorded_before_ = nullptr;
   std::vector<OpRef> prev_ops_;
   std::vector<Event> prev_copy_done_;  // that replay's generated copies
   Event prev_fence_;

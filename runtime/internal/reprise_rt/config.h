@@ -123,6 +123,7 @@ struct Config {
   int at_visit_threshold = 1;                // -lg:auto_trace:visit_threshold
   int at_analysis_delay_us = 0;              // -lg:auto_trace:analysis_delay_us
   int at_mine_inline = -1;                   // -lg:auto_trace:mine_inline 0|1 (-1: auto)
+  int at_follow = -1;                        // -lg:auto_trace:follow 0 (-1: auto)
   std::string at_log;                        // -lg:auto_trace:log
   // One line per flag accepted only for compatibility (what it does here), printed at start.
   std::vector<std::string> notices;

@@ -50,6 +50,9 @@ class OpSink {
   // marks (Runtime::issue for a manual trace analysed inline; the automatic tracing stage for
   // its own traces): only the memoizer is given these.
   virtual void hold_in_trace(OpRef op) { submit(op); }
+  // Offered each op first by Runtime::issue where the stage asked for it (the automatic
+  // tracing stage following a loop: set_pipeline's follower): true if it took the op.
+  virtual bool take_followed(OpRef& /*op*/) { return false; }
   // Called on the utility thread after the last op, before it exits.
   virtual void finish() {}
 };

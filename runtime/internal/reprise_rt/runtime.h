@@ -119,9 +119,16 @@ class Runtime {
 
   // Installs the pipeline's first stage; must be called before run(). `trace_holder`: the
   // stage that holds a manual trace's ops (the memoizer), or null; `stages_use_threads`: a
-  // stage runs work on threads of its own (automatic tracing mining on oneTBB's).
+  // stage runs work on threads of its own (automatic tracing mining on oneTBB's); `follower`:
+  // a stage offered each op first (OpSink::take_followed), or null.
   void set_pipeline(std::unique_ptr<OpSink> first_stage, GraphSink* graph,
-                    OpSink* trace_holder = nullptr, bool stages_use_threads = false);
+                    OpSink* trace_holder = nullptr, bool stages_use_threads = false,
+                    OpSink* follower = nullptr);
+  // The follower (set_pipeline) says whether issue() should offer it the next ops; where it
+  // has none, nothing changes (it runs on the utility thread then).
+  void set_following(bool on) {
+    if (follower_) following_ = on;
+  }
   // Runs top_level on the calling thread, waits for every op, shuts down. Rethrows the first
   // error of the program (from the application, the analysis or a task).
   void run(const std::function<void(Context&)>& top_level);
@@ -394,6 +401,10 @@ class Runtime {
   // Where an op issued inside a manual trace goes straight from issue(), when nothing else on
   // the way wants to see it (set_pipeline; null: every op takes the pipeline's way).
   OpSink* trace_holder_ = nullptr;
+  // Offered each op first, under the same conditions (the automatic tracing stage), while it
+  // says it follows a run (set_following).
+  OpSink* follower_ = nullptr;
+  bool following_ = false;
   bool stages_use_threads_ = false;
   bool alone_ = false;  // (run(): reprise_rt/alone.h)
   bool eager_ = false;  // (run(): eager())

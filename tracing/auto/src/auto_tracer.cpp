@@ -211,6 +211,52 @@ void AutoTracer::push(std::uint64_t token) {
   issue_ready();
 }
 
+const std::vector<std::uint64_t>* AutoTracer::run_ahead(std::uint32_t& trace_id) const {
+  if (!(saturated_ || settled_) || pending_from_ != next_op_ || last_issued_ == ~0u) return nullptr;
+  const Candidate& c = candidates_[last_issued_];
+  if (c.demoted || c.last_issue_end != next_op_) return nullptr;
+  trace_id = c.trace_id;
+  return &c.tokens;
+}
+
+std::size_t AutoTracer::follow(std::span<const std::uint64_t> tokens) {
+  // follow_run's second case, for many ops at once: the one pointer continues the run.
+  if (!(saturated_ || settled_) || pointers_changed_ || pointers_.size() != 1) return 0;
+  if (held_back_ ? held_back_at_ != trie_changes_ : !ready_.empty()) return 0;
+  Pointer& p = pointers_.front();
+  if (p.start != pending_from_ || next_op_ == pending_from_) return 0;
+  // push analyses (maybe_analyse) once history_ reaches analyse_at_, and takes in the
+  // analysis due at its op (ingest_due): the k-th token here (from 0) leaves both alone while
+  // history_.size() + k + 1 < analyse_at_ and next_op_ + k + 1 < its ingest_at.
+  std::size_t room = tokens.size();
+  const std::size_t h = history_.size();
+  room = std::min(room, analyse_at_ > h + 1 ? analyse_at_ - h - 1 : 0);
+  if (!jobs_.empty()) {
+    const std::uint64_t at = jobs_.front().ingest_at;
+    room = std::min<std::size_t>(room, at > next_op_ + 1 ? at - next_op_ - 1 : 0);
+  }
+  // (Locals: the loop stores nothing the compiler must read back.)
+  const Node* const trie = trie_.data();
+  const bool held_back = held_back_;
+  std::uint32_t node = p.node;
+  std::size_t k = 0;
+  for (; k < room; ++k) {
+    const std::uint32_t next = trie[node].child(tokens[k]);
+    if (next == Node::kNone) break;
+    const Node& n = trie[next];
+    if (n.candidate >= 0 || (!held_back && n.eligible.empty())) break;
+    node = next;
+  }
+  if (k == 0) return 0;
+  p.node = node;
+  next_op_ += k;
+  stats_.ops += k;
+  since_barrier_ += k;
+  history_.insert(history_.end(), tokens.begin(), tokens.begin() + std::ptrdiff_t(k));
+  pending_tokens_.insert(pending_tokens_.end(), tokens.begin(), tokens.begin() + std::ptrdiff_t(k));
+  return k;
+}
+
 bool AutoTracer::follow_run(std::uint64_t token, std::uint64_t op) {
   // Only the pointer that continues the run is alive, and this op does not complete a trace:
   // advance would only step that pointer (or, after a trace was issued, replace it). Then
@@ -848,7 +894,7 @@ void AutoTracer::hand_on(std::uint32_t trace_id, std::uint64_t start, std::uint6
   } else {
     sink_.begin_trace(trace_id, start, std::size_t(end - start));
   }
-  for (std::uint64_t i = start; i < end; ++i) sink_.forward_traced(i);
+  sink_.forward_trace_ops(start, end);
   sink_.end_trace(trace_id);
 }
 
@@ -945,8 +991,15 @@ void AutoTracer::issue_ready() {
     // A loop's trace that has run back to back for four maximal lengths is one too, as far as
     // watching goes: nothing overtook it meanwhile, and nothing in its run can (the slices
     // mined are decided as before: worth_mining skips those inside the run).
-    settled_ = back_to_back && long_loop_run(m.end);
-    if (settled_) lengthen(m.candidate);
+    // One that settled before settles again as soon as it runs back to back once more (after a
+    // wait, say: a timed loop after its warm-up spent its first 256 ops watching again, at
+    // ~200 instructions an op with a 1-op body).
+    Candidate& issued = candidates_[m.candidate];
+    settled_ = back_to_back && (issued.settled_before || long_loop_run(m.end));
+    if (settled_) {
+      issued.settled_before = true;
+      lengthen(m.candidate);
+    }
     // Pointers that started inside the issued trace stay: they can no longer produce a trace,
     // but their sightings still count, so a longer candidate can overtake the one in use.
   }

@@ -13,6 +13,7 @@
 #include <future>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -69,6 +70,10 @@ class AutoTraceSink {
     begin_trace(trace_id, first_op, length);
   }
   virtual void forward_traced(std::uint64_t op) = 0;
+  // The ops [first, end) of the trace begun, in order.
+  virtual void forward_trace_ops(std::uint64_t first, std::uint64_t end) {
+    for (std::uint64_t i = first; i < end; ++i) forward_traced(i);
+  }
   virtual void end_trace(std::uint32_t trace_id) = 0;
   // A candidate trace was taken in from an analysis (for inspection; optional).
   virtual void candidate_found(std::uint32_t /*trace_id*/, std::size_t /*length*/,
@@ -118,6 +123,15 @@ class AutoTracer {
 
   // The next op's token; its index is the number of ops seen before it.
   void push(std::uint64_t token);
+  // While a loop's traces follow each other back to back (saturated or settled) and every op
+  // pushed has been handed on: the candidate the run goes on with, if it does — its trace id
+  // and tokens; null otherwise. (What the tracer does with the next ops is still decided as
+  // they are pushed: a caller that hands them on ahead must be ready for anything else.)
+  const std::vector<std::uint64_t>* run_ahead(std::uint32_t& trace_id) const;
+  // Takes in the leading tokens that only go on the run being followed — as push would, where
+  // it would do nothing else (no analysis due, no candidate completed, nothing to hand on) —
+  // and returns how many (0: push the next one).
+  std::size_t follow(std::span<const std::uint64_t> tokens);
   // An op that cannot be traced (or a blocking wait): forwards everything pending untraced,
   // breaks the token stream so no repeat spans it. The op itself is not counted.
   void barrier();
@@ -155,8 +169,9 @@ class AutoTracer {
     // A loop whose shorter candidate of the same loop has replayed: it scores as replayed
     // (the same loop; it should win over the shorter one as soon as it can be traced).
     bool replayed_loop = false;
-    bool demoted = false;     // taken out of the trie (never matched or issued again)
-    bool lengthened = false;  // a settled loop's: its maximal version was added (lengthen)
+    bool demoted = false;         // taken out of the trie (never matched or issued again)
+    bool lengthened = false;      // a settled loop's: its maximal version was added (lengthen)
+    bool settled_before = false;  // its run settled once (issue_ready)
   };
   struct Node {
     // Most nodes have one child: kept inline, so stepping a pointer is one comparison.
