@@ -80,10 +80,21 @@ struct Bumped {
   Region r;
   IndexLauncher launch;
 };
-Bumped bumped_region(Context& ctx, coord_t block) {
+// An 8-element region of zeros.
+Region zeroed_region(Context& ctx) {
   Region r = ctx.create_region(ctx.create_index_space(Rect<1>({0}, {7})),
                                ctx.create_field_space({{FV, sizeof(std::int64_t)}}));
   ctx.fill(FillLauncher::of(r, {FV}, std::int64_t(0)));
+  return r;
+}
+// A launch of bump over the whole of r.
+TaskLauncher bump_all_of(const Region& r) {
+  TaskLauncher l(T_BUMP);
+  l.add(r, Privilege::ReadWrite, {FV});
+  return l;
+}
+Bumped bumped_region(Context& ctx, coord_t block) {
+  Region r = zeroed_region(ctx);
   Partition p = ctx.partition_by_blocks(r, Point<1>{block});
   IndexLauncher l(T_BUMP, p.color_space());
   l.add(p, Projection::identity(), Privilege::ReadWrite, {FV});
@@ -188,11 +199,8 @@ const std::vector<std::string> kOneCpu = {"-ll:cpu",     "1", "-lg:inline_analys
 TEST(AppCpu, LaunchesRunEagerlyOnlyWhenNothingEarlierIsInFlight) {
   register_all();
   reprise::run(kOneCpu, [](Context& ctx) {
-    Region r = ctx.create_region(ctx.create_index_space(Rect<1>({0}, {7})),
-                                 ctx.create_field_space({{FV, sizeof(std::int64_t)}}));
-    ctx.fill(FillLauncher::of(r, {FV}, std::int64_t(0)));
-    TaskLauncher bump_all(T_BUMP);
-    bump_all.add(r, Privilege::ReadWrite, {FV});
+    Region r = zeroed_region(ctx);
+    TaskLauncher bump_all = bump_all_of(r);
     ctx.execute(bump_all);  // (eager: done when execute returns)
     PhysicalRegion m = ctx.map_region(r, Privilege::ReadWrite, {FV});
     auto x = m.accessor<std::int64_t, 1>(FV);
@@ -360,11 +368,8 @@ TEST(AppCpu, ASettledLoopsOpsAreHandedOnAsTheyAreIssued) {
                                       log_path};
     const std::int64_t bumps = g_bumps.load();
     reprise::run(flags, [&](Context& ctx) {
-      Region r = ctx.create_region(ctx.create_index_space(Rect<1>({0}, {7})),
-                                   ctx.create_field_space({{FV, sizeof(std::int64_t)}}));
-      ctx.fill(FillLauncher::of(r, {FV}, std::int64_t(0)));
-      TaskLauncher bump_all(T_BUMP);
-      bump_all.add(r, Privilege::ReadWrite, {FV});
+      Region r = zeroed_region(ctx);
+      const TaskLauncher bump_all = bump_all_of(r);
       for (int i = 0; i < 1500; ++i) {
         Future f = ctx.execute(bump_all);
         if (i == 700) ctx.execute(TaskLauncher(T_ZERO));  // off the run

@@ -170,10 +170,7 @@ void AutoTraceStage::push_followed() {
   // The tracer sees them now, as hold() would have shown them (at most max_held_ of them: no
   // flush on the way). Where it issues the trace followed over them, begin_trace and
   // end_trace only confirm it; anything else it does with them withdraws them first.
-  const std::size_t n = ahead_held_;
-  pushing_ahead_ = true;
-  std::exception_ptr error = push_ahead(n);
-  pushing_ahead_ = false;
+  std::exception_ptr error = push_ahead(ahead_held_);
   withdraw();  // (the tracer holds them still: held here)
   if (error) std::rethrow_exception(error);
 }
@@ -246,8 +243,9 @@ void AutoTraceStage::begin_trace(std::uint32_t id, std::uint64_t first_op, std::
   }
   current_trace_ = id;
   if (ahead_open()) {
-    // The trace followed, over the ops handed on ahead: its BeginTrace went in before them.
-    if (pushing_ahead_ && id == ahead_id_ && length == ahead_held_ && first_op == held_base_) {
+    // (Ops are ahead during a callback only while push_followed shows them: unfollow withdraws
+    // them before it pushes.) The trace followed, over them: its BeginTrace went in before them.
+    if (id == ahead_id_ && length == ahead_held_ && first_op == held_base_) {
       ahead_issued_ = true;
       return;
     }

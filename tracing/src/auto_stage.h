@@ -79,7 +79,6 @@ class AutoTraceStage final : public OpSink, private tracing::AutoTraceSink {
   std::uint32_t ahead_id_ = 0;
   std::size_t ahead_held_ = 0;
   bool ahead_issued_ = false;
-  bool pushing_ahead_ = false;
   bool follows_;  // -lg:auto_trace:follow
   // For the log: traces issued over ops handed on ahead, and ops withdrawn.
   std::uint64_t traces_ahead_ = 0, withdrawn_ = 0;

@@ -221,8 +221,7 @@ const std::vector<std::uint64_t>* AutoTracer::run_ahead(std::uint32_t& trace_id)
 
 std::size_t AutoTracer::follow(std::span<const std::uint64_t> tokens) {
   // follow_run's second case, for many ops at once: the one pointer continues the run.
-  if (!(saturated_ || settled_) || pointers_changed_ || pointers_.size() != 1) return 0;
-  if (held_back_ ? held_back_at_ != trie_changes_ : !ready_.empty()) return 0;
+  if (!only_run_pointer()) return 0;
   Pointer& p = pointers_.front();
   if (p.start != pending_from_ || next_op_ == pending_from_) return 0;
   // push analyses (maybe_analyse) once history_ reaches analyse_at_, and takes in the
@@ -235,16 +234,11 @@ std::size_t AutoTracer::follow(std::span<const std::uint64_t> tokens) {
     const std::uint64_t at = jobs_.front().ingest_at;
     room = std::min<std::size_t>(room, at > next_op_ + 1 ? at - next_op_ - 1 : 0);
   }
-  // (Locals: the loop stores nothing the compiler must read back.)
-  const Node* const trie = trie_.data();
-  const bool held_back = held_back_;
   std::uint32_t node = p.node;
   std::size_t k = 0;
   for (; k < room; ++k) {
-    const std::uint32_t next = trie[node].child(tokens[k]);
-    if (next == Node::kNone) break;
-    const Node& n = trie[next];
-    if (n.candidate >= 0 || (!held_back && n.eligible.empty())) break;
+    const std::uint32_t next = trie_[node].child(tokens[k]);
+    if (next == Node::kNone || !goes_on(trie_[next])) break;
     node = next;
   }
   if (k == 0) return 0;
@@ -263,8 +257,7 @@ bool AutoTracer::follow_run(std::uint64_t token, std::uint64_t op) {
   // issue_ready does nothing either: where a match is held back for that pointer's longer
   // candidate, it looks again only once the pointers or the trie changed; otherwise no match waits,
   // and the pointer still claims the held ops (its node has an eligible candidate further down).
-  if (!(saturated_ || settled_) || pointers_changed_ || pointers_.size() != 1) return false;
-  if (held_back_ ? held_back_at_ != trie_changes_ : !ready_.empty()) return false;
+  if (!only_run_pointer()) return false;
   Pointer& p = pointers_.front();
   if (op == pending_from_ && p.start < pending_from_ && !held_back_) {
     // The op after a trace was issued: the pointer that completed it ends here, and the one
@@ -272,17 +265,14 @@ bool AutoTracer::follow_run(std::uint64_t token, std::uint64_t op) {
     // pointer claiming this op, and nothing to issue or forward.
     if (trie_[p.node].child(token) != Node::kNone) return false;
     const std::uint32_t root = trie_[0].child(token);
-    if (root == Node::kNone || trie_[root].candidate >= 0 || trie_[root].eligible.empty())
-      return false;
+    if (root == Node::kNone || !goes_on(trie_[root])) return false;
     p = Pointer{root, op};
     ++stats_.pointers_started;
     return true;
   }
   if (p.start != pending_from_ || op == pending_from_) return false;
   const std::uint32_t next = trie_[p.node].child(token);
-  if (next == Node::kNone) return false;
-  const Node& n = trie_[next];
-  if (n.candidate >= 0 || (!held_back_ && n.eligible.empty())) return false;
+  if (next == Node::kNone || !goes_on(trie_[next])) return false;
   p.node = next;
   return true;
 }

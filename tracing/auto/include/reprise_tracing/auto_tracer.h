@@ -270,6 +270,17 @@ class AutoTracer {
   // returns true; false where they must run (a trace completes here, or anything else is
   // pending). ~180 instructions an op less on those ops.
   bool follow_run(std::uint64_t token, std::uint64_t op);
+  // Only the pointer that continues the run of traces is alive, and no match waits to be issued
+  // (or the one held back waits for nothing that has changed) — follow_run's and follow's case.
+  bool only_run_pointer() const {
+    return (saturated_ || settled_) && !pointers_changed_ && pointers_.size() == 1 &&
+           (held_back_ ? held_back_at_ == trie_changes_ : ready_.empty());
+  }
+  // A pointer stepped to n completes no candidate and still claims the ops it holds (n lies
+  // on an eligible candidate's path, or a match is held back for its longer candidate).
+  bool goes_on(const Node& n) const {
+    return n.candidate < 0 && (held_back_ || !n.eligible.empty());
+  }
   void complete(const Pointer& p, std::uint64_t op);
   void issue_ready();
   void forward_until(std::uint64_t op);
