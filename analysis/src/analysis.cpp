@@ -164,20 +164,19 @@ void Analysis::analyse_points(const OpRef& ref) {
   // Everything that can fail happens before the first point is launched.
   logical_.rects_memoized(op);
   op_reduce_mark_ = physical_.reduce_mark();
-  for (const ReqInfo& q : op.reqs) {
-    if (q.privilege != Privilege::Reduce) continue;
-    if (reduce_began_.size() <= q.tree) reduce_began_.resize(q.tree + 1, {0, 0});
-    auto& began = reduce_began_[q.tree];
-    if (began[1] != op_reduce_mark_) began = {began[1], op_reduce_mark_};
-  }
   const bool several_memories = rt_.instances().num_memories() > 1;
   // With one memory only reductions need the physical state (their reduction instances and
   // the folds before the data is used again): ops on trees that never had one skip it.
-  bool physical = several_memories;
+  // (One pass over the requirements: this runs for every launch, most of them with none.)
+  bool reduces = false, pending = false;
   for (const ReqInfo& q : op.reqs) {
     physical_.note_tree(q.tree);
-    physical = physical || q.privilege == Privilege::Reduce || physical_.has_pending(q.tree);
+    reduces = reduces || q.privilege == Privilege::Reduce;
+    pending = pending || physical_.has_pending(q.tree);
   }
+  if (reduces) [[unlikely]]
+    note_reductions_began(op);
+  const bool physical = several_memories || reduces || pending;
   op.point_instances.resize(points * nreq);
   if (!several_memories)
     for (std::size_t r = 0; r < nreq; ++r)
@@ -220,7 +219,8 @@ void Analysis::analyse_points(const OpRef& ref) {
       std::fill(procs_.begin() + std::ptrdiff_t(own_last), procs_.begin() + std::ptrdiff_t(points),
                 unmapped);
     }
-    for (std::size_t p = ranged ? own_first : 0; p < (ranged ? own_last : points); ++p) {
+    const std::size_t first = ranged ? own_first : 0, last = ranged ? own_last : points;
+    for (std::size_t p = first; p < last; ++p) {
       info.point = op.domain.delinearize(coord_t(p));
       info.point_index = p;
       Processor proc = select_processor(op, info, machine);
@@ -261,6 +261,13 @@ void Analysis::analyse_points(const OpRef& ref) {
 
   if (rt_.eager() && !physical && !graph_ && !local_uses_ && may_run_eagerly(op, points))
     return run_eagerly(ref, points);
+  analyse_mapped(ref, physical, ranged, own_first, own_last);
+}
+
+void Analysis::analyse_mapped(const OpRef& ref, bool physical, bool ranged, std::uint64_t own_first,
+                              std::uint64_t own_last) {
+  Op& op = *ref;
+  const std::size_t points = op.num_points(), nreq = op.reqs.size();
   // (The analysis orders later ops after this one: they may wait for its event.)
   rt_.give_done_event(op);
   remember_done(op.done);
@@ -337,6 +344,15 @@ void Analysis::analyse_points(const OpRef& ref) {
   rt_.count_points(points);
   if (rt_.config().coverage_log && op.counted) rt_.note_points(op.seq, points, false);
   logical_.record(ref);
+}
+
+void Analysis::note_reductions_began(const Op& op) {
+  for (const ReqInfo& q : op.reqs) {
+    if (q.privilege != Privilege::Reduce) continue;
+    if (reduce_began_.size() <= q.tree) reduce_began_.resize(q.tree + 1, {0, 0});
+    auto& began = reduce_began_[q.tree];
+    if (began[1] != op_reduce_mark_) began = {began[1], op_reduce_mark_};
+  }
 }
 
 bool Analysis::may_run_eagerly(const Op& op, std::size_t points) {

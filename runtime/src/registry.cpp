@@ -26,7 +26,7 @@ void TaskRegistry::add(TaskID id, std::string name, std::initializer_list<TaskVa
   detail::TaskInfo info;
   info.id = id;
   info.name = std::move(name);
-  info.variants.assign(variants.begin(), variants.end());
+  info.set_variants(std::span<const TaskVariant>(variants.begin(), variants.size()));
   std::lock_guard<std::mutex> g(detail::registry_mutex());
   detail::registry_table()[id] = std::move(info);
 }

@@ -51,6 +51,13 @@ class Analysis final : public OpSink {
 
  private:
   void analyse_points(const OpRef& op);
+  // analyse_points once its points are mapped, unless they ran eagerly: their dependences,
+  // copies and launch. (Apart, and out of line, so that an eager launch's path stays short.)
+  [[gnu::noinline]] void analyse_mapped(const OpRef& op, bool physical, bool ranged,
+                                        std::uint64_t own_first, std::uint64_t own_last);
+  // Where each reduced tree's current contributions began (reduce_began_), for op's
+  // reductions.
+  void note_reductions_began(const Op& op);
   // Eager launches (-lg:eager): the op (a task, fill or copy), its points mapped, is the only
   // one in flight, on one memory, not recorded, its futures ready and its points on the CPU
   // the application thread serves — then nothing it could wait for is pending, and nothing

@@ -1,6 +1,7 @@
 #pragma once
 // The runtime of one process: owns the forest, events, instances, executor and the utility
 // thread that drives the pipeline of OpSinks (tracing -> memoizer -> analysis).
+#include <array>
 #include <atomic>
 #include <cstdint>
 #include <exception>
@@ -8,6 +9,7 @@
 #include <latch>
 #include <memory>
 #include <mutex>
+#include <span>
 #include <thread>
 #include <unordered_map>
 #include <vector>
@@ -48,12 +50,21 @@ struct Attached;  // an attachment (runtime/src/attach.cpp)
 struct TaskInfo {
   TaskID id = 0;
   std::string name;
-  std::vector<TaskVariant> variants;
-  const TaskVariant* variant(ProcessorKind k) const {
-    for (const auto& v : variants)
-      if (v.kind == k) return &v;
-    return nullptr;
+  std::vector<TaskVariant> variants;  // (set through set_variants: it keeps variant_at_)
+  void set_variants(std::span<const TaskVariant> vs) {
+    variants.assign(vs.begin(), vs.end());
+    variant_at_.fill(-1);
+    for (std::size_t i = variants.size(); i-- > 0;)
+      variant_at_[std::size_t(variants[i].kind)] = std::int8_t(i);
   }
+  // (Asked for at every point — mapping and running — hence an index, not a search.)
+  const TaskVariant* variant(ProcessorKind k) const {
+    const std::int8_t at = variant_at_[std::size_t(k)];
+    return at < 0 ? nullptr : &variants[std::size_t(at)];
+  }
+
+ private:
+  std::array<std::int8_t, 3> variant_at_{-1, -1, -1};  // by ProcessorKind: the first of each kind
 };
 
 // What the application created (control replication compares these across shards).
