@@ -114,8 +114,8 @@ template <typename Body>
 // streams and captured graphs launched, whole run; -ll:gpu) gpu_copies=… (copies and fills
 // into, out of or between framebuffers, staged sends included) points_deferred=… (other
 // shards' points shard 0 did not analyse, -lg:defer_writes) gpu_link_copies=… (shard 0's
-// halves of copies between shards' framebuffers over NCCL, -ll:nccl) followed by the app's
-// own keys.
+// halves of copies between shards' framebuffers over NCCL, -ll:nccl) points_inline=… (points
+// shard 0 ran at once on the application thread, -lg:eager) followed by the app's own keys.
 inline void print_result(const char* app, const std::string& mode, const Context& ctx, int iters,
                          const TimedWindow& w, double tasks, std::uint64_t checksum, bool verified,
                          const std::string& extra_keys) {
@@ -124,7 +124,8 @@ inline void print_result(const char* app, const std::string& mode, const Context
       "RESULT app=%s mode=%s ranks=%u iters=%d time_s=%.6f iter_per_s=%.2f tasks=%.0f "
       "us_per_task=%.3f coverage=%.2f checksum=%016llx verified=%d copies=%llu "
       "msgs_per_iter=%.1f util_busy_us_per_iter=%.1f peers_heard=%u gpu_kernels=%llu "
-      "gpu_graph_launches=%llu gpu_copies=%llu points_deferred=%llu gpu_link_copies=%llu %s\n",
+      "gpu_graph_launches=%llu gpu_copies=%llu points_deferred=%llu gpu_link_copies=%llu "
+      "points_inline=%llu %s\n",
       app, mode.c_str(), ctx.num_shards(), iters, w.seconds, iters / w.seconds, tasks,
       w.seconds * 1e6 / tasks, w.coverage, (unsigned long long)checksum, verified ? 1 : 0,
       (unsigned long long)ctx.trace_stats().copies, double(w.messages) / iters,
@@ -134,7 +135,8 @@ inline void print_result(const char* app, const std::string& mode, const Context
       (unsigned long long)(ctx.trace_stats().copies_to_gpu + ctx.trace_stats().copies_from_gpu +
                            ctx.trace_stats().copies_gpu_to_gpu),
       (unsigned long long)ctx.trace_stats().points_deferred,
-      (unsigned long long)ctx.trace_stats().gpu_link_copies, extra_keys.c_str());
+      (unsigned long long)ctx.trace_stats().gpu_link_copies,
+      (unsigned long long)ctx.trace_stats().points_inline, extra_keys.c_str());
 }
 
 // Per-iteration trace coverage (paper Fig. 9/10), when the run has -lg:coverage_log: call

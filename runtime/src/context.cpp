@@ -929,7 +929,8 @@ Context::TraceStats Context::trace_stats() const {
                     s.gpu_link_copies,
                     s.condition_checks,
                     s.points_recorded_far,
-                    s.points_recorded_deferred};
+                    s.points_recorded_deferred,
+                    s.points_inline};
 }
 
 std::uint32_t Context::num_cpus() const {

@@ -120,9 +120,21 @@ void Executor::start() {
   }
   // (The application thread serves the last CPU; with no thread of the executor's own, no
   // device and no profiler, nothing else runs a point or watches one run: runs_inline.)
-  inline_cpu_ = app_local_ && !runs_threads() && copy_streams_.empty() && !rt_.profiler()
-                    ? std::int64_t(cpus - 1)
-                    : -1;
+  // Beside CPU workers, points may run inline only while they are too short to be worth a
+  // hand-off (kept points, above), and only those of CPUs the application's may take points
+  // from: not with fork-join helpers.
+  inline_beside_workers_ = runs_threads();
+  const bool inline_here =
+      app_local_ && copy_streams_.empty() && !rt_.profiler() &&
+      (!inline_beside_workers_ || (keep_all_below_ > 0 && steal_pools_.empty()));
+  inline_cpu_ = inline_here ? std::int64_t(cpus - 1) : -1;
+  inline_takes_from_.assign(cpus, 0);
+  if (inline_here) {
+    inline_takes_from_[cpus - 1] = 1;
+    for (std::uint32_t j = 0; j + 1 < cpus && inline_beside_workers_; ++j)
+      inline_takes_from_[j] = std::find(steal_from_[cpus - 1].begin(), steal_from_[cpus - 1].end(),
+                                        cpu_queues_[j].get()) != steal_from_[cpus - 1].end();
+  }
   if (rt_.profiler())
     for (std::size_t made = buffers_made_.load(); made < threads_.size();
          made = buffers_made_.load())
@@ -392,12 +404,30 @@ void Executor::serve_app(const std::atomic<std::uint32_t>* wakes, std::uint32_t 
 }
 
 bool Executor::runs_inline(Processor proc) const {
-  return inline_cpu_ >= 0 && !tl_local_ready && proc.kind == ProcessorKind::CPU &&
-         std::int64_t(proc.index) == inline_cpu_ && proc.shard == rt_.shard();
+  if (!inline_beside_workers_) [[likely]]
+    return inline_cpu_ >= 0 && !tl_local_ready && proc.kind == ProcessorKind::CPU &&
+           std::int64_t(proc.index) == inline_cpu_ && proc.shard == rt_.shard();
+  return may_run_inline(proc) && !tl_local_ready && points_short();
+}
+
+bool Executor::may_run_inline(Processor proc) const {
+  return inline_cpu_ >= 0 && proc.kind == ProcessorKind::CPU && proc.shard == rt_.shard() &&
+         proc.index < inline_takes_from_.size() && inline_takes_from_[proc.index];
+}
+
+bool Executor::points_short() const {
+  const std::int64_t recent = recent_point_ticks_.load(std::memory_order_relaxed);
+  return recent > 0 && recent < keep_all_below_;
 }
 
 void Executor::run_inline(Op& op, std::uint32_t point, Processor proc, const DomainPoint* coords) {
-  REPRISE_ASSERT(runs_inline(proc), "a point runs inline only on the CPU the application serves");
+  // (Not runs_inline: beside workers, the sampled point times it looks at may have changed
+  // since the analysis asked.)
+  REPRISE_ASSERT(may_run_inline(proc) && !tl_local_ready,
+                 "a point runs inline only on the CPU the application serves, or on one it may "
+                 "take points from");
+  points_inline_.store(points_inline_.load(std::memory_order_relaxed) + 1,
+                       std::memory_order_relaxed);
   RecycledPtr<PointTask> task(Recycler<PointTask>::make());
   // (No completion event: nothing can wait for a point that is done before the next launch.)
   init_point(*task, op, point, proc, 0, coords, false);
@@ -450,7 +480,10 @@ void Executor::run_point_observed(PointTask* t, Profiler* prof, LocalReady* time
   const std::uint64_t cpu0 = prof && prof->cpu_times() ? Profiler::thread_cpu_now() : 0;
   const std::uint64_t c0 = timed ? cycle_count() : 0;
   std::exception_ptr point_error = execute_point(*t);
-  if (timed) timed->ran(cycle_count() - c0);
+  if (timed) {
+    timed->ran(cycle_count() - c0);
+    if (inline_beside_workers_) recent_point_ticks_.store(timed->recent, std::memory_order_relaxed);
+  }
   if (prof) profile_point(*prof, *t, t0, cpu0);
   finish_point(t, std::move(point_error));
 }

@@ -281,6 +281,7 @@ RuntimeStats Runtime::stats() const {
   s.points_launched = points_launched_.load(std::memory_order_relaxed);
   s.points_replayed = points_replayed_.load(std::memory_order_relaxed);
   s.points_deferred = points_deferred_.load(std::memory_order_relaxed);
+  s.points_inline = executor_.points_inline();
   s.points_recorded_far = points_recorded_far_.load(std::memory_order_relaxed);
   s.points_recorded_deferred = points_recorded_deferred_.load(std::memory_order_relaxed);
   s.templates_recorded = templates_recorded_.load(std::memory_order_relaxed);
@@ -359,7 +360,13 @@ void Runtime::run(const std::function<void(Context&)>& top_level) {
   alone_ = config_.alone != 0 && config_.inline_analysis && !executor_.runs_threads() &&
            !network_ && !device_ && !simulated() && !stages_use_threads_;
   g_runtime_alone.store(alone_, std::memory_order_relaxed);
-  eager_ = alone_ && config_.eager != 0 && !profiler_ && !evtrace_ && !config_.inorder;
+  // Eager launches (Analysis::may_run_eagerly): alone, or beside CPU workers where the
+  // analysis is the application thread's and nothing else holds or analyses ops — there the
+  // executor runs inline only points too short to be worth a hand-off (Executor::runs_inline).
+  const bool analysed_here =
+      config_.inline_analysis && !network_ && !device_ && !simulated() && !stages_use_threads_;
+  eager_ = (alone_ || (analysed_here && executor_.runs_threads())) && config_.eager != 0 &&
+           !profiler_ && !evtrace_ && !config_.inorder;
   warm_pools();
   static std::once_flag exit_hook;
   std::call_once(exit_hook, [] { std::atexit(&Runtime::exit_while_running); });

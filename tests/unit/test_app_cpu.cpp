@@ -416,6 +416,59 @@ TEST(AppCpu, TheLastCpusPointsRunOnTheApplicationThread) {
                });
 }
 
+// Beside a CPU worker, a launch issued when every earlier op has completed runs at once on the
+// application thread — its points on both CPUs — while sampled points are shorter than
+// -ll:keep_all_ns (too short to be worth a hand-off); not points that run longer, nor with
+// -ll:keep_all_ns 0.
+std::uint64_t points_inline(Context& ctx) {
+  return ctx.trace_stats().points_inline;
+}
+
+TEST(AppCpu, ShortPointsRunOnTheApplicationThreadBesideAWorker) {
+  register_all();
+  g_app_thread = std::this_thread::get_id();
+  const std::vector<std::string> two = {"-ll:cpu",     "2", "-lg:inline_analysis",
+                                        "-ll:app_cpu", "1", "-lg:no_auto_tracing"};
+  auto with = [&](std::vector<std::string> more) {
+    std::vector<std::string> flags = two;
+    flags.insert(flags.end(), more.begin(), more.end());
+    return flags;
+  };
+  // (A generous threshold: a sanitizer's or a busy machine's bump still counts as short.)
+  reprise::run(with({"-ll:keep_all_ns", "50000000"}), [](Context& ctx) {
+    Bumped b = bumped_region(ctx, 1);  // 8 points, over both CPUs
+    for (int i = 0; i < 100; ++i) ctx.execute(b.launch);
+    ctx.fence().wait();  // (every op completed: the next launch may run at once)
+    const std::uint64_t before = points_inline(ctx);
+    for (int i = 0; i < 100; ++i) ctx.execute(b.launch);
+    EXPECT_EQ(points_inline(ctx) - before, 800u) << "a launch after the wait was handed off";
+    FutureMap fm = ctx.execute(IndexLauncher(T_ON_APP, Domain(Rect<1>({0}, {7}))));
+    std::int64_t on_app = 0;
+    for (int p = 0; p < 8; ++p) on_app += fm.get(Point<1>{p}).get<std::int64_t>();
+    EXPECT_EQ(on_app, 8);
+    PhysicalRegion m = ctx.map_region(b.r, Privilege::ReadOnly, {FV});
+    auto x = m.accessor<const std::int64_t, 1>(FV);
+    for (coord_t i = 0; i < 8; ++i) EXPECT_EQ(x[Point<1>{i}], 200);
+  });
+  // Points of 2 ms: handed to their CPUs, as without eager launches.
+  reprise::run(with({}), [](Context& ctx) {
+    IndexLauncher naps(T_NAP, Domain(Rect<1>({0}, {1})));
+    for (int i = 0; i < 3; ++i) ctx.execute(naps);
+    ctx.fence().wait();
+    for (int i = 0; i < 3; ++i) ctx.execute(naps);
+    ctx.fence().wait();
+    EXPECT_EQ(points_inline(ctx), 0u);
+  });
+  reprise::run(with({"-ll:keep_all_ns", "0"}), [](Context& ctx) {
+    Bumped b = bumped_region(ctx, 1);
+    for (int i = 0; i < 50; ++i) ctx.execute(b.launch);
+    ctx.fence().wait();
+    for (int i = 0; i < 50; ++i) ctx.execute(b.launch);
+    ctx.fence().wait();
+    EXPECT_EQ(points_inline(ctx), 0u);
+  });
+}
+
 TEST(AppCpu, ItsPointsRunElsewhereWhileTheApplicationThreadIsBusy) {
   // While the application thread issues (here: computes, without waiting), the points mapped
   // to its CPU are taken by the other CPU's worker at once — not after -ll:steal_ns (100 ms

@@ -195,6 +195,9 @@ class Context {
     // ... of which the recording deferred the writes (as untraced: applied where this shard
     // meets them; where the launch may defer, -lg:defer_writes).
     std::uint64_t points_recorded_deferred = 0;
+    // Points run at once on the application thread, without events or queues: eager launches
+    // and sequential replays (-lg:eager), issued when every earlier op had completed.
+    std::uint64_t points_inline = 0;
   };
   TraceStats trace_stats() const;
   // Ops issued so far (the next op's number), and with -lg:coverage_log the record of which

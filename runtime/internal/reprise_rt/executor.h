@@ -40,8 +40,12 @@ class Executor final : public GraphSink, public BatchSink {
              std::uint32_t for_point) override;
   Event merge(std::span<const Event> events) override;
   Event fence(std::span<const Event> before) override;
-  // Where the application thread serves the only CPU and no other thread runs points.
+  // Where the application thread serves a CPU and no device or profiler watches points run:
+  // that CPU's points where no other thread runs points; beside CPU workers, only while
+  // points are too short to be worth a hand-off (-ll:keep_all_ns, sampled on every thread),
+  // that CPU's and those of the CPUs it may take points from (the mapper permitting).
   bool runs_inline(Processor proc) const override;
+  std::uint64_t points_inline() const { return points_inline_.load(std::memory_order_relaxed); }
   void run_inline(Op& op, std::uint32_t point, Processor proc,
                   const DomainPoint* coords = nullptr) override;
 
@@ -130,6 +134,10 @@ class Executor final : public GraphSink, public BatchSink {
   // run_point with a profiler or a point timed for -ll:keep_ns (the worker's LocalReady);
   // either may be null.
   [[gnu::noinline]] void run_point_observed(PointTask* t, Profiler* prof, LocalReady* timed);
+  // runs_inline's parts: where a point may run on the application thread at all, and
+  // whether the points sampled last are too short to be worth a hand-off.
+  bool may_run_inline(Processor proc) const;
+  bool points_short() const;
   // With a device: a GPU processor's variant enqueues kernels on the processor's stream, and a
   // copy or fill of framebuffer data enqueues on a copy stream; such a point completes when
   // its stream has run that work (a callback from the backend's thread).
@@ -169,9 +177,16 @@ class Executor final : public GraphSink, public BatchSink {
   std::vector<std::vector<ReadyQueue*>> steal_from_;
   std::unique_ptr<LocalReady> app_local_;  // -ll:app_cpu: the application thread's
   std::int64_t inline_cpu_ = -1;           // the CPU whose points may run inline (start)
-  std::string app_lane_;                   // ... and the profile lane of the CPU it serves
-  std::int64_t keep_below_ = 0;            // -ll:keep_ns in cycle_count() ticks (0: off)
-  std::int64_t keep_all_below_ = 0;        // -ll:keep_all_ns in ticks (0: off)
+  bool inline_beside_workers_ = false;     // ... while CPU workers run too (start)
+  std::vector<char> inline_takes_from_;    // per CPU: its points may run inline (start)
+  // The latest running average of sampled point run times, of whichever thread sampled last
+  // (ticks; 0: none yet): where points run inline beside CPU workers.
+  std::atomic<std::int64_t> recent_point_ticks_{0};
+  // Points run inline (run_inline; only the application thread writes it).
+  std::atomic<std::uint64_t> points_inline_{0};
+  std::string app_lane_;             // ... and the profile lane of the CPU it serves
+  std::int64_t keep_below_ = 0;      // -ll:keep_ns in cycle_count() ticks (0: off)
+  std::int64_t keep_all_below_ = 0;  // -ll:keep_all_ns in ticks (0: off)
   std::vector<std::unique_ptr<ReadyQueue>> dma_queues_;  // utility threads after the first
   std::vector<std::unique_ptr<ReadyQueue>> gpu_queues_;  // one per GPU processor (-ll:gpu)
   std::vector<DeviceStream> gpu_streams_;

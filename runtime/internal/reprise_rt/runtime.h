@@ -86,6 +86,7 @@ struct RuntimeStats {
   std::uint64_t ops_issued = 0;
   std::uint64_t points_launched = 0;
   std::uint64_t points_deferred = 0;
+  std::uint64_t points_inline = 0;  // run at once on the application thread (-lg:eager)
   std::uint64_t points_recorded_far = 0;
   std::uint64_t points_recorded_deferred = 0;
   std::uint64_t points_replayed = 0;
