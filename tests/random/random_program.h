@@ -159,6 +159,7 @@ struct Outcome {
   std::uint64_t templates = 0, replays = 0, copies = 0;
   std::uint64_t recorded_far = 0;       // other shards' points recorded for their writes only
   std::uint64_t recorded_deferred = 0;  // ... whose writes the recording deferred
+  std::uint64_t points_inline = 0;      // run at once on the application thread (-lg:eager)
 };
 
 // Registers the tasks the programs use (idempotent; run_runtime calls it).

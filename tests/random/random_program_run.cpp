@@ -229,6 +229,7 @@ class RuntimeExec {
     out_.copies = st.copies;
     out_.recorded_far = st.points_recorded_far;
     out_.recorded_deferred = st.points_recorded_deferred;
+    out_.points_inline = st.points_inline;
     for (std::size_t i = 0; i < maps_.size(); ++i) {
       if (!maps_[i].valid()) continue;
       const Domain& d = p_.map_domains[i];
