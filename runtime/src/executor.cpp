@@ -482,7 +482,8 @@ void Executor::run_point_observed(PointTask* t, Profiler* prof, LocalReady* time
   std::exception_ptr point_error = execute_point(*t);
   if (timed) {
     timed->ran(cycle_count() - c0);
-    if (inline_beside_workers_) recent_point_ticks_.store(timed->recent, std::memory_order_relaxed);
+    // (For runs_inline beside workers; a point is timed only where CPUs have siblings.)
+    recent_point_ticks_.store(timed->recent, std::memory_order_relaxed);
   }
   if (prof) profile_point(*prof, *t, t0, cpu0);
   finish_point(t, std::move(point_error));
