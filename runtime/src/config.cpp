@@ -191,7 +191,9 @@ const std::vector<FlagDef>& flag_table() {
     add("-lg:eager", "auto|0",
         "where the runtime runs alone (-lg:alone), a launch issued when every earlier op has "
         "completed runs at once on the application thread, without dependence analysis or "
-        "events, and a trace's replay without a batch (auto); 0: every launch waits to be run",
+        "events, and a trace's replay without a batch; beside CPU workers too, where the "
+        "application thread serves a CPU, while sampled points are shorter than "
+        "-ll:keep_all_ns (auto); 0: every launch waits to be run",
         auto_or_off(&Config::eager, "-lg:eager",
                     "launches run eagerly only where the runtime runs alone"));
     add("-lg:bounds_checks", nullptr, "check every accessor use against its bounds",

@@ -55,16 +55,16 @@ struct TaskInfo {
     variants.assign(vs.begin(), vs.end());
     variant_at_.fill(-1);
     for (std::size_t i = variants.size(); i-- > 0;)
-      variant_at_[std::size_t(variants[i].kind)] = std::int8_t(i);
+      variant_at_[std::size_t(variants[i].kind)] = std::int32_t(i);
   }
   // (Asked for at every point — mapping and running — hence an index, not a search.)
   const TaskVariant* variant(ProcessorKind k) const {
-    const std::int8_t at = variant_at_[std::size_t(k)];
+    const std::int32_t at = variant_at_[std::size_t(k)];
     return at < 0 ? nullptr : &variants[std::size_t(at)];
   }
 
  private:
-  std::array<std::int8_t, 3> variant_at_{-1, -1, -1};  // by ProcessorKind: the first of each kind
+  std::array<std::int32_t, 3> variant_at_{-1, -1, -1};  // by ProcessorKind: the first of each kind
 };
 
 // What the application created (control replication compares these across shards).
