@@ -129,12 +129,9 @@ void Executor::start() {
       (!inline_beside_workers_ || (keep_all_below_ > 0 && steal_pools_.empty()));
   inline_cpu_ = inline_here ? std::int64_t(cpus - 1) : -1;
   inline_takes_from_.assign(cpus, 0);
-  if (inline_here) {
-    inline_takes_from_[cpus - 1] = 1;
-    for (std::uint32_t j = 0; j + 1 < cpus && inline_beside_workers_; ++j)
-      inline_takes_from_[j] = std::find(steal_from_[cpus - 1].begin(), steal_from_[cpus - 1].end(),
-                                        cpu_queues_[j].get()) != steal_from_[cpus - 1].end();
-  }
+  for (std::uint32_t j = 0; j + 1 < cpus && inline_here && inline_beside_workers_; ++j)
+    inline_takes_from_[j] = std::find(steal_from_[cpus - 1].begin(), steal_from_[cpus - 1].end(),
+                                      cpu_queues_[j].get()) != steal_from_[cpus - 1].end();
   if (rt_.profiler())
     for (std::size_t made = buffers_made_.load(); made < threads_.size();
          made = buffers_made_.load())
@@ -404,15 +401,14 @@ void Executor::serve_app(const std::atomic<std::uint32_t>* wakes, std::uint32_t 
 }
 
 bool Executor::runs_inline(Processor proc) const {
-  if (!inline_beside_workers_) [[likely]]
-    return inline_cpu_ >= 0 && !tl_local_ready && proc.kind == ProcessorKind::CPU &&
-           std::int64_t(proc.index) == inline_cpu_ && proc.shard == rt_.shard();
-  return may_run_inline(proc) && !tl_local_ready && points_short();
+  return may_run_inline(proc) && !tl_local_ready && (!inline_beside_workers_ || points_short());
 }
 
 bool Executor::may_run_inline(Processor proc) const {
+  // (The application's own CPU first: alone, the only one.)
   return inline_cpu_ >= 0 && proc.kind == ProcessorKind::CPU && proc.shard == rt_.shard() &&
-         proc.index < inline_takes_from_.size() && inline_takes_from_[proc.index];
+         (std::int64_t(proc.index) == inline_cpu_ ||
+          (proc.index < inline_takes_from_.size() && inline_takes_from_[proc.index]));
 }
 
 bool Executor::points_short() const {

@@ -357,16 +357,16 @@ void Runtime::run(const std::function<void(Context&)>& top_level) {
   }
   app_thread_ = std::this_thread::get_id();
   // Alone: no thread but this one touches the runtime's shared counters (reprise_rt/alone.h).
-  alone_ = config_.alone != 0 && config_.inline_analysis && !executor_.runs_threads() &&
-           !network_ && !device_ && !simulated() && !stages_use_threads_;
-  g_runtime_alone.store(alone_, std::memory_order_relaxed);
-  // Eager launches (Analysis::may_run_eagerly): alone, or beside CPU workers where the
-  // analysis is the application thread's and nothing else holds or analyses ops — there the
-  // executor runs inline only points too short to be worth a hand-off (Executor::runs_inline).
+  // (The analysis is the application thread's, and nothing else holds or analyses ops.)
   const bool analysed_here =
       config_.inline_analysis && !network_ && !device_ && !simulated() && !stages_use_threads_;
-  eager_ = (alone_ || (analysed_here && executor_.runs_threads())) && config_.eager != 0 &&
-           !profiler_ && !evtrace_ && !config_.inorder;
+  alone_ = config_.alone != 0 && analysed_here && !executor_.runs_threads();
+  g_runtime_alone.store(alone_, std::memory_order_relaxed);
+  // Eager launches (Analysis::may_run_eagerly): alone, or beside CPU workers — there the
+  // executor runs inline only points too short to be worth a hand-off (Executor::runs_inline);
+  // not where no point can run inline (the application thread serves no CPU).
+  eager_ = (alone_ || (analysed_here && executor_.runs_threads())) && executor_.runs_any_inline() &&
+           config_.eager != 0 && !profiler_ && !evtrace_ && !config_.inorder;
   warm_pools();
   static std::once_flag exit_hook;
   std::call_once(exit_hook, [] { std::atexit(&Runtime::exit_while_running); });

@@ -45,6 +45,7 @@ class Executor final : public GraphSink, public BatchSink {
   // points are too short to be worth a hand-off (-ll:keep_all_ns, sampled on every thread),
   // that CPU's and those of the CPUs it may take points from (the mapper permitting).
   bool runs_inline(Processor proc) const override;
+  bool runs_any_inline() const { return inline_cpu_ >= 0; }  // (after start)
   std::uint64_t points_inline() const { return points_inline_.load(std::memory_order_relaxed); }
   void run_inline(Op& op, std::uint32_t point, Processor proc,
                   const DomainPoint* coords = nullptr) override;
@@ -178,7 +179,7 @@ class Executor final : public GraphSink, public BatchSink {
   std::unique_ptr<LocalReady> app_local_;  // -ll:app_cpu: the application thread's
   std::int64_t inline_cpu_ = -1;           // the CPU whose points may run inline (start)
   bool inline_beside_workers_ = false;     // ... while CPU workers run too (start)
-  std::vector<char> inline_takes_from_;    // per CPU: its points may run inline (start)
+  std::vector<char> inline_takes_from_;    // per CPU: its points may run inline beside workers
   // The latest running average of sampled point run times, of whichever thread sampled last
   // (ticks; 0: none yet): where points run inline beside CPU workers.
   std::atomic<std::int64_t> recent_point_ticks_{0};
