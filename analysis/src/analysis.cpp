@@ -356,13 +356,12 @@ void Analysis::note_reductions_began(const Op& op) {
 }
 
 bool Analysis::may_run_eagerly(const Op& op, std::size_t points) {
-  if (rt_.ops_in_flight() != 1) return false;  // (this op's only)
-  if (fence_event_.exists() && !rt_.events().has_triggered(fence_event_)) return false;
-  if (any_pending(op.futures())) return false;
   const GraphSink& g = graph();
   for (std::size_t p = 0; p < points; ++p)
     if (!g.runs_inline(procs_[p])) return false;
-  return true;
+  if (!rt_.only_in_flight(1)) return false;  // (this op's only)
+  if (fence_event_.exists() && !rt_.events().has_triggered(fence_event_)) return false;
+  return !any_pending(op.futures());
 }
 
 void Analysis::run_eagerly(const OpRef& ref, std::size_t points) {

@@ -115,7 +115,9 @@ template <typename Body>
 // into, out of or between framebuffers, staged sends included) points_deferred=… (other
 // shards' points shard 0 did not analyse, -lg:defer_writes) gpu_link_copies=… (shard 0's
 // halves of copies between shards' framebuffers over NCCL, -ll:nccl) points_inline=… (points
-// shard 0 ran at once on the application thread, -lg:eager) followed by the app's own keys.
+// shard 0 ran at once on the application thread, -lg:eager) points_inline_alone=… (of which
+// run while no other thread of its runtime could touch what they change, -lg:alone) followed
+// by the app's own keys.
 inline void print_result(const char* app, const std::string& mode, const Context& ctx, int iters,
                          const TimedWindow& w, double tasks, std::uint64_t checksum, bool verified,
                          const std::string& extra_keys) {
@@ -125,7 +127,7 @@ inline void print_result(const char* app, const std::string& mode, const Context
       "us_per_task=%.3f coverage=%.2f checksum=%016llx verified=%d copies=%llu "
       "msgs_per_iter=%.1f util_busy_us_per_iter=%.1f peers_heard=%u gpu_kernels=%llu "
       "gpu_graph_launches=%llu gpu_copies=%llu points_deferred=%llu gpu_link_copies=%llu "
-      "points_inline=%llu %s\n",
+      "points_inline=%llu points_inline_alone=%llu %s\n",
       app, mode.c_str(), ctx.num_shards(), iters, w.seconds, iters / w.seconds, tasks,
       w.seconds * 1e6 / tasks, w.coverage, (unsigned long long)checksum, verified ? 1 : 0,
       (unsigned long long)ctx.trace_stats().copies, double(w.messages) / iters,
@@ -136,7 +138,8 @@ inline void print_result(const char* app, const std::string& mode, const Context
                            ctx.trace_stats().copies_gpu_to_gpu),
       (unsigned long long)ctx.trace_stats().points_deferred,
       (unsigned long long)ctx.trace_stats().gpu_link_copies,
-      (unsigned long long)ctx.trace_stats().points_inline, extra_keys.c_str());
+      (unsigned long long)ctx.trace_stats().points_inline,
+      (unsigned long long)ctx.trace_stats().points_inline_alone, extra_keys.c_str());
 }
 
 // Per-iteration trace coverage (paper Fig. 9/10), when the run has -lg:coverage_log: call

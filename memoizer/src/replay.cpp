@@ -554,12 +554,6 @@ void Memoizer::replay_batch(TraceTemplate& t, Event fence, bool elide, std::size
 
 bool Memoizer::replays_inline(const TraceTemplate& t, Event fence, std::size_t prefix) const {
   if (!rt_.eager() || prefix || !t.copies.empty() || t.instrs.empty()) return false;
-  if (fence.exists() && !rt_.events().has_triggered(fence)) return false;
-  // (Every op of the trace is a launch, issued and counted: with them only in flight, every op
-  // before the trace has completed.)
-  if (rt_.ops_in_flight() != std::int64_t(buffer_.size())) return false;
-  for (const OpRef& o : buffer_)
-    if (!o->launches_points() || !o->counted || any_pending(o->futures())) return false;
   const GraphSink& g = rt_.graph();
   const Processor* checked = nullptr;  // (the instructions' processors repeat)
   for (const Instruction& in : t.instrs) {
@@ -567,6 +561,12 @@ bool Memoizer::replays_inline(const TraceTemplate& t, Event fence, std::size_t p
     if (!g.runs_inline(in.proc)) return false;
     checked = &in.proc;
   }
+  // (Every op of the trace is a launch, issued and counted: with them only in flight, every op
+  // before the trace has completed.)
+  if (!rt_.only_in_flight(std::int64_t(buffer_.size()))) return false;
+  if (fence.exists() && !rt_.events().has_triggered(fence)) return false;
+  for (const OpRef& o : buffer_)
+    if (!o->launches_points() || !o->counted || any_pending(o->futures())) return false;
   return true;
 }
 

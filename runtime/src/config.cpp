@@ -184,8 +184,9 @@ const std::vector<FlagDef>& flag_table() {
         auto_i32(&Config::spin_yield, 0, 1, "-ll:spin_yield"));
     add("-lg:alone", "auto|0",
         "where the runtime has no thread but the application's (one CPU served by it, the "
-        "analysis inline, no helper thread), the counters threads would share change without "
-        "locked instructions (auto); 0: always with them",
+        "analysis inline, no helper thread), or beside CPU workers while launches run eagerly "
+        "(-lg:eager) and every worker waits with nothing to run, the counters threads would "
+        "share change without locked instructions (auto); 0: always with them",
         auto_or_off(&Config::alone, "-lg:alone",
                     "the runtime runs alone only where no other thread exists"));
     add("-lg:eager", "auto|0",

@@ -930,7 +930,8 @@ Context::TraceStats Context::trace_stats() const {
                     s.condition_checks,
                     s.points_recorded_far,
                     s.points_recorded_deferred,
-                    s.points_inline};
+                    s.points_inline,
+                    s.points_inline_alone};
 }
 
 std::uint32_t Context::num_cpus() const {

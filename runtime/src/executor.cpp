@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "reprise/task_context.h"
+#include "reprise_rt/alone.h"
 #include "reprise_rt/assert.h"
 #include "reprise_rt/cycle_clock.h"
 #include "reprise_rt/exception_text.h"
@@ -139,6 +140,7 @@ void Executor::start() {
 }
 
 void Executor::stop() {
+  if (alone_beside_workers_.load(std::memory_order_relaxed)) leave_alone();
   for (auto& q : cpu_queues_) q->stop();
   for (auto& q : dma_queues_) q->stop();
   for (auto& q : gpu_queues_) q->stop();
@@ -300,6 +302,9 @@ Event Executor::fence(std::span<const Event> before) {
 }
 
 void Executor::enqueue(PointTask* t) {
+  // (Alone here is the application thread's: a worker queues only points of a list it took.)
+  if (runtime_alone() && alone_beside_workers_.load(std::memory_order_relaxed)) [[unlikely]]
+    leave_alone();
   ReadyQueue& q = queue_of(t->proc);
   if (LocalReady* local = tl_local_ready) {
     if (&q == local->own && !local->spare) return local->append(t);
@@ -321,7 +326,15 @@ void Executor::worker_loop(ReadyQueue& q, std::span<ReadyQueue* const> siblings,
   const SpinPolicy spin = rt_.spin_policy();
   LocalReady local = make_local(q, siblings);
   tl_local_ready = &local;
-  while (PointTask* list = q.pop_all(spin)) run_list(q, local, list);
+  for (;;) {
+    q.enter_between_lists();
+    PointTask* list = q.pop_all(spin);  // (a take leaves between lists: ReadyQueue::take)
+    if (!list) break;
+    REPRISE_ASSERT(!runtime_alone(),
+                   "a worker takes points only while the runtime does not run alone (the "
+                   "application thread leaves it before it queues any)");
+    run_list(q, local, list);
+  }
   REPRISE_ASSERT(local.deferred_count == 0,
                  "a worker runs out of points only after its count-offs");
   tl_local_ready = nullptr;
@@ -424,6 +437,12 @@ void Executor::run_inline(Op& op, std::uint32_t point, Processor proc, const Dom
                  "take points from");
   points_inline_.store(points_inline_.load(std::memory_order_relaxed) + 1,
                        std::memory_order_relaxed);
+  if (!runtime_alone()) [[unlikely]] {
+    if (alone_beside_workers_.load(std::memory_order_relaxed)) go_alone();
+    if (!runtime_alone())
+      points_inline_shared_.store(points_inline_shared_.load(std::memory_order_relaxed) + 1,
+                                  std::memory_order_relaxed);
+  }
   RecycledPtr<PointTask> task(Recycler<PointTask>::make());
   // (No completion event: nothing can wait for a point that is done before the next launch.)
   init_point(*task, op, point, proc, 0, coords, false);
@@ -452,6 +471,48 @@ void Executor::run_inline(Op& op, std::uint32_t point, Processor proc, const Dom
   if (c0) rt_.ran_inline(cycle_count() - c0);
 }
 
+bool Executor::workers_idle() {
+  if (!gpu_queues_.empty() || !steal_pools_.empty()) return false;
+  // Every worker between lists, nothing queued or shown, and every worker still in the same
+  // state: a worker that took a list between the looks changed its state before the take (a
+  // queue found empty through a take is looked at after it), and one that came back had
+  // queued what its points made ready before it did (its first look found it busy).
+  const std::size_t cpu_workers = app_local_ ? cpu_queues_.size() - 1 : cpu_queues_.size();
+  auto each_worker = [&](auto&& f) {
+    for (std::size_t i = 0; i < cpu_workers; ++i)
+      if (!f(*cpu_queues_[i])) return false;
+    for (const auto& q : dma_queues_)
+      if (!f(*q)) return false;
+    return true;
+  };
+  idle_looks_.clear();
+  const bool between = each_worker([&](const ReadyQueue& q) {
+    idle_looks_.push_back(q.consumer_state());
+    return (idle_looks_.back() & 1) != 0;
+  });
+  if (!between) return false;
+  for (const auto& q : cpu_queues_)
+    if (!q->holds_nothing()) return false;
+  for (const auto& q : dma_queues_)
+    if (!q->holds_nothing()) return false;
+  std::size_t i = 0;
+  return each_worker([&](const ReadyQueue& q) { return q.consumer_state() == idle_looks_[i++]; });
+}
+
+void Executor::go_alone() {
+  // Nothing is in flight: every point a worker took has finished, and its worker has since
+  // come back between lists (workers_idle sees it, and all it did before) or is still on its
+  // way (then not now). Nothing is queued while the runtime runs alone: enqueue leaves it
+  // first.
+  if (workers_idle()) g_runtime_alone.store(true, std::memory_order_relaxed);
+}
+
+void Executor::leave_alone() {
+  // (Before a point is queued: the worker that takes it, with acquire, sees the flag clear and
+  // every counter this thread changed by a load and a store.)
+  g_runtime_alone.store(false, std::memory_order_relaxed);
+}
+
 void Executor::nudge_app() {
   cpu_queues_.back()->nudge();
 }
@@ -471,15 +532,27 @@ void Executor::run_point(PointTask* t) {
   finish_point(t, execute_point(*t));
 }
 
+void Executor::publish_point_ticks(std::int64_t ticks) {
+  // One average of every thread's samples: a thread's own average is as old as its last
+  // sample — the application thread's, taken while it last waited, may be of points that ran
+  // cold after a sleep. A sample counts at most four thresholds (-ll:keep_all_ns), so that one
+  // page fault or preemption moves it by half a threshold at most. (A load and a store: a
+  // sample another thread publishes at the same time may be lost.)
+  if (keep_all_below_ > 0) ticks = std::min(ticks, 4 * keep_all_below_);
+  const std::int64_t was = recent_point_ticks_.load(std::memory_order_relaxed);
+  recent_point_ticks_.store(was == 0 ? std::max<std::int64_t>(ticks, 1) : was + (ticks - was) / 8,
+                            std::memory_order_relaxed);
+}
+
 void Executor::run_point_observed(PointTask* t, Profiler* prof, LocalReady* timed) {
   const std::uint64_t t0 = prof ? Profiler::stamp() : 0;
   const std::uint64_t cpu0 = prof && prof->cpu_times() ? Profiler::thread_cpu_now() : 0;
   const std::uint64_t c0 = timed ? cycle_count() : 0;
   std::exception_ptr point_error = execute_point(*t);
   if (timed) {
-    timed->ran(cycle_count() - c0);
-    // (For runs_inline beside workers; a point is timed only where CPUs have siblings.)
-    recent_point_ticks_.store(timed->recent, std::memory_order_relaxed);
+    const std::int64_t ticks = std::int64_t(cycle_count() - c0);
+    timed->ran(ticks);
+    publish_point_ticks(ticks);
   }
   if (prof) profile_point(*prof, *t, t0, cpu0);
   finish_point(t, std::move(point_error));

@@ -57,10 +57,14 @@ void ReadyQueue::push_kept(PointTask* t) {
   link(t, std::memory_order_release);
 }
 
-PointTask* ReadyQueue::take() {
+PointTask* ReadyQueue::take(ReadyQueue* taker) {
   if (!head_.load(std::memory_order_relaxed)) return nullptr;
+  // (seq_cst: a look at the taker's state after one that finds this queue empty through this
+  // take sees it left between lists: Executor::workers_idle.)
+  if (taker) taker->leave_between_lists();
   // Newest first: reversed into push order (usually one or two points).
-  PointTask* list = head_.exchange(nullptr, std::memory_order_acquire);
+  PointTask* list = head_.exchange(nullptr, std::memory_order_seq_cst);
+  if (!list && taker) taker->enter_between_lists();  // (a sibling took them first)
   if (kept_.load(std::memory_order_relaxed)) kept_.store(false, std::memory_order_relaxed);
   PointTask* ordered = nullptr;
   while (list) {
@@ -90,13 +94,20 @@ struct Watch {
 };
 }  // namespace
 
+PointTask* ReadyQueue::take_rest_for(ReadyQueue& taker) {
+  taker.leave_between_lists();
+  PointTask* rest = rest_.exchange(nullptr, std::memory_order_seq_cst);
+  if (!rest) taker.enter_between_lists();
+  return rest;
+}
+
 PointTask* ReadyQueue::pop_all(const SpinPolicy& spin, const std::atomic<std::uint32_t>* interrupt,
                                std::uint32_t seen) {
   std::uint64_t start = 0;
   Watch head[kWatched], rest[kWatched];
   const std::size_t watched = spin.steal_after_ns ? std::min(siblings_.size(), kWatched) : 0;
   for (;;) {
-    if (PointTask* list = take()) return list;
+    if (PointTask* list = take(this)) return list;
     if (stopping_.load(std::memory_order_acquire)) return nullptr;
     if (interrupt && interrupt->load(std::memory_order_seq_cst) != seen) return nullptr;
     const std::uint64_t now = now_ns();
@@ -105,14 +116,14 @@ PointTask* ReadyQueue::pop_all(const SpinPolicy& spin, const std::atomic<std::ui
       ReadyQueue& sibling = *siblings_[i];
       PointTask* const sibling_head = sibling.head_.load(std::memory_order_relaxed);
       if (sibling_head && sibling.unattended_.load(std::memory_order_relaxed))
-        if (PointTask* list = sibling.take()) return list;
+        if (PointTask* list = sibling.take(this)) return list;
       const std::uint64_t head_after = sibling.kept_.load(std::memory_order_relaxed)
                                            ? spin.kept_steal_after_ns
                                            : spin.steal_after_ns;
       if (head[i].due(sibling_head, now, head_after))
-        if (PointTask* list = sibling.take()) return list;
+        if (PointTask* list = sibling.take(this)) return list;
       if (rest[i].due(sibling.rest_.load(std::memory_order_relaxed), now, spin.steal_after_ns))
-        if (PointTask* list = sibling.take_rest()) return list;
+        if (PointTask* list = sibling.take_rest_for(*this)) return list;
     }
     if (now - start < spin.spin_ns) {
       spin.pause(now - start, head_);

@@ -18,6 +18,7 @@
 #include "reprise_rt/exception_text.h"
 #include "reprise_rt/hasher.h"
 #include "reprise_rt/log.h"
+#include "reprise_rt/spin_lock.h"
 #include "reprise_rt/topology.h"
 
 namespace reprise::detail {
@@ -282,6 +283,7 @@ RuntimeStats Runtime::stats() const {
   s.points_replayed = points_replayed_.load(std::memory_order_relaxed);
   s.points_deferred = points_deferred_.load(std::memory_order_relaxed);
   s.points_inline = executor_.points_inline();
+  s.points_inline_alone = executor_.points_inline_alone();
   s.points_recorded_far = points_recorded_far_.load(std::memory_order_relaxed);
   s.points_recorded_deferred = points_recorded_deferred_.load(std::memory_order_relaxed);
   s.templates_recorded = templates_recorded_.load(std::memory_order_relaxed);
@@ -367,6 +369,10 @@ void Runtime::run(const std::function<void(Context&)>& top_level) {
   // not where no point can run inline (the application thread serves no CPU).
   eager_ = (alone_ || (analysed_here && executor_.runs_threads())) && executor_.runs_any_inline() &&
            config_.eager != 0 && !profiler_ && !evtrace_ && !config_.inorder;
+  // Beside CPU workers, the runtime runs alone while they wait with nothing to run and
+  // launches are eager (the executor decides, at each eager point).
+  executor_.allow_alone_beside_workers(eager_ && !alone_ && config_.alone != 0);
+  drains_for_eager_ = eager_ && !alone_;
   warm_pools();
   static std::once_flag exit_hook;
   std::call_once(exit_hook, [] { std::atexit(&Runtime::exit_while_running); });
@@ -989,6 +995,44 @@ void Runtime::release_after_failure() {
   try {
     pipeline_->submit(make_flush(kNoEvent));
   } catch (...) {  // the program has failed already: its first error is the one reported
+  }
+}
+
+bool Runtime::drain_for_eager(std::int64_t own) {
+  // Launches find ops in flight until the program waits, once one went to the workers:
+  // without this, a loop that never waits would hand off every launch of short points
+  // (twice one worker's cost a task). With points this short, the workers finish what they
+  // hold within microseconds, and this thread would only have issued into the window.
+  // (Its callers found every point of the launch short enough to run inline.)
+  if (drain_pause_ > 0) {
+    --drain_pause_;
+    return false;
+  }
+  // (Patience: a sleeping worker wakes within tens of microseconds, more under a sanitizer.
+  // As an idle worker spins,
+  // then yields its core, which a worker may need: threads may outnumber the cores, or run
+  // one at a time, as under valgrind.)
+  static constexpr std::uint64_t kPatienceNs = 200'000;  // without an op completing
+  const double per_ns = cycles_per_ns();
+  std::int64_t completed = completed_.load(std::memory_order_acquire);
+  const std::uint64_t start = cycle_count();
+  std::uint64_t since = start;
+  for (;;) {
+    if (ops_in_flight() == own) return true;
+    if (executor_.workers_idle()) return ops_in_flight() == own;
+    const std::uint64_t now = cycle_count();
+    if (const std::int64_t c = completed_.load(std::memory_order_acquire); c != completed) {
+      completed = c;
+      since = now;
+    } else if (double(now - since) > double(kPatienceNs) * per_ns) {
+      drain_pause_ = 64;
+      return false;
+    }
+    if (const auto waited_ns = std::uint64_t(double(now - start) / per_ns);
+        waited_ns < spin_.pause_ns)
+      spin_.pause(waited_ns, completed_);
+    else
+      std::this_thread::yield();
   }
 }
 

@@ -157,9 +157,10 @@ struct Outcome {
   std::vector<std::vector<std::uint64_t>> observed;  // per op and launch point: what it read
   // How the runtime ran it (not compared): traces recorded and replayed, copies generated.
   std::uint64_t templates = 0, replays = 0, copies = 0;
-  std::uint64_t recorded_far = 0;       // other shards' points recorded for their writes only
-  std::uint64_t recorded_deferred = 0;  // ... whose writes the recording deferred
-  std::uint64_t points_inline = 0;      // run at once on the application thread (-lg:eager)
+  std::uint64_t recorded_far = 0;         // other shards' points recorded for their writes only
+  std::uint64_t recorded_deferred = 0;    // ... whose writes the recording deferred
+  std::uint64_t points_inline = 0;        // run at once on the application thread (-lg:eager)
+  std::uint64_t points_inline_alone = 0;  // ... of which with the runtime alone (-lg:alone)
 };
 
 // Registers the tasks the programs use (idempotent; run_runtime calls it).

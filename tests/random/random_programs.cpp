@@ -148,7 +148,7 @@ Options parse(int argc, char** argv) {
 // What the runs with the flags did, summed over the seeds.
 struct Totals {
   std::uint64_t templates = 0, replays = 0, copies = 0, failures_expected = 0, recorded_far = 0,
-                recorded_deferred = 0, points_inline = 0;
+                recorded_deferred = 0, points_inline = 0, points_inline_alone = 0;
 };
 
 // The first problem with p: against the model, the oracle, or between runs with the flags.
@@ -176,6 +176,7 @@ std::string check(const Options& o, const rr::Program& p, int repeat, Totals* to
       totals->recorded_far += got.recorded_far;
       totals->recorded_deferred += got.recorded_deferred;
       totals->points_inline += got.points_inline;
+      totals->points_inline_alone += got.points_inline_alone;
       totals->failures_expected += ref.error.empty() ? 0 : 1;
     }
     std::string d = rr::compare(p, ref, got);
@@ -267,12 +268,12 @@ int main(int argc, char** argv) {
       "random_programs: %llu seeds, %zu ops, %zu failed, %.1f s (with the flags: %llu traces "
       "recorded, %llu replays, %llu copies, %llu runs ended by a deliberate failure, %llu "
       "far points recorded for their writes only, %llu of them deferred, %llu points run at once "
-      "on the application thread)",
+      "on the application thread, %llu of them with the runtime alone)",
       (unsigned long long)(o.last - o.first + 1), ops, failed.size(), secs,
       (unsigned long long)totals.templates, (unsigned long long)totals.replays,
       (unsigned long long)totals.copies, (unsigned long long)totals.failures_expected,
       (unsigned long long)totals.recorded_far, (unsigned long long)totals.recorded_deferred,
-      (unsigned long long)totals.points_inline);
+      (unsigned long long)totals.points_inline, (unsigned long long)totals.points_inline_alone);
   if (!failed.empty()) {
     std::printf("; failing seeds:");
     for (auto s : failed) std::printf(" %llu", (unsigned long long)s);

@@ -469,6 +469,71 @@ TEST(AppCpu, ShortPointsRunOnTheApplicationThreadBesideAWorker) {
   });
 }
 
+// Beside CPU workers that wait with nothing to run, eager launches run with the runtime alone
+// (no locked instructions: reprise_rt/alone.h); a hand-off — here a fill on the utility
+// thread (-ll:util 2) — leaves it first, and the short launches after it let the workers
+// finish what they hold, then run at once and alone again, without the program waiting.
+std::uint64_t points_inline_alone(Context& ctx) {
+  return ctx.trace_stats().points_inline_alone;
+}
+
+TEST(AppCpu, EagerLaunchesBesideWaitingWorkersRunAloneAndComeBackWithoutAWait) {
+  register_all();
+  const std::vector<std::string> flags = {"-ll:cpu",
+                                          "2",
+                                          "-ll:util",
+                                          "2",
+                                          "-ll:app_cpu",
+                                          "1",
+                                          "-lg:inline_analysis",
+                                          "-ll:keep_all_ns",
+                                          "50000000",
+                                          "-lg:no_auto_tracing"};
+  reprise::run(flags, [](Context& ctx) {
+    Bumped b = bumped_region(ctx, 1);  // 8 points over both CPUs
+    // No wait at all: the first launches go to the CPUs (no point sampled yet); a later one
+    // finds the workers' points short and lets them finish instead, then runs at once.
+    int launches = 0;
+    while (launches < 20000 && points_inline(ctx) == 0) {
+      ctx.execute(b.launch);
+      ++launches;
+    }
+    EXPECT_GT(points_inline(ctx), 0u) << "no launch ran at once without a wait";
+    // Fills hand off (to the utility thread) between runs of short launches, 30 times over;
+    // the first launch after a fill lets it finish, then runs at once, and those after it too.
+    const std::uint64_t before_fills = points_inline(ctx);
+    for (int round = 0; round < 30; ++round) {
+      ctx.fill(FillLauncher::of(b.r, {FV}, std::int64_t(round)));
+      for (int i = 0; i < 10; ++i) ctx.execute(b.launch);
+    }
+    // (All 2,400 here; without the wait for the fill, none. A sanitizer's slow fill may make
+    // a launch give up waiting, and the next 64 not try.)
+    EXPECT_GE(points_inline(ctx) - before_fills, 240u);
+    PhysicalRegion m = ctx.map_region(b.r, Privilege::ReadOnly, {FV});
+    auto x = m.accessor<const std::int64_t, 1>(FV);
+    for (coord_t i = 0; i < 8; ++i) EXPECT_EQ(x[Point<1>{i}], 29 + 10);
+    ctx.unmap_region(m);
+    const std::uint64_t before = points_inline(ctx), before_alone = points_inline_alone(ctx);
+    ctx.fence().wait();
+    for (int i = 0; i < 100; ++i) ctx.execute(b.launch);
+    EXPECT_EQ(points_inline(ctx) - before, 800u);
+    // (A worker comes back between lists a little after its last op completed: the first
+    // launches after the wait may still run with locked instructions.)
+    EXPECT_GE(points_inline_alone(ctx) - before_alone, 400u);
+  });
+  // -lg:alone 0: eager all the same, never alone.
+  std::vector<std::string> shared = flags;
+  shared.insert(shared.end(), {"-lg:alone", "0"});
+  reprise::run(shared, [](Context& ctx) {
+    Bumped b = bumped_region(ctx, 1);
+    for (int i = 0; i < 20; ++i) ctx.execute(b.launch);
+    ctx.fence().wait();
+    for (int i = 0; i < 20; ++i) ctx.execute(b.launch);
+    EXPECT_GE(points_inline(ctx), 160u);
+    EXPECT_EQ(points_inline_alone(ctx), 0u);
+  });
+}
+
 TEST(AppCpu, ItsPointsRunElsewhereWhileTheApplicationThreadIsBusy) {
   // While the application thread issues (here: computes, without waiting), the points mapped
   // to its CPU are taken by the other CPU's worker at once — not after -ll:steal_ns (100 ms

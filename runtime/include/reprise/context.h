@@ -198,6 +198,9 @@ class Context {
     // Points run at once on the application thread, without events or queues: eager launches
     // and sequential replays (-lg:eager), issued when every earlier op had completed.
     std::uint64_t points_inline = 0;
+    // ... of which run while no other thread of the runtime could touch what they change
+    // (-lg:alone): one core, or CPU workers all waiting with nothing to run.
+    std::uint64_t points_inline_alone = 0;
   };
   TraceStats trace_stats() const;
   // Ops issued so far (the next op's number), and with -lg:coverage_log the record of which

@@ -7,13 +7,18 @@
 // and a store then instead of a locked read-modify-write (~5 ns each on this project's VMs,
 // about seven a replayed launch: a fifth of its cost at one core), as glibc's malloc skips its
 // atomics while a process has one thread.
+//
+// The same holds beside CPU workers while every worker waits for points between lists and
+// nothing is in flight (eager launches, -ll:cpu 2 and up): the executor sets the flag then
+// and clears it before it hands anything to a worker (Executor::go_alone, leave_alone).
 #include <atomic>
 #include <type_traits>
 
 namespace reprise::detail {
 
-// Set by Runtime::run while its runtime runs alone; written only while no other thread of the
-// runtime exists (one runtime runs at a time in a process).
+// Set while the running runtime runs alone: by Runtime::run where no other thread of the
+// runtime exists, or by the executor while its workers wait with nothing to run (one
+// runtime runs at a time in a process).
 inline std::atomic<bool> g_runtime_alone{false};
 
 inline bool runtime_alone() {

@@ -47,8 +47,23 @@ class Executor final : public GraphSink, public BatchSink {
   bool runs_inline(Processor proc) const override;
   bool runs_any_inline() const { return inline_cpu_ >= 0; }  // (after start)
   std::uint64_t points_inline() const { return points_inline_.load(std::memory_order_relaxed); }
+  // ... of which run while the runtime ran alone (reprise_rt/alone.h).
+  std::uint64_t points_inline_alone() const {
+    return points_inline() - points_inline_shared_.load(std::memory_order_relaxed);
+  }
+  // Whether the runtime may run alone beside its CPU workers while they wait with nothing to
+  // run (reprise_rt/alone.h): set by Runtime::run, on the application thread, where it
+  // analyses, serves a CPU and launches eagerly with nothing but CPU workers beside it.
+  void allow_alone_beside_workers(bool allow) {
+    alone_beside_workers_.store(allow, std::memory_order_relaxed);
+  }
   void run_inline(Op& op, std::uint32_t point, Processor proc,
                   const DomainPoint* coords = nullptr) override;
+  // Whether the points sampled lately are too short to be worth a hand-off (-ll:keep_all_ns).
+  bool points_short() const;
+  // Whether every worker is between lists and no queue holds a point: nothing runs but the
+  // application thread (it and the workers run alone: go_alone).
+  bool workers_idle();
 
   // BatchSink: replays launch their points as batches (reprise_rt/batch_sink.h).
   void init_point(PointTask& t, Op& op, std::uint32_t point, Processor proc, std::int32_t in_edges,
@@ -135,10 +150,16 @@ class Executor final : public GraphSink, public BatchSink {
   // run_point with a profiler or a point timed for -ll:keep_ns (the worker's LocalReady);
   // either may be null.
   [[gnu::noinline]] void run_point_observed(PointTask* t, Profiler* prof, LocalReady* timed);
-  // runs_inline's parts: where a point may run on the application thread at all, and
-  // whether the points sampled last are too short to be worth a hand-off.
+  // A sampled point's run time, into the average runs_inline looks at (recent_point_ticks_).
+  void publish_point_ticks(std::int64_t ticks);
+  // runs_inline's first part: where a point may run on the application thread at all
+  // (points_short is the other).
   bool may_run_inline(Processor proc) const;
-  bool points_short() const;
+  // Alone beside workers (run_inline's callers have nothing in flight): sets g_runtime_alone
+  // if every worker is between lists and nothing is queued; leave_alone clears it before
+  // anything is queued (enqueue) and at stop.
+  void go_alone();
+  void leave_alone();
   // With a device: a GPU processor's variant enqueues kernels on the processor's stream, and a
   // copy or fill of framebuffer data enqueues on a copy stream; such a point completes when
   // its stream has run that work (a callback from the backend's thread).
@@ -180,14 +201,18 @@ class Executor final : public GraphSink, public BatchSink {
   std::int64_t inline_cpu_ = -1;           // the CPU whose points may run inline (start)
   bool inline_beside_workers_ = false;     // ... while CPU workers run too (start)
   std::vector<char> inline_takes_from_;    // per CPU: its points may run inline beside workers
-  // The latest running average of sampled point run times, of whichever thread sampled last
-  // (ticks; 0: none yet): where points run inline beside CPU workers.
+  // A running average of every thread's sampled point run times (ticks; 0: none yet): where
+  // points run inline beside CPU workers (publish_point_ticks).
   std::atomic<std::int64_t> recent_point_ticks_{0};
-  // Points run inline (run_inline; only the application thread writes it).
+  // Points run inline (run_inline; only the application thread writes it), and those of them
+  // run while the runtime did not run alone.
   std::atomic<std::uint64_t> points_inline_{0};
-  std::string app_lane_;             // ... and the profile lane of the CPU it serves
-  std::int64_t keep_below_ = 0;      // -ll:keep_ns in cycle_count() ticks (0: off)
-  std::int64_t keep_all_below_ = 0;  // -ll:keep_all_ns in ticks (0: off)
+  std::atomic<std::uint64_t> points_inline_shared_{0};
+  std::atomic<bool> alone_beside_workers_{false};  // allow_alone_beside_workers
+  std::vector<std::uint64_t> idle_looks_;          // workers_idle's (application thread)
+  std::string app_lane_;                           // ... and the profile lane of the CPU it serves
+  std::int64_t keep_below_ = 0;                    // -ll:keep_ns in cycle_count() ticks (0: off)
+  std::int64_t keep_all_below_ = 0;                // -ll:keep_all_ns in ticks (0: off)
   std::vector<std::unique_ptr<ReadyQueue>> dma_queues_;  // utility threads after the first
   std::vector<std::unique_ptr<ReadyQueue>> gpu_queues_;  // one per GPU processor (-ll:gpu)
   std::vector<DeviceStream> gpu_streams_;

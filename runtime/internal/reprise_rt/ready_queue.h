@@ -45,7 +45,7 @@ class ReadyQueue {
   // Wakes a consumer sleeping in pop_all to look at its interrupt word.
   void nudge();
   // Takes every queued task without waiting (nullptr if none), in push order.
-  PointTask* try_take() { return take(); }
+  PointTask* try_take() { return take(nullptr); }
   static constexpr std::size_t kWatched = 8;
   // The rest of a list its worker took, while the worker runs the list's first point: a
   // sibling takes it (as it takes queued points) if it stays untaken for
@@ -57,6 +57,21 @@ class ReadyQueue {
   // it issues and analyses ops, which can take milliseconds. Siblings take its points as soon
   // as they see them, not after spin.steal_after_ns.
   void set_unattended(bool away) { unattended_.store(away, std::memory_order_relaxed); }
+  // Whether its worker is between lists (Executor::workers_idle): its consumer state is odd
+  // while the worker waits in pop_all, having finished every point it took (what they made
+  // ready is queued, its count-offs are done), and even from just before it takes a list
+  // (its own queue's, or a sibling's) until it is back. The count of lists taken goes up at
+  // every take, so that two looks at an odd state that find it the same saw the worker
+  // between lists all the time in between. (The worker calls enter_between_lists; the takes
+  // it makes in pop_all do the rest.)
+  void enter_between_lists() {
+    consumer_state_.store(2 * lists_taken_ + 1, std::memory_order_release);
+  }
+  std::uint64_t consumer_state() const { return consumer_state_.load(std::memory_order_seq_cst); }
+  // Whether nothing is queued or shown (a sibling could take nothing from it).
+  bool holds_nothing() const {
+    return !head_.load(std::memory_order_seq_cst) && !rest_.load(std::memory_order_seq_cst);
+  }
   void stop();
 
  private:
@@ -67,8 +82,15 @@ class ReadyQueue {
   // sleeping_ store and head_ load: either the consumer sees what the caller changed before it
   // sleeps, or this sees it sleeping.)
   bool wake_if_asleep();
-  // Takes every queued task (nullptr if none), in push order.
-  PointTask* take();
+  // Takes every queued task (nullptr if none), in push order; taker: the queue of the worker
+  // taking them, which leaves its between-lists state first (null: not a worker's take).
+  PointTask* take(ReadyQueue* taker);
+  // A sibling's shown rest, for taker (as take).
+  PointTask* take_rest_for(ReadyQueue& taker);
+  void leave_between_lists() {
+    ++lists_taken_;
+    consumer_state_.store(2 * lists_taken_, std::memory_order_seq_cst);
+  }
   // Puts t at the head (the compare-exchange with `order`).
   void link(PointTask* t, std::memory_order order);
 
@@ -81,6 +103,10 @@ class ReadyQueue {
   std::atomic<bool> kept_{false};
   std::atomic<PointTask*> rest_{nullptr};  // show_rest (in run order)
   std::atomic<bool> unattended_{false};    // set_unattended (a stale value moves a steal only)
+  // enter_between_lists (between lists from the start: a worker that has not started yet
+  // holds nothing, and touches nothing another thread does before its first take)
+  std::atomic<std::uint64_t> consumer_state_{1};
+  std::uint64_t lists_taken_ = 0;  // (its consumer's only)
   std::span<ReadyQueue* const> siblings_;
 };
 

@@ -86,7 +86,8 @@ struct RuntimeStats {
   std::uint64_t ops_issued = 0;
   std::uint64_t points_launched = 0;
   std::uint64_t points_deferred = 0;
-  std::uint64_t points_inline = 0;  // run at once on the application thread (-lg:eager)
+  std::uint64_t points_inline = 0;        // run at once on the application thread (-lg:eager)
+  std::uint64_t points_inline_alone = 0;  // ... while the runtime ran alone (reprise_rt/alone.h)
   std::uint64_t points_recorded_far = 0;
   std::uint64_t points_recorded_deferred = 0;
   std::uint64_t points_replayed = 0;
@@ -182,6 +183,12 @@ class Runtime {
   // op issued before it has completed).
   std::int64_t ops_in_flight() const {
     return issued_.load(std::memory_order_relaxed) - completed_.load(std::memory_order_acquire);
+  }
+  // The analysing thread, deciding whether a launch (or a replay) runs eagerly: whether `own`
+  // ops are in flight, its own. Beside CPU workers whose points are short, it first lets them
+  // finish what they run or have queued (drain_for_eager).
+  bool only_in_flight(std::int64_t own) {
+    return ops_in_flight() == own || (drains_for_eager_ && drain_for_eager(own));
   }
   // The analysing thread: whether this op's analysis is timed (utility busy time); a point run
   // inside it tells how long it ran, which is not analysis (ran_inline).
@@ -418,8 +425,15 @@ class Runtime {
   OpSink* follower_ = nullptr;
   bool following_ = false;
   bool stages_use_threads_ = false;
+  // only_in_flight's wait: spins while a CPU worker runs a point or one is queued, until only
+  // `own` ops are in flight; gives up once nothing runs (what is in flight waits for this
+  // thread: an inline mapping's release, ops a trace holds) or no op completed for a while.
+  [[gnu::noinline]] bool drain_for_eager(std::int64_t own);
   bool alone_ = false;  // (run(): reprise_rt/alone.h)
   bool eager_ = false;  // (run(): eager())
+  // Eager beside CPU workers (run()); after a drain that gave up, the launches that do not try.
+  bool drains_for_eager_ = false;
+  std::uint32_t drain_pause_ = 0;
   GraphSink* graph_ = &executor_;
   OpQueue queue_;
   std::thread utility_;
