@@ -18,7 +18,6 @@
 #include "reprise_rt/exception_text.h"
 #include "reprise_rt/hasher.h"
 #include "reprise_rt/log.h"
-#include "reprise_rt/spin_lock.h"
 #include "reprise_rt/topology.h"
 
 namespace reprise::detail {
@@ -1009,9 +1008,8 @@ bool Runtime::drain_for_eager(std::int64_t own) {
     return false;
   }
   // (Patience: a sleeping worker wakes within tens of microseconds, more under a sanitizer.
-  // As an idle worker spins,
-  // then yields its core, which a worker may need: threads may outnumber the cores, or run
-  // one at a time, as under valgrind.)
+  // It pauses as an idle worker spins, then yields its core, which a worker may need: threads
+  // may outnumber the cores, or run one at a time, as under valgrind.)
   static constexpr std::uint64_t kPatienceNs = 200'000;  // without an op completing
   const double per_ns = cycles_per_ns();
   std::int64_t completed = completed_.load(std::memory_order_acquire);
@@ -1030,7 +1028,7 @@ bool Runtime::drain_for_eager(std::int64_t own) {
     }
     if (const auto waited_ns = std::uint64_t(double(now - start) / per_ns);
         waited_ns < spin_.pause_ns)
-      spin_.pause(waited_ns, completed_);
+      spin_.pause(waited_ns);
     else
       std::this_thread::yield();
   }
