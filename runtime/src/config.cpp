@@ -188,7 +188,8 @@ const std::vector<FlagDef>& flag_table() {
         "(-lg:eager) and every worker waits with nothing to run, the counters threads would "
         "share change without locked instructions (auto); 0: always with them",
         auto_or_off(&Config::alone, "-lg:alone",
-                    "the runtime runs alone only where no other thread exists"));
+                    "the runtime runs alone only where no other thread exists or every "
+                    "worker waits with nothing to run"));
     add("-lg:eager", "auto|0",
         "where the runtime runs alone (-lg:alone), a launch issued when every earlier op has "
         "completed runs at once on the application thread, without dependence analysis or "
@@ -196,7 +197,8 @@ const std::vector<FlagDef>& flag_table() {
         "application thread serves a CPU, while sampled points are shorter than "
         "-ll:keep_all_ns (auto); 0: every launch waits to be run",
         auto_or_off(&Config::eager, "-lg:eager",
-                    "launches run eagerly only where the runtime runs alone"));
+                    "launches run eagerly only where the application thread analyses and "
+                    "serves a CPU, alone or beside CPU workers while points are short"));
     add("-lg:bounds_checks", nullptr, "check every accessor use against its bounds",
         sw(&Config::bounds_checks));
     add("-lg:inorder", nullptr, "run each op to completion before the next is issued",

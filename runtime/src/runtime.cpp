@@ -368,10 +368,11 @@ void Runtime::run(const std::function<void(Context&)>& top_level) {
   // not where no point can run inline (the application thread serves no CPU).
   eager_ = (alone_ || (analysed_here && executor_.runs_threads())) && executor_.runs_any_inline() &&
            config_.eager != 0 && !profiler_ && !evtrace_ && !config_.inorder;
-  // Beside CPU workers, the runtime runs alone while they wait with nothing to run and
-  // launches are eager (the executor decides, at each eager point).
-  executor_.allow_alone_beside_workers(eager_ && !alone_ && config_.alone != 0);
+  // Eager beside CPU workers: a launch lets them finish first (drain_for_eager), and the
+  // runtime runs alone while they wait with nothing to run (the executor decides, at each
+  // eager point).
   drains_for_eager_ = eager_ && !alone_;
+  executor_.allow_alone_beside_workers(drains_for_eager_ && config_.alone != 0);
   warm_pools();
   static std::once_flag exit_hook;
   std::call_once(exit_hook, [] { std::atexit(&Runtime::exit_while_running); });
@@ -1008,9 +1009,12 @@ bool Runtime::drain_for_eager(std::int64_t own) {
     return false;
   }
   // (Patience: a sleeping worker wakes within tens of microseconds, more under a sanitizer.
-  // It pauses as an idle worker spins, then yields its core, which a worker may need: threads
-  // may outnumber the cores, or run one at a time, as under valgrind.)
+  // It pauses as an idle worker spins, then yields its core, which a worker may need whatever
+  // -ll:spin_yield says: threads may outnumber the cores, or run one at a time, as under
+  // valgrind.)
   static constexpr std::uint64_t kPatienceNs = 200'000;  // without an op completing
+  SpinPolicy waiting = spin_;
+  waiting.yield = true;
   const double per_ns = cycles_per_ns();
   std::int64_t completed = completed_.load(std::memory_order_acquire);
   const std::uint64_t start = cycle_count();
@@ -1026,11 +1030,7 @@ bool Runtime::drain_for_eager(std::int64_t own) {
       drain_pause_ = 64;
       return false;
     }
-    if (const auto waited_ns = std::uint64_t(double(now - start) / per_ns);
-        waited_ns < spin_.pause_ns)
-      spin_.pause(waited_ns);
-    else
-      std::this_thread::yield();
+    waiting.pause(std::uint64_t(double(now - start) / per_ns));
   }
 }
 

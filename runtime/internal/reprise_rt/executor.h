@@ -59,8 +59,6 @@ class Executor final : public GraphSink, public BatchSink {
   }
   void run_inline(Op& op, std::uint32_t point, Processor proc,
                   const DomainPoint* coords = nullptr) override;
-  // Whether the points sampled lately are too short to be worth a hand-off (-ll:keep_all_ns).
-  bool points_short() const;
   // Whether every worker is between lists and no queue holds a point: nothing runs but the
   // application thread (it and the workers run alone: go_alone).
   bool workers_idle();
@@ -152,9 +150,10 @@ class Executor final : public GraphSink, public BatchSink {
   [[gnu::noinline]] void run_point_observed(PointTask* t, Profiler* prof, LocalReady* timed);
   // A sampled point's run time, into the average runs_inline looks at (recent_point_ticks_).
   void publish_point_ticks(std::int64_t ticks);
-  // runs_inline's first part: where a point may run on the application thread at all
-  // (points_short is the other).
+  // runs_inline's parts: where a point may run on the application thread at all, and
+  // whether the points sampled lately are too short to be worth a hand-off (-ll:keep_all_ns).
   bool may_run_inline(Processor proc) const;
+  bool points_short() const;
   // Alone beside workers (run_inline's callers have nothing in flight): sets g_runtime_alone
   // if every worker is between lists and nothing is queued; leave_alone clears it before
   // anything is queued (enqueue) and at stop.
