@@ -199,6 +199,11 @@ const std::vector<FlagDef>& flag_table() {
         auto_or_off(&Config::eager, "-lg:eager",
                     "launches run eagerly only where the application thread analyses and "
                     "serves a CPU, alone or beside CPU workers while points are short"));
+    add("-lg:eager_wait_us", "us",
+        "beside CPU workers, a launch whose points are short enough to run eagerly lets the "
+        "workers finish what they hold first, for as long as an op completes at least this "
+        "often; then it hands off, and so do the next 64 such launches (0: hands off at once)",
+        i32(&Config::eager_wait_us, 0, 10000000, "-lg:eager_wait_us"));
     add("-lg:bounds_checks", nullptr, "check every accessor use against its bounds",
         sw(&Config::bounds_checks));
     add("-lg:inorder", nullptr, "run each op to completion before the next is issued",

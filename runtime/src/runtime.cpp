@@ -1008,11 +1008,12 @@ bool Runtime::drain_for_eager(std::int64_t own) {
     --drain_pause_;
     return false;
   }
-  // (Patience: a sleeping worker wakes within tens of microseconds, more under a sanitizer.
-  // It pauses as an idle worker spins, then yields its core, which a worker may need whatever
+  // (Patience, -lg:eager_wait_us without an op completing: a sleeping worker wakes within
+  // tens of microseconds, more under a sanitizer or where other programs hold the cores. It
+  // pauses as an idle worker spins, then yields its core, which a worker may need whatever
   // -ll:spin_yield says: threads may outnumber the cores, or run one at a time, as under
   // valgrind.)
-  static constexpr std::uint64_t kPatienceNs = 200'000;  // without an op completing
+  const double patience_ns = double(config_.eager_wait_us) * 1e3;
   SpinPolicy waiting = spin_;
   waiting.yield = true;
   const double per_ns = cycles_per_ns();
@@ -1026,7 +1027,7 @@ bool Runtime::drain_for_eager(std::int64_t own) {
     if (const std::int64_t c = completed_.load(std::memory_order_acquire); c != completed) {
       completed = c;
       since = now;
-    } else if (double(now - since) > double(kPatienceNs) * per_ns) {
+    } else if (double(now - since) > patience_ns * per_ns) {
       drain_pause_ = 64;
       return false;
     }

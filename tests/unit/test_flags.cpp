@@ -88,6 +88,10 @@ TEST(Flags, BadValuesAreErrors) {
   EXPECT_EQ(parse_args({}, false).config.nccl, 0);  // off unless asked for
   EXPECT_EQ(parse_args({"-ll:nccl", "auto"}, false).config.nccl, -1);
   EXPECT_EQ(parse_args({"-ll:nccl", "1"}, false).config.nccl, 1);
+  EXPECT_EQ(parse_args({}, false).config.eager_wait_us, 200);
+  EXPECT_EQ(parse_args({"-lg:eager_wait_us", "0"}, false).config.eager_wait_us, 0);
+  EXPECT_THROW(parse_args({"-lg:eager_wait_us", "-1"}, false), Error);
+  EXPECT_THROW(parse_args({"-lg:eager_wait_us", "10000001"}, false), Error);
   // The one-thread counters, eager launches and followed runs can be turned off, not forced on.
   for (const auto& [flag, member, refused] :
        {std::tuple{"-lg:alone", &detail::Config::alone, "1"},

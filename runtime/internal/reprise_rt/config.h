@@ -65,6 +65,7 @@ struct Config {
   int spin_yield = -1;            // -ll:spin_yield 0|1 (-1: auto, when oversubscribed)
   int alone = -1;                 // -lg:alone 0 (-1: auto, reprise_rt/alone.h)
   int eager = -1;                 // -lg:eager 0 (-1: auto, Analysis::run_eagerly)
+  int eager_wait_us = 200;        // -lg:eager_wait_us (Runtime::drain_for_eager)
   int steal_ns = 500;             // -ll:steal_ns (0: CPU workers never take each other's points)
   int keep_ns = 5000;             // -ll:keep_ns (0: successors always go to their mapped CPU)
   int keep_all_ns = 300;          // -ll:keep_all_ns (0: at most one spare at a time)
