@@ -94,7 +94,7 @@ struct Watch {
 };
 }  // namespace
 
-PointTask* ReadyQueue::take_rest_for(ReadyQueue& taker) {
+PointTask* ReadyQueue::take_rest(ReadyQueue& taker) {
   taker.leave_between_lists();
   PointTask* rest = rest_.exchange(nullptr, std::memory_order_seq_cst);
   if (!rest) taker.enter_between_lists();
@@ -123,7 +123,7 @@ PointTask* ReadyQueue::pop_all(const SpinPolicy& spin, const std::atomic<std::ui
       if (head[i].due(sibling_head, now, head_after))
         if (PointTask* list = sibling.take(this)) return list;
       if (rest[i].due(sibling.rest_.load(std::memory_order_relaxed), now, spin.steal_after_ns))
-        if (PointTask* list = sibling.take_rest_for(*this)) return list;
+        if (PointTask* list = sibling.take_rest(*this)) return list;
     }
     if (now - start < spin.spin_ns) {
       spin.pause(now - start, head_);

@@ -85,8 +85,8 @@ class ReadyQueue {
   // Takes every queued task (nullptr if none), in push order; taker: the queue of the worker
   // taking them, which leaves its between-lists state first (null: not a worker's take).
   PointTask* take(ReadyQueue* taker);
-  // A sibling's shown rest, for taker (as take).
-  PointTask* take_rest_for(ReadyQueue& taker);
+  // What take_rest() takes, for a sibling's worker (taker, as take's).
+  PointTask* take_rest(ReadyQueue& taker);
   void leave_between_lists() {
     ++lists_taken_;
     consumer_state_.store(2 * lists_taken_, std::memory_order_seq_cst);
