@@ -40,6 +40,9 @@ struct GenOptions {
   // Loops' bodies hold launches only (index and single tasks, without futures): with
   // RunOptions::keep_launchers an iteration's launches share the last iteration's launchers.
   bool kept_loops = false;
+  // No requirement reduces (futures still do): with one memory no launch then needs copies or
+  // reduction instances, so that launches run eagerly wherever nothing is in flight.
+  bool no_region_reductions = false;
 };
 
 // Every field is 8 bytes; float fields hold doubles, the others uint64 (the only ones reduced).
@@ -159,6 +162,7 @@ struct Outcome {
   std::uint64_t templates = 0, replays = 0, copies = 0;
   std::uint64_t recorded_far = 0;         // other shards' points recorded for their writes only
   std::uint64_t recorded_deferred = 0;    // ... whose writes the recording deferred
+  std::uint64_t points_launched = 0;      // task, fill and copy points
   std::uint64_t points_inline = 0;        // run at once on the application thread (-lg:eager)
   std::uint64_t points_inline_alone = 0;  // ... of which with the runtime alone (-lg:alone)
 };

@@ -388,7 +388,8 @@ class Generator {
 
   // priv and redop for a requirement; writes only where allowed.
   void choose_priv(ReqSpec& q, bool can_write) {
-    switch (rng_.weighted({35, can_write ? 30 : 0, can_write ? 12 : 0, 23})) {
+    switch (rng_.weighted(
+        {35, can_write ? 30 : 0, can_write ? 12 : 0, opt_.no_region_reductions ? 0 : 23})) {
       case 0:
         q.priv = Privilege::ReadOnly;
         break;

@@ -229,6 +229,7 @@ class RuntimeExec {
     out_.copies = st.copies;
     out_.recorded_far = st.points_recorded_far;
     out_.recorded_deferred = st.points_recorded_deferred;
+    out_.points_launched = st.points_launched;
     out_.points_inline = st.points_inline;
     out_.points_inline_alone = st.points_inline_alone;
     for (std::size_t i = 0; i < maps_.size(); ++i) {

@@ -60,7 +60,9 @@ struct Options {
       "  --fail-in-trace one traced task fails: the run must end with its error\n"
       "  --keep-launchers launches alike but for their arguments share a launcher\n"
       "  --kept-loops    loops of launches only, without futures (implies --loops and\n"
-      "                  --keep-launchers)\n",
+      "                  --keep-launchers)\n"
+      "  --no-reductions no requirement reduces (futures still do): with one memory, launches\n"
+      "                  run eagerly wherever nothing is in flight (-lg:eager)\n",
       msg.c_str());
   std::exit(2);
 }
@@ -119,6 +121,8 @@ Options parse(int argc, char** argv) {
     } else if (a == "--kept-loops") {
       o.gen.loops = o.gen.kept_loops = true;
       o.run.keep_launchers = true;
+    } else if (a == "--no-reductions") {
+      o.gen.no_region_reductions = true;
     } else if (a == "--dump") {
       o.dump = true;
     } else if (a == "--no-reference") {
@@ -148,7 +152,8 @@ Options parse(int argc, char** argv) {
 // What the runs with the flags did, summed over the seeds.
 struct Totals {
   std::uint64_t templates = 0, replays = 0, copies = 0, failures_expected = 0, recorded_far = 0,
-                recorded_deferred = 0, points_inline = 0, points_inline_alone = 0;
+                recorded_deferred = 0, points_launched = 0, points_inline = 0,
+                points_inline_alone = 0;
 };
 
 // The first problem with p: against the model, the oracle, or between runs with the flags.
@@ -175,6 +180,7 @@ std::string check(const Options& o, const rr::Program& p, int repeat, Totals* to
       totals->copies += got.copies;
       totals->recorded_far += got.recorded_far;
       totals->recorded_deferred += got.recorded_deferred;
+      totals->points_launched += got.points_launched;
       totals->points_inline += got.points_inline;
       totals->points_inline_alone += got.points_inline_alone;
       totals->failures_expected += ref.error.empty() ? 0 : 1;
@@ -267,13 +273,14 @@ int main(int argc, char** argv) {
   std::printf(
       "random_programs: %llu seeds, %zu ops, %zu failed, %.1f s (with the flags: %llu traces "
       "recorded, %llu replays, %llu copies, %llu runs ended by a deliberate failure, %llu "
-      "far points recorded for their writes only, %llu of them deferred, %llu points run at once "
-      "on the application thread, %llu of them with the runtime alone)",
+      "far points recorded for their writes only, %llu of them deferred, %llu of %llu points run "
+      "at once on the application thread, %llu of them with the runtime alone)",
       (unsigned long long)(o.last - o.first + 1), ops, failed.size(), secs,
       (unsigned long long)totals.templates, (unsigned long long)totals.replays,
       (unsigned long long)totals.copies, (unsigned long long)totals.failures_expected,
       (unsigned long long)totals.recorded_far, (unsigned long long)totals.recorded_deferred,
-      (unsigned long long)totals.points_inline, (unsigned long long)totals.points_inline_alone);
+      (unsigned long long)totals.points_inline, (unsigned long long)totals.points_launched,
+      (unsigned long long)totals.points_inline_alone);
   if (!failed.empty()) {
     std::printf("; failing seeds:");
     for (auto s : failed) std::printf(" %llu", (unsigned long long)s);

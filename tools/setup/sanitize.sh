@@ -35,6 +35,10 @@ for kind in "${kinds[@]}"; do
   "${r[@]}" --loops --seeds "$(seeds 60)" -ll:cpu 2 -ll:numa 3 -ll:util 2
   "${r[@]}" --iters 30 --traces auto --seeds "$(seeds 30)" -ll:cpu 2 -ll:numa 3
   "${r[@]}" --fail-in-trace --seeds "$(seeds 40)" -ll:cpu 2 -ll:numa 3
+  # Eager launches beside a CPU worker, fills on the utility thread: the runtime leaves and
+  # comes back to running alone thousands of times (-lg:alone; no reductions, one memory).
+  "${r[@]}" --no-reductions --loops --seeds "$(seeds 60)" -ll:cpu 2 -ll:app_cpu 1 \
+    -lg:inline_analysis -ll:keep_all_ns 50000000 -ll:util 2
   if command -v mpirun > /dev/null; then
     # Control replication: 2 and 3 ranks. Open MPI is not instrumented: its own lock orders
     # are suppressed for ThreadSanitizer and its allocations are not leak-checked.
