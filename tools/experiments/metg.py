@@ -169,8 +169,8 @@ def sweep(a, systems, gate, tag):
     results = {s: [] for s in systems}
     for k in range(a.max_log2, a.min_log2 - 1, -1):
         iters = 1 << k
-        # About 2^20 iterations of kernel per task-column: short runs at large sizes.
-        steps = max(50, min(1000, (1 << 22) // iters))
+        # About 2^22 iterations of kernel per task-column: short runs at large sizes.
+        steps = max(50, min(a.max_steps, (1 << 22) // iters))
         # Repetitions go round the systems (not one system's in a row): a slow spell of a
         # shared machine then falls on every system alike.
         by_system = {s: [] for s in systems}
@@ -205,6 +205,10 @@ def main():
                         "(and ratio_to_mpi the median of each round's ratio)")
     p.add_argument("--max-log2", type=int, default=16, help="largest iterations, as a power of 2")
     p.add_argument("--min-log2", type=int, default=2)
+    p.add_argument("--max-steps", type=int, default=1000,
+                   help="timesteps of the runs at small sizes (fewer at large ones): 1,000 "
+                        "runs a fine-grained graph in ~1 ms, which one preemption of a thread "
+                        "can double; 10,000 makes such spells a tenth as large")
     p.add_argument("--runtime-flags", default="", help="extra flags for reprise-taskbench")
     p.add_argument("--bind", action="store_true",
                    help="run every system under taskset on cores 0..C-1 (without it Reprise's "
@@ -221,6 +225,8 @@ def main():
     a = p.parse_args()
     if a.rounds < 1:
         p.error("--rounds must be at least 1")
+    if a.max_steps < 50:
+        p.error("--max-steps must be at least 50")
     a.runtime_flags = a.runtime_flags.split()
     modes = [m for m in a.modes.split(",") if m]
     systems = modes + ([f"{m}@compare" for m in modes] if a.compare else []) + \
