@@ -98,6 +98,16 @@ class WholeSweep(unittest.TestCase):
         self.assertNotIn("rounds=", out)
         self.assertNotRegex(out, r"(?m)^METG system=mpi .*ratio_to_mpi")
 
+    def test_max_steps_bounds_the_runs_at_small_sizes(self):
+        # 2^22 / iters steps, at most --max-steps (at 2^4 and 2^5 iterations: 60 each).
+        out = self.sweep("--modes", "none", "--max-log2", "5", "--max-steps", "60")
+        steps = re.findall(r"(?m)^RUN system=\S+ .* steps=(\d+) ", out)
+        self.assertEqual(steps, ["60"] * 4, out)
+        bad = subprocess.run([sys.executable, METG_PY, "--bin", BINARY, "--max-steps", "10"],
+                             capture_output=True, text=True, timeout=60)
+        self.assertNotEqual(bad.returncode, 0)
+        self.assertIn("--max-steps must be at least 50", bad.stderr)
+
 
 if __name__ == "__main__":
     if len(sys.argv) > 1 and not sys.argv[1].startswith("-"):
