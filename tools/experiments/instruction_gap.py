@@ -1,0 +1,145 @@
+#!/usr/bin/env python3
+"""Instructions a Task Bench timestep costs outside its kernel: Reprise in its one-core layout
+against Task Bench's MPI build (one rank), counted by callgrind, so that the gap behind the
+one-core METG ratio can be followed without the box's noise.
+
+    tools/experiments/instruction_gap.py --mpi PATH/task-bench/mpi/nonblock \\
+        [--bin build/bin/reprise-taskbench] [--lengths 1000,3000] [--trace none] \\
+        -- TASKBENCH_FLAGS...
+    e.g. ... -- -width 1 -type stencil_1d -kernel compute_bound -iter 16
+
+At one core a timestep is the kernel plus what the system spends around it (Reprise: the
+launch, its analysis, the point's run and completion, the task's accessors and the app's loop;
+MPI: the loop, the dependence lookups and the point's input check). METG(50%) is where the
+kernel takes as long as the rest, so the ratio of the rests is close to the METG ratio where
+both run at a similar rate of instructions per cycle (docs/results.md, 2026-12-02).
+
+How each is counted, per timestep: the difference between two run lengths, divided by the
+difference in timesteps. Reprise: inside apps::timed (the timed run only; its untimed warm-up
+and reports are outside). Task Bench's MPI build: the whole program, less App::report_timing
+(which walks every timestep once), divided by 2 (nonblock runs the graph twice, the first as a
+warm-up). The kernel is the kernel functions' own instructions (Reprise:
+taskbench's compute/busy_wait/memory, Task Bench: execute_kernel_*).
+"""
+import argparse
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+MPI_ENV = {"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1"}
+# Exclusive costs of these functions are the kernel's.
+REPRISE_KERNEL = re.compile(r"taskbench::\(anonymous namespace\)::"
+                            r"(compute_avx2|compute_portable|busy_wait|memory)\(")
+MPI_KERNEL = re.compile(r"\bexecute_kernel_\w+\(")
+# Inclusive costs of these roots are outside Task Bench's timed loop yet grow with the steps.
+MPI_OUTSIDE = re.compile(r"\bApp::report_timing\(")
+ONE_CORE = ["-ll:cpu", "1", "-ll:app_cpu", "1", "-lg:inline_analysis"]
+
+
+def parse_annotate(text):
+    """callgrind_annotate's output: (program total, {function: cost})."""
+    total, costs = None, {}
+    for line in text.splitlines():
+        m = re.match(r"\s*([\d,]+)\s+(?:\(\s*[\d.]+%\)\s+)?(.*)$", line)
+        if not m:
+            continue
+        value, rest = int(m.group(1).replace(",", "")), m.group(2).strip()
+        if rest.startswith("PROGRAM TOTALS"):
+            total = value
+        elif ":" in rest and total is not None:
+            # "file:function [object]": the function's name, without its object.
+            name = re.sub(r"\s+\[[^\]]*\]$", "", rest.split(":", 1)[1])
+            costs[name] = costs.get(name, 0) + value
+    if total is None:
+        raise RuntimeError("callgrind_annotate printed no PROGRAM TOTALS")
+    return total, costs
+
+
+def matching(costs, pattern):
+    return sum(v for k, v in costs.items() if pattern.search(k))
+
+
+def per_step(counts, lengths, runs):
+    """Per timestep from counts at two run lengths, over `runs` runs of the graph."""
+    (l1, c1), (l2, c2) = zip(lengths, counts)
+    return (c2 - c1) / (l2 - l1) / runs
+
+
+def annotate(out, inclusive):
+    args = ["callgrind_annotate", "--threshold=100", out]
+    if inclusive:
+        args.insert(1, "--inclusive=yes")
+    return parse_annotate(subprocess.run(args, capture_output=True, text=True, check=True).stdout)
+
+
+def callgrind(cmd, out, toggle=None):
+    vg = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}"]
+    if toggle:
+        vg += ["--collect-atstart=no", f"--toggle-collect={toggle}"]
+    env = dict(os.environ, **MPI_ENV)
+    if cmd[0] == "mpirun":  # valgrind runs the rank, not mpirun
+        cmd = cmd[:4] + vg + cmd[4:]
+    else:
+        cmd = vg + cmd
+    r = subprocess.run(cmd, capture_output=True, text=True, env=env)
+    if r.returncode != 0:
+        raise RuntimeError(f"{' '.join(cmd)} failed ({r.returncode}):\n{r.stderr[-1500:]}")
+
+
+def measure_reprise(a, flags, tmp):
+    totals, kernels = [], []
+    for steps in a.lengths:
+        out = os.path.join(tmp, f"reprise.{steps}")
+        callgrind([a.bin, "-steps", str(steps), *flags, "--trace", a.trace, *ONE_CORE], out,
+                  toggle="*apps::timed*")
+        total, costs = annotate(out, inclusive=False)
+        totals.append(total)
+        kernels.append(matching(costs, REPRISE_KERNEL))
+    return per_step(totals, a.lengths, 1), per_step(kernels, a.lengths, 1)
+
+
+def measure_mpi(a, flags, tmp):
+    totals, kernels = [], []
+    for steps in a.lengths:
+        out = os.path.join(tmp, f"mpi.{steps}")
+        callgrind(["mpirun", "-np", "1", "--oversubscribe", a.mpi, "-steps", str(steps), *flags],
+                  out)
+        total, costs = annotate(out, inclusive=False)
+        _, inclusive = annotate(out, inclusive=True)
+        totals.append(total - matching(inclusive, MPI_OUTSIDE))
+        kernels.append(matching(costs, MPI_KERNEL))
+    return per_step(totals, a.lengths, 2), per_step(kernels, a.lengths, 2)
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--bin", default="build/bin/reprise-taskbench")
+    p.add_argument("--mpi", help="Task Bench's MPI nonblock binary (without it: Reprise only)")
+    p.add_argument("--lengths", default="1000,3000",
+                   type=lambda s: [int(x) for x in s.split(",")])
+    p.add_argument("--trace", default="none", choices=["none", "manual", "auto"])
+    p.add_argument("flags", nargs=argparse.REMAINDER)
+    a = p.parse_args()
+    flags = a.flags[1:] if a.flags[:1] == ["--"] else a.flags
+    if len(a.lengths) != 2 or a.lengths[0] >= a.lengths[1]:
+        p.error("--lengths takes two run lengths, the shorter first")
+    if "-steps" in flags:
+        p.error("the run lengths come from --lengths, not -steps")
+    with tempfile.TemporaryDirectory() as tmp:
+        ours, ours_kernel = measure_reprise(a, flags, tmp)
+        print(f"reprise --trace {a.trace}: {ours:.0f} instructions a timestep, kernel "
+              f"{ours_kernel:.0f}, rest {ours - ours_kernel:.0f}")
+        if a.mpi:
+            mpi, mpi_kernel = measure_mpi(a, flags, tmp)
+            print(f"task bench mpi: {mpi:.0f} instructions a timestep, kernel {mpi_kernel:.0f}, "
+                  f"rest {mpi - mpi_kernel:.0f}")
+            rest = mpi - mpi_kernel
+            if rest > 0:
+                print(f"rest ratio (reprise / mpi): {(ours - ours_kernel) / rest:.2f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
