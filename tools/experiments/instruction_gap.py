@@ -4,7 +4,7 @@ against Task Bench's MPI build (one rank), counted by callgrind, so that the gap
 one-core METG ratio can be followed without the box's noise.
 
     tools/experiments/instruction_gap.py --mpi PATH/task-bench/mpi/nonblock \\
-        [--bin build/bin/reprise-taskbench] [--lengths 1000,3000] [--trace none] \\
+        [--bin build/bin/reprise-taskbench] [--lengths 1000,3000] [--trace none] [--top N] \\
         -- TASKBENCH_FLAGS...
     e.g. ... -- -width 1 -type stencil_1d -kernel compute_bound -iter 16
 
@@ -89,15 +89,20 @@ def callgrind(cmd, out, toggle=None):
 
 
 def measure_reprise(a, flags, tmp):
-    totals, kernels = [], []
+    """Per timestep: all instructions, the kernel's, and each function's own (largest first)."""
+    totals, kernels, costs = [], [], []
     for steps in a.lengths:
         out = os.path.join(tmp, f"reprise.{steps}")
         callgrind([a.bin, "-steps", str(steps), *flags, "--trace", a.trace, *ONE_CORE], out,
                   toggle="*apps::timed*")
-        total, costs = annotate(out, inclusive=False)
+        total, own = annotate(out, inclusive=False)
         totals.append(total)
-        kernels.append(matching(costs, REPRISE_KERNEL))
-    return per_step(totals, a.lengths, 1), per_step(kernels, a.lengths, 1)
+        kernels.append(matching(own, REPRISE_KERNEL))
+        costs.append(own)
+    functions = {k: per_step([costs[0].get(k, 0), costs[1].get(k, 0)], a.lengths, 1)
+                 for k in set(costs[0]) | set(costs[1])}
+    top = sorted(functions.items(), key=lambda kv: -kv[1])
+    return per_step(totals, a.lengths, 1), per_step(kernels, a.lengths, 1), top
 
 
 def measure_mpi(a, flags, tmp):
@@ -120,6 +125,9 @@ def main():
     p.add_argument("--lengths", default="1000,3000",
                    type=lambda s: [int(x) for x in s.split(",")])
     p.add_argument("--trace", default="none", choices=["none", "manual", "auto"])
+    p.add_argument("--top", type=int, default=0,
+                   help="also list Reprise's N costliest functions a timestep (their own "
+                        "instructions, with what is inlined into them)")
     p.add_argument("flags", nargs=argparse.REMAINDER)
     a = p.parse_args()
     flags = a.flags[1:] if a.flags[:1] == ["--"] else a.flags
@@ -128,9 +136,11 @@ def main():
     if "-steps" in flags:
         p.error("the run lengths come from --lengths, not -steps")
     with tempfile.TemporaryDirectory() as tmp:
-        ours, ours_kernel = measure_reprise(a, flags, tmp)
+        ours, ours_kernel, top = measure_reprise(a, flags, tmp)
         print(f"reprise --trace {a.trace}: {ours:.0f} instructions a timestep, kernel "
               f"{ours_kernel:.0f}, rest {ours - ours_kernel:.0f}")
+        for name, cost in top[:a.top]:
+            print(f"  {cost:7.1f}  {name[:110]}")
         if a.mpi:
             mpi, mpi_kernel = measure_mpi(a, flags, tmp)
             print(f"task bench mpi: {mpi:.0f} instructions a timestep, kernel {mpi_kernel:.0f}, "
