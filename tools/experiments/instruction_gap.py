@@ -11,8 +11,9 @@ one-core METG ratio can be followed without the box's noise.
 At one core a timestep is the kernel plus what the system spends around it (Reprise: the
 launch, its analysis, the point's run and completion, the task's accessors and the app's loop;
 MPI: the loop, the dependence lookups and the point's input check). METG(50%) is where the
-kernel takes as long as the rest, so the ratio of the rests is close to the METG ratio where
-both run at a similar rate of instructions per cycle (docs/results.md, 2026-12-02).
+kernel takes as long as the rest, so where both run their instructions at a similar rate the
+ratio of the rests tracks the METG ratio (on the 2-core box at 0.75-0.85 of it, ranking graphs
+and modes alike: docs/results.md, 2026-12-02).
 
 How each is counted, per timestep: the difference between two run lengths, divided by the
 difference in timesteps. Reprise: inside apps::timed (the timed run only; its untimed warm-up
