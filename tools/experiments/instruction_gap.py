@@ -29,6 +29,9 @@ import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import locked_instructions  # noqa: E402  (its callgrind run of reprise-taskbench at one core)
+
 MPI_ENV = {"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1"}
 # Exclusive costs of these functions are the kernel's.
 REPRISE_KERNEL = re.compile(r"taskbench::\(anonymous namespace\)::"
@@ -36,7 +39,6 @@ REPRISE_KERNEL = re.compile(r"taskbench::\(anonymous namespace\)::"
 MPI_KERNEL = re.compile(r"\bexecute_kernel_\w+\(")
 # Inclusive costs of these roots are outside Task Bench's timed loop yet grow with the steps.
 MPI_OUTSIDE = re.compile(r"\bApp::report_timing\(")
-ONE_CORE = ["-ll:cpu", "1", "-ll:app_cpu", "1", "-lg:inline_analysis"]
 
 
 def parse_annotate(text):
@@ -75,16 +77,11 @@ def annotate(out, inclusive):
     return parse_annotate(subprocess.run(args, capture_output=True, text=True, check=True).stdout)
 
 
-def callgrind(cmd, out, toggle=None):
-    vg = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}"]
-    if toggle:
-        vg += ["--collect-atstart=no", f"--toggle-collect={toggle}"]
-    env = dict(os.environ, **MPI_ENV)
-    if cmd[0] == "mpirun":  # valgrind runs the rank, not mpirun
-        cmd = cmd[:4] + vg + cmd[4:]
-    else:
-        cmd = vg + cmd
-    r = subprocess.run(cmd, capture_output=True, text=True, env=env)
+def callgrind_mpi(a, steps, flags, out):
+    """Task Bench's MPI build, one rank, the whole program (valgrind runs the rank)."""
+    cmd = ["mpirun", "-np", "1", "--oversubscribe", "valgrind", "--tool=callgrind",
+           f"--callgrind-out-file={out}", a.mpi, "-steps", str(steps), *flags]
+    r = subprocess.run(cmd, capture_output=True, text=True, env=dict(os.environ, **MPI_ENV))
     if r.returncode != 0:
         raise RuntimeError(f"{' '.join(cmd)} failed ({r.returncode}):\n{r.stderr[-1500:]}")
 
@@ -94,8 +91,8 @@ def measure_reprise(a, flags, tmp):
     totals, kernels, costs = [], [], []
     for steps in a.lengths:
         out = os.path.join(tmp, f"reprise.{steps}")
-        callgrind([a.bin, "-steps", str(steps), *flags, "--trace", a.trace, *ONE_CORE], out,
-                  toggle="*apps::timed*")
+        locked_instructions.callgrind(a.bin, steps, [*flags, "--trace", a.trace], out,
+                                      by_address=False)
         total, own = annotate(out, inclusive=False)
         totals.append(total)
         kernels.append(matching(own, REPRISE_KERNEL))
@@ -110,8 +107,7 @@ def measure_mpi(a, flags, tmp):
     totals, kernels = [], []
     for steps in a.lengths:
         out = os.path.join(tmp, f"mpi.{steps}")
-        callgrind(["mpirun", "-np", "1", "--oversubscribe", a.mpi, "-steps", str(steps), *flags],
-                  out)
+        callgrind_mpi(a, steps, flags, out)
         total, costs = annotate(out, inclusive=False)
         _, inclusive = annotate(out, inclusive=True)
         totals.append(total - matching(inclusive, MPI_OUTSIDE))
@@ -144,9 +140,9 @@ def main():
             print(f"  {cost:7.1f}  {name[:110]}")
         if a.mpi:
             mpi, mpi_kernel = measure_mpi(a, flags, tmp)
-            print(f"task bench mpi: {mpi:.0f} instructions a timestep, kernel {mpi_kernel:.0f}, "
-                  f"rest {mpi - mpi_kernel:.0f}")
             rest = mpi - mpi_kernel
+            print(f"task bench mpi: {mpi:.0f} instructions a timestep, kernel {mpi_kernel:.0f}, "
+                  f"rest {rest:.0f}")
             if rest > 0:
                 print(f"rest ratio (reprise / mpi): {(ours - ours_kernel) / rest:.2f}")
     return 0

@@ -24,8 +24,11 @@ import sys
 import tempfile
 
 
-def callgrind(binary, steps, flags, out):
-    cmd = ["valgrind", "--tool=callgrind", "--dump-instr=yes", "--dump-line=no",
+def callgrind(binary, steps, flags, out, by_address=True):
+    """reprise-taskbench under callgrind in its one-core layout, counted inside apps::timed
+    (per instruction address with by_address; also used by instruction_gap.py)."""
+    dump = ["--dump-instr=yes", "--dump-line=no"] if by_address else []
+    cmd = ["valgrind", "--tool=callgrind", *dump,
            "--collect-atstart=no", "--toggle-collect=*apps::timed*",
            f"--callgrind-out-file={out}", binary, "-steps", str(steps), *flags,
            "-ll:cpu", "1", "-ll:app_cpu", "1", "-lg:inline_analysis"]
