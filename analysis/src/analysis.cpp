@@ -67,16 +67,21 @@ void Analysis::set_graph(GraphSink* g) {
 }
 
 void Analysis::submit(const OpRef& op) {
+  if (op->launches_points()) [[likely]]
+    return analyse_points(op);
+  submit_other(op);
+}
+
+void Analysis::submit_other(const OpRef& op) {
   // The analysis orders later ops after this one: they may wait for its event. (A launch gets
   // it in analyse_points, unless it runs eagerly.)
-  if (!op->launches_points()) rt_.give_done_event(*op);
+  rt_.give_done_event(*op);
   switch (op->kind) {
     case OpKind::Task:
     case OpKind::IndexTask:
     case OpKind::Fill:
     case OpKind::Copy:
-      analyse_points(op);
-      break;
+      break;  // (above)
     case OpKind::FutureReduce:
       reduce_futures(op);
       break;
@@ -190,14 +195,18 @@ void Analysis::analyse_points(const OpRef& ref) {
   // Recorded with far points (records_far_points), likewise: nothing here waits for another
   // shard's point (it has no event while recording), so its own waits matter only for its
   // copies and folds with a half here.
-  record_far_ = graph_ && local_uses_ && physical && records_far_points(op);
-  record_defer_ = record_far_ && may_defer(op);
+  // (All of it under control replication only: one test for a single process.)
+  record_far_ = record_defer_ = lazy_pre_ = whole_ = defer_ = false;
   far_run_ = {0, 0};
-  lazy_pre_ = local_uses_ && physical && (!graph_ || record_far_);
-  const bool deferrable = lazy_pre_ && !graph_ && may_defer(op);
-  whole_ = deferrable && analysed_whole(op);
-  defer_ = deferrable && !whole_;
   met_ = 0;
+  if (local_uses_ && physical) [[unlikely]] {
+    record_far_ = graph_ && records_far_points(op);
+    record_defer_ = record_far_ && may_defer(op);
+    lazy_pre_ = !graph_ || record_far_;
+    const bool deferrable = lazy_pre_ && !graph_ && may_defer(op);
+    whole_ = deferrable && analysed_whole(op);
+    defer_ = deferrable && !whole_;
+  }
   // With deferred writes and a mapper that knows its shards' ranges, other shards' points
   // are asked for only if they meet this shard's data (processor_of).
   std::uint64_t own_first = 0, own_last = points;

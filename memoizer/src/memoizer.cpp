@@ -28,6 +28,13 @@ Memoizer::~Memoizer() {
 }
 
 void Memoizer::submit(const OpRef& op) {
+  // (Every untraced launch comes this way: tested first, the rest out of line.)
+  if (op->launches_points() && !in_trace_) [[likely]]
+    return forward(op);
+  submit_other(op);
+}
+
+void Memoizer::submit_other(const OpRef& op) {
   switch (op->kind) {
     case OpKind::BeginTrace:
       begin(op);

@@ -426,7 +426,8 @@ void resolve_requirements(Runtime& rt, detail::KeptLaunches& kept, detail::Op& o
     keep_in_launcher(std::move(r));
     return;
   }
-  resolve();  // (throws on bad requirements: nothing is kept)
+  op.reqs = detail::ReqList();  // (a renewed op's are the last launch's: Op::renew_for_task)
+  resolve();                    // (throws on bad requirements: nothing is kept)
   const std::uint64_t domain = fingerprint(op.domain);
   const bool kept_by_launcher = domain == kept.missed[0] || domain == kept.missed[1];
   const bool kept_by_content = cache.missed_before(key);
@@ -658,12 +659,12 @@ Future Context::execute_task(const TaskLauncher& l, std::uint32_t pinned_memory)
   Runtime& rtm = rt("execute");
   const detail::TaskInfo& t = find_task(rtm, l.task());
   const OpLabel name("task", &t, rtm.ops_issued());
-  OpRef op = detail::make_op();
+  OpRef op = rtm.launch_op();
   op->kind = OpKind::Task;
   op->task = l.task();
   op->task_info = &t;
   op->domain = Domain(Rect<1>({0}, {0}));
-  detail::TaskPayload& payload = op->payload.emplace<detail::TaskPayload>();
+  detail::TaskPayload& payload = op->task_payload();
   payload.args.assign(l.args().data(), l.args().data() + l.args().size());
   payload.pinned_memory = pinned_memory;
   check_futures(name, l.futures());
@@ -695,13 +696,12 @@ FutureMap Context::execute(const IndexLauncher& l) {
   const Domain& dom = l.domain();
   if (dom.dim < 1 || dom.dim > kMaxDim)
     throw Error(fmt::format("{}: launch domain must have 1..3 dimensions", name));
-  OpRef op = detail::make_op();
+  OpRef op = rtm.launch_op();
   op->kind = OpKind::IndexTask;
   op->task = l.task();
   op->task_info = &t;
   op->domain = dom;
-  // (Made in place: a temporary moved in copied its inline argument bytes twice.)
-  detail::TaskPayload& payload = op->payload.emplace<detail::TaskPayload>();
+  detail::TaskPayload& payload = op->task_payload();
   payload.args.assign(l.args().data(), l.args().data() + l.args().size());
   payload.point_args = l.argument_map();
   check_futures(name, l.futures());

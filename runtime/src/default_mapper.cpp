@@ -9,12 +9,15 @@ Processor DefaultMapper::select_processor(const MapperTaskInfo& task, const Mach
   bool gpu = task.has_gpu_variant && machine.num_gpus > 0;
   const std::uint64_t per_shard = gpu ? machine.num_gpus : machine.num_cpus;
   const std::uint64_t n = per_shard * machine.num_shards;
+  const ProcessorKind kind = gpu ? ProcessorKind::GPU : ProcessorKind::CPU;
+  // (One processor in all: no division; three 64-bit ones were most of a one-point launch's
+  // mapping.)
+  if (n == 1) return Processor{kind, 0, 0};
   std::uint64_t points = std::uint64_t(task.launch_domain.volume());
   // Contiguous blocks of points per processor keep neighbouring tiles together (and on one
   // shard).
   std::uint64_t global = points <= 1 ? task.op_seq % n : task.point_index * n / points;
-  return Processor{gpu ? ProcessorKind::GPU : ProcessorKind::CPU, std::uint32_t(global % per_shard),
-                   std::uint32_t(global / per_shard)};
+  return Processor{kind, std::uint32_t(global % per_shard), std::uint32_t(global / per_shard)};
 }
 
 bool DefaultMapper::shard_points(const MapperTaskInfo& task, const MachineInfo& machine,

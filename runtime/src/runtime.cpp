@@ -263,6 +263,7 @@ void Runtime::set_pipeline(std::unique_ptr<OpSink> first_stage, GraphSink* graph
                      !simulated() && !config_.inorder;
   trace_holder_ = plain ? trace_holder : nullptr;
   follower_ = plain ? follower : nullptr;
+  plain_ = plain;
 }
 
 void Runtime::note_points(std::uint64_t seq, std::uint64_t points, bool replayed) {
@@ -406,6 +407,7 @@ void Runtime::run(const std::function<void(Context&)>& top_level) {
   // Drain: every issued op completes, even after an error (failed ops skip their bodies).
   flush_pipeline(kNoEvent);
   wait_outstanding(0);
+  launch_op_ = OpRef();  // (its future map and futures with it)
   queue_.stop();
   if (config_.inline_analysis)
     pipeline_->finish();
@@ -647,6 +649,13 @@ void Runtime::check_same_program(bool ended_early) {
 // utility thread (utility_loop), the pipeline that tracing/src/start.cpp assembled —
 // AutoTraceStage, Memoizer, Analysis — and the executor's workers; op_completed at the end.
 void Runtime::issue(OpRef op) {
+  // (A dispatch and nothing else: the general way's register saves stay out of the plain one.)
+  if (plain_ && op->kind == OpKind::IndexTask) [[likely]]
+    return issue_plain(std::move(op));
+  issue_general(std::move(op));
+}
+
+void Runtime::issue_general(OpRef op) {
   // EndTrace always goes in: it releases the ops its trace holds, which must complete even
   // after a failure (end_trace reports the error once it is issued).
   const bool ends_trace = op->kind == OpKind::EndTrace;
@@ -714,6 +723,38 @@ void Runtime::issue(OpRef op) {
   // So, while the automatic tracing stage follows a loop, the ops that go on its run.
   if (following_ && !ends_trace && !failed() && follower_->take_followed(op)) return;
   push(std::move(op));
+}
+
+// What issue() does with an index launch, less its tests for what plain_ rules out (the event
+// trace, the network, the profiler, -lg:inorder) and push's for trace marks: ~40 instructions
+// of a one-point launch.
+void Runtime::issue_plain(OpRef op) {
+  REPRISE_ASSERT(!op->future, "an index launch has a future map, not a future");
+  rethrow_if_failed();
+  op->seq = next_seq_++;
+  if (op->future_map) {
+    op->done = events_.create();
+    op->future_map->ready_event = op->done;
+  } else {
+    op->done_on_demand = true;
+  }
+  op->remaining.store(std::int64_t(op->num_points()), std::memory_order_relaxed);
+  const std::int64_t issued = issued_.load(std::memory_order_relaxed) + 1;
+  issued_.store(issued, std::memory_order_release);
+  if (!trace_open_) keep_to_window(issued);
+  if (trace_held_ && trace_holder_ && !failed()) return trace_holder_->hold_in_trace(std::move(op));
+  if (following_ && !failed() && follower_->take_followed(op)) return;
+  analyse(std::move(op));
+}
+
+OpRef Runtime::launch_op() {
+  if (launch_op_ && launch_op_->only_reference()) {
+    launch_op_->renew_for_task();
+  } else {
+    launch_op_ = make_op();  // (the last one is still in flight: its holders free it)
+    launch_op_->payload.emplace<TaskPayload>();
+  }
+  return launch_op_;
 }
 
 void Runtime::keep_to_window(std::int64_t issued) {

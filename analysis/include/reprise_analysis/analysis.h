@@ -50,6 +50,8 @@ class Analysis final : public OpSink {
   bool defers_while_recording() const;
 
  private:
+  // submit() for everything but launches (fences, marks, destructions, summaries, flushes).
+  [[gnu::noinline]] void submit_other(const OpRef& op);
   void analyse_points(const OpRef& op);
   // analyse_points once its points are mapped, unless they ran eagerly: their dependences,
   // copies and launch. (Apart, and out of line, so that an eager launch's path stays short.)

@@ -43,6 +43,8 @@ class Memoizer final : public OpSink {
   void begin(const OpRef& op);
   void end(const OpRef& op);
   void forward(const OpRef& op);
+  // submit() for marks, flushes and launches inside a trace.
+  [[gnu::noinline]] void submit_other(const OpRef& op);
   // Completes the held ops not yet launched (after an error) and leaves the trace.
   void release_buffer();
   // The buffered ops' template whose conditions hold, or null; with prefix, a longer

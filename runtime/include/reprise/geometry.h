@@ -244,10 +244,10 @@ struct Domain {
   }
   friend constexpr bool operator==(const Domain& a, const Domain& b) {
     if (a.dim != b.dim) return false;
-    if (a.empty() && b.empty()) return true;
-    for (int i = 0; i < a.dim; ++i)
-      if (a.lo[i] != b.lo[i] || a.hi[i] != b.hi[i]) return false;
-    return true;
+    // (Equal bounds first: the usual case, and two empty domains with the same bounds.)
+    bool same = true;
+    for (int i = 0; i < a.dim; ++i) same = same && a.lo[i] == b.lo[i] && a.hi[i] == b.hi[i];
+    return same || (a.empty() && b.empty());
   }
   std::string str() const;
 };

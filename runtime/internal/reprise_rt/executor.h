@@ -145,6 +145,12 @@ class Executor final : public GraphSink, public BatchSink {
   // here (a spare included) is in local.head after it.
   void count_off_deferred(LocalReady& local);
   void run_point(PointTask* t);
+  // A point's body threw: the error (naming the op and point) becomes the op's and the
+  // runtime's.
+  [[gnu::noinline]] std::exception_ptr fail_point(PointTask& t, std::exception_ptr thrown);
+  // run_inline's way for a task's point on a CPU without a profiler, device or steal pool.
+  void run_task_here(Op& op, std::uint32_t point, Processor proc, const DomainPoint* coords,
+                     LocalReady& local);
   // run_point with a profiler or a point timed for -ll:keep_ns (the worker's LocalReady);
   // either may be null.
   [[gnu::noinline]] void run_point_observed(PointTask* t, Profiler* prof, LocalReady* timed);
@@ -197,6 +203,9 @@ class Executor final : public GraphSink, public BatchSink {
   // Per CPU (start): the other CPUs' queues it may take points from (ReadyQueue siblings).
   std::vector<std::vector<ReadyQueue*>> steal_from_;
   std::unique_ptr<LocalReady> app_local_;  // -ll:app_cpu: the application thread's
+  // The point run_task_here runs (one at a time: a point runs inline only when none runs on
+  // the application thread); only what a task's point reads is set anew.
+  PointTask here_;
   std::int64_t inline_cpu_ = -1;           // the CPU whose points may run inline (start)
   bool inline_beside_workers_ = false;     // ... while CPU workers run too (start)
   std::vector<char> inline_takes_from_;    // per CPU: its points may run inline beside workers

@@ -85,8 +85,11 @@ class InlineVector {
     if (n > size_) {
       // (A zero value — no event, no instance — is a memset: per-point tables of a replay
       // under control replication have every shard's points.)
+      // (A few are stored one by one: a call to memset costs more than a one-point launch's.)
       static constexpr unsigned char zero[sizeof(T)] = {};
-      if (std::memcmp(&value, zero, sizeof(T)) == 0)
+      if (n - size_ <= 4)
+        std::fill(data() + size_, data() + n, value);
+      else if (std::memcmp(&value, zero, sizeof(T)) == 0)
         std::memset(static_cast<void*>(data() + size_), 0, (n - size_) * sizeof(T));
       else
         std::fill(data() + size_, data() + n, value);

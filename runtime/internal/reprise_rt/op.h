@@ -16,6 +16,7 @@
 #include "reprise/launcher.h"
 #include "reprise/types.h"
 #include "reprise_rt/alone.h"
+#include "reprise_rt/assert.h"
 #include "reprise_rt/event.h"
 #include "reprise_rt/forest.h"
 #include "reprise_rt/future_state.h"
@@ -248,6 +249,12 @@ class Op {
     payload = GeneratedCopy{index, fold, point, name, parent};
   }
 
+  // Makes a finished op that only the caller holds what make_op() would give, with a task's
+  // payload, but for its kind, task, domain and requirements, which the launch sets; its
+  // tables keep their storage (Runtime::launch_op: a destruction and a construction cost ~150
+  // instructions of a one-point launch).
+  void renew_for_task();
+
   void add_ref() { shared_add(refs_, 1, std::memory_order_relaxed); }
   void release() {
     if (shared_sub(refs_, 1, std::memory_order_acq_rel) == 1) destroy();
@@ -293,6 +300,41 @@ class OpRef {
  private:
   Op* op_ = nullptr;
 };
+
+inline void Op::renew_for_task() {
+  REPRISE_ASSERT(only_reference() && !generated(), "only a finished op nobody else holds is renewed");
+  // Every member as Op() and TaskPayload() make it (a member added there is reset here too),
+  // but those every launch sets: its kind, task, domain (Context::execute) and requirements
+  // (resolve_requirements; a list kept is most often the next launch's too).
+  static_assert(sizeof(Op) == 1016, "Op changed: reset the new member in renew_for_task");
+  static_assert(sizeof(TaskPayload) == 160,
+                "TaskPayload changed: reset the new member in renew_for_task");
+  seq = 0;
+  if (auto* t = std::get_if<TaskPayload>(&payload)) {
+    t->args.clear();
+    t->point_args.clear();
+    t->futures.clear();
+    t->pinned_memory = kInvalidId;
+    t->req_begin.clear();
+  } else {
+    payload.emplace<TaskPayload>();
+  }
+  token = 0;
+  in_trace = 0;
+  replayed = false;
+  counted = true;
+  local_completion = false;
+  if (future) future.reset();
+  if (future_map) future_map.reset();
+  point_rects.clear();
+  point_instances.clear();
+  point_done.clear();
+  done = Event();
+  done_on_demand = false;
+  if (error) error = nullptr;
+  error_set.store(false, std::memory_order_relaxed);
+  remaining.store(0, std::memory_order_relaxed);
+}
 
 inline OpRef make_op() {
   // (Made on the application thread, most often destroyed on a worker: recycled.)

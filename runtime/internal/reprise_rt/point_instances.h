@@ -21,6 +21,10 @@ class PointInstances {
 
   std::size_t size() const { return shared_ ? shared_->size() : own_.size(); }
   bool empty() const { return size() == 0; }
+  void clear() {
+    own_.clear();
+    if (shared_) shared_.reset();
+  }
   Instance* const* data() const { return shared_ ? shared_->data() : own_.data(); }
   Instance* const* begin() const { return data(); }
   Instance* const* end() const { return data() + size(); }

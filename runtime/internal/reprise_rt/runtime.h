@@ -150,6 +150,9 @@ class Runtime {
   // Assigns the op its sequence number and completion event and hands it to the utility
   // thread (waiting first while -lg:window ops are in flight).
   void issue(OpRef op);
+  // An op for a task launch (a TaskPayload in place): the last one's, renewed, once nothing
+  // else holds it — a chain of eager launches uses one op — else a new one.
+  OpRef launch_op();
   // The runtime behind the top-level task's Context (tests and benchmarks look inside).
   static Runtime& of(Context& ctx) { return ctx.rt("runtime"); }
   // Looks a task up; one registered after start is taken into the snapshot.
@@ -339,6 +342,9 @@ class Runtime {
   // Hands one op to the pipeline (on the utility thread; with -lg:inline_analysis on the
   // application thread, as it is issued).
   void analyse(OpRef op);
+  // issue() for an index launch when plain_, and for everything else.
+  void issue_plain(OpRef op);
+  [[gnu::noinline]] void issue_general(OpRef op);
   // How many times an op's analysis time counts in analysis_busy_cycles_: 0 (not timed), 1, or
   // TimeSampler::kEvery for a sampled plain launch.
   std::uint64_t analysis_time_weight(const Op& op);
@@ -424,6 +430,9 @@ class Runtime {
   // says it follows a run (set_following).
   OpSink* follower_ = nullptr;
   bool following_ = false;
+  // Analysed inline with nothing timing, recording or sending ops (set_pipeline): an index
+  // launch takes issue_plain's way.
+  bool plain_ = false;
   bool stages_use_threads_ = false;
   // only_in_flight's wait: spins while a CPU worker runs a point or one is queued, until only
   // `own` ops are in flight; gives up once nothing runs (what is in flight waits for this
@@ -478,6 +487,7 @@ class Runtime {
   bool trace_held_ = false;              // a BeginTrace went in and its EndTrace not yet
   TraceID open_trace_ = 0;
   OpRef begin_mark_, end_mark_;  // application thread: the last marks (trace_mark)
+  OpRef launch_op_;              // application thread: the last task launch's op (launch_op)
   std::thread::id app_thread_;
   std::vector<std::shared_ptr<Attached>> attachments_;
   std::atomic<std::uint64_t> analysis_busy_cycles_{0};  // (cycle_count ticks)
