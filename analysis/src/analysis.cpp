@@ -159,6 +159,27 @@ void Analysis::record_summary(const OpRef& summary) {
   logical_.record(summary);
 }
 
+inline bool Analysis::may_run_eagerly(const Op& op, std::size_t points) {
+  const GraphSink& g = graph();
+  for (std::size_t p = 0; p < points; ++p)
+    if (!g.runs_inline(procs_[p])) return false;
+  if (!rt_.only_in_flight(1)) return false;  // (this op's only)
+  if (fence_event_.exists() && !rt_.events().has_triggered(fence_event_)) return false;
+  return !any_pending(op.futures());
+}
+
+inline void Analysis::run_eagerly(const OpRef& ref, std::size_t points) {
+  Op& op = *ref;
+  logical_.keep_rects(op);
+  logical_.forget_completed();
+  fence_event_ = kNoEvent;
+  op.point_done.assign(points, kNoEvent);
+  rt_.count_points(points);
+  if (rt_.config().coverage_log && op.counted) rt_.note_points(op.seq, points, false);
+  GraphSink& g = graph();
+  for (std::size_t p = 0; p < points; ++p) g.run_inline(op, std::uint32_t(p), procs_[p]);
+}
+
 void Analysis::analyse_points(const OpRef& ref) {
   Op& op = *ref;
   const std::size_t points = op.num_points(), nreq = op.reqs.size();
@@ -362,27 +383,6 @@ void Analysis::note_reductions_began(const Op& op) {
     auto& began = reduce_began_[q.tree];
     if (began[1] != op_reduce_mark_) began = {began[1], op_reduce_mark_};
   }
-}
-
-bool Analysis::may_run_eagerly(const Op& op, std::size_t points) {
-  const GraphSink& g = graph();
-  for (std::size_t p = 0; p < points; ++p)
-    if (!g.runs_inline(procs_[p])) return false;
-  if (!rt_.only_in_flight(1)) return false;  // (this op's only)
-  if (fence_event_.exists() && !rt_.events().has_triggered(fence_event_)) return false;
-  return !any_pending(op.futures());
-}
-
-void Analysis::run_eagerly(const OpRef& ref, std::size_t points) {
-  Op& op = *ref;
-  logical_.keep_rects(op);
-  logical_.forget_completed();
-  fence_event_ = kNoEvent;
-  op.point_done.assign(points, kNoEvent);
-  rt_.count_points(points);
-  if (rt_.config().coverage_log && op.counted) rt_.note_points(op.seq, points, false);
-  GraphSink& g = graph();
-  for (std::size_t p = 0; p < points; ++p) g.run_inline(op, std::uint32_t(p), procs_[p]);
 }
 
 void Analysis::analyse_point(const OpRef& ref, std::uint32_t p, bool physical) {

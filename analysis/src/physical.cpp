@@ -325,8 +325,8 @@ void PhysicalState::touch(Piece& p) const {
 }
 
 void PhysicalState::mark_reduced(std::uint32_t tree) {
-  if (pending_trees_.size() <= tree) pending_trees_.resize(tree + 1, false);
-  pending_trees_[tree] = true;
+  if (pending_trees_.size() <= tree) pending_trees_.resize(tree + 1, 0);
+  pending_trees_[tree] = 1;
 }
 
 std::uint32_t PhysicalState::append(std::uint32_t list, Instance* add) {
@@ -423,7 +423,7 @@ void PhysicalState::forget_tree(std::uint32_t tree) {
     for (const Instance* i : reduced_in_[tree]) reduced_at_.erase(i);
     reduced_in_[tree].clear();
   }
-  if (tree < pending_trees_.size()) pending_trees_[tree] = false;
+  if (tree < pending_trees_.size()) pending_trees_[tree] = 0;
 }
 
 void PhysicalState::drop_copies(bool keep_deferred) {

@@ -429,6 +429,42 @@ bool Executor::points_short() const {
   return recent > 0 && recent < keep_all_below_;
 }
 
+inline void Executor::run_task_here(Op& op, std::uint32_t point, Processor proc, const DomainPoint* coords,
+                             LocalReady& local) {
+  // What init_point, run_point and finish_point do for a task's point, less what a point run
+  // here, start to end, never needs: a recycled PointTask, a completion event, a reference
+  // of its own (the caller holds the op throughout), a device stream, a batch, a deferred
+  // count-off (nothing can be ahead of it in `local`: nothing was made ready before it ends).
+  // (~130 instructions of an eager one-point launch's ~2,500.)
+  REPRISE_ASSERT(!local.head && !local.spare && local.deferred_count == 0,
+                 "a point run here has nothing ahead of it");
+  PointTask& t = here_;
+  t.exec = this;
+  t.point_index = point;
+  t.point = coords ? *coords : op.domain.delinearize(coord_t(point));
+  t.proc = proc;
+  t.variant = op.task_info->variant(proc.kind);
+  if (!t.variant) t.variant = op.task_info->variant(ProcessorKind::CPU);
+  t.op = OpRef(&op);  // (borrowed: detached, not released, below)
+  op.point_done[point] = kNoEvent;
+  const bool timed = local.sample();
+  const std::uint64_t c0 = timed ? cycle_count() : 0;
+  if (!rt_.failed()) [[likely]] {
+    try {
+      run_task_body(t);
+    } catch (...) {
+      fail_point(t, std::current_exception());  // (the op's error, and the runtime's)
+    }
+  }
+  if (timed) {
+    const std::int64_t ticks = std::int64_t(cycle_count() - c0);
+    local.ran(ticks);
+    publish_point_ticks(ticks);
+  }
+  t.op.detach();
+  count_off(op);
+}
+
 void Executor::run_inline(Op& op, std::uint32_t point, Processor proc, const DomainPoint* coords) {
   // (Not runs_inline: beside workers, the sampled point times it looks at may have changed
   // since the analysis asked.)
@@ -473,42 +509,6 @@ void Executor::run_inline(Op& op, std::uint32_t point, Processor proc, const Dom
                  "the application thread goes back to issuing only after its count-offs");
   tl_local_ready = nullptr;
   if (c0) rt_.ran_inline(cycle_count() - c0);
-}
-
-void Executor::run_task_here(Op& op, std::uint32_t point, Processor proc, const DomainPoint* coords,
-                             LocalReady& local) {
-  // What init_point, run_point and finish_point do for a task's point, less what a point run
-  // here, start to end, never needs: a recycled PointTask, a completion event, a reference
-  // of its own (the caller holds the op throughout), a device stream, a batch, a deferred
-  // count-off (nothing can be ahead of it in `local`: nothing was made ready before it ends).
-  // (~130 instructions of an eager one-point launch's ~2,500.)
-  REPRISE_ASSERT(!local.head && !local.spare && local.deferred_count == 0,
-                 "a point run here has nothing ahead of it");
-  PointTask& t = here_;
-  t.exec = this;
-  t.point_index = point;
-  t.point = coords ? *coords : op.domain.delinearize(coord_t(point));
-  t.proc = proc;
-  t.variant = op.task_info->variant(proc.kind);
-  if (!t.variant) t.variant = op.task_info->variant(ProcessorKind::CPU);
-  t.op = OpRef(&op);  // (borrowed: detached, not released, below)
-  op.point_done[point] = kNoEvent;
-  const bool timed = local.sample();
-  const std::uint64_t c0 = timed ? cycle_count() : 0;
-  if (!rt_.failed()) [[likely]] {
-    try {
-      run_task_body(t);
-    } catch (...) {
-      fail_point(t, std::current_exception());  // (the op's error, and the runtime's)
-    }
-  }
-  if (timed) {
-    const std::int64_t ticks = std::int64_t(cycle_count() - c0);
-    local.ran(ticks);
-    publish_point_ticks(ticks);
-  }
-  t.op.detach();
-  count_off(op);
 }
 
 bool Executor::workers_idle() {

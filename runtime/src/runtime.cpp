@@ -1087,21 +1087,12 @@ void Runtime::analyse(OpRef op) {
   }
   // (Timed in cycles: a clock read costs ~33 ns on this project's VMs, the counter ~10.)
   const std::uint64_t weight = analysis_time_weight(*op);
-  const std::uint64_t t0 = weight ? cycle_count() : 0, s0 = profiler_ ? Profiler::stamp() : 0;
-  const std::uint64_t c0 = evtrace_ ? Profiler::thread_cpu_now() : 0;
+  const std::uint64_t t0 = weight ? cycle_count() : 0;
   timing_analysis_ = weight != 0;
-  if (evtrace_ && op->counted) [[unlikely]]
-    evtrace_->analysing(op->seq);
-  try {
-    pipeline_->submit(op);
-  } catch (...) {
-    record_error(std::current_exception());
-    op_completed(*op);
-  }
-  if (links_) flush_links();
-  if (profiler_)
-    profiler_->record_analysis(*op, s0, Profiler::stamp(),
-                               evtrace_ ? Profiler::thread_cpu_now() - c0 : 0);
+  if (plain_) [[likely]]
+    submit_to_pipeline(op);
+  else
+    submit_observed(op);
   // (One thread at a time analyses: a load and a store, as count_points.)
   if (weight) {
     // (A point run eagerly inside the analysis is the task's time, not the analysis'.)
@@ -1110,6 +1101,27 @@ void Runtime::analyse(OpRef op) {
         analysis_busy_cycles_.load(std::memory_order_relaxed) + weight * (cycle_count() - t0 - ran),
         std::memory_order_relaxed);
   }
+}
+
+void Runtime::submit_to_pipeline(const OpRef& op) {
+  try {
+    pipeline_->submit(op);
+  } catch (...) {
+    record_error(std::current_exception());
+    op_completed(*op);
+  }
+}
+
+void Runtime::submit_observed(const OpRef& op) {
+  const std::uint64_t s0 = profiler_ ? Profiler::stamp() : 0;
+  const std::uint64_t c0 = evtrace_ ? Profiler::thread_cpu_now() : 0;
+  if (evtrace_ && op->counted) [[unlikely]]
+    evtrace_->analysing(op->seq);
+  submit_to_pipeline(op);
+  if (links_) flush_links();
+  if (profiler_)
+    profiler_->record_analysis(*op, s0, Profiler::stamp(),
+                               evtrace_ ? Profiler::thread_cpu_now() - c0 : 0);
 }
 
 std::uint64_t Runtime::analysis_time_weight(const Op& op) {

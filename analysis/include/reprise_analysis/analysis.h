@@ -66,8 +66,9 @@ class Analysis final : public OpSink {
   // later can wait for it once it has run: run_eagerly runs its points now, with no
   // dependence analysis, events or queue, and forgets the users (all completed) that later
   // launches would otherwise meet.
-  bool may_run_eagerly(const Op& op, std::size_t points);
-  void run_eagerly(const OpRef& op, std::size_t points);
+  // (Both inlined into analyse_points, their one caller: two calls less on every eager launch.)
+  [[gnu::always_inline]] inline bool may_run_eagerly(const Op& op, std::size_t points);
+  [[gnu::always_inline]] inline void run_eagerly(const OpRef& op, std::size_t points);
   // Maps point p's requirements to memories (several memories only).
   void choose_memories(Op& op, std::size_t p, const MapperTaskInfo* info,
                        const MachineInfo& machine, Processor proc);

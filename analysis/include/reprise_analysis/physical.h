@@ -403,7 +403,8 @@ class PhysicalState {
   // Pending-reduction lists, interned (pieces are copied often; lists repeat): 0 is empty.
   std::vector<std::vector<Instance*>> lists_{std::vector<Instance*>{}};
   std::unordered_map<std::uint64_t, std::vector<std::uint32_t>> list_index_;
-  std::vector<bool> pending_trees_;
+  // Per tree: has_pending (bytes, not bits: asked for each requirement of every launch).
+  std::vector<std::uint8_t> pending_trees_;
   std::unordered_map<const Instance*, std::uint64_t> reduced_at_;
   std::uint64_t reduce_calls_ = 0;
   // Per tree: the reduction instances in reduced_at_ (forgotten with the tree, so the map

@@ -342,6 +342,10 @@ class Runtime {
   // Hands one op to the pipeline (on the utility thread; with -lg:inline_analysis on the
   // application thread, as it is issued).
   void analyse(OpRef op);
+  // analyse()'s hand-over: where nothing observes (plain_), and with the event trace, the
+  // profiler or the links to flush.
+  void submit_to_pipeline(const OpRef& op);
+  [[gnu::noinline]] void submit_observed(const OpRef& op);
   // issue() for an index launch when plain_, and for everything else.
   void issue_plain(OpRef op);
   [[gnu::noinline]] void issue_general(OpRef op);
