@@ -429,8 +429,8 @@ bool Executor::points_short() const {
   return recent > 0 && recent < keep_all_below_;
 }
 
-inline void Executor::run_task_here(Op& op, std::uint32_t point, Processor proc, const DomainPoint* coords,
-                             LocalReady& local) {
+inline void Executor::run_task_here(Op& op, std::uint32_t point, Processor proc,
+                                    const DomainPoint* coords, LocalReady& local) {
   // What init_point, run_point and finish_point do for a task's point, less what a point run
   // here, start to end, never needs: a recycled PointTask, a completion event, a reference
   // of its own (the caller holds the op throughout), a device stream, a batch, a deferred
@@ -483,8 +483,7 @@ void Executor::run_inline(Op& op, std::uint32_t point, Processor proc, const Dom
   const std::uint64_t c0 = rt_.timing_analysis() ? cycle_count() : 0;
   LocalReady& local = *app_local_;
   tl_local_ready = &local;
-  if (op.task_info && copy_streams_.empty() && steal_pools_.empty() && !rt_.profiler())
-      [[likely]] {
+  if (op.task_info && copy_streams_.empty() && steal_pools_.empty() && !rt_.profiler()) [[likely]] {
     run_task_here(op, point, proc, coords, local);
   } else {
     RecycledPtr<PointTask> task(Recycler<PointTask>::make());

@@ -22,7 +22,17 @@
 using namespace reprise;
 
 namespace {
-enum : TaskID { T_ZERO = 9700, T_NEXT, T_ON_APP, T_READ_FOREIGN, T_ISSUED, T_BUMP, T_FAIL, T_NAP };
+enum : TaskID {
+  T_ZERO = 9700,
+  T_NEXT,
+  T_ON_APP,
+  T_READ_FOREIGN,
+  T_ISSUED,
+  T_BUMP,
+  T_FAIL,
+  T_NAP,
+  T_PROBE
+};
 enum : FieldID { FV = 0 };
 
 std::thread::id g_app_thread;
@@ -64,7 +74,23 @@ void nap(TaskContext&) {
   std::this_thread::sleep_for(std::chrono::milliseconds(2));
 }
 
+// What a point was given: its argument bytes (hundreds), its per-point argument bytes (tens),
+// its futures (units).
+std::int64_t probe(TaskContext& tc) {
+  std::int64_t futures = 0;
+  for (;; ++futures) {
+    try {
+      (void)tc.future_handle(int(futures));
+    } catch (const Error&) {
+      break;
+    }
+  }
+  return std::int64_t(tc.arg_bytes().size()) * 100 +
+         std::int64_t(tc.local_arg_bytes().size()) * 10 + futures;
+}
+
 void register_all() {
+  TaskRegistry::add(T_PROBE, "probe", {cpu(probe)});
   TaskRegistry::add(T_FAIL, "fail", {cpu(fail)});
   TaskRegistry::add(T_NAP, "nap", {cpu(nap)});
   TaskRegistry::add(T_BUMP, "bump", {cpu(bump)});
@@ -281,6 +307,61 @@ TEST(AppCpu, AFailingEagerLaunchIsReportedByTheNextCall) {
     EXPECT_NE(std::string(e.what()).find("eager point failed"), std::string::npos) << e.what();
   }
   EXPECT_TRUE(reported);
+}
+
+// An eager launch's op is the last launch's, renewed once that one has completed
+// (Runtime::launch_op): nothing of the last launch — its arguments, per-point arguments,
+// futures, future map, requirements or failure — reaches the next.
+TEST(AppCpu, ALaunchOnARenewedOpHasNothingOfTheLastOne) {
+  register_all();
+  reprise::run(kOneCpu, [](Context& ctx) {
+    const Domain two(Rect<1>({0}, {1}));
+    ArgumentMap per_point;
+    per_point.set_point(DomainPoint(0), TaskArgs(std::int32_t(7)));
+    IndexLauncher full(T_PROBE, two, TaskArgs(std::int64_t(5)));
+    full.set_argument_map(per_point);
+    full.add_future(ctx.execute(TaskLauncher(T_ZERO)));
+    FutureMap fm = ctx.execute(full);
+    EXPECT_EQ(fm.get(DomainPoint(0)).get<std::int64_t>(), 8 * 100 + 4 * 10 + 1);
+    EXPECT_EQ(fm.get(DomainPoint(1)).get<std::int64_t>(), 8 * 100 + 1);
+    // The same task from bare launchers, at once after: none of it. (One without a future map
+    // first: the last launch's map would get its values.)
+    IndexLauncher quiet(T_PROBE, two);
+    quiet.set_future_map(false);
+    ctx.execute(quiet);
+    ctx.fence().wait();
+    EXPECT_EQ(fm.get(DomainPoint(0)).get<std::int64_t>(), 8 * 100 + 4 * 10 + 1);
+    EXPECT_EQ(fm.get(DomainPoint(1)).get<std::int64_t>(), 8 * 100 + 1);
+    EXPECT_EQ(ctx.execute(TaskLauncher(T_PROBE)).get<std::int64_t>(), 0);
+    ctx.execute(full);
+    FutureMap bare = ctx.execute(IndexLauncher(T_PROBE, two));
+    EXPECT_EQ(bare.get(DomainPoint(0)).get<std::int64_t>(), 0);
+    EXPECT_EQ(bare.get(DomainPoint(1)).get<std::int64_t>(), 0);
+    // Requirements: a launcher on one region, then one on another, then the first again.
+    Region a = zeroed_region(ctx), b = zeroed_region(ctx);
+    TaskLauncher bump_a = bump_all_of(a), bump_b = bump_all_of(b);
+    for (int i = 0; i < 3; ++i) ctx.execute(bump_a);
+    ctx.execute(bump_b);
+    ctx.execute(bump_a);
+    PhysicalRegion ma = ctx.map_region(a, Privilege::ReadOnly, {FV});
+    PhysicalRegion mb = ctx.map_region(b, Privilege::ReadOnly, {FV});
+    EXPECT_EQ((ma.accessor<const std::int64_t, 1>(FV)[Point<1>{6}]), 4);
+    EXPECT_EQ((mb.accessor<const std::int64_t, 1>(FV)[Point<1>{6}]), 1);
+    ctx.unmap_region(ma);
+    ctx.unmap_region(mb);
+  });
+  // A run whose eager launch failed leaves nothing to the next run's launches (within a run the
+  // failure is the program's: AFailingEagerLaunchIsReportedByTheNextCall).
+  EXPECT_THROW(reprise::run(kOneCpu,
+                            [](Context& ctx) {
+                              ctx.execute(TaskLauncher(T_FAIL));
+                              ctx.fence().wait();
+                            }),
+               std::exception);
+  reprise::run(kOneCpu, [](Context& ctx) {
+    for (int i = 0; i < 3; ++i)
+      EXPECT_EQ(ctx.execute(TaskLauncher(T_PROBE)).get<std::int64_t>(), 0);
+  });
 }
 
 // The utility-time figure (util_busy_us) is the analysis', not the tasks' that run eagerly

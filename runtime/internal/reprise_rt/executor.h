@@ -150,8 +150,8 @@ class Executor final : public GraphSink, public BatchSink {
   [[gnu::noinline]] std::exception_ptr fail_point(PointTask& t, std::exception_ptr thrown);
   // run_inline's way for a task's point on a CPU without a profiler, device or steal pool.
   // (Inlined into it: one call and its register saves less on every eager launch.)
-  [[gnu::always_inline]] inline void run_task_here(Op& op, std::uint32_t point, Processor proc, const DomainPoint* coords,
-                     LocalReady& local);
+  [[gnu::always_inline]] inline void run_task_here(Op& op, std::uint32_t point, Processor proc,
+                                                   const DomainPoint* coords, LocalReady& local);
   // run_point with a profiler or a point timed for -ll:keep_ns (the worker's LocalReady);
   // either may be null.
   [[gnu::noinline]] void run_point_observed(PointTask* t, Profiler* prof, LocalReady* timed);
@@ -207,9 +207,9 @@ class Executor final : public GraphSink, public BatchSink {
   // The point run_task_here runs (one at a time: a point runs inline only when none runs on
   // the application thread); only what a task's point reads is set anew.
   PointTask here_;
-  std::int64_t inline_cpu_ = -1;           // the CPU whose points may run inline (start)
-  bool inline_beside_workers_ = false;     // ... while CPU workers run too (start)
-  std::vector<char> inline_takes_from_;    // per CPU: its points may run inline beside workers
+  std::int64_t inline_cpu_ = -1;         // the CPU whose points may run inline (start)
+  bool inline_beside_workers_ = false;   // ... while CPU workers run too (start)
+  std::vector<char> inline_takes_from_;  // per CPU: its points may run inline beside workers
   // A running average of every thread's sampled point run times (ticks; 0: none yet): where
   // points run inline beside CPU workers (publish_point_ticks).
   std::atomic<std::int64_t> recent_point_ticks_{0};

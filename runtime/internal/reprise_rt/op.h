@@ -302,7 +302,8 @@ class OpRef {
 };
 
 inline void Op::renew_for_task() {
-  REPRISE_ASSERT(only_reference() && !generated(), "only a finished op nobody else holds is renewed");
+  REPRISE_ASSERT(only_reference() && !generated(),
+                 "only a finished op nobody else holds is renewed");
   // Every member as Op() and TaskPayload() make it (a member added there is reset here too),
   // but those every launch sets: its kind, task, domain (Context::execute) and requirements
   // (resolve_requirements; a list kept is most often the next launch's too).
