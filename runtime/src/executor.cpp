@@ -445,7 +445,11 @@ inline void Executor::run_task_here(Op& op, std::uint32_t point, Processor proc,
   t.proc = proc;
   t.variant = op.task_info->variant(proc.kind);
   if (!t.variant) t.variant = op.task_info->variant(ProcessorKind::CPU);
-  t.op = OpRef(&op);  // (borrowed: detached, not released, below)
+  t.op = OpRef(&op);
+  struct Borrowed {  // (detached, not released, however this returns)
+    OpRef& ref;
+    ~Borrowed() { ref.detach(); }
+  } borrowed{t.op};
   op.point_done[point] = kNoEvent;
   const bool timed = local.sample();
   const std::uint64_t c0 = timed ? cycle_count() : 0;
@@ -461,7 +465,6 @@ inline void Executor::run_task_here(Op& op, std::uint32_t point, Processor proc,
     local.ran(ticks);
     publish_point_ticks(ticks);
   }
-  t.op.detach();
   count_off(op);
 }
 
