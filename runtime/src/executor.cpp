@@ -443,8 +443,7 @@ inline void Executor::run_task_here(Op& op, std::uint32_t point, Processor proc,
   t.point_index = point;
   t.point = coords ? *coords : op.domain.delinearize(coord_t(point));
   t.proc = proc;
-  t.variant = op.task_info->variant(proc.kind);
-  if (!t.variant) t.variant = op.task_info->variant(ProcessorKind::CPU);
+  t.variant = op.task_info->variant_to_run(proc.kind);
   t.op = OpRef(&op);
   struct Borrowed {  // (detached, not released, however this returns)
     OpRef& ref;
@@ -460,11 +459,7 @@ inline void Executor::run_task_here(Op& op, std::uint32_t point, Processor proc,
       fail_point(t, std::current_exception());  // (the op's error, and the runtime's)
     }
   }
-  if (timed) {
-    const std::int64_t ticks = std::int64_t(cycle_count() - c0);
-    local.ran(ticks);
-    publish_point_ticks(ticks);
-  }
+  if (timed) publish_point_ticks(local, std::int64_t(cycle_count() - c0));
   count_off(op);
 }
 
@@ -574,7 +569,8 @@ void Executor::run_point(PointTask* t) {
   finish_point(t, execute_point(*t));
 }
 
-void Executor::publish_point_ticks(std::int64_t ticks) {
+void Executor::publish_point_ticks(LocalReady& local, std::int64_t ticks) {
+  local.ran(ticks);  // (the thread's own average first, then the one every thread shares)
   // One average of every thread's samples: a thread's own average is as old as its last
   // sample — the application thread's, taken while it last waited, may be of points that ran
   // cold after a sleep. A sample counts at most four thresholds (-ll:keep_all_ns), so that one
@@ -591,11 +587,7 @@ void Executor::run_point_observed(PointTask* t, Profiler* prof, LocalReady* time
   const std::uint64_t cpu0 = prof && prof->cpu_times() ? Profiler::thread_cpu_now() : 0;
   const std::uint64_t c0 = timed ? cycle_count() : 0;
   std::exception_ptr point_error = execute_point(*t);
-  if (timed) {
-    const std::int64_t ticks = std::int64_t(cycle_count() - c0);
-    timed->ran(ticks);
-    publish_point_ticks(ticks);
-  }
+  if (timed) publish_point_ticks(*timed, std::int64_t(cycle_count() - c0));
   if (prof) profile_point(*prof, *t, t0, cpu0);
   finish_point(t, std::move(point_error));
 }

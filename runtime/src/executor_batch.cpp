@@ -31,11 +31,7 @@ void Executor::init_point(PointTask& t, Op& op, std::uint32_t point, Processor p
   // (A batch's storage is reused by later replays: nothing of an earlier point may remain.)
   t.send_to = -1;
   t.receive = t.elsewhere = false;
-  t.variant = nullptr;
-  if (op.task_info) {
-    t.variant = op.task_info->variant(proc.kind);
-    if (!t.variant) t.variant = op.task_info->variant(ProcessorKind::CPU);
-  }
+  t.variant = op.task_info ? op.task_info->variant_to_run(proc.kind) : nullptr;
   renew_point(t, op, point, in_edges, completion_event);
   if (Profiler* prof = rt_.profiler(); prof && prof->deps()) [[unlikely]] {
     prof->produced(t.done, op, point);

@@ -655,6 +655,27 @@ void Runtime::issue(OpRef op) {
   issue_general(std::move(op));
 }
 
+// issue()'s two ways share the count of ops issued and the hand-overs before the pipeline.
+inline void Runtime::count_issued(bool ends_trace) {
+  const std::int64_t issued = issued_.load(std::memory_order_relaxed) + 1;
+  issued_.store(issued, std::memory_order_release);
+  // Inside a manual trace ops are held until end_trace: waiting for them here would never end,
+  // and EndTrace itself must go in before anything waits for the ops it releases.
+  if (!trace_open_ && !ends_trace) keep_to_window(issued);
+}
+
+inline bool Runtime::held_or_followed(OpRef& op, bool ends_trace) {
+  // Inside a manual trace the memoizer only buffers the op until end_trace: handed to it here,
+  // not through push, analyse and the stages in front (~100 instructions a launch, and a
+  // reference less taken and dropped). After a failure, analyse() completes it instead.
+  if (trace_held_ && trace_holder_ && !ends_trace && !failed()) {
+    trace_holder_->hold_in_trace(std::move(op));
+    return true;
+  }
+  // So, while the automatic tracing stage follows a loop, the ops that go on its run.
+  return following_ && !ends_trace && !failed() && follower_->take_followed(op);
+}
+
 void Runtime::issue_general(OpRef op) {
   // EndTrace always goes in: it releases the ops its trace holds, which must complete even
   // after a failure (end_trace reports the error once it is issued).
@@ -697,11 +718,7 @@ void Runtime::issue_general(OpRef op) {
     }
   }
 
-  const std::int64_t issued = issued_.load(std::memory_order_relaxed) + 1;
-  issued_.store(issued, std::memory_order_release);
-  // Inside a manual trace ops are held until end_trace: waiting for them here would never end,
-  // and EndTrace itself must go in before anything waits for the ops it releases.
-  if (!trace_open_ && !ends_trace) keep_to_window(issued);
+  count_issued(ends_trace);
   if (config_.inorder && !trace_open_) {
     // Inside a trace the memoizer holds ops until end_trace: the trace is waited for as a
     // whole when it ends.
@@ -713,15 +730,7 @@ void Runtime::issue_general(OpRef op) {
     rethrow_if_failed();
     return;
   }
-  // Inside a manual trace the memoizer only buffers the op until end_trace: handed to it here,
-  // not through push, analyse and the stages in front (~100 instructions a launch, and a
-  // reference less taken and dropped). After a failure, analyse() completes it instead.
-  if (trace_held_ && trace_holder_ && !ends_trace && !failed()) {
-    trace_holder_->hold_in_trace(std::move(op));
-    return;
-  }
-  // So, while the automatic tracing stage follows a loop, the ops that go on its run.
-  if (following_ && !ends_trace && !failed() && follower_->take_followed(op)) return;
+  if (held_or_followed(op, ends_trace)) return;
   push(std::move(op));
 }
 
@@ -739,11 +748,8 @@ void Runtime::issue_plain(OpRef op) {
     op->done_on_demand = true;
   }
   op->remaining.store(std::int64_t(op->num_points()), std::memory_order_relaxed);
-  const std::int64_t issued = issued_.load(std::memory_order_relaxed) + 1;
-  issued_.store(issued, std::memory_order_release);
-  if (!trace_open_) keep_to_window(issued);
-  if (trace_held_ && trace_holder_ && !failed()) return trace_holder_->hold_in_trace(std::move(op));
-  if (following_ && !failed() && follower_->take_followed(op)) return;
+  count_issued(false);
+  if (held_or_followed(op, false)) return;
   analyse(std::move(op));
 }
 

@@ -155,8 +155,9 @@ class Executor final : public GraphSink, public BatchSink {
   // run_point with a profiler or a point timed for -ll:keep_ns (the worker's LocalReady);
   // either may be null.
   [[gnu::noinline]] void run_point_observed(PointTask* t, Profiler* prof, LocalReady* timed);
-  // A sampled point's run time, into the average runs_inline looks at (recent_point_ticks_).
-  void publish_point_ticks(std::int64_t ticks);
+  // A sampled point's run time, into its thread's average (LocalReady::ran) and the one
+  // runs_inline looks at (recent_point_ticks_).
+  void publish_point_ticks(LocalReady& local, std::int64_t ticks);
   // runs_inline's parts: where a point may run on the application thread at all, and
   // whether the points sampled lately are too short to be worth a hand-off (-ll:keep_all_ns).
   bool may_run_inline(Processor proc) const;

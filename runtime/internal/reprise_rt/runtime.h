@@ -62,6 +62,11 @@ struct TaskInfo {
     const std::int32_t at = variant_at_[std::size_t(k)];
     return at < 0 ? nullptr : &variants[std::size_t(at)];
   }
+  // The variant a point on a processor of kind k runs: k's, else the CPU one.
+  const TaskVariant* variant_to_run(ProcessorKind k) const {
+    const TaskVariant* v = variant(k);
+    return v ? v : variant(ProcessorKind::CPU);
+  }
 
  private:
   std::array<std::int32_t, 3> variant_at_{-1, -1, -1};  // by ProcessorKind: the first of each kind
@@ -349,6 +354,10 @@ class Runtime {
   // issue() for an index launch when plain_, and for everything else.
   void issue_plain(OpRef op);
   [[gnu::noinline]] void issue_general(OpRef op);
+  // Both ways': counts the op in (waiting for -lg:window), and hands it to a manual trace's
+  // holder or the automatic tracer's run instead of the pipeline where they take it.
+  void count_issued(bool ends_trace);
+  bool held_or_followed(OpRef& op, bool ends_trace);
   // How many times an op's analysis time counts in analysis_busy_cycles_: 0 (not timed), 1, or
   // TimeSampler::kEvery for a sampled plain launch.
   std::uint64_t analysis_time_weight(const Op& op);
