@@ -129,6 +129,26 @@ TEST(Flags, TheCommandLineWinsOverReproiseArgs) {
   EXPECT_EQ(p.app_args, (std::vector<std::string>{"app", "extra"}));
 }
 
+// reprise::run reads REPRISE_ARGS as start does (unit_tests_utility_thread relies on it: until
+// it did, that suite ran every test with the analysis inline, as unit_tests does).
+TEST(Flags, RunReadsRepriseArgsAndItsOwnFlagsWin) {
+  std::uint32_t cpus = 0;
+  {
+    ScopedRepriseArgs env("-ll:cpu 3 -lg:window 8");
+    reprise::run({"-ll:cpu", "1"}, [&](Context& ctx) { cpus = ctx.num_cpus(); });
+    EXPECT_EQ(cpus, 1u);  // both set it: run's flags
+    reprise::run({}, [&](Context& ctx) { cpus = ctx.num_cpus(); });
+    EXPECT_EQ(cpus, 3u);  // only the environment set it
+  }
+  ScopedRepriseArgs bad("-ll:cpus 2");
+  try {
+    reprise::run({"-ll:cpu", "1"}, [](Context&) {});
+    FAIL() << "a bad flag in REPRISE_ARGS was ignored";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("-ll:cpus"), std::string::npos) << e.what();
+  }
+}
+
 TEST(Flags, HelpListsEveryFlagWithItsDefault) {
   std::string h = detail::flags_help();
   for (const char* f : {"-ll:cpu", "-ll:util", "-ll:csize", "-lg:bounds_checks", "-lg:inorder",

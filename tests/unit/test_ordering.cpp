@@ -39,11 +39,14 @@ Future single(Context& ctx, int id, int wait_for, Region r, Privilege p, FieldID
   return ctx.execute(l);
 }
 
-// Runs `program` on 2 CPUs; returns after everything finished.
+// Runs `program` on 2 CPUs; returns after everything finished. Not with eager launches: one
+// issued when every earlier op has completed runs on the application thread before the next
+// is issued (-lg:eager), so that a probe waiting for a later op's probe would wait for its own
+// issue. (Under load a probe's op completed before the next launch often enough to fail.)
 void run2(const std::function<void(Context&, World&)>& program) {
   probe::register_task();
   probe::log().reset();
-  reprise::run({"-ll:cpu", "2"}, [&](Context& ctx) {
+  reprise::run({"-ll:cpu", "2", "-lg:eager", "0"}, [&](Context& ctx) {
     World w = make_world(ctx);
     program(ctx, w);
   });

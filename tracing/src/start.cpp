@@ -90,7 +90,7 @@ std::vector<std::string> to_vector(int argc, char** argv) {
 
 void run(const std::vector<std::string>& flags, const TopLevelTask& top_level,
          std::unique_ptr<Mapper> mapper) {
-  detail::ParsedArgs parsed = detail::parse_args(flags, /*use_env=*/false);
+  detail::ParsedArgs parsed = detail::parse_args(flags, /*use_env=*/true);
   transport::ensure_mpi();
   std::unique_ptr<detail::Network> network = transport::make_mpi_network();
   run_parsed(parsed.config, top_level, std::move(mapper), network.get());
