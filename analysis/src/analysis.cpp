@@ -162,7 +162,7 @@ void Analysis::record_summary(const OpRef& summary) {
 inline bool Analysis::may_run_eagerly(const Op& op, std::size_t points) {
   const GraphSink& g = graph();
   for (std::size_t p = 0; p < points; ++p)
-    if (!g.runs_inline(procs_[p])) return false;
+    if (!g.runs_inline(procs_[p], op.task_info)) return false;
   if (!rt_.only_in_flight(1)) return false;  // (this op's only)
   if (fence_event_.exists() && !rt_.events().has_triggered(fence_event_)) return false;
   return !any_pending(op.futures());

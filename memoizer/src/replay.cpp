@@ -555,11 +555,12 @@ void Memoizer::replay_batch(TraceTemplate& t, Event fence, bool elide, std::size
 bool Memoizer::replays_inline(const TraceTemplate& t, Event fence, std::size_t prefix) const {
   if (!rt_.eager() || prefix || !t.copies.empty() || t.instrs.empty()) return false;
   const GraphSink& g = rt_.graph();
-  const Processor* checked = nullptr;  // (the instructions' processors repeat)
+  const Instruction* checked = nullptr;  // (the instructions' processors and ops repeat)
   for (const Instruction& in : t.instrs) {
-    if (checked && in.proc == *checked) continue;
-    if (!g.runs_inline(in.proc)) return false;
-    checked = &in.proc;
+    const TaskInfo* kind = buffer_[in.op]->task_info;
+    if (checked && in.proc == checked->proc && kind == buffer_[checked->op]->task_info) continue;
+    if (!g.runs_inline(in.proc, kind)) return false;
+    checked = &in;
   }
   // (Every op of the trace is a launch, issued and counted: with them only in flight, every op
   // before the trace has completed.)

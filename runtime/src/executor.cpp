@@ -125,6 +125,7 @@ void Executor::start() {
   // hand-off (kept points, above), and only those of CPUs the application's may take points
   // from: not with fork-join helpers.
   inline_beside_workers_ = runs_threads();
+  long_point_ = std::int64_t(double(kLongPointNs) * cycles_per_ns());
   const bool inline_here =
       app_local_ && copy_streams_.empty() && !rt_.profiler() &&
       (!inline_beside_workers_ || (keep_all_below_ > 0 && steal_pools_.empty()));
@@ -413,8 +414,13 @@ void Executor::serve_app(const std::atomic<std::uint32_t>* wakes, std::uint32_t 
   tl_local_ready = nullptr;
 }
 
-bool Executor::runs_inline(Processor proc) const {
-  return may_run_inline(proc) && !tl_local_ready && (!inline_beside_workers_ || points_short());
+bool Executor::runs_inline(Processor proc, const TaskInfo* kind) const {
+  return may_run_inline(proc) && !tl_local_ready &&
+         (!inline_beside_workers_ || (points_short() && !(kind && kind->ran_long.get())));
+}
+
+void Executor::note_kind_ticks(const Op& op, std::int64_t ticks) const {
+  if (inline_beside_workers_ && op.task_info) op.task_info->ran_long.set(ticks >= long_point_);
 }
 
 bool Executor::may_run_inline(Processor proc) const {
@@ -450,7 +456,9 @@ inline void Executor::run_task_here(Op& op, std::uint32_t point, Processor proc,
     ~Borrowed() { ref.detach(); }
   } borrowed{t.op};
   op.point_done[point] = kNoEvent;
-  const bool timed = local.sample();
+  // (Beside workers every point run here is timed: one that ran long must not run here again.)
+  const bool sampled = local.sample();
+  const bool timed = sampled || inline_beside_workers_;
   const std::uint64_t c0 = timed ? cycle_count() : 0;
   if (!rt_.failed()) [[likely]] {
     try {
@@ -459,7 +467,11 @@ inline void Executor::run_task_here(Op& op, std::uint32_t point, Processor proc,
       fail_point(t, std::current_exception());  // (the op's error, and the runtime's)
     }
   }
-  if (timed) publish_point_ticks(local, std::int64_t(cycle_count() - c0));
+  if (timed) [[unlikely]] {
+    const auto ticks = std::int64_t(cycle_count() - c0);
+    if (sampled) publish_point_ticks(local, ticks);
+    note_kind_ticks(op, ticks);
+  }
   count_off(op);
 }
 
@@ -587,7 +599,11 @@ void Executor::run_point_observed(PointTask* t, Profiler* prof, LocalReady* time
   const std::uint64_t cpu0 = prof && prof->cpu_times() ? Profiler::thread_cpu_now() : 0;
   const std::uint64_t c0 = timed ? cycle_count() : 0;
   std::exception_ptr point_error = execute_point(*t);
-  if (timed) publish_point_ticks(*timed, std::int64_t(cycle_count() - c0));
+  if (timed) {
+    const auto ticks = std::int64_t(cycle_count() - c0);
+    publish_point_ticks(*timed, ticks);
+    note_kind_ticks(*t->op, ticks);
+  }
   if (prof) profile_point(*prof, *t, t0, cpu0);
   finish_point(t, std::move(point_error));
 }

@@ -31,7 +31,8 @@ enum : TaskID {
   T_BUMP,
   T_FAIL,
   T_NAP,
-  T_PROBE
+  T_PROBE,
+  T_SLEEP
 };
 enum : FieldID { FV = 0 };
 
@@ -73,6 +74,10 @@ void fail(TaskContext&) {
 void nap(TaskContext&) {
   std::this_thread::sleep_for(std::chrono::milliseconds(2));
 }
+// Sleeps for its argument's milliseconds.
+void sleep_ms(TaskContext& tc) {
+  std::this_thread::sleep_for(std::chrono::milliseconds(tc.args<int>()));
+}
 
 // What a point was given: its argument bytes (hundreds), its per-point argument bytes (tens),
 // its futures (units).
@@ -93,6 +98,7 @@ void register_all() {
   TaskRegistry::add(T_PROBE, "probe", {cpu(probe)});
   TaskRegistry::add(T_FAIL, "fail", {cpu(fail)});
   TaskRegistry::add(T_NAP, "nap", {cpu(nap)});
+  TaskRegistry::add(T_SLEEP, "sleep", {cpu(sleep_ms)});
   TaskRegistry::add(T_BUMP, "bump", {cpu(bump)});
   TaskRegistry::add(T_ZERO, "zero", {cpu(zero)});
   TaskRegistry::add(T_NEXT, "next", {cpu(next)});
@@ -548,6 +554,40 @@ TEST(AppCpu, ShortPointsRunOnTheApplicationThreadBesideAWorker) {
     ctx.fence().wait();
     EXPECT_EQ(points_inline(ctx), 0u);
   });
+}
+
+// Beside a CPU worker, a task whose point ran long is not run eagerly again — it would hold the
+// issue of the ops after it for its whole run, while the worker idles — until one of its points
+// is timed short; other tasks still are. (Before: two independent 50 ms launches after short
+// ones ran one after the other, 100 ms, at every round.)
+TEST(AppCpu, ATaskWhosePointRanLongIsLeftToTheWorkers) {
+  register_all();
+  // (The points sampled on every thread count as short however slow the machine: what holds a
+  // launch back here is its own task's last point.)
+  reprise::run({"-ll:cpu", "2", "-lg:inline_analysis", "-ll:app_cpu", "1", "-lg:no_auto_tracing",
+                "-ll:keep_all_ns", "50000000"},
+               [](Context& ctx) {
+                 Bumped b = bumped_region(ctx, 1);
+                 for (int i = 0; i < 20; ++i) ctx.execute(b.launch);
+                 ctx.fence().wait();
+                 auto launch_waited = [&](const auto& launcher) {
+                   const std::uint64_t before = points_inline(ctx);
+                   ctx.execute(launcher);
+                   ctx.fence().wait();
+                   return points_inline(ctx) - before;
+                 };
+                 const TaskLauncher long_one(T_SLEEP, TaskArgs{20}),
+                     short_one(T_SLEEP, TaskArgs{0});
+                 EXPECT_EQ(launch_waited(long_one), 1u) << "its first point was not run eagerly";
+                 EXPECT_EQ(launch_waited(long_one), 0u) << "it ran long, and ran eagerly again";
+                 EXPECT_EQ(launch_waited(short_one), 0u) << "no point of it was timed short yet";
+                 EXPECT_EQ(launch_waited(b.launch), 8u) << "another task is not held back";
+                 // Its points are sampled where they run (one in 16 on each thread): short ones
+                 // let it run eagerly again.
+                 int handed_off = 1;
+                 while (handed_off < 200 && launch_waited(short_one) == 0) ++handed_off;
+                 EXPECT_LT(handed_off, 200) << "short points never cleared its long run";
+               });
 }
 
 // Beside CPU workers that wait with nothing to run, eager launches run with the runtime alone

@@ -43,8 +43,14 @@ class Executor final : public GraphSink, public BatchSink {
   // Where the application thread serves a CPU and no device or profiler watches points run:
   // that CPU's points where no other thread runs points; beside CPU workers, only while
   // points are too short to be worth a hand-off (-ll:keep_all_ns, sampled on every thread),
-  // that CPU's and those of the CPUs it may take points from (the mapper permitting).
-  bool runs_inline(Processor proc) const override;
+  // that CPU's and those of the CPUs it may take points from (the mapper permitting), and not
+  // a task whose last timed point ran long (TaskInfo::ran_long).
+  bool runs_inline(Processor proc, const TaskInfo* kind) const override;
+  // A task point that runs this long runs long (TaskInfo::ran_long): run eagerly beside
+  // workers it would hold the issue of what follows for longer than a hand-off costs (~1 us)
+  // many times over, while a worker may idle. (A preemption that makes a short task's point
+  // look long sends its launches to the workers until one of its sampled points is short.)
+  static constexpr std::int64_t kLongPointNs = 10'000;
   bool runs_any_inline() const { return inline_cpu_ >= 0; }  // (after start)
   std::uint64_t points_inline() const { return points_inline_.load(std::memory_order_relaxed); }
   // ... of which run while the runtime ran alone (reprise_rt/alone.h).
@@ -158,6 +164,9 @@ class Executor final : public GraphSink, public BatchSink {
   // A sampled point's run time, into its thread's average (LocalReady::ran) and the one
   // runs_inline looks at (recent_point_ticks_).
   void publish_point_ticks(LocalReady& local, std::int64_t ticks);
+  // A timed point of a task: whether it ran long, for runs_inline (TaskInfo::ran_long).
+  // Where points run inline beside workers only: elsewhere nothing asks.
+  void note_kind_ticks(const Op& op, std::int64_t ticks) const;
   // runs_inline's parts: where a point may run on the application thread at all, and
   // whether the points sampled lately are too short to be worth a hand-off (-ll:keep_all_ns).
   bool may_run_inline(Processor proc) const;
@@ -208,8 +217,10 @@ class Executor final : public GraphSink, public BatchSink {
   // The point run_task_here runs (one at a time: a point runs inline only when none runs on
   // the application thread); only what a task's point reads is set anew.
   PointTask here_;
-  std::int64_t inline_cpu_ = -1;         // the CPU whose points may run inline (start)
-  bool inline_beside_workers_ = false;   // ... while CPU workers run too (start)
+  std::int64_t inline_cpu_ = -1;        // the CPU whose points may run inline (start)
+  bool inline_beside_workers_ = false;  // ... while CPU workers run too (start)
+  // A point this long (cycle ticks; kLongPointNs) runs long for note_kind_ticks.
+  std::int64_t long_point_ = 0;
   std::vector<char> inline_takes_from_;  // per CPU: its points may run inline beside workers
   // A running average of every thread's sampled point run times (ticks; 0: none yet): where
   // points run inline beside CPU workers (publish_point_ticks).

@@ -32,8 +32,8 @@ class GraphSink {
   // Eager launches (Analysis, -lg:eager): whether a point mapped to proc can run on the
   // calling thread now, and running it there — to completion, its op counted off — where
   // nothing it could wait for is pending. A sink that records, or whose points run on threads
-  // of their own, cannot.
-  virtual bool runs_inline(Processor) const { return false; }
+  // of their own, cannot. (kind: the op's task, null for a fill or copy.)
+  virtual bool runs_inline(Processor, const TaskInfo*) const { return false; }
   // (coords: the point's coordinates where the caller has them, else delinearized.)
   virtual void run_inline(Op&, std::uint32_t, Processor, const DomainPoint* = nullptr) {
     assertion_failed("runs_inline(proc)", "a point runs inline only where its sink can run it",

@@ -47,9 +47,34 @@ namespace reprise::detail {
 
 struct Attached;  // an attachment (runtime/src/attach.cpp)
 
+// A flag threads set and read without ordering, copied as its value (a TaskInfo is copied
+// into each runtime's snapshot of the registry). Written only when it changes: a point's
+// worker and the application thread would otherwise share its cache line at every set.
+class RelaxedFlag {
+ public:
+  RelaxedFlag() = default;
+  RelaxedFlag(const RelaxedFlag& o) : v_(o.get()) {}
+  RelaxedFlag& operator=(const RelaxedFlag& o) {
+    v_.store(o.get(), std::memory_order_relaxed);
+    return *this;
+  }
+  bool get() const { return v_.load(std::memory_order_relaxed); }
+  void set(bool b) const {
+    if (get() != b) v_.store(b, std::memory_order_relaxed);
+  }
+
+ private:
+  mutable std::atomic<bool> v_{false};
+};
+
 struct TaskInfo {
   TaskID id = 0;
   std::string name;
+  // Whether the last timed point of this task ran long (Executor::kLongPointNs): beside CPU
+  // workers its launches are not run eagerly (Executor::runs_inline) — one would hold the
+  // application thread, and the issue of the independent ops after it, for its whole run.
+  // Per runtime (its snapshot of the registry); set and cleared by the thread that timed it.
+  RelaxedFlag ran_long;
   std::vector<TaskVariant> variants;  // (set through set_variants: it keeps variant_at_)
   void set_variants(std::span<const TaskVariant> vs) {
     variants.assign(vs.begin(), vs.end());
