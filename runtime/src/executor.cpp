@@ -90,6 +90,7 @@ void Executor::start() {
   keep_all_below_ = keep_below_ > 0 && rt_.spin_policy().kept_steal_after_ns > 0
                         ? std::int64_t(double(rt_.config().keep_all_ns) * cycles_per_ns())
                         : 0;
+  long_point_ = kLongPointThresholds * keep_all_below_;
   // -ll:app_cpu: the last CPU's points run on the application thread while it waits.
   const std::size_t app_served = rt_.config().app_cpu && cpus > 0 ? 1 : 0;
   if (app_served) {
@@ -125,7 +126,6 @@ void Executor::start() {
   // hand-off (kept points, above), and only those of CPUs the application's may take points
   // from: not with fork-join helpers.
   inline_beside_workers_ = runs_threads();
-  long_point_ = std::int64_t(double(kLongPointNs) * cycles_per_ns());
   const bool inline_here =
       app_local_ && copy_streams_.empty() && !rt_.profiler() &&
       (!inline_beside_workers_ || (keep_all_below_ > 0 && steal_pools_.empty()));

@@ -562,10 +562,10 @@ TEST(AppCpu, ShortPointsRunOnTheApplicationThreadBesideAWorker) {
 // ones ran one after the other, 100 ms, at every round.)
 TEST(AppCpu, ATaskWhosePointRanLongIsLeftToTheWorkers) {
   register_all();
-  // (The points sampled on every thread count as short however slow the machine: what holds a
-  // launch back here is its own task's last point.)
+  // (The points sampled on every thread count as short however slow the machine, 1 ms: what
+  // holds a launch back here is its own task's last point, long from 32 ms.)
   reprise::run({"-ll:cpu", "2", "-lg:inline_analysis", "-ll:app_cpu", "1", "-lg:no_auto_tracing",
-                "-ll:keep_all_ns", "50000000"},
+                "-ll:keep_all_ns", "1000000"},
                [](Context& ctx) {
                  Bumped b = bumped_region(ctx, 1);
                  for (int i = 0; i < 20; ++i) ctx.execute(b.launch);
@@ -576,7 +576,7 @@ TEST(AppCpu, ATaskWhosePointRanLongIsLeftToTheWorkers) {
                    ctx.fence().wait();
                    return points_inline(ctx) - before;
                  };
-                 const TaskLauncher long_one(T_SLEEP, TaskArgs{20}),
+                 const TaskLauncher long_one(T_SLEEP, TaskArgs{100}),
                      short_one(T_SLEEP, TaskArgs{0});
                  EXPECT_EQ(launch_waited(long_one), 1u) << "its first point was not run eagerly";
                  EXPECT_EQ(launch_waited(long_one), 0u) << "it ran long, and ran eagerly again";

@@ -34,7 +34,8 @@ int start(int argc, char** argv, const TopLevelTask& top_level,
 int start(int argc, char** argv, const TopLevelTask& top_level,
           const std::vector<std::string>& extra_flags, std::unique_ptr<Mapper> mapper = nullptr);
 
-// As start(), with the flags given as a vector; throws reprise::Error instead of printing it.
+// As start(), with the flags given as a vector (REPRISE_ARGS too, the vector winning where both
+// set a flag); throws reprise::Error instead of printing it.
 void run(const std::vector<std::string>& flags, const TopLevelTask& top_level,
          std::unique_ptr<Mapper> mapper = nullptr);
 

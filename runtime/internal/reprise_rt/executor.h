@@ -46,11 +46,12 @@ class Executor final : public GraphSink, public BatchSink {
   // that CPU's and those of the CPUs it may take points from (the mapper permitting), and not
   // a task whose last timed point ran long (TaskInfo::ran_long).
   bool runs_inline(Processor proc, const TaskInfo* kind) const override;
-  // A task point that runs this long runs long (TaskInfo::ran_long): run eagerly beside
-  // workers it would hold the issue of what follows for longer than a hand-off costs (~1 us)
-  // many times over, while a worker may idle. (A preemption that makes a short task's point
-  // look long sends its launches to the workers until one of its sampled points is short.)
-  static constexpr std::int64_t kLongPointNs = 10'000;
+  // A task point that runs this many times -ll:keep_all_ns (what counts as too short for a
+  // hand-off; 9.6 us by default) runs long (TaskInfo::ran_long): run eagerly beside workers it
+  // would hold the issue of what follows for many hand-offs' time, while a worker may idle.
+  // (A preemption that makes a short task's point look long sends its launches to the
+  // workers until one of its sampled points is short.)
+  static constexpr std::int64_t kLongPointThresholds = 32;
   bool runs_any_inline() const { return inline_cpu_ >= 0; }  // (after start)
   std::uint64_t points_inline() const { return points_inline_.load(std::memory_order_relaxed); }
   // ... of which run while the runtime ran alone (reprise_rt/alone.h).
@@ -219,7 +220,7 @@ class Executor final : public GraphSink, public BatchSink {
   PointTask here_;
   std::int64_t inline_cpu_ = -1;        // the CPU whose points may run inline (start)
   bool inline_beside_workers_ = false;  // ... while CPU workers run too (start)
-  // A point this long (cycle ticks; kLongPointNs) runs long for note_kind_ticks.
+  // A point this long (cycle ticks; kLongPointThresholds) runs long for note_kind_ticks.
   std::int64_t long_point_ = 0;
   std::vector<char> inline_takes_from_;  // per CPU: its points may run inline beside workers
   // A running average of every thread's sampled point run times (ticks; 0: none yet): where

@@ -70,7 +70,7 @@ class RelaxedFlag {
 struct TaskInfo {
   TaskID id = 0;
   std::string name;
-  // Whether the last timed point of this task ran long (Executor::kLongPointNs): beside CPU
+  // Whether the last timed point of this task ran long (Executor::kLongPointThresholds): beside CPU
   // workers its launches are not run eagerly (Executor::runs_inline) — one would hold the
   // application thread, and the issue of the independent ops after it, for its whole run.
   // Per runtime (its snapshot of the registry); set and cleared by the thread that timed it.
