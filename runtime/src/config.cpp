@@ -195,7 +195,8 @@ const std::vector<FlagDef>& flag_table() {
         "completed runs at once on the application thread, without dependence analysis or "
         "events, and a trace's replay without a batch; beside CPU workers too, where the "
         "application thread serves a CPU, while sampled points are shorter than "
-        "-ll:keep_all_ns (auto); 0: every launch waits to be run",
+        "-ll:keep_all_ns, and not a task whose last timed point ran 32 times that (auto); 0: "
+        "every launch waits to be run",
         auto_or_off(&Config::eager, "-lg:eager",
                     "launches run eagerly only where the application thread analyses and "
                     "serves a CPU, alone or beside CPU workers while points are short"));
