@@ -30,7 +30,6 @@ enum : TaskID {
   T_ISSUED,
   T_BUMP,
   T_FAIL,
-  T_NAP,
   T_PROBE,
   T_SLEEP
 };
@@ -71,9 +70,6 @@ void bump(TaskContext& tc) {
 void fail(TaskContext&) {
   throw std::runtime_error("eager point failed");
 }
-void nap(TaskContext&) {
-  std::this_thread::sleep_for(std::chrono::milliseconds(2));
-}
 // Sleeps for its argument's milliseconds.
 void sleep_ms(TaskContext& tc) {
   std::this_thread::sleep_for(std::chrono::milliseconds(tc.args<int>()));
@@ -97,7 +93,6 @@ std::int64_t probe(TaskContext& tc) {
 void register_all() {
   TaskRegistry::add(T_PROBE, "probe", {cpu(probe)});
   TaskRegistry::add(T_FAIL, "fail", {cpu(fail)});
-  TaskRegistry::add(T_NAP, "nap", {cpu(nap)});
   TaskRegistry::add(T_SLEEP, "sleep", {cpu(sleep_ms)});
   TaskRegistry::add(T_BUMP, "bump", {cpu(bump)});
   TaskRegistry::add(T_ZERO, "zero", {cpu(zero)});
@@ -376,7 +371,7 @@ TEST(AppCpu, EagerPointsDoNotCountAsAnalysisTime) {
   register_all();
   reprise::run(kOneCpu, [](Context& ctx) {
     const auto before = ctx.trace_stats();
-    for (int i = 0; i < 64; ++i) ctx.execute(TaskLauncher(T_NAP));
+    for (int i = 0; i < 64; ++i) ctx.execute(TaskLauncher(T_SLEEP, TaskArgs{2}));
     ctx.fence().wait();
     const double busy_ms =
         double(ctx.trace_stats().utility_busy_ns - before.utility_busy_ns) * 1e-6;
@@ -539,7 +534,7 @@ TEST(AppCpu, ShortPointsRunOnTheApplicationThreadBesideAWorker) {
   });
   // Points of 2 ms: handed to their CPUs, as without eager launches.
   reprise::run(with({}), [](Context& ctx) {
-    IndexLauncher naps(T_NAP, Domain(Rect<1>({0}, {1})));
+    IndexLauncher naps(T_SLEEP, Domain(Rect<1>({0}, {1})), TaskArgs{2});
     for (int i = 0; i < 3; ++i) ctx.execute(naps);
     ctx.fence().wait();
     for (int i = 0; i < 3; ++i) ctx.execute(naps);
